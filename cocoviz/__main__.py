@@ -1,0 +1,4 @@
+"""``python -m cocoviz``: see :mod:`cocoviz.cli`."""
+from cocoviz.cli import main
+
+raise SystemExit(main())

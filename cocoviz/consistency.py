@@ -1,0 +1,355 @@
+"""Top-down consistency: optimal matching of parent to child groups, merging, back-substitution.
+
+Everything here runs on runs of equal-sized groups (Algorithm 2 only ever
+looks at "all unmatched groups of the smallest size"), so its cost grows with
+the number of distinct (size, variance) runs per node, not with G.
+
+Also here: Hay et al.'s mean-consistency on noisy Hc, the real-valued
+baseline that shows why the matching approach exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+
+from cocoviz.estimators import GroupEstimate
+from cocoviz.hierarchy import LevelRuns, aggregate_runs
+
+__all__ = [
+    "match_groups",
+    "match_runs",
+    "merge_estimates",
+    "top_down",
+    "LevelEstimates",
+    "mean_consistency",
+    "MERGES",
+]
+
+MERGES = ("weighted", "average")
+
+
+@numba.njit(cache=True, nogil=True)
+def _append(seg, n_seg, top, bottom, count):  # pragma: no cover - compiled
+    """Store segment ``n_seg``, doubling the buffer when it is full."""
+    if n_seg == seg.shape[1]:
+        bigger = np.empty((3, 2 * seg.shape[1]), np.int64)
+        bigger[:, :n_seg] = seg[:, :n_seg]
+        seg = bigger
+    seg[0, n_seg] = top
+    seg[1, n_seg] = bottom
+    seg[2, n_seg] = count
+    return seg
+
+
+@numba.njit(cache=True, nogil=True)
+def _match_level(top_ptr, top_sizes, top_counts, bot_ptr, bot_sizes, bot_counts,
+                 bot_child):  # pragma: no cover - compiled
+    """Algorithm 2 for every parent of a level at once.
+
+    Parent k owns top runs ``top_ptr[k]:top_ptr[k+1]`` (sorted by size) and
+    bottom runs ``bot_ptr[k]:bot_ptr[k+1]`` (its children's runs sorted by
+    size, then child).  Returns segments ``(top run, bottom run, count)``.
+    """
+    seg = np.empty((3, 2 * (top_sizes.shape[0] + bot_sizes.shape[0]) + 16), np.int64)
+    n_seg = 0
+    trem = top_counts.copy()
+    brem = bot_counts.copy()
+    for k in range(top_ptr.shape[0] - 1):
+        i, i_stop = top_ptr[k], top_ptr[k + 1]
+        j, j_stop = bot_ptr[k], bot_ptr[k + 1]
+        while True:
+            while i < i_stop and trem[i] == 0:
+                i += 1
+            while j < j_stop and brem[j] == 0:
+                j += 1
+            if i == i_stop or j == j_stop:
+                break
+            # T: unmatched top groups of the smallest size; B: same at the bottom.
+            t_size = top_sizes[i]
+            i_end = i
+            n_top = 0
+            while i_end < i_stop and top_sizes[i_end] == t_size:
+                n_top += trem[i_end]
+                i_end += 1
+            b_size = bot_sizes[j]
+            j_end = j
+            n_bot = 0
+            while j_end < j_stop and bot_sizes[j_end] == b_size:
+                n_bot += brem[j_end]
+                j_end += 1
+            if n_bot <= n_top:
+                # Every group of B is matched now, to the first |B| groups of T.
+                for jj in range(j, j_end):
+                    while brem[jj] > 0:
+                        while trem[i] == 0:
+                            i += 1
+                        m = min(brem[jj], trem[i])
+                        seg = _append(seg, n_seg, i, jj, m)
+                        n_seg += 1
+                        brem[jj] -= m
+                        trem[i] -= m
+            else:
+                # All of T is matched now; child c gets |T| n_c / |B| of it,
+                # integerised by largest remainders (ties to the earlier child).
+                # Within B the runs of one child are contiguous.
+                kids_need = np.zeros(j_end - j, np.int64)
+                n_kids = 0
+                prev = -1
+                for jj in range(j, j_end):
+                    if brem[jj] == 0:
+                        continue
+                    if bot_child[jj] != prev:
+                        prev = bot_child[jj]
+                        n_kids += 1
+                    kids_need[n_kids - 1] += brem[jj]
+                kids_need = kids_need[:n_kids]
+                kids_share = (n_top * kids_need) // n_bot
+                remainder = (n_top * kids_need) % n_bot
+                order = np.argsort(-remainder, kind="mergesort")
+                for q in range(n_top - kids_share.sum()):
+                    kids_share[order[q]] += 1
+                q = -1
+                prev = -1
+                for jj in range(j, j_end):
+                    if brem[jj] == 0:
+                        continue
+                    if bot_child[jj] != prev:
+                        prev = bot_child[jj]
+                        q += 1
+                    while kids_share[q] > 0 and brem[jj] > 0:
+                        while trem[i] == 0:
+                            i += 1
+                        m = min(kids_share[q], brem[jj], trem[i])
+                        seg = _append(seg, n_seg, i, jj, m)
+                        n_seg += 1
+                        kids_share[q] -= m
+                        brem[jj] -= m
+                        trem[i] -= m
+    return seg[0, :n_seg], seg[1, :n_seg], seg[2, :n_seg]
+
+
+def match_runs(top_sizes: np.ndarray, top_counts: np.ndarray, child_sizes: Sequence[np.ndarray],
+               child_counts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Optimal matching of one parent's runs to its children's runs.
+
+    Parameters
+    ----------
+    top_sizes, top_counts : arrays
+        The parent's runs, sorted by size.
+    child_sizes, child_counts : sequences of arrays
+        Each child's runs, sorted by size.
+
+    Returns
+    -------
+    top_run, child, child_run, count : int arrays
+        ``count`` parent groups of run ``top_run`` are matched with groups of
+        run ``child_run`` of child ``child``.
+    """
+    top_sizes = np.asarray(top_sizes, np.int64)
+    top_counts = np.asarray(top_counts, np.int64)
+    n_per_child = np.array([len(s) for s in child_sizes], np.int64)
+    sizes = np.concatenate([np.asarray(s, np.int64) for s in child_sizes]) if len(child_sizes) else np.zeros(0, np.int64)
+    counts = np.concatenate([np.asarray(c, np.int64) for c in child_counts]) if len(child_counts) else np.zeros(0, np.int64)
+    child = np.repeat(np.arange(len(child_sizes)), n_per_child)
+    position = np.arange(len(sizes)) - np.repeat(np.cumsum(n_per_child) - n_per_child, n_per_child)
+    if int(top_counts.sum()) != int(counts.sum()):
+        raise ValueError(f"the parent has {int(top_counts.sum())} groups but its children have {int(counts.sum())}")
+    order = np.lexsort((position, child, sizes))
+    seg_top, seg_bot, seg_cnt = _match_level(
+        np.array([0, len(top_sizes)], np.int64), top_sizes, top_counts,
+        np.array([0, len(sizes)], np.int64), sizes[order], counts[order], child[order])
+    return seg_top, child[order][seg_bot], position[order][seg_bot], seg_cnt
+
+
+def match_groups(parent_sizes: np.ndarray, children_sizes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal least-cost matching of a parent's groups to its children's groups (Algorithm 2).
+
+    Parameters
+    ----------
+    parent_sizes : array of int
+        Estimated size of each parent group, in any order.
+    children_sizes : sequence of arrays of int
+        Estimated sizes of each child's groups; together as many as the parent's.
+
+    Returns
+    -------
+    child, index : int arrays aligned with ``parent_sizes``
+        Parent group ``i`` is matched with group ``index[i]`` of child ``child[i]``.
+        The total cost ``sum |parent - child|`` is the minimum, the sorted pairing's.
+
+    Examples
+    --------
+    >>> child, index = match_groups(np.array([9, 1, 3]), [np.array([2, 8]), np.array([4])])
+    >>> child.tolist(), index.tolist()
+    ([0, 0, 1], [1, 0, 0])
+    """
+    parent_sizes = np.asarray(parent_sizes, np.int64)
+    children_sizes = [np.asarray(c, np.int64) for c in children_sizes]
+    if parent_sizes.size and parent_sizes.min() < 0 or any(c.size and c.min() < 0 for c in children_sizes):
+        raise ValueError("group sizes must be non-negative")
+    parent_order = np.argsort(parent_sizes, kind="stable")
+    top_sizes, top_counts = np.unique(parent_sizes, return_counts=True)
+    child_orders = [np.argsort(c, kind="stable") for c in children_sizes]
+    child_runs = [np.unique(c, return_counts=True) for c in children_sizes]
+    top_run, child, child_run, count = match_runs(top_sizes, top_counts, [r[0] for r in child_runs],
+                                                  [r[1] for r in child_runs])
+    # Expand segments to single groups: segments come in parent order, and
+    # within a child in that child's sorted order.
+    seg_child = np.repeat(child, count)
+    # Rank of each matched group inside its child's sorted array.
+    rank = np.empty(len(seg_child), np.int64)
+    for c in range(len(children_sizes)):
+        mine = np.flatnonzero(seg_child == c)
+        rank[mine] = np.arange(len(mine))
+    matched_child = np.empty(len(parent_sizes), np.int64)
+    matched_index = np.empty(len(parent_sizes), np.int64)
+    matched_child[parent_order] = seg_child
+    matched_index[parent_order] = [child_orders[c][r] for c, r in zip(seg_child, rank)]
+    return matched_child, matched_index
+
+
+def merge_estimates(a: np.ndarray, va: np.ndarray, b: np.ndarray, vb: np.ndarray,
+                    how: str = "weighted") -> tuple[np.ndarray, np.ndarray]:
+    """Merge two estimates of the same groups' sizes.
+
+    ``weighted``: inverse-variance weights, ``(a/Va + b/Vb) / (1/Va + 1/Vb)``
+    with variance ``1 / (1/Va + 1/Vb)``, the optimal linear combination.
+    ``average``: ``(a + b) / 2``, carrying the variance ``(Va + Vb) / 4`` of that mean.
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    va, vb = np.asarray(va, np.float64), np.asarray(vb, np.float64)
+    if how == "weighted":
+        precision = 1.0 / va + 1.0 / vb
+        return (a / va + b / vb) / precision, 1.0 / precision
+    if how == "average":
+        return (a + b) / 2, (va + vb) / 4
+    raise ValueError(f"merge must be one of {MERGES}, got {how!r}")
+
+
+class LevelEstimates:
+    """The estimated runs of every node of one level (CSR, like :class:`LevelRuns`), with variances."""
+
+    def __init__(self, ptr: np.ndarray, sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray):
+        self.ptr, self.sizes, self.counts, self.variances = ptr, sizes, counts, variances
+
+    @classmethod
+    def from_nodes(cls, estimates: Sequence[GroupEstimate]) -> LevelEstimates:
+        ptr = np.zeros(len(estimates) + 1, np.int64)
+        np.cumsum([len(e.sizes) for e in estimates], out=ptr[1:])
+        cat = (lambda name, dtype: np.concatenate([getattr(e, name) for e in estimates]).astype(dtype)
+               if estimates else np.zeros(0, dtype))
+        return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64))
+
+    def node_ids(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.ptr) - 1), np.diff(self.ptr))
+
+    def runs(self) -> LevelRuns:
+        """Sizes and counts only, equal sizes of a node combined."""
+        return aggregate_runs(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1)
+
+
+def _consistent_children(parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray,
+                         merge: str) -> LevelEstimates:
+    """Match every parent's groups with its children's, and merge each pair into the child."""
+    child_of_run = children.node_ids()
+    parent_of_run = parent_of[child_of_run]
+    # Bottom runs grouped by parent, then by size, child and position.
+    order = np.lexsort((np.arange(len(child_of_run)), child_of_run, children.sizes, parent_of_run))
+    n_parents = len(parents.ptr) - 1
+    bot_ptr = np.zeros(n_parents + 1, np.int64)
+    np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
+    seg_top, seg_bot, seg_cnt = _match_level(
+        parents.ptr, parents.sizes, parents.counts, bot_ptr, children.sizes[order], children.counts[order],
+        child_of_run[order])
+    bottom = order[seg_bot]
+    size, variance = merge_estimates(parents.sizes[seg_top], parents.variances[seg_top],
+                                     children.sizes[bottom], children.variances[bottom], merge)
+    size = np.rint(size).astype(np.int64)
+    owner = child_of_run[bottom]
+    # New runs per child: sort by (child, size, variance) and combine equal ones.
+    order = np.lexsort((variance, size, owner))
+    owner, size, variance, count = owner[order], size[order], variance[order], seg_cnt[order]
+    if len(order):
+        new = np.concatenate([[True], (owner[1:] != owner[:-1]) | (size[1:] != size[:-1])
+                              | (variance[1:] != variance[:-1])])
+        starts = np.flatnonzero(new)
+        owner, size, variance, count = owner[starts], size[starts], variance[starts], np.add.reduceat(count, starts)
+    n_children = len(children.ptr) - 1
+    ptr = np.zeros(n_children + 1, np.int64)
+    np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])
+    return LevelEstimates(ptr, size, count, variance)
+
+
+def top_down(estimates: Sequence[LevelEstimates], parents: Sequence[np.ndarray], merge: str = "weighted") -> list[LevelRuns]:
+    """Algorithm 1's consistency step on independent per-level estimates.
+
+    Parameters
+    ----------
+    estimates : one :class:`LevelEstimates` per level, root first
+    parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
+    merge : ``"weighted"`` or ``"average"``
+
+    Returns
+    -------
+    One :class:`LevelRuns` per level: the leaves' merged groups, and above them
+    their sums (back-substitution), so every parent equals the sum of its children.
+    """
+    if merge not in MERGES:
+        raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
+    current = estimates[0]
+    for level in range(1, len(estimates)):
+        current = _consistent_children(current, estimates[level], parents[level], merge)
+    result = [current.runs()]
+    for level in range(len(estimates) - 1, 0, -1):
+        below = result[0]
+        result.insert(0, aggregate_runs(parents[level][below.node_ids()], below.sizes, below.counts,
+                                        len(estimates[level - 1].ptr) - 1))
+    return result
+
+
+def mean_consistency(noisy: Sequence[np.ndarray], variances: Sequence[float], parents: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Hay et al.'s mean-consistency (weighted least squares on a tree) of noisy Hc arrays.
+
+    Parameters
+    ----------
+    noisy : per level, a ``(nodes, cells)`` array of noisy Hc values
+    variances : per level, the noise variance of one cell
+    parents : ``parents[l]`` maps nodes of level ``l`` (>= 1) to their parent
+
+    Returns
+    -------
+    Per level, the consistent real-valued Hc estimates: children sum to their
+    parent exactly, but differencing them back to H can give negative,
+    fractional counts.  That is why the matching approach exists.
+
+    Notes
+    -----
+    Bottom-up pass: ``z_v`` combines a node's own measurement with the sum of
+    its children's ``z`` by inverse variance.  Top-down pass: the parent's
+    final value minus the children's sum is shared out in proportion to each
+    child's variance.
+    """
+    depth = len(noisy) - 1
+    z = [np.asarray(x, np.float64).copy() for x in noisy]
+    var_z = [np.full(len(x), float(v)) for x, v in zip(noisy, variances)]
+    for level in range(depth, 0, -1):
+        n_up = len(z[level - 1])
+        kids_sum = np.zeros_like(z[level - 1])
+        np.add.at(kids_sum, parents[level], z[level])
+        kids_var = np.bincount(parents[level], weights=var_z[level], minlength=n_up)
+        own_var = var_z[level - 1]
+        w_own = kids_var / (own_var + kids_var)
+        z[level - 1] = w_own[:, None] * z[level - 1] + (1 - w_own)[:, None] * kids_sum
+        var_z[level - 1] = own_var * kids_var / (own_var + kids_var)
+    final = [z[0]]
+    for level in range(1, depth + 1):
+        up = parents[level]
+        kids_sum = np.zeros_like(final[-1])
+        np.add.at(kids_sum, up, z[level])
+        kids_var = np.bincount(up, weights=var_z[level], minlength=len(final[-1]))
+        gap = final[-1] - kids_sum
+        final.append(z[level] + gap[up] * (var_z[level] / kids_var[up])[:, None])
+    return final

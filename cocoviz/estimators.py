@@ -1,0 +1,179 @@
+"""Per-node estimators: naive, Hg (ranked) and Hc (cumulative).
+
+Each takes one node's true groups as ``(sizes, counts)`` runs and a
+``measure`` callable (a :meth:`GeometricMechanism.measure` bound to the
+node, level and ε), and returns a :class:`GroupEstimate`: integral,
+non-negative runs whose counts add up to the node's public G, each with the
+variance estimate of METHOD.md used later for merging.
+
+Sensitivities (one person added to or removed from one group):
+
+* naive, H[0..K] truncated at K: Δ = 2 (one group leaves size j, enters j ± 1);
+* Hg, the sorted sizes: Δ = 1 (one entry moves by one);
+* Hc[0..K-1]: Δ = 1 (one cumulative count moves by one; Hc[K] = G is public).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cocoviz.isotonic import isotonic
+
+__all__ = [
+    "GroupEstimate",
+    "estimate_naive",
+    "estimate_hg",
+    "estimate_hc",
+    "project_simplex",
+    "largest_remainder",
+    "NAIVE_SENSITIVITY",
+    "HG_SENSITIVITY",
+    "HC_SENSITIVITY",
+    "DEFAULT_P",
+    "METHODS",
+]
+
+NAIVE_SENSITIVITY = 2
+HG_SENSITIVITY = 1
+HC_SENSITIVITY = 1
+
+#: Method names, and the isotonic loss each uses by default (the paper found
+#: p = 1 better for Hc; PAV with p = 2 is its choice for the long Hg arrays).
+DEFAULT_P = {"Hc": 1, "Hg": 2, "naive": None}
+METHODS = tuple(DEFAULT_P)
+
+Measure = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """Estimated groups of one node as runs sorted by size.
+
+    ``counts[r]`` groups have estimated size ``sizes[r]`` and variance
+    ``variances[r]``; a size may repeat when its groups carry different
+    variances.
+    """
+
+    sizes: np.ndarray
+    counts: np.ndarray
+    variances: np.ndarray
+
+    @property
+    def groups(self) -> int:
+        return int(self.counts.sum())
+
+
+def _coalesce(sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray) -> GroupEstimate:
+    """Merge adjacent runs with equal size and variance; drop empty runs."""
+    keep = counts > 0
+    sizes, counts, variances = sizes[keep], counts[keep], variances[keep]
+    if sizes.size:
+        new = np.concatenate([[True], (sizes[1:] != sizes[:-1]) | (variances[1:] != variances[:-1])])
+        starts = np.flatnonzero(new)
+        sizes, variances = sizes[starts], variances[starts]
+        counts = np.add.reduceat(counts, starts)
+    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64), variances.astype(np.float64))
+
+
+def _truncated_histogram(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+    """H[0..K], groups larger than K counted at K."""
+    h = np.zeros(max_size + 1, np.int64)
+    np.add.at(h, np.minimum(sizes, max_size), counts)
+    return h
+
+
+def _from_histogram(h: np.ndarray, variance_numerator: float, epsilon: float) -> GroupEstimate:
+    """Runs of an estimated H, each with variance ``numerator / (ε² · count)``."""
+    sizes = np.flatnonzero(h)
+    counts = h[sizes]
+    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64),
+                         variance_numerator / (epsilon**2 * counts))
+
+
+def project_simplex(v: np.ndarray, total: float) -> np.ndarray:
+    """Euclidean projection of ``v`` onto ``{x >= 0, sum x = total}`` (exact, O(n log n)).
+
+    >>> project_simplex(np.array([3., -1., 1.]), 2.0)
+    array([2., 0., 0.])
+    """
+    v = np.asarray(v, np.float64)
+    if total <= 0:
+        return np.zeros_like(v)
+    u = np.sort(v)[::-1]
+    excess = np.cumsum(u) - total
+    rank = np.arange(1, len(u) + 1)
+    rho = np.flatnonzero(u - excess / rank > 0)[-1]
+    theta = excess[rho] / (rho + 1)
+    return np.maximum(v - theta, 0.0)
+
+
+def largest_remainder(x: np.ndarray, total: int) -> np.ndarray:
+    """Integers that sum to ``total``: floors, plus one for the largest fractional parts.
+
+    Ties go to the lower index, so the result is deterministic.
+
+    >>> largest_remainder(np.array([0.5, 1.25, 0.25]), 2)
+    array([1, 1, 0])
+    """
+    floors = np.floor(x)
+    short = int(total - floors.sum())
+    out = floors.astype(np.int64)
+    if short > 0:
+        order = np.argsort(-(x - floors), kind="stable")
+        out[order[:short]] += 1
+    return out
+
+
+def estimate_naive(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, max_size: int,
+                   measure: Measure) -> GroupEstimate:
+    """Noise on every cell of H[0..K] (Δ = 2), simplex projection, largest-remainder integers.
+
+    Variance per group: the noisy H[s] has variance ≈ 2·(2/ε)², shared by the
+    Ĥ[s] groups estimated at size s: ``8 / (ε² Ĥ[s])`` (decision: the Hc
+    rule of METHOD.md with the naive mechanism's scale).
+    """
+    h = _truncated_histogram(sizes, counts, max_size)
+    groups = int(h.sum())
+    noisy = measure(h, sensitivity=NAIVE_SENSITIVITY, quantity=f"H[0..{max_size}]")
+    h_hat = largest_remainder(project_simplex(noisy, groups), groups)
+    return _from_histogram(h_hat, 2 * NAIVE_SENSITIVITY**2, epsilon)
+
+
+def estimate_hc(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, max_size: int, p: int,
+                measure: Measure) -> GroupEstimate:
+    """Noise on Hc[0..K-1] (Δ = 1), bounded isotonic regression, rounding.
+
+    Hc[K] = G is public and kept exact.  Variance per group: the estimated
+    H[s] = Hc[s] - Hc[s-1] has variance ≈ 2 · 2/ε², shared by its Ĥ[s]
+    groups: ``4 / (ε² Ĥ[s])``.
+    """
+    hc = np.cumsum(_truncated_histogram(sizes, counts, max_size))
+    groups = int(hc[-1])
+    noisy = measure(hc[:-1], sensitivity=HC_SENSITIVITY, quantity=f"Hc[0..{max_size - 1}]")
+    hc_hat = np.empty(max_size + 1, np.int64)
+    # Rounding is monotone, so the rounded fit stays non-decreasing.
+    hc_hat[:-1] = np.rint(isotonic(noisy, p=p, lower=0, upper=groups))
+    hc_hat[-1] = groups
+    h_hat = np.diff(hc_hat, prepend=0)
+    return _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
+
+
+def estimate_hg(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, p: int,
+                measure: Measure) -> GroupEstimate:
+    """Noise on every entry of Hg (Δ = 1), isotonic regression with x ≥ 0, rounding.
+
+    Variance per group: ``2 / (|S_i| ε²)`` where S_i is the block (run of
+    equal fitted values, before rounding) holding group i.
+    """
+    hg = np.repeat(np.asarray(sizes, np.int64), counts)
+    noisy = measure(hg, sensitivity=HG_SENSITIVITY, quantity="Hg")
+    fit = isotonic(noisy, p=p, lower=0)
+    # Work per block from here on: cost grows with blocks, not groups.
+    starts = np.flatnonzero(np.concatenate([[True], fit[1:] != fit[:-1]])) if fit.size else np.zeros(0, np.int64)
+    lengths = np.diff(np.append(starts, fit.size))
+    block_sizes = np.rint(fit[starts]).astype(np.int64)
+    variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
+    return _coalesce(block_sizes, lengths, variances)
