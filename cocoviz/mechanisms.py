@@ -125,7 +125,7 @@ class SecureSampler:
 class Measurement:
     """One noisy measurement: what was measured, where, and at what privacy cost."""
 
-    level: int
+    level: int | None  # None: a measurement of the whole data, not of one level's nodes
     node: tuple
     quantity: str
     cells: int
@@ -162,13 +162,15 @@ class Budget:
         """ε spent at each measured level."""
         spent: dict[int, float] = {}
         for m in self.measurements:
-            spent[m.level] = max(spent.get(m.level, 0.0), m.epsilon)
+            if m.level is not None:
+                spent[m.level] = max(spent.get(m.level, 0.0), m.epsilon)
         return dict(sorted(spent.items()))
 
     @property
     def total(self) -> float:
-        """Total ε spent: the sum over levels, plus any extra spending."""
-        return float(sum(self.per_level().values()) + sum(self.extra.values()))
+        """Total ε spent: the sum over levels, whole-data measurements and extra spending."""
+        whole = sum(m.epsilon for m in self.measurements if m.level is None)
+        return float(sum(self.per_level().values()) + whole + sum(self.extra.values()))
 
     @property
     def samplers(self) -> list[str]:
@@ -193,7 +195,8 @@ class Budget:
         frame = self.to_frame()
         if frame.empty:
             return frame
-        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale", "sampler"], sort=True)
+        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale", "sampler"], sort=True,
+                              dropna=False)
                 .agg(nodes=("node", "size"), cells=("cells", "sum")).reset_index()
                 [["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale", "sampler"]])
 
@@ -205,7 +208,8 @@ class Budget:
         for name, eps in self.extra.items():
             lines.append(f"  {name}: ε = {eps:g}")
         for row in self.summary().itertuples(index=False):
-            lines.append(f"  level {row.level}: {row.quantity} on {row.nodes} node(s), {row.cells:,} cells, "
+            where = "whole data" if pd.isna(row.level) else f"level {int(row.level)}"
+            lines.append(f"  {where}: {row.quantity} on {row.nodes} node(s), {row.cells:,} cells, "
                          f"Δ = {row.sensitivity:g}, scale Δ/ε = {row.scale:g}, sampler {row.sampler}")
         return "\n".join(lines)
 
@@ -218,7 +222,7 @@ class GeometricMechanism:
         self._measurements: list[Measurement] = []
 
     def measure(self, values: np.ndarray, *, sensitivity: float, epsilon: float, quantity: str,
-                level: int, node: tuple) -> np.ndarray:
+                level: int | None, node: tuple) -> np.ndarray:
         """``values`` plus independent double-geometric noise of scale ``sensitivity / epsilon``."""
         epsilon = check_epsilon(epsilon)
         scale = sensitivity / epsilon

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cocoviz.consistency import MERGES, LevelEstimates, top_down
+from cocoviz.consistency import MERGES, LevelEstimates, mean_consistency, top_down
 from cocoviz.estimators import (
     DEFAULT_P,
+    HC_SENSITIVITY,
     METHODS,
     GroupEstimate,
     estimate_hc,
@@ -28,10 +29,18 @@ from cocoviz.estimators import (
     estimate_naive,
 )
 from cocoviz.hierarchy import Hierarchy, LevelRuns, aggregate_runs, node_label
-from cocoviz.mechanisms import Budget, FastSampler, GeometricMechanism, SecureSampler, check_epsilon
+from cocoviz.mechanisms import (
+    Budget,
+    FastSampler,
+    GeometricMechanism,
+    SecureSampler,
+    check_epsilon,
+    double_geometric_variance,
+)
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 
-__all__ = ["estimate", "Release", "CONSISTENCY", "DEFAULT_MAX_SIZE", "select_mix", "Selection"]
+__all__ = ["estimate", "Release", "CONSISTENCY", "DEFAULT_MAX_SIZE", "select_mix", "Selection",
+           "mean_consistency_baseline"]
 
 CONSISTENCY = ("top-down", "bottom-up", "none")
 
@@ -319,11 +328,57 @@ def select_mix(tree: Hierarchy, candidates: Sequence[Sequence[str]], *, epsilons
     scores = np.array([r.errors()["emd"].sum() for r in releases], np.int64)
     mechanism = GeometricMechanism(SecureSampler() if secure else FastSampler(rng))
     n_levels = tree.depth + 1
-    noisy = mechanism.measure(scores, sensitivity=2 * n_levels, epsilon=epsilon_select, level=-1, node=(),
+    noisy = mechanism.measure(scores, sensitivity=2 * n_levels, epsilon=epsilon_select, level=None, node=(),
                               quantity=f"candidate scores, total emd (Δ = {n_levels}; noisy min needs 2Δ)")
     chosen = int(np.argmin(noisy))
-    spent = {f"candidate {k + 1}: {' x '.join(mix)}": r.budget.total for k, (mix, r) in enumerate(zip(candidates, releases))}
-    spent["selection (report noisy min)"] = epsilon_select
-    budget = Budget(mechanism.budget().measurements, {}, "sequential: every candidate, then the selection")
-    budget.extra = {k: v for k, v in spent.items() if not k.startswith("selection")}
+    budget = mechanism.budget()
+    budget.composition = "sequential: every candidate with its full budget, then the selection"
+    budget.extra = {f"candidate {k + 1}: {' x '.join(mix)}": r.budget.total
+                    for k, (mix, r) in enumerate(zip(candidates, releases))}
     return Selection(releases[chosen], releases, candidates, noisy, chosen, budget)
+
+
+def mean_consistency_baseline(tree: Hierarchy, *, epsilons: Sequence[float], max_size: int,
+                              seed: int | None = None) -> tuple[pd.DataFrame, Budget]:
+    """Hay et al.'s mean-consistency on noisy Hc at every node: the real-valued baseline.
+
+    Every node's Hc[0..K-1] gets double-geometric noise (Δ = 1, ε of its
+    level); :func:`~cocoviz.consistency.mean_consistency` makes them
+    consistent.  The result sums exactly, but differencing it back to H gives
+    fractional and negative counts — what the matching approach avoids.
+
+    Returns
+    -------
+    frame : one row per node: level, node, groups, emd (Σ|Ĥc - Hc|, real),
+        negative_cells (sizes with Ĥ < 0), most_negative (smallest Ĥ)
+    budget : the budget report of the noisy measurements
+    """
+    plan = _plan(tree, epsilons, ["Hc"] * (tree.depth + 1), None, max_size, "top-down", "weighted")
+    mechanism = GeometricMechanism(FastSampler(np.random.default_rng(seed)))
+    noisy, variances, truths = [], [], []
+    for level in range(tree.depth + 1):
+        runs = tree.runs(level)
+        truth = np.zeros((runs.n_nodes, plan.max_size + 1), np.int64)
+        np.add.at(truth, (runs.node_ids(), runs.sizes), runs.counts)
+        truth = np.cumsum(truth, axis=1)
+        truths.append(truth)
+        eps = plan.epsilons[level]
+        noisy.append(np.stack([
+            mechanism.measure(truth[k, :-1], sensitivity=HC_SENSITIVITY, epsilon=eps,
+                              quantity=f"Hc[0..{plan.max_size - 1}]", level=level, node=path)
+            for k, path in enumerate(tree.nodes(level))]))
+        variances.append(double_geometric_variance(HC_SENSITIVITY / eps))
+    parents = [None] + [tree.parents(level) for level in range(1, tree.depth + 1)]
+    consistent = mean_consistency(noisy, variances, parents)
+    frames = []
+    for level, (hc_hat, truth) in enumerate(zip(consistent, truths)):
+        h_hat = np.diff(hc_hat, axis=1, prepend=0.0)
+        frames.append(pd.DataFrame({
+            "level": level,
+            "node": [node_label(p) for p in tree.nodes(level)],
+            "groups": truth[:, -1],
+            "emd": np.abs(hc_hat - truth[:, :-1]).sum(axis=1),
+            "negative_cells": (h_hat < -1e-9).sum(axis=1),
+            "most_negative": h_hat.min(axis=1),
+        }))
+    return pd.concat(frames, ignore_index=True), mechanism.budget()

@@ -1,0 +1,88 @@
+"""Engine speed and memory: end-to-end releases (measure + consistency) on synthetic hierarchies.
+
+Run:  python benchmarks/engine.py            (all scenarios)
+      python benchmarks/engine.py --quick    (the 1M-group scenario only)
+
+Each scenario runs in a fresh subprocess so its peak memory (ru_maxrss) is its own.
+Targets (issue 2): ~1M groups, 3 levels: < 1 s; 10M groups, 50 mid-level nodes,
+500 leaves, all-Hc (K = 100,000) and all-Hg: each < 10 s and < 4 GB peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def synthetic_counts(groups: int, mid: int, leaves: int, seed: int = 0) -> pd.DataFrame:
+    """Per-leaf counts with a housing-like size law: mostly 1-7, a geometric tail, a few outliers."""
+    rng = np.random.default_rng(seed)
+    weights = rng.dirichlet(np.full(leaves, 5.0))
+    per_leaf = rng.multinomial(groups, weights)
+    sizes = np.arange(0, 2000)
+    law = np.where(sizes == 0, 0.0, np.exp(-sizes / 2.5)) + np.where(sizes > 7, 1e-4 * 0.995 ** sizes, 0)
+    law /= law.sum()
+    frames = []
+    for leaf, n in enumerate(per_leaf):
+        counts = rng.multinomial(n, law)
+        outliers = rng.integers(1, 10_001, size=max(1, n // 200_000))
+        s = np.concatenate([sizes[counts > 0], outliers])
+        c = np.concatenate([counts[counts > 0], np.ones(len(outliers), np.int64)])
+        frames.append(pd.DataFrame({"mid": f"m{leaf % mid:02d}", "leaf": f"l{leaf:03d}", "size": s, "count": c}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_one(groups: int, mid: int, leaves: int, method: str, max_size: int) -> dict:
+    import cocoviz
+
+    tree = cocoviz.Hierarchy.from_counts(synthetic_counts(groups, mid, leaves), size="size", count="count",
+                                         levels=["mid", "leaf"])
+    # Compile the numba kernels (cached on disk) outside the timing.
+    cocoviz.estimate(tree.keep_levels([]), epsilons=[1.0], methods=[method], max_size=max_size, seed=0)
+    times = []
+    for seed in range(3):
+        start = time.perf_counter()
+        release = cocoviz.estimate(tree, epsilons=[1.0, 1.0, 1.0], methods=[method] * 3, max_size=max_size, seed=seed)
+        times.append(time.perf_counter() - start)
+    assert release.is_consistent()
+    return {"groups": tree.summary()["groups"], "nodes": sum(tree.summary()["nodes_per_level"]), "method": method,
+            "K": max_size, "seconds_best": min(times), "seconds_median": float(np.median(times)),
+            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+
+
+SCENARIOS = [
+    ("1M groups, 3 levels (5 / 50 leaves), Hc K=100,000", (1_000_000, 5, 50, "Hc", 100_000)),
+    ("1M groups, 3 levels (5 / 50 leaves), Hg", (1_000_000, 5, 50, "Hg", 100_000)),
+    ("10M groups, 50 mid / 500 leaves, Hc K=100,000", (10_000_000, 50, 500, "Hc", 100_000)),
+    ("10M groups, 50 mid / 500 leaves, Hg", (10_000_000, 50, 500, "Hg", 100_000)),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="only the 1M-group scenarios")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(*json.loads(args.one))))
+        return
+    for name, params in SCENARIOS[:2] if args.quick else SCENARIOS:
+        out = subprocess.run([sys.executable, __file__, "--one", json.dumps(params)], capture_output=True,
+                             text=True, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{name:52s} groups={r['groups']:>11,} nodes={r['nodes']:>4} "
+              f"best={r['seconds_best']:6.2f}s median={r['seconds_median']:6.2f}s peak={r['peak_rss_gb']:5.2f} GB")
+
+
+if __name__ == "__main__":
+    main()
