@@ -80,6 +80,10 @@ class FastSampler:
         self.rng = rng
         self.name = f"fast: numpy {type(rng.bit_generator).__name__}, seeded (exploration only, not for release)"
 
+    def spawn(self, n: int) -> list[FastSampler]:
+        """``n`` independent samplers from child streams of this generator, in a fixed order."""
+        return [FastSampler(child) for child in self.rng.spawn(n)]
+
     def __call__(self, values: np.ndarray, scale: float) -> np.ndarray:
         values = np.asarray(values, np.int64)
         rate = 1.0 / scale
@@ -107,6 +111,10 @@ class SecureSampler:
         dp.enable_features("contrib")
         self._dp = dp
         self._cache: dict[float, object] = {}
+
+    def spawn(self, n: int) -> list[SecureSampler]:
+        """The OS source has no state to split: every node shares this sampler."""
+        return [self] * n
 
     def __call__(self, values: np.ndarray, scale: float) -> np.ndarray:
         values = np.asarray(values, np.int64)
@@ -217,9 +225,17 @@ class Budget:
 class GeometricMechanism:
     """Adds double-geometric noise of scale Δ/ε and records every measurement."""
 
-    def __init__(self, sampler: FastSampler | SecureSampler):
+    def __init__(self, sampler: FastSampler | SecureSampler, _measurements: list[Measurement] | None = None):
         self.sampler = sampler
-        self._measurements: list[Measurement] = []
+        self._measurements: list[Measurement] = [] if _measurements is None else _measurements
+
+    def spawn(self, n: int) -> list[GeometricMechanism]:
+        """``n`` mechanisms with independent noise streams that record into this one's report.
+
+        Each node of a level gets its own, so nodes can be estimated in
+        parallel and the release still depends only on the seed.
+        """
+        return [GeometricMechanism(s, self._measurements) for s in self.sampler.spawn(n)]
 
     def measure(self, values: np.ndarray, *, sensitivity: float, epsilon: float, quantity: str,
                 level: int | None, node: tuple) -> np.ndarray:
@@ -231,4 +247,6 @@ class GeometricMechanism:
         return self.sampler(values, scale)
 
     def budget(self) -> Budget:
-        return Budget(list(self._measurements))
+        # Parallel estimation appends in completion order; report in a fixed one.
+        order = sorted(self._measurements, key=lambda m: (m.level is None, m.level or 0, m.node, m.quantity))
+        return Budget(order)
