@@ -64,7 +64,9 @@ class LevelRuns:
 
     def groups(self) -> np.ndarray:
         """Number of groups G of every node."""
-        return np.add.reduceat(self.counts, self.ptr[:-1]) if self.n_nodes else np.zeros(0, np.int64)
+        # Not np.add.reduceat: it returns a run's count, not 0, for a node with no runs.
+        total = np.concatenate([np.zeros(1, np.int64), np.cumsum(self.counts, dtype=np.int64)])
+        return total[self.ptr[1:]] - total[self.ptr[:-1]]
 
     def node_ids(self) -> np.ndarray:
         """For every run, the index of the node that owns it."""

@@ -1,0 +1,351 @@
+"""Uploads: CSV or Parquet files in any of the three table forms, validated whole.
+
+The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
+
+``persons``
+    one row per person: a group id column and the level columns;
+``groups``
+    one row per group: a size column (0 allowed) and the level columns;
+``counts``
+    one row per leaf and size: a size column, a count column (number of
+    groups of that size in that leaf) and the level columns.
+
+A file is read, then handed to the hierarchy's own validation; either the
+whole file becomes a :class:`Hierarchy` or a :class:`ValueError` says what is
+wrong and where (the first offending rows, counted from 1 at the first row
+below the header).  Nothing is ever half loaded.
+
+>>> csv = b"state,county,size\\nCA,Alameda,3\\nCA,Marin,1\\nOR,Lane,0\\n"
+>>> load_upload(csv, form="groups", levels=["state", "county"], filename="households.csv")
+Hierarchy(levels=['state', 'county'], nodes=[1, 2, 3], groups=3, distinct_sizes=3)
+>>> load_upload(b"state,size\\nCA,-2\\n", form="groups", levels=["state"], filename="bad.csv")
+Traceback (most recent call last):
+...
+ValueError: bad.csv: column 'size': negative group size in rows 1 (rows are counted from 1 at the first row below the header)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Union
+
+import pandas as pd
+
+from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
+
+__all__ = ["FORMS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_LEAVES", "read_table", "load_upload",
+           "table_to_hierarchy"]
+
+Source = Union[bytes, bytearray, memoryview, str, os.PathLike, IO[bytes]]
+
+#: Roles of each form besides the level columns, with their default column names.
+FORMS: dict[str, dict[str, str]] = {
+    "persons": {"group": "group"},
+    "groups": {"size": "size"},
+    "counts": {"size": "size", "count": "count"},
+}
+
+#: Largest file accepted (bytes).  Per-leaf counts make far larger data fit under it.
+MAX_UPLOAD_BYTES = 200 * 2**20
+#: Largest number of rows accepted.
+MAX_UPLOAD_ROWS = 5_000_000
+#: Largest number of leaves accepted: every leaf is estimated on its own.
+MAX_UPLOAD_LEAVES = 20_000
+
+_ROWS_NOTE = "rows are counted from 1 at the first row below the header"
+_SMALLER = ("aggregate it to the per-leaf counts form (one row per leaf and size, with the number of groups), "
+            "which is far smaller")
+
+
+def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
+    """The raw bytes of ``source`` and, when it has one, its file name."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data, name = bytes(source), None
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise ValueError(f"cannot open {str(path)!r}: {exc.strerror or exc}") from None
+        _check_bytes(size, max_bytes, path.name)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+        name = path.name
+    elif hasattr(source, "getvalue"):          # Streamlit's UploadedFile, io.BytesIO
+        data, name = bytes(source.getvalue()), getattr(source, "name", None)
+    elif hasattr(source, "read"):
+        data, name = source.read(max_bytes + 1), getattr(source, "name", None)
+        if isinstance(data, str):
+            raise ValueError("open the file in binary mode ('rb'): got text")
+    else:
+        raise ValueError(f"cannot read an upload from a {type(source).__name__}")
+    _check_bytes(len(data), max_bytes, name)
+    return data, None if name is None else Path(str(name)).name
+
+
+def _check_bytes(size: int, max_bytes: int, name: str | None) -> None:
+    if size > max_bytes:
+        raise ValueError(f"{name or 'the file'} is {size / 2**20:,.1f} MB; uploads are limited to "
+                         f"{max_bytes / 2**20:,.0f} MB: {_SMALLER}")
+
+
+def _kind(data: bytes, name: str | None) -> str:
+    """'parquet' or 'csv', from the content first (the magic number), then the name."""
+    if data[:4] == b"PAR1":
+        return "parquet"
+    if name is not None and name.lower().endswith((".parquet", ".pq", ".parq")):
+        raise ValueError(f"{name} is named like a Parquet file but is not one (no Parquet signature)")
+    return "csv"
+
+
+def _decode(data: bytes, encoding: str, name: str) -> str:
+    try:
+        # utf-8-sig drops the byte-order mark that spreadsheet programs write.
+        return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
+    except LookupError:
+        raise ValueError(f"unknown text encoding {encoding!r}") from None
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ValueError(f"{name} is not valid {encoding} text: byte 0x{data[exc.start]:02x} on line {line} "
+                         f"(byte offset {exc.start}) cannot be decoded; save the file as UTF-8 (or CSV UTF-8) "
+                         f"or give its encoding") from None
+
+
+def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFrame:
+    text = _decode(data, encoding, name)
+    if not text.strip():
+        raise ValueError(f"{name} is empty: it has no header and no rows")
+    if "\x00" in text:
+        raise ValueError(f"{name} contains NUL bytes: it is not a CSV text file (is it a spreadsheet or binary file?)")
+    try:
+        header = [c.strip() for c in next(csv.reader(io.StringIO(text)))]
+    except (csv.Error, StopIteration):
+        header = []
+    # pandas would rename these silently ("size.1", "Unnamed: 2"): refuse them instead.
+    duplicated = sorted({c for c in header if c and header.count(c) > 1})
+    if duplicated:
+        raise ValueError(f"{name}: column name(s) {duplicated} appear more than once in the header")
+    if any(not c for c in header):
+        raise ValueError(f"{name}: the header has {sum(not c for c in header)} empty column name(s); every column "
+                         f"needs a name (header: {header})")
+    try:
+        # Everything as text: region codes keep their leading zeros ("01"), and the
+        # hierarchy's validation reports non-numeric sizes with their rows.
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""],
+                            skipinitialspace=True, nrows=max_rows + 1, engine="c")
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{name} is empty: it has no header and no rows") from None
+    except (pd.errors.ParserError, ValueError, csv.Error) as exc:
+        raise ValueError(f"{name} is not a well-formed CSV file: {_first_line(exc)}") from None
+    return frame
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    failures = (pa.ArrowException, OSError, ValueError, TypeError, KeyError)
+    try:
+        handle = pq.ParquetFile(io.BytesIO(data))
+        rows = handle.metadata.num_rows
+    except failures as exc:
+        raise ValueError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
+    # Checked from the footer, before the columns are decoded.
+    if rows > max_rows:
+        _too_many_rows(name, rows, max_rows)
+    try:
+        return handle.read().to_pandas()
+    except failures as exc:
+        raise ValueError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
+
+
+def _too_many_rows(name: str, rows: int | str, max_rows: int) -> None:
+    raise ValueError(f"{name} has {rows if isinstance(rows, str) else f'{rows:,}'} rows; uploads are limited to "
+                     f"{max_rows:,} rows: {_SMALLER}")
+
+
+def read_table(source: Source, *, filename: str | None = None, encoding: str = "utf-8",
+               max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS) -> pd.DataFrame:
+    """Read a CSV or Parquet upload into a DataFrame, for previewing and column mapping.
+
+    Parameters
+    ----------
+    source : bytes, path or binary file object
+        The file's content, its path, or an object with ``getvalue()`` or
+        ``read()`` (such as Streamlit's ``UploadedFile``).
+    filename : str, optional
+        Name shown in messages (default: the source's own name, else "the upload").
+    encoding : str
+        Text encoding of a CSV file (default UTF-8, with or without a byte-order mark).
+    max_bytes, max_rows : int
+        Size limits; a larger file is refused with a message.
+
+    Returns
+    -------
+    DataFrame
+        CSV columns as text (the hierarchy's validation converts and checks
+        numbers); Parquet columns with their stored types.  The index runs
+        from 1, so validation messages name rows as a person counts them.
+
+    Raises
+    ------
+    ValueError
+        For an unreadable, empty, badly encoded, malformed or too large file.
+    """
+    data, own_name = _read_bytes(source, max_bytes)
+    name = filename or own_name or "the upload"
+    if not data:
+        raise ValueError(f"{name} is empty (0 bytes)")
+    if _kind(data, filename or own_name) == "parquet":
+        frame = _read_parquet(data, name, max_rows)
+    else:
+        frame = _read_csv(data, name, encoding, max_rows)
+    if len(frame) > max_rows:
+        _too_many_rows(name, f"more than {max_rows:,}", max_rows)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    duplicated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if duplicated:
+        raise ValueError(f"{name}: column name(s) {duplicated} appear more than once")
+    frame.index = pd.RangeIndex(1, len(frame) + 1)
+    return frame
+
+
+def _levels(levels: Sequence[str] | str | None) -> list[str]:
+    if levels is None:
+        return []
+    if isinstance(levels, str):
+        levels = levels.split(",")
+    return [str(c).strip() for c in levels if str(c).strip()]
+
+
+def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] | str | None = (),
+                       size: str = "size", count: str = "count", group: str = "group",
+                       name: str = "the upload", max_leaves: int = MAX_UPLOAD_LEAVES) -> Hierarchy:
+    """Build a :class:`Hierarchy` from a table read by :func:`read_table`, through the engine's validation.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    form : {"persons", "groups", "counts"}
+    levels : sequence of str or str
+        Level columns, top down, root excluded (a comma-separated string is
+        accepted); empty for a single region.
+    size, count, group : str
+        Columns holding the group size (groups, counts), the number of groups
+        (counts) and the group id (persons).
+    name : str
+        File name for messages.
+    max_leaves : int
+        Largest number of leaf regions accepted.
+
+    Raises
+    ------
+    ValueError
+        Naming the problem and the first offending rows.
+    """
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}: choose persons, groups or counts")
+    levels = _levels(levels)
+    roles = {"size": size, "count": count, "group": group}
+    needed = {role: roles[role] for role in FORMS[form]}
+    clash = set(levels) & set(needed.values())
+    if clash:
+        raise ValueError(f"{name}: column(s) {sorted(clash)} cannot be both a level and the "
+                         f"{', '.join(r for r, c in needed.items() if c in clash)} column")
+    missing = [c for c in [*levels, *needed.values()] if c not in frame.columns]
+    if missing:
+        roles_of = {c: r for r, c in needed.items()}
+        described = ", ".join(f"'{c}' ({roles_of.get(c, 'level')})" for c in missing)
+        raise ValueError(f"{name}: no column {described}; the file's columns are {list(frame.columns)}")
+    if len(levels) > MAX_DEPTH:
+        raise ValueError(f"{name}: at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}")
+    if levels and len(frame):
+        leaves = len(frame[levels].drop_duplicates())
+        if leaves > max_leaves:
+            raise ValueError(f"{name} has {leaves:,} leaf regions; uploads are limited to {max_leaves:,} (every leaf "
+                             f"is estimated on its own): drop the lowest level or merge small regions")
+    try:
+        if form == "persons":
+            return Hierarchy.from_persons(frame, group=group, levels=levels)
+        if form == "groups":
+            return Hierarchy.from_groups(frame, size=size, levels=levels)
+        return Hierarchy.from_counts(frame, size=size, count=count, levels=levels)
+    except ValueError as exc:
+        message = str(exc)
+        if " in rows " in message or "(group " in message:
+            message += f" ({_ROWS_NOTE})"
+        raise ValueError(f"{name}: {message}") from None
+    except (TypeError, KeyError, OverflowError, MemoryError) as exc:
+        # Odd column types (nested lists in Parquet, mixed objects) must not surface as tracebacks.
+        raise ValueError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
+
+
+def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str] | str | None = (),
+                size: str = "size", count: str = "count", group: str = "group",
+                columns: Mapping[str, object] | None = None, filename: str | None = None,
+                encoding: str = "utf-8", max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
+                max_leaves: int = MAX_UPLOAD_LEAVES, kind: str | None = None) -> Hierarchy:
+    """Read an uploaded CSV or Parquet file and build its :class:`Hierarchy`, or refuse it whole.
+
+    Parameters
+    ----------
+    source : bytes, path or binary file object
+        See :func:`read_table`.
+    form : {"persons", "groups", "counts"}
+        The table's form (default "groups"); ``kind`` is accepted as another
+        name for it.
+    levels, size, count, group : see :func:`table_to_hierarchy`
+        Which columns play which role.
+    columns : mapping, optional
+        The same roles as one mapping, e.g. ``{"size": "persons",
+        "levels": ["state", "county"]}``; overrides the keywords.
+    filename, encoding, max_bytes, max_rows, max_leaves
+        See :func:`read_table` and :func:`table_to_hierarchy`.
+
+    Returns
+    -------
+    Hierarchy
+
+    Raises
+    ------
+    ValueError
+        With a message naming the problem (and the first offending rows) for
+        a file that cannot be read, is empty, too large, badly encoded, lacks
+        a mapped column, or fails validation (text in numbers, negative or
+        fractional sizes, a group in two regions, missing region labels, ...).
+
+    Examples
+    --------
+    >>> persons = b"name,group,region\\nAlice,1,a\\nBob,1,a\\nEve,2,b\\n"
+    >>> load_upload(persons, form="persons", levels=["region"]).histogram(())
+    array([0, 1, 1])
+    """
+    if form is not None and kind is not None and form != kind:
+        raise ValueError(f"form {form!r} and kind {kind!r} disagree: give one")
+    form = form or kind or "groups"
+    if columns is not None:
+        unknown = set(columns) - {"levels", "size", "count", "group"}
+        if unknown:
+            raise ValueError(f"unknown column role(s) {sorted(unknown)}: use levels, size, count, group")
+        levels = columns.get("levels", levels)  # type: ignore[assignment]
+        size = str(columns.get("size", size))
+        count = str(columns.get("count", count))
+        group = str(columns.get("group", group))
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}: choose persons, groups or counts")
+    frame = read_table(source, filename=filename, encoding=encoding, max_bytes=max_bytes, max_rows=max_rows)
+    name = filename or getattr(source, "name", None) or (Path(source).name if isinstance(source, (str, os.PathLike))
+                                                         else "the upload")
+    return table_to_hierarchy(frame, form=form, levels=levels, size=size, count=count, group=group,
+                              name=Path(str(name)).name, max_leaves=max_leaves)
+

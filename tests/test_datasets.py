@@ -1,0 +1,269 @@
+"""Datasets: the toy example, generators (deterministic, calibrated), bundle, cards, CLI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cocoviz import datasets
+from cocoviz.cli import main
+from cocoviz.datasets import (
+    DATA_DIR,
+    DEFAULT_DATASET,
+    PAPER_FIGURES,
+    dataset,
+    dataset_card,
+    dataset_names,
+    generate,
+    load_dataset,
+)
+from cocoviz.geography import WEST_COAST, county_weights, states
+from cocoviz.histograms import ranked
+from cocoviz.hierarchy import Hierarchy
+
+REQUIRED = ["toy", "housing", "housing-west", "white", "hawaiian", "taxi"]
+
+
+def figures(table: pd.DataFrame) -> tuple[int, int, int]:
+    sizes, counts = table["size"].to_numpy(), table["count"].to_numpy()
+    return int(counts.sum()), int(np.dot(sizes, counts)), int(np.unique(sizes).size)
+
+
+def same_runs(a: Hierarchy, b: Hierarchy) -> bool:
+    if a.levels != b.levels or a.summary() != b.summary():
+        return False
+    return all(a.nodes(lvl) == b.nodes(lvl) and all(np.array_equal(x, y) for x, y in
+               zip((a.runs(lvl).ptr, a.runs(lvl).sizes, a.runs(lvl).counts),
+                   (b.runs(lvl).ptr, b.runs(lvl).sizes, b.runs(lvl).counts)))
+               for lvl in range(a.depth + 1))
+
+
+# ----------------------------------------------------------------------- toy
+def test_toy_is_the_slides_example():
+    tree = load_dataset("toy")
+    assert tree.levels == ("region",)
+    assert tree.histogram(()).tolist() == [0, 2, 1, 0, 1]
+    assert ranked(tree.histogram(())).tolist() == [1, 1, 2, 4]
+    assert tree.histogram(("a",)).tolist() == [0, 1, 0, 0, 1]   # Alice-Dave, Judy
+    assert tree.histogram(("b",)).tolist() == [0, 1, 1]         # Eve and Frank, Nick
+    assert tree.summary()["persons"] == 8
+
+
+def test_toy_file_matches_the_code():
+    persons = datasets.toy_persons()
+    assert persons["person"].tolist() == ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"]
+    on_disk = pd.read_csv(DATA_DIR / "toy.csv")
+    pd.testing.assert_frame_equal(on_disk, persons)
+
+
+def test_toy_has_no_scale():
+    with pytest.raises(ValueError, match="fixed"):
+        load_dataset("toy", scale=0.5)
+
+
+# ------------------------------------------------------------------ registry
+def test_names_and_default():
+    names = dataset_names()
+    assert names[0] == "toy"
+    assert set(REQUIRED) <= set(names)
+    assert DEFAULT_DATASET in names
+
+
+@pytest.mark.parametrize("bad", ["nope", "", None, 3])
+def test_unknown_dataset(bad):
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset(bad)
+
+
+@pytest.mark.parametrize("scale", [0, -1, math.nan, math.inf, 11, "big"])
+def test_bad_scale(scale):
+    with pytest.raises(ValueError, match="scale"):
+        load_dataset("housing", scale=scale)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "0"])
+def test_bad_seed(seed):
+    with pytest.raises(ValueError, match="seed"):
+        generate("taxi", scale=0.01, seed=seed)
+
+
+# ---------------------------------------------------------------- generators
+@pytest.mark.parametrize("name, scale", [("housing", 0.002), ("white", 0.005), ("hawaiian", 0.005),
+                                         ("taxi", 0.05), ("housing-west", 0.01), ("white-west", 0.02)])
+def test_deterministic_for_a_seed(name, scale):
+    a = generate(name, scale=scale, seed=7)
+    b = generate(name, scale=scale, seed=7)
+    pd.testing.assert_frame_equal(a, b)
+    c = generate(name, scale=scale, seed=8)
+    assert not (len(a) == len(c) and (a["count"].to_numpy() == c["count"].to_numpy()).all())
+
+
+@pytest.mark.parametrize("family", ["housing", "white", "hawaiian"])
+def test_west_coast_is_the_same_states_of_the_national_data(family):
+    national = load_dataset(family, scale=0.01, seed=3)
+    west = load_dataset(f"{family}-west", scale=0.01, seed=3)
+    assert west.nodes(1) == [(s,) for s in sorted(WEST_COAST)]
+    for state in WEST_COAST:
+        assert same_runs(national.subtree((state,)), west.subtree((state,)))
+
+
+@pytest.mark.parametrize("name, scale, tol", [("housing", 0.01, 0.05), ("white", 0.02, 0.05),
+                                               ("taxi", 0.05, 0.05), ("hawaiian", 0.05, 0.15)])
+def test_groups_and_persons_scale_linearly(name, scale, tol):
+    groups, persons, distinct = figures(generate(name, scale=scale, seed=0))
+    paper_groups, paper_persons, paper_distinct = PAPER_FIGURES[name]
+    assert groups == pytest.approx(paper_groups * scale, rel=0.01)
+    # Sparse Hawaiian data: a few blocks hold many persons, so its persons vary more at small scale.
+    assert persons == pytest.approx(paper_persons * scale, rel=tol)
+    assert 0 < distinct <= paper_distinct * 1.05
+
+
+@pytest.mark.parametrize("name", ["housing", "white", "hawaiian", "taxi"])
+def test_paper_figures_at_scale_one(name):
+    """The three figures of the paper's Table 2 within 5% (a few seconds: counts form, not groups)."""
+    got = figures(generate(name, scale=1.0, seed=0))
+    for ours, paper in zip(got, PAPER_FIGURES[name]):
+        assert ours == pytest.approx(paper, rel=0.05)
+
+
+def test_housing_recipe():
+    table = generate("housing", scale=0.05, seed=1)
+    assert table["state"].nunique() == 52 and table["county"].nunique() > 1800
+    tree = load_dataset("housing", scale=0.05, seed=1)
+    assert tree.summary()["nodes_per_level"] == [1, 52, 3221]
+    ca = tree.histogram(("CA",))
+    # The tail past 7 keeps a roughly constant ratio between neighbouring sizes.
+    ratios = ca[8:13] / ca[7:12]
+    assert np.all((ratios > 0.3) & (ratios < 0.8))
+    assert tree.max_size <= 10_000
+    # Outliers: 50 per state at scale 1, here 2.5 on average.
+    big = table.loc[table["size"] > 100, "count"].sum()
+    assert 52 * 50 * 0.05 * 0.5 < big < 52 * 50 * 0.05 * 1.6
+
+
+def test_every_county_keeps_a_group_at_tiny_scale():
+    tree = load_dataset("housing", scale=1e-4, seed=0)
+    assert tree.summary()["nodes_per_level"] == [1, 52, 3221]
+    assert min(tree.groups(node) for node in tree.nodes(2)) >= 1
+
+
+def test_county_sizes_do_not_depend_on_the_seed():
+    assert sum(len(s.counties) for s in states()) == 3221
+    assert np.isclose(county_weights("CA").sum(), 1.0) and len(county_weights("CA")) == 58
+    assert "Los Angeles County" in next(s for s in states() if s.postal == "CA").counties
+
+
+def test_race_data_dense_white_sparse_hawaiian_concentrated_in_hawaii():
+    white = load_dataset("white", scale=0.05, seed=0)
+    hawaiian = load_dataset("hawaiian", scale=0.05, seed=0)
+    assert white.groups(()) == hawaiian.groups(())          # the same blocks
+    sizes, counts = white.node_runs(())
+    assert counts[sizes >= 100].sum() > 0.03 * counts.sum()  # many blocks with hundreds of persons
+    assert sizes.max() > 1000
+    h_all, h_hi = hawaiian.histogram(()), hawaiian.histogram(("HI",))
+    assert h_all[0] > 0.98 * h_all.sum()                     # mostly zero
+    assert 1 - h_hi[0] / h_hi.sum() > 10 * (1 - h_all[0] / h_all.sum())
+
+
+def test_taxi_shape():
+    tree = load_dataset("taxi")
+    assert tree.nodes(1) == [("Lower Manhattan",), ("Upper Manhattan",)]
+    assert len(tree.nodes(2)) == 28
+    midtown = tree.histogram(("Lower Manhattan", "Midtown-Midtown South"))
+    assert midtown[0] == 0 and 2000 < len(midtown) < 10_000  # heavy tail to a few thousand pickups
+
+
+def test_only_states_rejects_unknown_codes():
+    with pytest.raises(ValueError, match="unknown state"):
+        datasets.generate_housing(0.01, 0, only_states=["CA", "XX"])
+    with pytest.raises(ValueError, match="unknown state"):
+        datasets.generate_race("white", 0.01, 0, only_states=["XX"])
+    with pytest.raises(ValueError, match="race"):
+        datasets.generate_race("green", 0.01, 0)
+
+
+# -------------------------------------------------------------------- bundle
+@pytest.mark.parametrize("name", dataset_names())
+def test_bundled_file_is_small_and_reproducible(name):
+    spec = dataset(name)
+    path = DATA_DIR / spec.filename
+    assert path.exists() and path.stat().st_size <= 10 * 2**20
+    bundled = load_dataset(name)
+    assert same_runs(bundled, spec.build(generate(name)))
+
+
+def test_default_dataset_is_about_a_million_groups_over_three_levels():
+    s = load_dataset(DEFAULT_DATASET).summary()
+    assert len(s["nodes_per_level"]) == 3
+    assert 0.8e6 <= s["groups"] <= 1.2e6
+
+
+def test_whole_data_folder_is_small():
+    assert sum(p.stat().st_size for p in DATA_DIR.iterdir()) < 5 * 2**20
+
+
+def test_load_is_cached_and_seed_regenerates():
+    assert load_dataset("taxi") is load_dataset("taxi")
+    other = load_dataset("housing-west", seed=1)
+    assert other.summary()["groups"] == pytest.approx(load_dataset("housing-west").summary()["groups"], rel=0.01)
+    assert not same_runs(other, load_dataset("housing-west"))
+
+
+def test_write_bundle_round_trip(tmp_path):
+    written = datasets.write_bundle(tmp_path, full_scale=False)
+    names = {p.name for p, _ in written}
+    assert {"README.md", "toy.csv", "housing.parquet"} <= names
+    for name in ("toy", "housing-west", "taxi"):
+        assert same_runs(load_dataset(name, data_dir=tmp_path), load_dataset(name))
+
+
+# --------------------------------------------------------------------- cards
+@pytest.mark.parametrize("name", dataset_names())
+def test_card_is_computed_from_the_data(name):
+    card = dataset_card(name)
+    s = load_dataset(name).summary()
+    for key in ("groups", "persons", "distinct_sizes", "nodes_per_level", "max_size"):
+        assert card[key] == s[key]
+    assert card["level_names"][1:] == list(load_dataset(name).levels)
+    assert card["imitates"] and card["recipe"] and card["description"]
+    assert card["public_max_size"] >= s["max_size"]
+
+
+def test_readme_carries_every_card_with_current_figures():
+    text = (DATA_DIR / "README.md").read_text(encoding="utf-8")
+    assert "python -m cocoviz data --bundle" in text
+    for name in dataset_names():
+        card = dataset_card(name)
+        assert f"`{name}`" in text
+        assert f"**Groups** {card['groups']:,}; **persons** {card['persons']:,}" in text
+
+
+def test_west_cards_name_their_root():
+    assert dataset_card("housing-west")["level_names"] == ["West Coast", "state", "county"]
+    assert dataset_card("taxi")["level_names"] == ["Manhattan", "half", "neighbourhood"]
+
+
+# ----------------------------------------------------------------------- CLI
+def test_cli_generates_and_prints_the_three_figures(tmp_path, capsys):
+    out = tmp_path / "taxi.parquet"
+    assert main(["data", "taxi", "--scale", "0.1", "--seed", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "groups" in printed and "persons" in printed and "distinct sizes" in printed and "paper" in printed
+    table = pd.read_parquet(out)
+    assert list(table.columns) == ["half", "neighbourhood", "size", "count"]
+    pd.testing.assert_frame_equal(table, generate("taxi", scale=0.1, seed=2), check_categorical=False)
+
+
+def test_cli_list_card_and_errors(capsys):
+    assert main(["data", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in REQUIRED)
+    assert main(["data", "toy", "--card"]) == 0
+    assert "Alice" in capsys.readouterr().out
+    assert main(["data"]) == 2
+    assert "name a dataset" in capsys.readouterr().err
+    assert main(["data", "taxi", "--scale", "-1"]) == 2
+    assert "scale" in capsys.readouterr().err

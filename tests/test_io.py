@@ -1,0 +1,222 @@
+"""Uploads: the three forms from CSV and Parquet, and every malformed file refused with its message."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cocoviz.datasets import toy_persons
+from cocoviz.hierarchy import Hierarchy
+from cocoviz.io import load_upload, read_table, table_to_hierarchy
+
+GROUPS_CSV = b"state,county,size\nCA,Alameda,3\nCA,Marin,1\nOR,Lane,0\nOR,Lane,3\n"
+COUNTS_CSV = b"state,county,size,count\nCA,Alameda,3,1\nCA,Marin,1,1\nOR,Lane,0,1\nOR,Lane,3,1\n"
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def csv_bytes(frame: pd.DataFrame, encoding: str = "utf-8") -> bytes:
+    return frame.to_csv(index=False).encode(encoding)
+
+
+# -------------------------------------------------------------- good uploads
+def test_groups_and_counts_forms_agree():
+    groups = load_upload(GROUPS_CSV, form="groups", levels=["state", "county"], filename="g.csv")
+    counts = load_upload(COUNTS_CSV, form="counts", levels=["state", "county"], filename="c.csv")
+    assert groups.histogram(()).tolist() == counts.histogram(()).tolist() == [1, 1, 0, 2]
+    assert groups.histogram(("OR", "Lane")).tolist() == [1, 0, 0, 1]
+
+
+def test_persons_form_is_the_toy_example():
+    tree = load_upload(csv_bytes(toy_persons()), form="persons", group="group", levels=["region"])
+    assert tree.histogram(()).tolist() == [0, 2, 1, 0, 1]
+
+
+@pytest.mark.parametrize("form, frame, roles", [
+    ("persons", toy_persons(), {"group": "group", "levels": ["region"]}),
+    ("groups", pd.DataFrame({"st": ["a", "a", "b"], "n": [4, 1, 0]}), {"size": "n", "levels": ["st"]}),
+    ("counts", pd.DataFrame({"st": ["a", "b"], "n": [2, 0], "k": [3, 5]}), {"size": "n", "count": "k",
+                                                                             "levels": ["st"]}),
+])
+def test_parquet_and_csv_give_the_same_tree(form, frame, roles):
+    from_parquet = load_upload(parquet_bytes(frame), form=form, columns=roles, filename="x.parquet")
+    from_csv = load_upload(csv_bytes(frame), form=form, columns=roles, filename="x.csv")
+    assert from_parquet.summary() == from_csv.summary()
+    assert from_parquet.histogram(()).tolist() == from_csv.histogram(()).tolist()
+
+
+def test_sources_path_file_object_and_uploaded_file(tmp_path):
+    path = tmp_path / "groups.csv"
+    path.write_bytes(GROUPS_CSV)
+    expected = load_upload(GROUPS_CSV, levels=["state", "county"]).summary()
+    assert load_upload(path, levels=["state", "county"]).summary() == expected
+    assert load_upload(str(path), levels="state, county").summary() == expected
+    with open(path, "rb") as handle:
+        assert load_upload(handle, levels=["state", "county"]).summary() == expected
+
+    class UploadedFile(io.BytesIO):   # what Streamlit hands over: getvalue() and a name
+        name = "from-browser.csv"
+
+    assert load_upload(UploadedFile(GROUPS_CSV), levels=["state", "county"]).summary() == expected
+
+
+def test_dashboard_call_style_with_kind():
+    tree = load_upload(COUNTS_CSV, filename="c.csv", kind="counts", levels=["state"], size="size", count="count")
+    assert tree.levels == ("state",) and tree.groups(()) == 4
+
+
+def test_text_details_are_tolerated():
+    bom = "\ufeffstate,size\n CA, 3\nCA,2.0\n".encode("utf-8")          # BOM, spaces, integral float
+    assert load_upload(bom, levels=["state"]).histogram(()).tolist() == [0, 0, 1, 1]
+    latin = "région,size\nÎle,1\n".encode("latin-1")
+    assert load_upload(latin, levels=["région"], encoding="latin-1").nodes(1) == [("Île",)]
+    codes = b"fips,size\n01,1\n1,2\n"                                   # codes keep leading zeros
+    assert load_upload(codes, levels=["fips"]).nodes(1) == [("01",), ("1",)]
+
+
+def test_no_levels_is_a_single_region():
+    tree = load_upload(b"size\n1\n2\n2\n", form="groups")
+    assert tree.depth == 0 and tree.histogram(()).tolist() == [0, 1, 2]
+
+
+def test_read_table_numbers_rows_from_one():
+    frame = read_table(GROUPS_CSV)
+    assert frame.index[0] == 1 and list(frame.columns) == ["state", "county", "size"]
+
+
+# --------------------------------------------------------- malformed uploads
+BAD = [
+    # (name, bytes, options, message pattern)
+    ("wrong column", GROUPS_CSV, {"size": "persons", "levels": ["state"]}, r"no column 'persons' \(size\)"),
+    ("wrong level column", GROUPS_CSV, {"levels": ["province"]}, r"no column 'province' \(level\)"),
+    ("persons without group column", b"name,region\nAl,a\n", {"form": "persons", "levels": ["region"]},
+     r"no column 'group' \(group\)"),
+    ("text in numbers", b"state,size\nCA,3\nCA,three\nOR,x\n", {"levels": ["state"]},
+     r"not a number in rows 2, 3"),
+    ("negative size", b"state,size\nCA,3\nCA,1\nOR,-2\n", {"levels": ["state"]}, r"negative group size in rows 3"),
+    ("fractional size", b"state,size\nCA,2.5\n", {"levels": ["state"]}, r"fractional group size in rows 1"),
+    ("missing size", b"state,size\nCA,\nCA,2\n", {"levels": ["state"]}, r"missing group size in rows 1"),
+    ("negative count", b"state,size,count\nCA,2,-1\n", {"form": "counts", "levels": ["state"]},
+     r"negative number of groups"),
+    ("empty region", b"state,size,count\nCA,2,0\nOR,1,1\n", {"form": "counts", "levels": ["state"]},
+     r"empty region.*CA"),
+    ("group in two regions", b"group,region\n1,a\n1,a\n1,b\n2,b\n", {"form": "persons", "levels": ["region"]},
+     r"group\(s\) 1 appear in more than one region \(group 1 in rows 1, 2, 3\)"),
+    ("missing region label", b"state,size\nCA,1\n,2\n", {"levels": ["state"]},
+     r"missing region label in rows 2"),
+    ("missing group id", b"group,region\n1,a\n,a\n", {"form": "persons", "levels": ["region"]},
+     r"missing group id in rows 2"),
+    ("empty file", b"", {}, r"empty \(0 bytes\)"),
+    ("blank file", b"  \n\n", {}, r"is empty"),
+    ("header only", b"state,size\n", {"levels": ["state"]}, r"the table is empty"),
+    ("wrong encoding", "state,size\nQuébec,1\n".encode("latin-1"), {"levels": ["state"]},
+     r"not valid utf-8 text: byte 0xe9 on line 2"),
+    ("utf-16", "state,size\nCA,1\n".encode("utf-16"), {"levels": ["state"]}, r"not valid utf-8 text"),
+    ("ragged rows", b"state,size\nCA,1\nCA,2,7,9\n", {"levels": ["state"]}, r"not a well-formed CSV"),
+    ("unclosed quote", b'state,size\n"CA,1\nOR,2\n', {"levels": ["state"]}, r"not a well-formed CSV"),
+    ("binary junk", bytes(range(256)) * 4, {}, r"not valid utf-8 text|NUL bytes"),
+    ("spreadsheet", b"PK\x03\x04" + b"\x00" * 64, {}, r"NUL bytes"),
+    ("fake parquet", b"state,size\nCA,1\n", {"filename": "data.parquet"}, r"not one \(no Parquet signature\)"),
+    ("truncated parquet", b"PAR1" + b"\x00" * 40, {"filename": "data.parquet"}, r"not a readable Parquet file"),
+    ("empty header name", b"state,,size\nCA,1,2\n", {"levels": ["state"]}, r"empty column name"),
+    ("duplicate header", b"state,size,size\nCA,1,2\n", {"levels": ["state"]}, r"appear more than once|size"),
+    ("level is also size", GROUPS_CSV, {"levels": ["state", "size"]}, r"cannot be both a level and the size"),
+    ("too many levels", b"a,b,c,d,e,size\n1,2,3,4,5,1\n", {"levels": list("abcde")}, r"at most 4 levels"),
+    ("unknown form", GROUPS_CSV, {"form": "households"}, r"unknown form 'households'"),
+    ("unknown role", GROUPS_CSV, {"columns": {"weight": "size"}}, r"unknown column role"),
+    ("form and kind disagree", GROUPS_CSV, {"form": "groups", "kind": "counts"}, r"disagree"),
+]
+
+
+@pytest.mark.parametrize("name, data, options, pattern", BAD, ids=[b[0] for b in BAD])
+def test_malformed_upload_is_refused_with_its_message(name, data, options, pattern):
+    options = {"filename": "upload.csv", **options}
+    with pytest.raises(ValueError, match=pattern) as info:
+        load_upload(data, **options)
+    message = str(info.value)
+    assert "Traceback" not in message and message.strip()
+
+
+def test_message_names_the_file_and_how_rows_are_counted():
+    with pytest.raises(ValueError) as info:
+        load_upload(b"state,size\nCA,1\nCA,-4\n", levels=["state"], filename="mine.csv")
+    assert str(info.value).startswith("mine.csv: column 'size': negative group size in rows 2")
+    assert "counted from 1 at the first row below the header" in str(info.value)
+
+
+def test_parquet_with_bad_values_is_refused():
+    frame = pd.DataFrame({"state": ["CA", "OR", None], "size": [1, -3, 2]})
+    with pytest.raises(ValueError, match="missing region label in rows 3"):
+        load_upload(parquet_bytes(frame), levels=["state"], filename="x.parquet")
+    nested = pd.DataFrame({"state": ["CA"], "size": [[1, 2]]})
+    with pytest.raises(ValueError):
+        load_upload(parquet_bytes(nested), levels=["state"], filename="x.parquet")
+
+
+def test_size_limits():
+    big = b"state,size\n" + b"CA,1\n" * 1000
+    with pytest.raises(ValueError, match=r"uploads are limited to .* MB: aggregate it to the per-leaf counts form"):
+        load_upload(big, levels=["state"], max_bytes=1000)
+    with pytest.raises(ValueError, match=r"more than 999 rows; uploads are limited to 999 rows"):
+        load_upload(big, levels=["state"], max_rows=999)
+    frame = pd.DataFrame({"state": ["CA"] * 1000, "size": 1})
+    with pytest.raises(ValueError, match=r"has 1,000 rows; uploads are limited to 10 rows"):
+        load_upload(parquet_bytes(frame), levels=["state"], max_rows=10)
+    leaves = b"state,size\n" + b"".join(f"s{i},1\n".encode() for i in range(30))
+    with pytest.raises(ValueError, match=r"30 leaf regions; uploads are limited to 20"):
+        load_upload(leaves, levels=["state"], max_leaves=20)
+
+
+def test_missing_path_is_a_value_error(tmp_path):
+    with pytest.raises(ValueError, match="cannot open"):
+        load_upload(tmp_path / "nowhere.csv")
+
+
+def test_table_to_hierarchy_direct():
+    frame = pd.DataFrame({"r": ["a", "b"], "size": [1, 2]})
+    assert isinstance(table_to_hierarchy(frame, form="groups", levels=["r"]), Hierarchy)
+
+
+# ------------------------------------------------------------ never a crash
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_load_or_are_refused(data):
+    try:
+        tree = load_upload(data, form="groups", levels=["state"], filename="fuzz.csv")
+    except ValueError as exc:
+        assert str(exc)
+    else:
+        assert tree.groups(()) > 0
+
+
+_cell = st.one_of(st.integers(-5, 50).map(str), st.sampled_from(["", "x", "1.5", "nan", "inf", "CA", "OR", " "]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_cell, _cell, _cell), max_size=12),
+       st.sampled_from(["persons", "groups", "counts"]))
+def test_arbitrary_tables_load_whole_or_are_refused(rows, form):
+    text = "state,size,count\n" + "".join(",".join(r) + "\n" for r in rows)
+    options = {"persons": {"group": "size"}, "groups": {}, "counts": {}}[form]
+    try:
+        tree = load_upload(text.encode(), form=form, levels=["state"], **options)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    # Loaded: every row is accounted for.
+    frame = pd.read_csv(io.StringIO(text), dtype=str)
+    if form == "groups":
+        assert tree.groups(()) == len(frame)
+    elif form == "counts":
+        assert tree.groups(()) == int(np.rint(pd.to_numeric(frame["count"]).sum()))
+    else:
+        assert tree.persons(()) == len(frame)
