@@ -1,0 +1,341 @@
+"""Hierarchy: building from the three table shapes, queries, restructuring, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from engine_support import padded, random_trees
+from hypothesis import given, settings
+
+from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, LevelRuns, aggregate_runs, node_label
+
+
+# ------------------------------------------------------------------ the slides' example
+def test_slides_persons_table(toy_tree):
+    # Groups 1..4 have 4, 2, 1, 1 persons; groups 1 and 3 lie in a, 2 and 4 in b.
+    assert toy_tree.depth == 1
+    assert toy_tree.levels == ("region",)
+    assert toy_tree.nodes(0) == [()]
+    assert toy_tree.nodes(1) == [("a",), ("b",)]
+    assert toy_tree.children(()) == [("a",), ("b",)]
+    assert toy_tree.children(("a",)) == []
+    np.testing.assert_array_equal(toy_tree.histogram(()), [0, 2, 1, 0, 1])
+    np.testing.assert_array_equal(toy_tree.histogram(("a",)), [0, 1, 0, 0, 1])
+    np.testing.assert_array_equal(toy_tree.histogram(("b",)), [0, 1, 1])
+    assert toy_tree.groups(()) == 4
+    assert toy_tree.groups(("a",)) == 2
+    assert toy_tree.groups(("b",)) == 2
+    assert toy_tree.persons(()) == 8
+    assert toy_tree.persons(("a",)) == 5
+    assert toy_tree.max_size == 4
+    assert toy_tree.summary() == {"groups": 4, "persons": 8, "distinct_sizes": 3, "max_size": 4,
+                                  "levels": ["region"], "nodes_per_level": [1, 2]}
+
+
+def test_three_table_shapes_agree(toy_persons):
+    by_persons = Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+    groups = pd.DataFrame({"region": ["a", "b", "a", "b"], "size": [4, 2, 1, 1]})
+    by_groups = Hierarchy.from_groups(groups, size="size", levels=["region"])
+    counts = pd.DataFrame({"region": ["a", "a", "b", "b"], "size": [1, 4, 1, 2], "n": [1, 1, 1, 1]})
+    by_counts = Hierarchy.from_counts(counts, size="size", count="n", levels=["region"])
+    for tree in (by_groups, by_counts):
+        for node in [(), ("a",), ("b",)]:
+            np.testing.assert_array_equal(tree.histogram(node), by_persons.histogram(node))
+
+
+def test_row_order_does_not_matter(toy_persons):
+    a = Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+    b = Hierarchy.from_persons(toy_persons.sample(frac=1.0, random_state=3).reset_index(drop=True),
+                               group="group", levels=["region"])
+    assert a.nodes(1) == b.nodes(1)
+    for node in a.nodes(1) + [()]:
+        np.testing.assert_array_equal(a.histogram(node), b.histogram(node))
+
+
+def test_root_only_hierarchy(toy_persons):
+    tree = Hierarchy.from_persons(toy_persons, group="group", levels=[])
+    assert tree.depth == 0
+    assert tree.nodes(0) == [()]
+    assert tree.children(()) == []
+    np.testing.assert_array_equal(tree.histogram(()), [0, 2, 1, 0, 1])
+
+
+def test_size_zero_is_a_real_size():
+    groups = pd.DataFrame({"r": ["a", "a", "b"], "size": [0, 0, 3]})
+    tree = Hierarchy.from_groups(groups, size="size", levels=["r"])
+    np.testing.assert_array_equal(tree.histogram(()), [2, 0, 0, 1])
+    np.testing.assert_array_equal(tree.histogram(("a",)), [2])
+    assert tree.groups(("a",)) == 2
+    assert tree.persons(("a",)) == 0
+
+
+def test_from_counts_adds_repeated_rows_and_ignores_zero_counts():
+    counts = pd.DataFrame({"r": ["a", "a", "a", "b"], "size": [2, 2, 5, 1], "n": [1, 3, 0, 2]})
+    tree = Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    np.testing.assert_array_equal(tree.histogram(("a",)), [0, 0, 4])
+    np.testing.assert_array_equal(tree.histogram(()), [0, 2, 4])
+
+
+def test_labels_are_strings_and_lookup_converts():
+    groups = pd.DataFrame({"state": [1, 1, 2], "size": [1, 2, 3]})
+    tree = Hierarchy.from_groups(groups, size="size", levels=["state"])
+    assert tree.nodes(1) == [("1",), ("2",)]
+    np.testing.assert_array_equal(tree.histogram((1,)), tree.histogram(("1",)))
+    assert node_label(()) == "(root)"
+    assert node_label(("CA", "Alameda")) == "CA/Alameda"
+
+
+def test_unknown_node_raises_key_error(toy_tree):
+    for call in (toy_tree.histogram, toy_tree.groups, toy_tree.children, toy_tree.locate, toy_tree.subtree):
+        with pytest.raises(KeyError):
+            call(("zz",))
+    with pytest.raises(KeyError):
+        toy_tree.histogram(("a", "deeper"))
+
+
+def test_bad_level_number(toy_tree):
+    with pytest.raises(ValueError, match="level must be between 0 and 1"):
+        toy_tree.nodes(2)
+    with pytest.raises(ValueError, match="level must be between 1 and 1"):
+        toy_tree.parents(0)
+
+
+# ------------------------------------------------------------------ restructuring
+def _two_level() -> Hierarchy:
+    groups = pd.DataFrame({
+        "state": ["s", "s", "s", "t", "t", "t"],
+        "county": ["x", "x", "y", "z", "z", "w"],
+        "size": [1, 3, 2, 5, 1, 0],
+    })
+    return Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
+
+
+def test_children_and_nodes_of_two_levels():
+    tree = _two_level()
+    assert tree.depth == 2
+    assert tree.nodes(1) == [("s",), ("t",)]
+    assert tree.nodes(2) == [("s", "x"), ("s", "y"), ("t", "w"), ("t", "z")]
+    assert tree.children(("t",)) == [("t", "w"), ("t", "z")]
+    np.testing.assert_array_equal(tree.histogram(("s", "x")), [0, 1, 0, 1])
+    np.testing.assert_array_equal(tree.histogram(("t",)), [1, 1, 0, 0, 0, 1])
+    np.testing.assert_array_equal(tree.parents(2), [0, 0, 1, 1])
+
+
+def test_keep_levels_drop_bottom():
+    tree = _two_level()
+    states = tree.keep_levels(["state"])
+    assert states.depth == 1 and states.levels == ("state",)
+    for node in [(), ("s",), ("t",)]:
+        np.testing.assert_array_equal(states.histogram(node), tree.histogram(node))
+
+
+def test_keep_levels_drop_middle_attaches_to_grandparent():
+    tree = _two_level()
+    counties = tree.keep_levels(["county"])
+    assert counties.levels == ("county",)
+    assert counties.nodes(1) == [("w",), ("x",), ("y",), ("z",)]
+    np.testing.assert_array_equal(counties.histogram(("x",)), tree.histogram(("s", "x")))
+    np.testing.assert_array_equal(counties.histogram(()), tree.histogram(()))
+    root_only = tree.keep_levels([])
+    assert root_only.depth == 0
+    np.testing.assert_array_equal(root_only.histogram(()), tree.histogram(()))
+    with pytest.raises(ValueError, match="unknown level"):
+        tree.keep_levels(["city"])
+
+
+def test_keep_levels_of_three():
+    groups = pd.DataFrame({"s": ["p", "p", "p", "q"], "c": ["x", "x", "y", "z"], "t": ["1", "2", "3", "4"],
+                           "size": [1, 2, 3, 4]})
+    tree = Hierarchy.from_groups(groups, size="size", levels=["s", "c", "t"])
+    same = tree.keep_levels(["s", "c", "t"])
+    assert same.levels == tree.levels and same.nodes(3) == tree.nodes(3)
+    no_county = tree.keep_levels(["t", "s"])  # order of the argument does not matter
+    assert no_county.levels == ("s", "t")
+    assert no_county.nodes(2) == [("p", "1"), ("p", "2"), ("p", "3"), ("q", "4")]
+    assert no_county.children(("p",)) == [("p", "1"), ("p", "2"), ("p", "3")]
+    np.testing.assert_array_equal(no_county.histogram(("p",)), tree.histogram(("p",)))
+    np.testing.assert_array_equal(no_county.histogram(("p", "3")), tree.histogram(("p", "y", "3")))
+
+
+def test_keep_levels_merges_leaves_with_the_same_kept_label():
+    groups = pd.DataFrame({"state": ["s", "t"], "county": ["x", "x"], "size": [1, 2]})
+    tree = Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
+    merged = tree.keep_levels(["county"])
+    assert merged.nodes(1) == [("x",)]
+    np.testing.assert_array_equal(merged.histogram(("x",)), [0, 1, 1])
+
+
+def test_subtree():
+    tree = _two_level()
+    sub = tree.subtree(("t",))
+    assert sub.levels == ("county",)
+    assert sub.nodes(1) == [("w",), ("z",)]
+    np.testing.assert_array_equal(sub.histogram(()), tree.histogram(("t",)))
+    np.testing.assert_array_equal(sub.histogram(("z",)), tree.histogram(("t", "z")))
+    leaf = tree.subtree(("s", "y"))
+    assert leaf.depth == 0
+    np.testing.assert_array_equal(leaf.histogram(()), tree.histogram(("s", "y")))
+    whole = tree.subtree(())
+    for node in tree.nodes(2):
+        np.testing.assert_array_equal(whole.histogram(node), tree.histogram(node))
+
+
+# ------------------------------------------------------------------ random hierarchies
+@settings(max_examples=60)
+@given(random_trees())
+def test_random_tree_matches_independent_truth(rt):
+    tree = rt.tree
+    assert tree.depth == len(rt.levels)
+    assert sorted(tree.nodes(tree.depth)) == sorted(rt.leaves)
+    for node in rt.all_nodes():
+        truth = rt.truth(node)
+        np.testing.assert_array_equal(tree.histogram(node), truth)
+        assert tree.groups(node) == truth.sum()
+        assert tree.persons(node) == int(np.dot(np.arange(len(truth)), truth))
+        kids = tree.children(node)
+        assert kids == sorted(kids)
+        if len(node) == tree.depth:
+            assert kids == []
+        else:
+            assert kids and all(k[:-1] == node and len(k) == len(node) + 1 for k in kids)
+            n = len(truth)
+            np.testing.assert_array_equal(sum(padded(tree.histogram(k), n) for k in kids), truth)
+    # Every node of a level is the child of exactly one node of the level above.
+    for level in range(1, tree.depth + 1):
+        below = [k for node in tree.nodes(level - 1) for k in tree.children(node)]
+        assert sorted(below) == tree.nodes(level)
+        assert len(below) == len(set(below))
+        assert all(len(p) == level for p in tree.nodes(level))
+
+
+@settings(max_examples=30)
+@given(random_trees(max_depth=3))
+def test_random_subtree_and_keep_levels(rt):
+    tree = rt.tree
+    if tree.depth == 0:
+        return
+    first = tree.nodes(1)[0]
+    sub = tree.subtree(first)
+    assert sub.depth == tree.depth - 1
+    for node in sub.nodes(sub.depth):
+        np.testing.assert_array_equal(sub.histogram(node), rt.truth(first + node))
+    top = tree.keep_levels(rt.levels[:1])
+    assert top.depth == 1
+    for node in tree.nodes(1):
+        np.testing.assert_array_equal(top.histogram(node), rt.truth(node))
+
+
+@settings(max_examples=30)
+@given(random_trees())
+def test_input_frame_is_not_mutated(rt):
+    before = rt.frame.copy(deep=True)
+    Hierarchy.from_counts(rt.frame, size="size", count="count", levels=rt.levels)
+    pd.testing.assert_frame_equal(rt.frame, before)
+
+
+def test_persons_frame_is_not_mutated(toy_persons):
+    before = toy_persons.copy(deep=True)
+    Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+    pd.testing.assert_frame_equal(toy_persons, before)
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("sizes, problem", [
+    ([1, -2, 3], "negative group size"),
+    ([1, 2.5, 3], "fractional group size"),
+    ([1, None, 3], "missing group size"),
+    ([1, float("nan"), 3], "missing group size"),
+    (["1", "two", "3"], "must be a number"),
+    ([1, float("inf"), 3], "infinite group size"),
+])
+def test_bad_group_sizes(sizes, problem):
+    groups = pd.DataFrame({"r": ["a", "a", "b"], "size": sizes})
+    with pytest.raises(ValueError, match=problem):
+        Hierarchy.from_groups(groups, size="size", levels=["r"])
+
+
+def test_bad_size_error_names_the_row():
+    groups = pd.DataFrame({"r": ["a", "a", "b"], "size": [1, -2, 3]}, index=[10, 11, 12])
+    with pytest.raises(ValueError, match=r"column 'size'.*rows 11"):
+        Hierarchy.from_groups(groups, size="size", levels=["r"])
+
+
+def test_group_in_two_leaves(toy_persons):
+    toy_persons.loc[7, "group"] = 1  # Nick (region b) joins group 1 (region a)
+    with pytest.raises(ValueError, match="more than one region"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+
+
+def test_missing_group_id(toy_persons):
+    toy_persons["group"] = toy_persons["group"].astype(object)
+    toy_persons.loc[2, "group"] = None
+    with pytest.raises(ValueError, match="missing group id"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+
+
+@pytest.mark.parametrize("label, problem", [(None, "missing region label"), ("  ", "empty region label")])
+def test_missing_level_values(toy_persons, label, problem):
+    toy_persons.loc[4, "region"] = label
+    with pytest.raises(ValueError, match=problem):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+
+
+def test_empty_table():
+    with pytest.raises(ValueError, match="table is empty"):
+        Hierarchy.from_persons(pd.DataFrame({"group": [], "region": []}), group="group", levels=["region"])
+    with pytest.raises(ValueError, match="table is empty"):
+        Hierarchy.from_counts(pd.DataFrame({"r": [], "size": [], "n": []}), size="size", count="n", levels=["r"])
+
+
+def test_missing_column(toy_persons):
+    with pytest.raises(ValueError, match="missing column"):
+        Hierarchy.from_persons(toy_persons, group="household", levels=["region"])
+    with pytest.raises(ValueError, match="expected a pandas DataFrame"):
+        Hierarchy.from_groups({"size": [1]}, size="size", levels=[])
+
+
+def test_negative_count():
+    counts = pd.DataFrame({"r": ["a", "b"], "size": [1, 2], "n": [3, -1]})
+    with pytest.raises(ValueError, match="negative number of groups"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+
+
+@pytest.mark.parametrize("empty", ["a", "b", "c"])  # first, middle and last leaf
+def test_empty_region(empty):
+    counts = pd.DataFrame({"r": ["a", "a", "b", "c"], "size": [1, 2, 3, 4], "n": [3, 1, 2, 5]})
+    counts.loc[counts["r"] == empty, "n"] = 0
+    with pytest.raises(ValueError, match=rf"empty region\(s\) with no groups: {empty}$"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+
+
+def test_level_runs_groups_with_empty_nodes():
+    # Nodes 0 and 2 own no runs; node 1 owns two, node 3 one.
+    runs = LevelRuns(np.array([0, 0, 2, 2, 3]), np.array([1, 4, 2]), np.array([5, 6, 7]))
+    np.testing.assert_array_equal(runs.groups(), [0, 11, 0, 7])
+    np.testing.assert_array_equal(runs.node_ids(), [1, 1, 3])
+    sizes, counts = runs.node(2)
+    assert sizes.size == 0 and counts.size == 0
+    np.testing.assert_array_equal(LevelRuns(np.zeros(1, np.int64), np.zeros(0, np.int64),
+                                            np.zeros(0, np.int64)).groups(), [])
+
+
+def test_aggregate_runs_sums_and_sorts():
+    runs = aggregate_runs(np.array([1, 0, 1, 1, 0]), np.array([3, 2, 1, 3, 2]), np.array([1, 1, 4, 2, 0]), 3)
+    np.testing.assert_array_equal(runs.ptr, [0, 1, 3, 3])
+    np.testing.assert_array_equal(runs.sizes, [2, 1, 3])
+    np.testing.assert_array_equal(runs.counts, [1, 4, 3])
+
+
+def test_too_many_levels():
+    cols = {f"l{k}": ["x"] for k in range(MAX_DEPTH + 1)}
+    groups = pd.DataFrame({**cols, "size": [1]})
+    with pytest.raises(ValueError, match=f"at most {MAX_DEPTH} levels"):
+        Hierarchy.from_groups(groups, size="size", levels=list(cols))
+
+
+def test_doctests():
+    import doctest
+
+    import cocoviz.hierarchy
+    assert doctest.testmod(cocoviz.hierarchy).failed == 0
