@@ -77,7 +77,98 @@ def _run_data(args: argparse.Namespace) -> int:
 
 
 def _add_experiment(sub: argparse._SubParsersAction) -> None:
-    """Register ``experiment`` (paper reproduction); filled in by the experiments module's owner."""
+    """Register ``experiment``: run one or more of the paper's experiments and write their files.
+
+    ``python -m cocoviz experiment table3 [--out results] [--scale S] [--trials 10] [--workers 2]``
+    ``python -m cocoviz experiment all`` | ``experiment --list``
+
+    Each experiment writes ``<out>/<name>/``: ``trials.csv`` (one row per trial,
+    level and node), ``summary.csv`` (mean and standard error per level),
+    ``table.md``, ``figures.html``, ``config.json`` and PNGs when kaleido works.
+    """
+    import os
+    import time
+
+    from cocoviz.experiments import EXPERIMENTS, PAPER_DATASETS, default_workers
+
+    names = list(EXPERIMENTS)
+    parser = sub.add_parser(
+        "experiment", help="reproduce the paper's experiments (tables, figures, CSV)",
+        description="Run the paper's experiments on the synthetic stand-ins and write CSV, a markdown table "
+                    "and plotly figures (HTML, and PNG when kaleido works) to OUT/NAME/. Experiments: "
+                    + "; ".join(f"{e.name}: {e.title}" for e in EXPERIMENTS.values()) + ".")
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"experiment(s) to run: {', '.join(names)} or all")
+    parser.add_argument("--list", action="store_true", help="list the experiments and the paper's findings")
+    parser.add_argument("--out", default="results", help="output folder (default: results)")
+    parser.add_argument("--scale", type=float, default=None,
+                        help="dataset scale, a fraction of the paper's data (default: each dataset's bundled scale)")
+    parser.add_argument("--trials", type=int, default=10, help="independent trials (default 10, as the paper)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the noise (default 0)")
+    parser.add_argument("--data-seed", type=int, default=0,
+                        help="seed of the synthetic data (default 0: the bundled files)")
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help=f"processes (default {default_workers()}; 1 runs inline)")
+    parser.add_argument("--datasets", default=None,
+                        help=f"comma-separated subset of {','.join(PAPER_DATASETS)} (default: the paper's)")
+    parser.add_argument("--epsilons", default=None,
+                        help="comma-separated ε grid (per level; the total for table4) instead of the default")
+    parser.add_argument("--max-size", type=int, default=None, help="public bound K (default 100,000)")
+    parser.add_argument("--whole-country", action="store_true",
+                        help="figure6/table4 on national / state / county instead of the West Coast cut (slow)")
+    parser.add_argument("--no-png", action="store_true", help="write HTML figures only")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def progress_bar(label: str):
+        start = time.perf_counter()
+        interactive = sys.stderr.isatty()
+        last = [-1.0]
+
+        def show(done: int, total: int) -> None:
+            now = time.perf_counter() - start
+            # On a terminal redraw in place; in a log print a line every ~10% and at the end.
+            if not interactive and done not in (0, total) and done < total * (last[0] + 0.1):
+                return
+            last[0] = done / total if total else 1.0
+            width = 30
+            filled = int(width * done / total) if total else width
+            eta = f", {now / done * (total - done):.0f} s left" if 0 < done < total else ""
+            line = f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} releases, {now:.0f} s{eta}"
+            print(("\r" + line) if interactive else line, end="" if interactive and done < total else "\n",
+                  file=sys.stderr, flush=True)
+
+        return show
+
+    def run(args: argparse.Namespace) -> int:
+        from cocoviz.experiments import run_experiment
+
+        if args.list:
+            for e in EXPERIMENTS.values():
+                print(f"{e.name:8s} {e.title}\n         paper: {e.finding}\n         default datasets: "
+                      f"{', '.join(e.datasets)}; ε grid: {', '.join(f'{x:g}' for x in e.epsilons)}")
+            return 0
+        chosen = names if args.names == ["all"] else args.names
+        if not chosen:
+            raise ValueError(f"name an experiment ({', '.join(names)} or all), or use --list")
+        unknown = [n for n in chosen if n not in EXPERIMENTS]
+        if unknown:
+            raise ValueError(f"unknown experiment(s) {unknown}; choose from {', '.join(names)} or all")
+        datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
+        try:
+            epsilons = [float(x) for x in args.epsilons.split(",") if x.strip()] if args.epsilons else None
+        except ValueError:
+            raise ValueError(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
+        for name in chosen:
+            result = run_experiment(name, out=args.out, scale=args.scale, trials=args.trials, seed=args.seed,
+                                    data_seed=args.data_seed, whole_country=args.whole_country,
+                                    workers=args.workers, datasets=datasets,
+                                    epsilons=epsilons, max_size=args.max_size, png=False if args.no_png else None,
+                                    progress=None if args.quiet else progress_bar(name))
+            folder = os.path.join(args.out, name)
+            written = sorted(os.listdir(folder))
+            print(f"{name}: {result.seconds:.0f} s, wrote {folder}/ ({', '.join(written)})")
+        return 0
+
+    parser.set_defaults(handler=run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
