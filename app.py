@@ -1,0 +1,21 @@
+"""cocoviz dashboard: differentially private hierarchical count-of-counts histograms.
+
+Run:  streamlit run app.py
+
+The entry point only sets the page up and hands over to the chosen page
+(Explore is the landing page); settings shared between pages live in
+``st.session_state`` (see ``dashboard/state.py``).
+"""
+
+import streamlit as st
+
+st.set_page_config(page_title="cocoviz — private count-of-counts", page_icon=":material/bar_chart:", layout="wide")
+
+PAGES = [
+    st.Page("pages/explore.py", title="Explore", icon=":material/search:", default=True),
+    st.Page("pages/merging.py", title="Weighted vs. plain averaging", icon=":material/balance:"),
+    st.Page("pages/methods.py", title="Method selection", icon=":material/alt_route:"),
+    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
+]
+
+st.navigation(PAGES).run()

@@ -1,0 +1,266 @@
+"""Widgets shared by the pages: dataset choice (bundled or uploaded), levels, release parameters, node picker.
+
+Every widget key goes through :mod:`dashboard.state`, so values survive page
+changes.  Tooltips (``help=``) explain ε, K, p, Hc, Hg and emd.
+"""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from cocoviz.estimators import DEFAULT_P
+from cocoviz.hierarchy import Hierarchy
+from dashboard import data, state
+from dashboard.engine import Params, guard
+
+HELP = {
+    "epsilon": ("ε (epsilon) is the privacy-loss budget of this level. Smaller ε = more noise = stronger privacy. "
+                "Levels compose sequentially, so the total ε is the sum over levels; the nodes of one level hold "
+                "disjoint people and share their level's ε in parallel."),
+    "method": ("How each node of this level is measured. **Hc**: noise on the cumulative histogram Hc[j] = groups "
+               "of size ≤ j (0..K−1), then isotonic regression; good on dense data. **Hg**: noise on the sorted group "
+               "sizes (one value per group), then isotonic regression; good on sparse data with large gaps. "
+               "**naive**: noise on H itself (orders of magnitude worse; shown for comparison)."),
+    "p": ("Loss of the isotonic regression that repairs the noisy Hc or Hg: p = 1 (least absolute deviations, "
+          "block medians) or p = 2 (least squares, block means). Default: Hc p = 1, Hg p = 2."),
+    "K": ("K is a public upper bound on group size. Hc and naive measure sizes 0..K, so their cost grows with K. "
+          "It must come from public knowledge, never from the private data, and must be at least the largest group "
+          "(the engine refuses a smaller K rather than silently truncating)."),
+    "emd": ("emd (earthmover's distance) = the number of persons to add to or remove from groups to turn the true "
+            "histogram into the private one: Σ_j |Hc[j] − Ĥc[j]|. Lower is better."),
+    "omniscient": ("The omniscient reference knows which groups exist and adds Laplace(1/ε) noise to each size: its "
+                   "expected emd is G/ε. A yardstick for a good error."),
+    "consistency": ("top-down: the paper's Algorithm 1 (match parent groups to children's, merge, back-substitute). "
+                    "bottom-up: the whole budget on the leaves, parents are sums. none: independent per-node "
+                    "estimates (parents ≠ Σ children)."),
+    "merge": ("How a parent's and a child's estimate of one matched group are combined: weighted = inverse-variance "
+              "weights (the paper's choice); plain = simple average."),
+    "seed": "Seed of the fast sampler: the same seed gives the same noise.",
+    "secure": ("Draw the noise with OpenDP's exact discrete Laplace over a cryptographically secure source "
+               "(≈0.2 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release."),
+    "levels": "Which levels of the hierarchy to use; the root is always there. Dropping a middle level attaches its "
+              "children to their grandparent.",
+}
+
+METHOD_OPTIONS = ("Hc", "Hg", "naive")
+EPS_SLIDER = (0.01, 4.0)
+
+
+def level_names(tree: Hierarchy, info: data.DataInfo | None = None) -> list[str]:
+    """Names of the levels, root first (the data card names the root, e.g. "West Coast")."""
+    root = (info.card.get("root") if info is not None else None) or "root"
+    return [str(root), *tree.levels]
+
+
+# --------------------------------------------------------------------- dataset
+def _upload_panel() -> tuple[Hierarchy, data.DataInfo]:
+    sb = st.sidebar
+    file = sb.file_uploader("CSV or Parquet file", type=["csv", "parquet"], key="upload.file",
+                            help="A groups table (one row per group: its regions and its size), a counts table "
+                                 "(per leaf and size, the number of groups) or a persons table (one row per person: "
+                                 "group id and regions).")
+    if file is not None:
+        st.session_state["upload.bytes"] = file.getvalue()
+        st.session_state["upload.name"] = file.name
+    raw = st.session_state.get("upload.bytes")
+    name = st.session_state.get("upload.name", "")
+    kinds = ["groups", "counts", "persons"]
+    kind = sb.radio("Table kind", kinds, horizontal=True,
+                    **state.bind("upload.kind", "groups", valid=kinds.__contains__))
+    levels_text = sb.text_input("Level columns, top down (comma-separated)", **state.bind("upload.levels", ""),
+                                help="e.g. state, county. Leave empty for a single region.")
+    options: dict = {"kind": kind, "levels": [c.strip() for c in levels_text.split(",") if c.strip()]}
+    if kind in ("groups", "counts"):
+        options["size"] = sb.text_input("Size column", **state.bind("upload.size", "size"))
+    if kind == "counts":
+        options["count"] = sb.text_input("Count column", **state.bind("upload.count", "count"))
+    if kind == "persons":
+        options["group"] = sb.text_input("Group id column", **state.bind("upload.group", "group"))
+    if raw is None:
+        st.info("Upload a CSV or Parquet file in the sidebar to explore your own data, or pick a bundled dataset.")
+        st.stop()
+    columns = data.upload_columns(raw, name)
+    if columns:
+        sb.caption(f"Columns in {name}: " + ", ".join(f"`{c}`" for c in columns))
+    tree = guard(data.load_upload, raw, name, **options)
+    digest = data.upload_digest(raw)
+    info = data.DataInfo(key=("upload", digest, tuple(sorted((k, str(v)) for k, v in options.items()))),
+                         label=f"upload: {name}", own_data=True, public_max_size=None,
+                         card={"name": name, "description": "your upload"})
+    return tree, info
+
+
+def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
+    """Sidebar: dataset (bundled or upload) and levels to keep.
+
+    Returns the tree restricted to the chosen levels, its info, and the full tree.
+    """
+    sb = st.sidebar
+    sb.header("Data")
+    names = data.dataset_names() + [data.UPLOAD]
+    choice = sb.selectbox("Dataset", names, **state.bind("dataset", data.default_dataset(), valid=names.__contains__),
+                          help="A bundled synthetic stand-in of the paper's data, or your own file.")
+    if choice == data.UPLOAD:
+        full, info = _upload_panel()
+    else:
+        full = guard(data.load_bundled, choice)
+        card = data.data_card(choice)
+        info = data.DataInfo(key=("bundled", choice), label=choice, own_data=True,
+                             public_max_size=data.public_bound(card), card=card)
+    all_levels = list(full.levels)
+    chosen = sb.multiselect("Levels below the root", all_levels, help=HELP["levels"],
+                            **state.bind(f"levels.{info.label}", all_levels,
+                                         valid=lambda v: isinstance(v, list) and set(v) <= set(all_levels)))
+    chosen = [name for name in all_levels if name in set(chosen)]
+    tree = guard(data.restrict, full, chosen)
+    return tree, info, full
+
+
+def describe_tree(tree: Hierarchy, info: data.DataInfo) -> str:
+    s = tree.summary()
+    nodes = " / ".join(f"{n:,}" for n in s["nodes_per_level"])
+    return (f"**{info.label}** — {s['groups']:,} groups, {s['persons']:,} persons, {s['distinct_sizes']:,} distinct "
+            f"sizes; nodes per level (root first): {nodes}")
+
+
+def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> int:
+    """The public bound K (default: the data card's bound, else a rounded-up value)."""
+    box = container or st.sidebar
+    suggested = data.suggested_k(info, tree)
+    value = box.number_input("K — public bound on group size", min_value=1, max_value=10_000_000, step=1,
+                             help=HELP["K"], **state.bind(f"K.{info.label}", suggested))
+    if info.public_max_size is None:
+        box.caption(f"Suggested K = {suggested:,}: the largest group rounded up — from the data itself, so for "
+                    "exploration only; a formal release needs a K from public knowledge.")
+    else:
+        box.caption(f"Suggested K = {info.public_max_size:,}: the public bound from the data card.")
+    return int(value)
+
+
+# ------------------------------------------------------------ release controls
+def _clip_to_slider(v) -> float:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        v = 1.0
+    return round(min(max(v, EPS_SLIDER[0]), EPS_SLIDER[1]), 2)
+
+
+def _copy(src: str, dst: str) -> None:
+    state.put(dst, state.get(src))
+
+
+def epsilon_control(level: int, name: str, *, container=None, default: float = 1.0) -> float:
+    """A slider and an exact number for ε of one level, both bound to one setting ``eps.<level>``.
+
+    The slider shows the value clipped to its range; the number shows it
+    exactly (and accepts 0 or a large ε, which the engine then judges).
+    """
+    box = container or st.sidebar
+    setting = f"eps.{level}"
+    c1, c2 = box.columns([3, 2])
+    # Both widgets store into eps.<level> through their own bound names.
+    state.default(setting, default)
+    state.put(f"eps_s.{level}", _clip_to_slider(state.get(setting)))
+    state.put(f"eps_n.{level}", state.get(setting))
+    c1.slider("ε", EPS_SLIDER[0], EPS_SLIDER[1], step=0.01, help=HELP["epsilon"],
+              **state.bind(f"eps_s.{level}", 1.0, on_change=_copy, args=(f"eps_s.{level}", setting)))
+    c2.number_input("exact ε", min_value=0.0, max_value=1000.0, step=0.01, format="%.3f",
+                    help=f"Type an exact ε (> 0) for level {level} ({name}).",
+                    **state.bind(f"eps_n.{level}", 1.0, on_change=_copy, args=(f"eps_n.{level}", setting)))
+    value = state.get(setting)
+    return float(value) if value is not None else 0.0
+
+
+def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
+    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure. Returns (params, secure)."""
+    sb = st.sidebar
+    sb.header("Release")
+    names = level_names(tree, info)
+    eps, methods, ps = [], [], []
+    for level, name in enumerate(names):
+        with sb.expander(f"Level {level}: {name}", expanded=level == 0 or len(names) <= 3):
+            eps.append(epsilon_control(level, name, container=st))
+            c1, c2 = st.columns(2)
+            method = c1.selectbox("method", METHOD_OPTIONS, help=HELP["method"],
+                                  **state.bind(f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__))
+            p = c2.selectbox("p", ["default", 1, 2], help=HELP["p"], disabled=method == "naive",
+                             **state.bind(f"p.{level}", "default", valid=("default", 1, 2).__contains__),
+                             format_func=lambda v, m=method: f"default ({DEFAULT_P[m]})" if v == "default" else str(v))
+            methods.append(method)
+            ps.append(None if p == "default" or method == "naive" else int(p))
+    max_size = k_control(tree, info)
+    consistency = sb.radio("Consistency", ["top-down", "bottom-up", "none"], help=HELP["consistency"],
+                           horizontal=True, **state.bind("consistency", "top-down"))
+    merge = sb.radio("Merge", ["weighted", "average"], help=HELP["merge"], horizontal=True,
+                     **state.bind("merge", "weighted"),
+                     format_func=lambda m: "weighted" if m == "weighted" else "plain average",
+                     disabled=consistency != "top-down")
+    seed = sb.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **state.bind("seed", 0),
+                           help=HELP["seed"])
+    secure = sb.toggle("Secure release (OpenDP sampler)", **state.bind("secure", False), help=HELP["secure"])
+    params = Params(tuple(eps), tuple(methods), tuple(ps), int(max_size), consistency, merge, int(seed), bool(secure))
+    return params, bool(secure)
+
+
+# --------------------------------------------------------------- long sweeps
+#: Sweeps estimated to take longer than this wait for a click instead of running on every change.
+AUTO_RUN_SECONDS = 8.0
+
+
+def run_gate(name: str, n_runs: int, seconds: float):
+    """Whether to run a sweep now: automatically when it is quick (and auto-run is on), else on a click.
+
+    Returns ``(go, clear)``: ``clear()`` removes the button and its note once the sweep has run.
+    """
+    auto = st.toggle("Run automatically when settings change (quick sweeps only)",
+                     **state.bind(f"{name}.auto", True),
+                     help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait "
+                          "for the button.")
+    quick = seconds <= AUTO_RUN_SECONDS
+    slot = st.empty()
+    if auto and quick:
+        return True, slot.empty
+    label = f"Run {n_runs:,} releases (≈{seconds:,.0f} s)" if seconds >= 1 else f"Run {n_runs:,} releases"
+    with slot.container():
+        clicked = st.button(label, type="primary", key=f"{name}.run")
+        if not clicked:
+            st.info(f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s; results are cached once "
+                    "computed." + ("" if quick else " Lower the trials, the ε values or K to make it quicker."))
+    return clicked, slot.empty
+
+
+# ------------------------------------------------------------------ node picker
+STAY = "— (this node) —"
+
+
+def node_picker(tree: Hierarchy, data_label: str) -> tuple[str, ...]:
+    """Drill-down selectboxes, root → child → …; returns the chosen node's path."""
+    names = level_names(tree)
+    path: tuple[str, ...] = ()
+    cols = st.columns(max(tree.depth, 1))
+    if tree.depth == 0:
+        cols[0].markdown("Node: **(root)** — this hierarchy has no levels below the root.")
+        return path
+    for level in range(1, tree.depth + 1):
+        children = [c[-1] for c in tree.children(path)]
+        options = [STAY, *children]
+        pick = cols[level - 1].selectbox(f"{names[level]} in {'/'.join(path) or 'root'}", options,
+                                         help=f"Pick a {names[level]} to drill down; '{STAY}' stays at the level "
+                                              "above.",
+                                         **state.bind(f"node.{data_label}.{level}", STAY, valid=options.__contains__))
+        if pick == STAY:
+            # Deeper pickers would be meaningless: reset them.
+            for deeper in range(level + 1, tree.depth + 1):
+                st.session_state.pop(state.key(f"node.{data_label}.{deeper}"), None)
+            break
+        path = (*path, pick)
+    return path
+
+
+def fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.1f}"

@@ -1,0 +1,189 @@
+"""Dataset access for the dashboard: bundled datasets and uploads, cached.
+
+A :class:`cocoviz.Hierarchy` is not hashable, so bundled data is cached by
+(name, scale, seed) and uploads by a hash of their bytes and options, with
+``st.cache_resource`` (one shared object, never copied).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+import streamlit as st
+
+from cocoviz.hierarchy import Hierarchy
+
+UPLOAD = "upload your own…"
+
+
+def _module(name: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def datasets_module():
+    """``cocoviz.datasets`` when it is installed (with its API), else None."""
+    mod = _module("cocoviz.datasets")
+    return mod if hasattr(mod, "dataset_names") and hasattr(mod, "load_dataset") else None
+
+
+def toy_persons() -> pd.DataFrame:
+    """The slides' Persons table (Kuo et al.): 8 persons in 4 groups, regions a and b."""
+    mod = datasets_module()
+    if mod is not None and hasattr(mod, "toy_persons"):
+        return mod.toy_persons()
+    return pd.DataFrame({"person": ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"],
+                         "group": [1, 1, 1, 1, 2, 2, 3, 4],
+                         "region": ["a", "a", "a", "a", "b", "b", "a", "b"]})
+
+
+def toy_tree() -> Hierarchy:
+    """The slides' example as a hierarchy: root → a, b."""
+    return Hierarchy.from_persons(toy_persons(), group="group", levels=["region"])
+
+
+@dataclass(frozen=True)
+class DataInfo:
+    """What the pages need to know about the loaded data, besides the tree itself."""
+
+    key: tuple                  # cache key: identifies the data for every later cache
+    label: str                  # shown to the user
+    own_data: bool              # true counts may be shown: uploads (the user's own) and synthetic bundles
+    public_max_size: int | None  # a public bound K, when the data card states one
+    card: dict = field(default_factory=dict)
+
+
+def dataset_names() -> list[str]:
+    mod = datasets_module()
+    if mod is not None:
+        return list(mod.dataset_names())
+    return ["toy"]  # only until cocoviz.datasets is installed
+
+
+def default_dataset() -> str:
+    mod = datasets_module()
+    names = dataset_names()
+    preferred = getattr(mod, "DEFAULT_DATASET", None) if mod is not None else None
+    return preferred if preferred in names else names[0]
+
+
+@st.cache_resource(show_spinner="Loading the dataset…", max_entries=8)
+def load_bundled(name: str, scale: float | None = None, seed: int = 0) -> Hierarchy:
+    mod = datasets_module()
+    if mod is None:
+        return toy_tree()
+    return mod.load_dataset(name, scale=scale, seed=seed)
+
+
+@st.cache_data(show_spinner=False)
+def data_card(name: str) -> dict:
+    """The data card of a bundled dataset as a dict (name only when none is available)."""
+    mod = datasets_module()
+    fn = getattr(mod, "dataset_card", None) if mod is not None else None
+    if fn is None:
+        return {"name": name}
+    try:
+        card = fn(name)
+    except (TypeError, ValueError, KeyError, OSError):
+        return {"name": name}
+    return dict(card) if isinstance(card, dict) else {"name": name, "description": str(card)}
+
+
+@st.cache_data(show_spinner=False)
+def card_markdown(name: str) -> str | None:
+    """The data card as Markdown, when the datasets module renders one."""
+    mod = datasets_module()
+    fn = getattr(mod, "card_markdown", None) if mod is not None else None
+    if fn is None:
+        return None
+    try:
+        return str(fn(name))
+    except (TypeError, ValueError, KeyError, OSError):
+        return None
+
+
+def public_bound(card: dict) -> int | None:
+    """The public bound on group size stated by a data card, if any."""
+    for k in ("public_max_size",):
+        v = card.get(k)
+        if isinstance(v, (int, float)) and v >= 1 and math.isfinite(v):
+            return int(v)
+    return None
+
+
+def suggested_k(info: DataInfo, tree: Hierarchy) -> int:
+    """The K to propose: the data card's public bound, else the largest group rounded up to 1-2-5.
+
+    The fallback reads the private data (like the engine's own check); it is a
+    convenience for exploration, and the page says so.
+    """
+    if info.public_max_size is not None and info.public_max_size >= tree.max_size:
+        return info.public_max_size
+    m = max(tree.max_size, 1)
+    exp = 10 ** int(math.floor(math.log10(m)))
+    for mult in (1, 2, 5, 10):
+        if mult * exp >= m:
+            return int(mult * exp)
+    return int(10 * exp)  # pragma: no cover
+
+
+@st.cache_resource(show_spinner="Reading the upload…", max_entries=4)
+def _load_upload(digest: str, _data: bytes, filename: str, options: tuple) -> Hierarchy:
+    from cocoviz.io import load_upload as read
+
+    kwargs = dict(options)
+    return read(_data, filename=filename, form=kwargs.pop("kind", None), **kwargs)
+
+
+def load_upload(data: bytes, filename: str, **options) -> Hierarchy:
+    """Hierarchy from uploaded bytes through :func:`cocoviz.io.load_upload` (ValueError with a clear message on
+    bad input).  ``options``: kind (the table's form), levels, size, count, group."""
+    digest = hashlib.sha256(data).hexdigest()
+    return _load_upload(digest, data, filename, tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                                              for k, v in options.items())))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _upload_columns(digest: str, _data: bytes, filename: str) -> list[str] | None:
+    from cocoviz.io import read_table
+
+    try:
+        return [str(c) for c in read_table(_data, filename=filename).columns]
+    except ValueError:
+        return None
+
+
+def upload_columns(data: bytes, filename: str) -> list[str] | None:
+    """The column names of an uploaded table (None when it cannot be read: the loader then says why)."""
+    return _upload_columns(hashlib.sha256(data).hexdigest(), data, filename)
+
+
+def upload_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def restrict(tree: Hierarchy, levels: list[str]) -> Hierarchy:
+    """The tree with only ``levels`` kept (itself when all are kept)."""
+    if list(levels) == list(tree.levels):
+        return tree
+    return _restricted(id(tree), tree, tuple(levels))
+
+
+_RESTRICTED: dict = {}
+
+
+def _restricted(tree_id: int, tree: Hierarchy, levels: tuple) -> Hierarchy:
+    key = (tree_id, levels)
+    hit = _RESTRICTED.get(key)
+    if hit is None or hit[0] is not tree:
+        if len(_RESTRICTED) > 16:
+            _RESTRICTED.clear()
+        hit = (tree, tree.keep_levels(list(levels)))
+        _RESTRICTED[key] = hit
+    return hit[1]

@@ -1,0 +1,181 @@
+"""Method selection: which method mix (Hc / Hg per level) works best on this data, and the private way to choose."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import cocoviz
+from cocoviz import plots
+from dashboard import controls, engine, state, sweeps
+from dashboard.controls import HELP
+
+st.title("Method selection")
+st.caption("Every mix of Hc and Hg across the levels, top-down with weighted merging, against bottom-up (the whole "
+           "budget on the leaves) and naive; error per level against ε per level, mean ± standard error over N "
+           "trials. Hc tends to win on dense data (many distinct sizes), Hg on sparse data with large gaps.")
+
+tree, info, _full = controls.dataset_panel()
+max_size = controls.k_control(tree, info)
+seed = int(st.sidebar.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1,
+                                   **state.bind("seed", 0), help=HELP["seed"]))
+names = controls.level_names(tree, info)
+n_levels = tree.depth + 1
+st.markdown(controls.describe_tree(tree, info))
+
+mixes = sweeps.all_mixes(n_levels)
+mix_labels = [sweeps.mix_label(m) for m in mixes]
+BU_HC, BU_HG, NAIVE = "bottom-up (Hc leaves)", "bottom-up (Hg leaves)", "naive×…×naive"
+extra = {BU_HC: sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", BU_HC),
+         BU_HG: sweeps.Config(("Hg",) * n_levels, "bottom-up", "weighted", BU_HG),
+         NAIVE: sweeps.Config(("naive",) * n_levels, "top-down", "weighted", NAIVE)}
+options = mix_labels + list(extra)
+
+# Stateful tabs: only the open tab runs (a sweep is not recomputed while you read the tables).
+tab_sweep, tab_tables, tab_select = st.tabs(["Error against ε", "Tables 3 and 4", "Private algorithm selection"],
+                                            key="methods.tab", on_change="rerun")
+
+
+# ------------------------------------------------------------------ the sweep
+def sweep_tab() -> None:
+    """Every candidate's error per level against ε."""
+    c1, c2, c3 = st.columns([3, 4, 1])
+    eps_grid = c1.multiselect("ε per level", [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
+                              **state.bind("methods.eps", [0.25, 0.5, 1.0, 2.0]), help=HELP["epsilon"])
+    chosen = c2.multiselect("Candidates", options,
+                            help=HELP["method"] + " Bottom-up spends ε per level × levels on the leaves, so every "
+                                 "series has the same total ε.",
+                            **state.bind(f"methods.configs.{n_levels}",
+                                         (mix_labels if len(mix_labels) <= 8 else mix_labels[:2]) + [BU_HC],
+                                         valid=lambda v: isinstance(v, list) and set(v) <= set(options)))
+    trials = int(c3.number_input("Trials N", min_value=1, max_value=100, step=1,
+                                 **state.bind("methods.trials", 10), help="Noise draws per point."))
+    if not eps_grid or not chosen:
+        st.error("Choose at least one ε per level and one candidate.", icon=":material/warning:")
+    else:
+        configs = [extra[c] if c in extra else sweeps.Config(mixes[mix_labels.index(c)], "top-down", "weighted")
+                   for c in chosen]
+        eps_grid = sorted(eps_grid)
+        key = sweeps.sweep_key(info.key, tree, configs, eps_grid, trials, max_size, seed)
+        raw = sweeps.cached(key)
+        if raw is None:
+            n_runs = len(configs) * len(eps_grid) * trials
+            seconds = sweeps.estimated_seconds(tree, configs, eps_grid, trials, max_size)
+            go, clear = controls.run_gate("methods", n_runs, seconds)
+            if go:
+                bar = st.progress(0.0, text=f"Running {n_runs} releases…")
+                raw = engine.guard(sweeps.run, info.key, tree, configs, eps_grid, trials, max_size, seed,
+                                   progress=lambda d, t: bar.progress(d / t, text=f"{d} / {t} releases"))
+                bar.empty()
+                clear()
+        if raw is not None:
+            summary = sweeps.summarize(raw)
+            st.plotly_chart(plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
+                            theme="streamlit", key="methods_fig")
+            st.subheader("Best candidate per level")
+            best = summary.loc[summary.groupby(["level", "epsilon"])["mean"].idxmin()]
+            table = best.assign(cell=[f"{s} ({m:,.1f})" for s, m in zip(best["series"], best["mean"])]) \
+                .pivot(index="level", columns="epsilon", values="cell")
+            table.index = [f"{k}: {names[int(k)]}" for k in table.index]
+            table.columns = [f"ε = {e:g}" for e in table.columns]
+            st.dataframe(table, width="stretch")
+            wins = best.groupby("level")["series"].agg(lambda s: s.value_counts().index[0])
+            st.markdown("**Most often best, per level:** " + "; ".join(
+                f"{names[int(k)]}: {v}" for k, v in wins.items()))
+            with st.expander("All results (mean ± se per level and ε)"):
+                st.dataframe(summary, hide_index=True, width="stretch")
+
+
+# --------------------------------------------------------------- tables 3 and 4
+def tables() -> None:
+    """Tables in the form of the paper's Tables 3 and 4, computed on request."""
+    c1, c2 = st.columns([1, 1])
+    t_eps = c1.number_input("ε (Table 3: per level; Table 4: total)", min_value=0.0, max_value=100.0, step=0.1,
+                            format="%.3f", **state.bind("methods.table_eps", 1.0), help=HELP["epsilon"])
+    t_trials = int(c2.number_input("Trials", min_value=1, max_value=100, step=1,
+                                   **state.bind("methods.table_trials", 10)))
+    if t_eps <= 0:
+        st.error("ε must be a finite number > 0.", icon=":material/warning:")
+        return
+    table3 = [sweeps.Config((m,) * n_levels, "none", "weighted", m) for m in ("naive", "Hc", "Hg")]
+    per_level = float(t_eps) / n_levels
+    table4 = [sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", "BU"),
+              sweeps.Config(("Hc",) * n_levels, "top-down", "weighted", "Hc")]
+    raw3 = sweeps.cached(sweeps.sweep_key(info.key, tree, table3, [float(t_eps)], t_trials, max_size, seed))
+    raw4 = sweeps.cached(sweeps.sweep_key(info.key, tree, table4, [per_level], t_trials, max_size, seed))
+    if raw3 is None or raw4 is None:
+        n_runs = (len(table3) + len(table4)) * t_trials
+        if not st.button(f"Compute the tables ({n_runs} releases)", type="primary", key="tables_run"):
+            st.info("Naive measures K + 1 cells per node and is slow for a large K: the tables are computed on "
+                    "request.")
+            return
+        bar = st.progress(0.0, text="Table 3…")
+        raw3 = engine.guard(sweeps.run, info.key, tree, table3, [float(t_eps)], t_trials, max_size, seed,
+                            progress=lambda d, t: bar.progress(d / t, text=f"Table 3: {d} / {t} releases"))
+        raw4 = engine.guard(sweeps.run, info.key, tree, table4, [per_level], t_trials, max_size, seed,
+                            progress=lambda d, t: bar.progress(d / t, text=f"Table 4: {d} / {t} releases"))
+        bar.empty()
+    s3 = sweeps.summarize(raw3)
+    top = s3[s3["level"] == 0].set_index("series")["mean"].reindex(["naive", "Hc", "Hg"])
+    t3 = pd.DataFrame({info.label: top.to_numpy()}, index=["Naive", "Hc", "Hg"])
+    st.markdown(f"**Table 3 form** — average error (emd) at the top level, each node estimated on its own "
+                f"with ε = {t_eps:g}, mean over {t_trials} trial(s)")
+    st.dataframe(t3.style.format("{:,.1f}"), width="stretch")
+    s4 = sweeps.summarize(raw4)
+    rows = []
+    for level in range(n_levels):
+        for series in ("BU", "Hc"):
+            v = s4[(s4["level"] == level) & (s4["series"] == series)]["mean"]
+            rows.append({"level": f"Level {level} ({names[level]})", "method": series,
+                         info.label: float(v.iloc[0]) if len(v) else np.nan})
+    st.markdown(f"**Table 4 form** — bottom-up (total ε = {t_eps:g} on the leaves) against top-down "
+                f"Hc×…×Hc (ε = {per_level:g} per level), mean emd per node")
+    st.dataframe(pd.DataFrame(rows).style.format({info.label: "{:,.1f}"}), hide_index=True, width="stretch")
+
+
+
+# ------------------------------------------------------------ private selection
+def selection_tab() -> None:
+    """Chaudhuri et al.'s private selection among method mixes, with its full cost."""
+    st.markdown("Choosing the best mix by looking at the true errors leaks private information. **Private "
+                "algorithm selection** (Chaudhuri et al.) runs every candidate with the full budget, scores each by "
+                "its total emd plus noise and releases the lowest noisy score — and its privacy cost is **every "
+                "candidate's budget plus the selection's**, by sequential composition.")
+    c1, c2, c3 = st.columns(3)
+    s_eps = c1.number_input("ε per level", min_value=0.0, max_value=100.0, step=0.1, format="%.3f",
+                            **state.bind("select.eps", 1.0), help=HELP["epsilon"])
+    s_sel = c2.number_input("ε of the selection", min_value=0.0, max_value=100.0, step=0.1, format="%.3f",
+                            **state.bind("select.eps_select", 0.1),
+                            help="Budget of the noisy comparison of the candidates' scores.")
+    cands = c3.multiselect("Candidates", mix_labels,
+                           **state.bind(f"select.candidates.{n_levels}", mix_labels[:2],
+                                        valid=lambda v: isinstance(v, list) and set(v) <= set(mix_labels)))
+    n_cands = max(len(cands), 1)
+    total_cost = n_cands * n_levels * float(s_eps) + float(s_sel)
+    st.info(f"Full privacy cost: {len(cands)} candidate(s) × ({n_levels} levels × ε {s_eps:g}) + ε_select "
+            f"{s_sel:g} = **ε = {total_cost:g}**, against {n_levels * s_eps:g} for a single release.",
+            icon=":material/payments:")
+    if st.button("Run the private selection", type="primary", key="select_run"):
+        candidates = [mixes[mix_labels.index(c)] for c in cands]
+        with st.spinner(f"Running {len(candidates)} candidate releases and the noisy selection…"):
+            selection = engine.guard(cocoviz.select_mix, tree, candidates, epsilons=[float(s_eps)] * n_levels,
+                                     epsilon_select=float(s_sel), seed=seed, max_size=max_size)
+        st.session_state["select.result"] = (info.key, tuple(tree.levels), tuple(cands), selection)
+    result = st.session_state.get("select.result")
+    if result is not None and result[0] == info.key and result[1] == tuple(tree.levels):
+        selection = result[3]
+        chosen_label = sweeps.mix_label(selection.candidates[selection.chosen])
+        st.success(f"Selected: **{chosen_label}** — total cost ε = {selection.budget.total:g}", icon=":material/flag:")
+        scores = pd.DataFrame({"candidate": [sweeps.mix_label(c) for c in selection.candidates],
+                               "noisy score (total emd + noise)": selection.noisy_scores,
+                               "chosen": [k == selection.chosen for k in range(len(selection.candidates))]})
+        st.dataframe(scores, hide_index=True, width="stretch")
+        st.code(selection.budget.describe(), language=None, wrap_lines=True)
+        st.caption("Only the chosen release may be published; the others were spent to make the choice.")
+
+
+for tab, body in ((tab_sweep, sweep_tab), (tab_tables, tables), (tab_select, selection_tab)):
+    if tab.open:
+        with tab:
+            body()

@@ -1,0 +1,300 @@
+"""End to end in a real browser: ``streamlit run app.py`` driven by Playwright in Debian's Chromium.
+
+Starts the dashboard headless on a free local port, waits for
+``/_stcore/health``, then opens every page, changes an ε, picks a node,
+downloads the release as CSV and checks its content, checks that no
+exception box appears, and saves a screenshot of each page under
+``artifacts/``.  Timings (first visit, an ε change) go to
+``artifacts/browser_timings.json``.
+
+Playwright must not download a browser here: it launches
+``/usr/bin/chromium``.  The test is skipped (with that reason) only when
+that binary is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
+]
+
+
+WARMUP: dict[str, float] = {}
+
+#: Records, on the browser's own clock (ms since navigation start), when the app's first
+#: elements appear: the page frame, the first metric and the first drawn chart.
+MARKS_SCRIPT = """
+window.__marks = {};
+const observer = new MutationObserver(() => {
+  const t = performance.now(), m = window.__marks;
+  const seen = (k, sel) => { if (!(k in m) && document.querySelector(sel)) m[k] = t; };
+  seen('app', '[data-testid="stApp"]');
+  seen('metric', '[data-testid="stMetric"]');
+  seen('chart', '.js-plotly-plot .main-svg');
+});
+document.addEventListener('DOMContentLoaded', () => observer.observe(document.body, {subtree: true, childList: true}));
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}: {proc.stdout.read() if proc.stdout else ''}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200 and r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url}/_stcore/health did not answer within {timeout:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        # Warm the server as the start script does: one run of app.py (imports, data, default release).
+        start = time.perf_counter()
+        with urllib.request.urlopen(f"{url}/_stcore/script-health-check", timeout=120) as r:
+            assert r.status == 200, r.read()
+        WARMUP["server_warmup_s"] = time.perf_counter() - start
+        yield url
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _idle(page, timeout: float = 60_000) -> None:
+    """Wait until the script run is over (Streamlit's running indicator is gone)."""
+    page.wait_for_timeout(150)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
+        timeout=timeout)
+    page.wait_for_timeout(100)
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
+        '[data-testid="stException"]').first.inner_text()
+
+
+def _shot(page, name: str) -> None:
+    """A screenshot of the whole page: the viewport grows to the main area's height first."""
+    size = page.viewport_size
+    height = page.evaluate("() => Math.max(...[...document.querySelectorAll("
+                           "'[data-testid=\"stMain\"], [data-testid=\"stSidebarContent\"]')]"
+                           ".map(e => e.scrollHeight), 800)")
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 9000)})
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+def _quick_sweep(page) -> None:
+    """On a comparison page: one trial per point, run, and wait for the figure."""
+    trials = page.locator('[data-testid="stNumberInput"]').filter(has_text="Trials N").first.locator("input")
+    trials.fill("1")
+    trials.press("Enter")
+    _idle(page, timeout=180_000)
+    chart = page.locator('[data-testid="stPlotlyChart"]:visible')
+    run = page.locator('[data-testid="stButton"] button:visible').filter(has_text="Run ")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stPlotlyChart\"]') || [...document.querySelectorAll("
+        "'[data-testid=\"stButton\"] button')].some(b => b.innerText.startsWith('Run ') && b.offsetParent)",
+        timeout=180_000)
+    if not chart.count() and run.count():
+        run.first.click()
+    chart.first.wait_for(timeout=180_000)
+    _idle(page, timeout=180_000)
+
+
+def test_dashboard_end_to_end(server, browser):
+    timings: dict[str, float] = dict(WARMUP)
+    context = browser.new_context(viewport={"width": 1500, "height": 2200}, accept_downloads=True)
+    context.add_init_script(MARKS_SCRIPT)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        # First visit: time until the release's numbers are on the page.
+        start = time.perf_counter()
+        page.goto(server)
+        page.locator('[data-testid="stMetric"]').filter(has_text="Total ε spent").first.wait_for()
+        page.locator('[data-testid="stPlotlyChart"]:visible').first.wait_for()
+        page.locator('.js-plotly-plot .main-svg:visible').first.wait_for()
+        timings["first_visit_s"] = time.perf_counter() - start
+        marks = page.evaluate("window.__marks")
+        timings["first_visit_browser_metric_s"] = marks.get("metric", float("nan")) / 1000
+        timings["first_visit_browser_chart_s"] = marks.get("chart", float("nan")) / 1000
+        _idle(page)
+        _no_exception(page)
+        assert _metric(page, "Consistent") == "yes ✓"
+        total = float(_metric(page, "Total ε spent"))
+        _shot(page, "explore")
+
+        # Change ε of the root through its exact-number box.
+        box = page.locator('[data-testid="stNumberInput"]').filter(has_text="exact ε").first.locator("input")
+        start = time.perf_counter()
+        box.fill("0.5")
+        box.press("Enter")
+        page.wait_for_function(
+            "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
+            "m => m.innerText.includes('Total ε spent') && m.innerText.includes(want))",
+            arg=f"{total - 0.5:g}")
+        _idle(page)
+        timings["epsilon_change_s"] = time.perf_counter() - start
+        _no_exception(page)
+
+        # Pick a node one level down.
+        picker = page.locator('[data-testid="stSelectbox"]').filter(has_text=" in ").first
+        picker.click()
+        options = page.locator('[role="option"]')
+        options.nth(1).wait_for()
+        chosen = options.nth(1).inner_text().strip()
+        start = time.perf_counter()
+        options.nth(1).click()
+        page.wait_for_function(
+            "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
+            "m => m.innerText.includes('Node') && m.innerText.includes(want))", arg=chosen)
+        _idle(page)
+        timings["node_pick_s"] = time.perf_counter() - start
+        _no_exception(page)
+
+        # Download the release as CSV and check it.
+        page.get_by_role("tab", name="Downloads").click()
+        button = page.locator('[data-testid="stDownloadButton"]').filter(has_text="Release as CSV").first
+        with page.expect_download() as info:
+            button.locator("button").click()
+        path = info.value.path()
+        rows = list(csv.DictReader(io.StringIO(Path(path).read_text())))
+        assert rows, "the CSV is empty"
+        assert {"level", "node", "size", "private_count", "true_count"} <= set(rows[0])
+        root_rows = [r for r in rows if r["level"] == "0"]
+        assert {r["node"] for r in root_rows} == {"(root)"}
+        private_groups = sum(int(r["private_count"]) for r in root_rows)
+        true_groups = sum(int(r["true_count"]) for r in root_rows)
+        assert private_groups == true_groups > 0          # G is public and kept
+        assert any(r["node"] == chosen or r["node"].endswith("/" + chosen) for r in rows)
+        _shot(page, "explore_node_download")
+
+        # Every other page.
+        for title, name, expect in [("Weighted vs. plain averaging", "merging", "Weighted vs. plain averaging"),
+                                    ("Method selection", "methods", "Method selection"),
+                                    ("Learn", "learn", "Learn: how a private")]:
+            page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+            page.get_by_role("heading", name=expect).first.wait_for()
+            _idle(page)
+            _no_exception(page)
+            if name == "merging":
+                start = time.perf_counter()
+                _quick_sweep(page)
+                timings["merging_sweep_1_trial_s"] = time.perf_counter() - start
+                _no_exception(page)
+            if name == "methods":
+                _shot(page, "methods_sweep_tab")
+                page.get_by_role("tab", name="Private algorithm selection").click()
+                _idle(page)
+                start = time.perf_counter()
+                page.locator('[data-testid="stButton"] button').filter(has_text="Run the private selection").click()
+                page.get_by_text("Selected:").first.wait_for(timeout=120_000)
+                _idle(page, timeout=120_000)
+                timings["private_selection_s"] = time.perf_counter() - start
+                assert "total ε spent" in page.locator('[data-testid="stCode"]').first.inner_text()
+                _no_exception(page)
+            _shot(page, name)
+        # The Learn page draws all its figures.
+        assert page.locator('[data-testid="stPlotlyChart"]').count() >= 7
+
+        # Back on Explore, the changed ε is still there.
+        page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Explore").first.click()
+        page.locator('[data-testid="stMetric"]').filter(has_text="Total ε spent").first.wait_for()
+        _idle(page)
+        assert float(_metric(page, "Total ε spent")) == pytest.approx(total - 0.5)
+        _no_exception(page)
+    finally:
+        (ARTIFACTS / "browser_timings.json").write_text(json.dumps(timings, indent=2))
+        context.close()
+
+
+def test_dark_theme_renders(server, browser):
+    """Streamlit follows the viewer's dark preference; the figures use its theme (screenshots for a look)."""
+    context = browser.new_context(viewport={"width": 1500, "height": 1600}, color_scheme="dark")
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(server)
+        page.locator('.js-plotly-plot .main-svg:visible').first.wait_for()
+        _idle(page)
+        _no_exception(page)
+        background = page.evaluate(
+            "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor")
+        channels = [int(c) for c in background[background.index("(") + 1:background.index(")")].split(",")[:3]]
+        assert sum(channels) < 3 * 80, background          # a dark page
+        _shot(page, "explore_dark")
+        page.goto(server + "/learn")
+        page.locator('.js-plotly-plot .main-svg:visible').first.wait_for()
+        _idle(page)
+        _no_exception(page)
+        _shot(page, "learn_dark")
+    finally:
+        context.close()

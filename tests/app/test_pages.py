@@ -1,0 +1,277 @@
+"""Every page of the dashboard under streamlit.testing's AppTest, on the small toy dataset.
+
+Each page: runs on its defaults without an exception; changing ε or a method
+changes its figures and numbers; bad input gives a message, not a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app_support import APP, assert_clean, errors, new_app, plotly_specs
+
+EXPLORE, MERGING, METHODS, LEARN = "pages/explore.py", "pages/merging.py", "pages/methods.py", "pages/learn.py"
+
+
+def metric(at, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+
+
+# ----------------------------------------------------------------------- Explore
+def test_explore_runs_on_defaults():
+    at = new_app()
+    assert_clean(at)
+    assert not errors(at)
+    assert at.title[0].value == "Explore a private release"
+    assert metric(at, "Total ε spent") == "2"            # toy: root + one level, ε = 1 each
+    assert metric(at, "Consistent") == "yes ✓"
+    assert metric(at, "Node") == "(root)"
+    assert metric(at, "Groups G (public)") == "4"
+    specs = plotly_specs(at)
+    assert len(specs) == 1                               # only the open tab is drawn
+    hist = specs[0]
+    assert [t["name"] for t in hist["data"]] == ["true", "private"]
+    assert hist["data"][0]["y"][:5] == [0, 2, 1, 0, 1]   # the toy's true H
+    assert any("exploration only, not for release" in m.value for m in at.markdown)
+
+
+def test_explore_panels_and_tabs_open_on_request():
+    at = new_app(**{"explore.budget": True, "explore.tab": "Consistency check"})
+    assert_clean(at)
+    assert any("exploration only" in w.value for w in at.warning)
+    assert any("parent = Σ children" in s.value for s in at.success)
+    assert len(plotly_specs(at)) == 2                    # budget bar and the consistency picture
+    for tab in ("Error by size", "Errors per level", "Downloads"):
+        at.session_state["explore.tab"] = tab
+        at.run()
+        assert_clean(at)
+    assert [b.label for b in at.get("download_button")] == ["Release as CSV", "Release as Parquet",
+                                                            "Parameters as JSON"]
+
+
+def test_explore_epsilon_changes_numbers_and_figures():
+    at = new_app(**{"explore.budget": True})
+    before = plotly_specs(at)
+    at.number_input(key="w.eps_n.0").set_value(0.25).run()
+    assert_clean(at)
+    assert metric(at, "Total ε spent") == "1.25"
+    assert at.slider(key="w.eps_s.0").value == 0.25      # the slider follows the exact number
+    after = plotly_specs(at)
+    assert before[0] != after[0]                         # the budget bar
+    at.slider(key="w.eps_s.1").set_value(3.0).run()
+    assert metric(at, "Total ε spent") == "3.25"
+    assert at.number_input(key="w.eps_n.1").value == 3.0
+
+
+def test_explore_method_and_consistency_change_the_release():
+    at = new_app(**{"explore.budget": True})
+    summary = lambda: [json.dumps(d.value.to_dict()) for d in at.dataframe][0]  # budget summary table
+    before = summary()
+    at.selectbox(key="w.method.1").set_value("Hg").run()
+    assert_clean(at)
+    assert before != summary()
+    assert "Hg" in summary()
+    at.radio(key="w.consistency").set_value("none").run()
+    assert_clean(at)
+    assert metric(at, "Total ε spent") == "2"
+
+
+def test_explore_node_picker_drills_down():
+    at = new_app(**{"explore.tab": "Consistency check"})
+    at.selectbox(key="w.node.{}.1".format(at.session_state["cv.dataset"])).set_value("a").run()
+    assert_clean(at)
+    assert metric(at, "Node") == "a"
+    assert metric(at, "Groups G (public)") == "2"
+    assert any("is a leaf" in i.value for i in at.info)   # the consistency tab of a leaf
+
+
+@pytest.mark.parametrize("value", [0.0])
+def test_explore_epsilon_zero_shows_a_message(value):
+    at = new_app()
+    at.number_input(key="w.eps_n.1").set_value(value).run()
+    assert_clean(at)
+    assert any("must be a finite number > 0" in e for e in errors(at))
+
+
+def test_explore_k_below_largest_group_shows_a_message():
+    at = new_app()
+    name = at.session_state["cv.dataset"]
+    at.number_input(key=f"w.K.{name}").set_value(2).run()
+    assert_clean(at)
+    assert any("below the largest group size" in e for e in errors(at))
+
+
+def test_explore_upload_good_and_bad():
+    from dashboard.data import UPLOAD
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    assert_clean(at)
+    assert any("Upload a CSV" in i.value for i in at.info)
+    at.text_input(key="w.upload.levels").set_value("state")
+    at.file_uploader[0].set_value(("bad.csv", b"state,size\nx,1\ny,-3\n", "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert errors(at) and "negative" in errors(at)[0]
+    at.file_uploader[0].set_value(("good.csv", b"state,size\nx,1\nx,3\ny,2\ny,2\n", "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert not errors(at)
+    assert metric(at, "Groups G (public)") == "4"
+    # K below the largest group of the upload (3).
+    at.number_input(key="w.K.upload: good.csv").set_value(2).run()
+    assert any("below the largest group size" in e for e in errors(at))
+
+
+def test_explore_upload_malformed_file():
+    from dashboard.data import UPLOAD
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    at.file_uploader[0].set_value(("junk.csv", b"\x00\x01\x02 not a table", "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert errors(at)
+
+
+def test_explore_secure_release_warns_then_runs():
+    at = new_app(**{"explore.budget": True})
+    at.toggle(key="w.secure").set_value(True).run()
+    assert_clean(at)
+    assert any("noise about" in w.value for w in at.warning)
+    at.button[0].click().run()
+    assert_clean(at)
+    assert any("secure sampler" in s.value for s in at.success)
+
+
+def test_settings_survive_page_changes():
+    at = new_app()
+    at.number_input(key="w.eps_n.0").set_value(0.5).run()
+    at.switch_page(LEARN).run()
+    at.switch_page(EXPLORE).run()
+    assert at.number_input(key="w.eps_n.0").value == 0.5
+    assert metric(at, "Total ε spent") == "1.5"
+
+
+# ----------------------------------------------------------------- the comparisons
+def test_merging_runs_and_reacts_to_epsilon():
+    at = new_app(MERGING, **{"cv.merge.trials": 2})
+    assert_clean(at)
+    assert not errors(at)
+    specs = plotly_specs(at)
+    names = {t["name"] for t in specs[0]["data"]}
+    assert {"Hc×Hc, weighted", "Hc×Hc, plain", "Hg×Hg, weighted", "Hg×Hg, plain"} <= names
+    xs = sorted({x for t in specs[0]["data"] for x in t["x"]})
+    assert xs == [0.25, 0.5, 1.0, 2.0]
+    at.multiselect(key="w.merge.eps").set_value([0.1, 1.0]).run()
+    assert_clean(at)
+    xs = sorted({x for t in plotly_specs(at)[0]["data"] for x in t["x"]})
+    assert xs == [0.1, 1.0]
+    at.multiselect(key="w.merge.eps").set_value([]).run()
+    assert any("at least one ε" in e for e in errors(at))
+
+
+def test_methods_sweep_tables_and_selection():
+    at = new_app(METHODS, **{"cv.methods.trials": 2, "cv.methods.table_trials": 2})
+    assert_clean(at)
+    assert not errors(at)
+    names = {t["name"] for t in plotly_specs(at)[0]["data"]}
+    assert {"Hc×Hc", "Hg×Hg", "Hc×Hg", "Hg×Hc", "bottom-up (Hc leaves)"} <= names
+    assert any("Most often best" in m.value for m in at.markdown)
+    at.session_state["methods.tab"] = "Tables 3 and 4"
+    at.run()
+    at.button(key="tables_run").click().run()
+    assert_clean(at)
+    assert any("Table 3 form" in m.value for m in at.markdown)
+    assert any("Table 4 form" in m.value for m in at.markdown)
+    at.session_state["methods.tab"] = "Private algorithm selection"
+    at.run()
+    at.button(key="select_run").click().run()
+    assert_clean(at)
+    assert any("Selected:" in s.value for s in at.success)
+    assert any("total ε spent" in c.value for c in at.code)
+    # The stated cost: 2 candidates × (2 levels × ε 1) + 0.1.
+    assert any("ε = 4.1" in i.value for i in at.info)
+
+
+def test_methods_bad_inputs_show_messages():
+    at = new_app(METHODS, **{"cv.methods.trials": 1, "methods.tab": "Tables 3 and 4"})
+    at.number_input(key="w.methods.table_eps").set_value(0.0).run()
+    assert_clean(at)
+    assert any("ε must be" in e for e in errors(at))
+    at.session_state["methods.tab"] = "Private algorithm selection"
+    at.run()
+    at.number_input(key="w.select.eps_select").set_value(0.0).run()
+    at.button(key="select_run").click().run()
+    assert_clean(at)
+    assert any("selection must be a finite number > 0" in e for e in errors(at))
+
+
+def test_methods_candidate_change_changes_the_figure():
+    at = new_app(METHODS, **{"cv.methods.trials": 1})
+    at.multiselect(key="w.methods.configs.2").set_value(["Hg×Hg"]).run()
+    assert_clean(at)
+    assert [t["name"] for t in plotly_specs(at)[0]["data"]] == ["Hg×Hg", "Hg×Hg"]   # one per level panel
+
+
+# --------------------------------------------------------------------------- Learn
+def test_learn_runs_and_reacts():
+    at = new_app(LEARN)
+    assert_clean(at)
+    assert not errors(at)
+    assert len(plotly_specs(at)) == 7                    # 3 representations, noise, isotonic, matching, merge
+    assert any("parent = Σ children" in s.value for s in at.success)
+    before = plotly_specs(at)[3]
+    at.slider(key="w.learn.eps").set_value(0.2).run()
+    assert_clean(at)
+    assert plotly_specs(at)[3] != before
+    at.radio(key="w.learn.method").set_value("Hc").run()
+    assert_clean(at)
+    assert any("parent = Σ children" in s.value for s in at.success)
+    at.radio(key="w.learn.example").set_value("groups").run()
+    at.number_input(key="w.learn.K").set_value(3).run()
+    assert_clean(at)
+    assert any("below the largest group" in e for e in errors(at))
+
+
+# ------------------------------------------------------------------ the default data
+def test_explore_on_the_bundled_default():
+    """The landing page as a first visitor sees it: the bundled default dataset, all defaults."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert_clean(at)
+    assert not errors(at)
+    from dashboard import data
+
+    assert at.session_state["cv.dataset"] == data.default_dataset()
+    assert metric(at, "Consistent") == "yes ✓"
+    assert any("data card" in e.label for e in at.expander)
+    spec = plotly_specs(at)[0]
+    assert spec["layout"]["xaxis"]["type"] == "log"       # long-tailed data: log axes by default
+
+
+def test_explore_levels_can_be_dropped():
+    at = new_app()
+    at.multiselect(key=f"w.levels.{at.session_state['cv.dataset']}").set_value([]).run()
+    assert_clean(at)
+    assert metric(at, "Total ε spent") == "1"            # the root alone
+    assert metric(at, "Node") == "(root)"
+
+
+def test_explore_slow_release_waits_for_a_click(monkeypatch):
+    from dashboard import engine
+
+    monkeypatch.setattr(engine, "CONFIRM_SECONDS", -1.0)
+    at = new_app(**{"cv.eps.0": 0.77})                   # settings no earlier test has computed
+    assert_clean(at)
+    assert any("estimated to take about" in w.value for w in at.warning)
+    assert not at.metric
+    at.button(key="explore.confirm").click().run()
+    assert_clean(at)
+    assert metric(at, "Consistent") == "yes ✓"
