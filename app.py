@@ -4,7 +4,7 @@ Run:  streamlit run app.py
 
 The entry point only sets the page up and hands over to the chosen page
 (Explore is the landing page); settings shared between pages live in
-``st.session_state`` (see ``dashboard/state.py``).
+``st.session_state`` (see ``pages/common/state.py``).
 """
 
 import streamlit as st

@@ -11,8 +11,8 @@ import streamlit as st
 
 from cocoviz import plots
 from cocoviz.hierarchy import node_label
-from dashboard import controls, data, engine, state
-from dashboard.controls import HELP, fmt
+from pages.common import controls, data, engine, state
+from pages.common.controls import HELP, fmt
 
 st.title("Explore a private release")
 st.caption("Pick a dataset, a budget ε and a method per level in the sidebar; the release below is recomputed "

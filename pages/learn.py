@@ -14,8 +14,8 @@ from cocoviz.histograms import cumulative, from_ranked, ranked
 from cocoviz.isotonic import block_sizes, isotonic
 from cocoviz.mechanisms import FastSampler, GeometricMechanism
 from cocoviz.metrics import emd
-from dashboard import data, state
-from dashboard.controls import HELP
+from pages.common import data, state
+from pages.common.controls import HELP
 
 st.title("Learn: how a private hierarchical count-of-counts release is made")
 st.caption("The slides' example, one step at a time. Every number below comes from the cocoviz engine's own "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from cocoviz import plots
-from dashboard import controls, engine, state, sweeps
-from dashboard.controls import HELP
+from pages.common import controls, engine, state, sweeps
+from pages.common.controls import HELP
 
 st.title("Weighted vs. plain averaging")
 st.caption("Top-down consistency matches every parent group to a child group and merges their two size estimates. "
@@ -14,12 +14,7 @@ st.caption("Top-down consistency matches every parent group to a child group and
            "found weighted merging better at every budget and method mix, most at the top level. Each point is "
            "the mean emd per node of a level, averaged over N trials (± one standard error).")
 
-tree, info, _full = controls.dataset_panel()
-max_size = controls.k_control(tree, info)
-seed = int(st.sidebar.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1,
-                                   **state.bind("seed", 0), help=HELP["seed"]))
-names = controls.level_names(tree, info)
-st.markdown(controls.describe_tree(tree, info))
+tree, info, max_size, seed, names = controls.comparison_sidebar()
 
 mixes = sweeps.all_mixes(tree.depth + 1)
 labels = [sweeps.mix_label(m) for m in mixes]

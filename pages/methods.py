@@ -8,21 +8,16 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from dashboard import controls, engine, state, sweeps
-from dashboard.controls import HELP
+from pages.common import controls, engine, state, sweeps
+from pages.common.controls import HELP
 
 st.title("Method selection")
 st.caption("Every mix of Hc and Hg across the levels, top-down with weighted merging, against bottom-up (the whole "
            "budget on the leaves) and naive; error per level against ε per level, mean ± standard error over N "
            "trials. Hc tends to win on dense data (many distinct sizes), Hg on sparse data with large gaps.")
 
-tree, info, _full = controls.dataset_panel()
-max_size = controls.k_control(tree, info)
-seed = int(st.sidebar.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1,
-                                   **state.bind("seed", 0), help=HELP["seed"]))
-names = controls.level_names(tree, info)
+tree, info, max_size, seed, names = controls.comparison_sidebar()
 n_levels = tree.depth + 1
-st.markdown(controls.describe_tree(tree, info))
 
 mixes = sweeps.all_mixes(n_levels)
 mix_labels = [sweeps.mix_label(m) for m in mixes]

@@ -70,15 +70,17 @@ def test_emd_is_a_metric(triple):
     assert emd(a, b) == emd(b, a) >= 0
 
 
+def _level(hgs):
+    """LevelRuns of one node per ranked histogram in ``hgs``."""
+    runs = [to_runs(from_ranked(np.array(x))) for x in hgs]
+    ptr = np.cumsum([0] + [len(s) for s, _ in runs])
+    return LevelRuns(ptr, np.concatenate([s for s, _ in runs]), np.concatenate([c for _, c in runs]))
+
+
 @settings(max_examples=60)
 @given(st.lists(equal_g_pairs(max_groups=6), min_size=1, max_size=5))
 def test_emd_level_is_emd_per_node(pairs):
-    def level(hgs):
-        runs = [to_runs(from_ranked(np.array(x))) for x in hgs]
-        ptr = np.cumsum([0] + [len(s) for s, _ in runs])
-        return LevelRuns(ptr, np.concatenate([s for s, _ in runs]), np.concatenate([c for _, c in runs]))
-
-    got = emd_level(level([p[0] for p in pairs]), level([p[1] for p in pairs]))
+    got = emd_level(_level([p[0] for p in pairs]), _level([p[1] for p in pairs]))
     want = [emd(from_ranked(np.array(x)), from_ranked(np.array(y))) for x, y in pairs]
     np.testing.assert_array_equal(got, want)
 
@@ -90,12 +92,7 @@ def test_emd_level_restarts_at_every_node(pairs):
     # Unequal G inside a node: the running difference does not return to 0 at its end,
     # so a node's emd must not leak into the next one.  (Hg arrays have no trailing empty
     # sizes, so the sparse and dense forms agree on the common length.)
-    def level(hgs):
-        runs = [to_runs(from_ranked(np.array(x))) for x in hgs]
-        ptr = np.cumsum([0] + [len(s) for s, _ in runs])
-        return LevelRuns(ptr, np.concatenate([s for s, _ in runs]), np.concatenate([c for _, c in runs]))
-
-    got = emd_level(level([p[0] for p in pairs]), level([p[1] for p in pairs]))
+    got = emd_level(_level([p[0] for p in pairs]), _level([p[1] for p in pairs]))
     want = [emd(from_ranked(np.array(x)), from_ranked(np.array(y))) for x, y in pairs]
     np.testing.assert_array_equal(got, want)
 

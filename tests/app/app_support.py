@@ -20,7 +20,7 @@ APP = str(ROOT / "app.py")
 
 def small_dataset() -> str:
     """The smallest bundled dataset (the slides' toy), so AppTests stay fast."""
-    from dashboard import data
+    from pages.common import data
 
     names = data.dataset_names()
     for name in ("toy", "slides-toy"):

@@ -107,7 +107,7 @@ def test_explore_k_below_largest_group_shows_a_message():
 
 
 def test_explore_upload_good_and_bad():
-    from dashboard.data import UPLOAD
+    from pages.common.data import UPLOAD
 
     at = new_app()
     at.selectbox(key="w.dataset").set_value(UPLOAD).run()
@@ -129,7 +129,7 @@ def test_explore_upload_good_and_bad():
 
 
 def test_explore_upload_malformed_file():
-    from dashboard.data import UPLOAD
+    from pages.common.data import UPLOAD
 
     at = new_app()
     at.selectbox(key="w.dataset").set_value(UPLOAD).run()
@@ -247,7 +247,7 @@ def test_explore_on_the_bundled_default():
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert_clean(at)
     assert not errors(at)
-    from dashboard import data
+    from pages.common import data
 
     assert at.session_state["cv.dataset"] == data.default_dataset()
     assert metric(at, "Consistent") == "yes ✓"
@@ -265,7 +265,7 @@ def test_explore_levels_can_be_dropped():
 
 
 def test_explore_slow_release_waits_for_a_click(monkeypatch):
-    from dashboard import engine
+    from pages.common import engine
 
     monkeypatch.setattr(engine, "CONFIRM_SECONDS", -1.0)
     at = new_app(**{"cv.eps.0": 0.77})                   # settings no earlier test has computed

@@ -55,8 +55,8 @@ def all_mixes(n_levels: int, methods: Sequence[str] = ("Hc", "Hg")) -> list[tupl
 
 def estimated_seconds(tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int,
                       max_size: int) -> float:
-    """A rough time estimate of a sweep (see :func:`dashboard.engine.estimated_seconds`)."""
-    from dashboard.engine import estimated_seconds as one
+    """A rough time estimate of a sweep (see :func:`pages.common.engine.estimated_seconds`)."""
+    from pages.common.engine import estimated_seconds as one
 
     per_round = sum(one(tree, c.methods, max_size, c.consistency) for c in configs)
     return per_round * len(epsilons) * trials

@@ -1,6 +1,6 @@
 """Widgets shared by the pages: dataset choice (bundled or uploaded), levels, release parameters, node picker.
 
-Every widget key goes through :mod:`dashboard.state`, so values survive page
+Every widget key goes through :mod:`pages.common.state`, so values survive page
 changes.  Tooltips (``help=``) explain ε, K, p, Hc, Hg and emd.
 """
 
@@ -12,8 +12,8 @@ import streamlit as st
 
 from cocoviz.estimators import DEFAULT_P
 from cocoviz.hierarchy import Hierarchy
-from dashboard import data, state
-from dashboard.engine import Params, guard
+from pages.common import data, state
+from pages.common.engine import Params, guard
 
 HELP = {
     "epsilon": ("ε (epsilon) is the privacy-loss budget of this level. Smaller ε = more noise = stronger privacy. "
@@ -114,7 +114,7 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
                             **state.bind(f"levels.{info.label}", all_levels,
                                          valid=lambda v: isinstance(v, list) and set(v) <= set(all_levels)))
     chosen = [name for name in all_levels if name in set(chosen)]
-    tree = guard(data.restrict, full, chosen)
+    tree = guard(data.restrict, info.key, full, chosen)
     return tree, info, full
 
 
@@ -174,6 +174,24 @@ def epsilon_control(level: int, name: str, *, container=None, default: float = 1
     return float(value) if value is not None else 0.0
 
 
+def seed_control() -> int:
+    """Sidebar: the fast sampler's seed, shared by every page."""
+    return int(st.sidebar.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **state.bind("seed", 0),
+                                       help=HELP["seed"]))
+
+
+def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]:
+    """The comparison pages' sidebar and header line: data, K and seed.
+
+    Returns the tree, its info, K, the seed and the level names (root first).
+    """
+    tree, info, _full = dataset_panel()
+    max_size = k_control(tree, info)
+    seed = seed_control()
+    st.markdown(describe_tree(tree, info))
+    return tree, info, max_size, seed, level_names(tree, info)
+
+
 def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
     """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure. Returns (params, secure)."""
     sb = st.sidebar
@@ -198,8 +216,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
                      **state.bind("merge", "weighted"),
                      format_func=lambda m: "weighted" if m == "weighted" else "plain average",
                      disabled=consistency != "top-down")
-    seed = sb.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **state.bind("seed", 0),
-                           help=HELP["seed"])
+    seed = seed_control()
     secure = sb.toggle("Secure release (OpenDP sampler)", **state.bind("secure", False), help=HELP["secure"])
     params = Params(tuple(eps), tuple(methods), tuple(ps), int(max_size), consistency, merge, int(seed), bool(secure))
     return params, bool(secure)

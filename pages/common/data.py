@@ -8,44 +8,16 @@ A :class:`cocoviz.Hierarchy` is not hashable, so bundled data is cached by
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
 
+from cocoviz import datasets
 from cocoviz.hierarchy import Hierarchy
 
 UPLOAD = "upload your own…"
-
-
-def _module(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def datasets_module():
-    """``cocoviz.datasets`` when it is installed (with its API), else None."""
-    mod = _module("cocoviz.datasets")
-    return mod if hasattr(mod, "dataset_names") and hasattr(mod, "load_dataset") else None
-
-
-def toy_persons() -> pd.DataFrame:
-    """The slides' Persons table (Kuo et al.): 8 persons in 4 groups, regions a and b."""
-    mod = datasets_module()
-    if mod is not None and hasattr(mod, "toy_persons"):
-        return mod.toy_persons()
-    return pd.DataFrame({"person": ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"],
-                         "group": [1, 1, 1, 1, 2, 2, 3, 4],
-                         "region": ["a", "a", "a", "a", "b", "b", "a", "b"]})
-
-
-def toy_tree() -> Hierarchy:
-    """The slides' example as a hierarchy: root → a, b."""
-    return Hierarchy.from_persons(toy_persons(), group="group", levels=["region"])
 
 
 @dataclass(frozen=True)
@@ -60,52 +32,33 @@ class DataInfo:
 
 
 def dataset_names() -> list[str]:
-    mod = datasets_module()
-    if mod is not None:
-        return list(mod.dataset_names())
-    return ["toy"]  # only until cocoviz.datasets is installed
+    return list(datasets.dataset_names())
 
 
 def default_dataset() -> str:
-    mod = datasets_module()
-    names = dataset_names()
-    preferred = getattr(mod, "DEFAULT_DATASET", None) if mod is not None else None
-    return preferred if preferred in names else names[0]
+    return datasets.DEFAULT_DATASET
+
+
+def toy_persons() -> pd.DataFrame:
+    """The slides' Persons table (Kuo et al.): 8 persons in 4 groups, regions a and b."""
+    return datasets.toy_persons()
 
 
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=8)
 def load_bundled(name: str, scale: float | None = None, seed: int = 0) -> Hierarchy:
-    mod = datasets_module()
-    if mod is None:
-        return toy_tree()
-    return mod.load_dataset(name, scale=scale, seed=seed)
+    return datasets.load_dataset(name, scale=scale, seed=seed)
 
 
 @st.cache_data(show_spinner=False)
 def data_card(name: str) -> dict:
-    """The data card of a bundled dataset as a dict (name only when none is available)."""
-    mod = datasets_module()
-    fn = getattr(mod, "dataset_card", None) if mod is not None else None
-    if fn is None:
-        return {"name": name}
-    try:
-        card = fn(name)
-    except (TypeError, ValueError, KeyError, OSError):
-        return {"name": name}
-    return dict(card) if isinstance(card, dict) else {"name": name, "description": str(card)}
+    """The data card of a bundled dataset."""
+    return dict(datasets.dataset_card(name))
 
 
 @st.cache_data(show_spinner=False)
-def card_markdown(name: str) -> str | None:
-    """The data card as Markdown, when the datasets module renders one."""
-    mod = datasets_module()
-    fn = getattr(mod, "card_markdown", None) if mod is not None else None
-    if fn is None:
-        return None
-    try:
-        return str(fn(name))
-    except (TypeError, ValueError, KeyError, OSError):
-        return None
+def card_markdown(name: str) -> str:
+    """The data card as Markdown."""
+    return datasets.card_markdown(name)
 
 
 def public_bound(card: dict) -> int | None:
@@ -168,22 +121,13 @@ def upload_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def restrict(tree: Hierarchy, levels: list[str]) -> Hierarchy:
-    """The tree with only ``levels`` kept (itself when all are kept)."""
+def restrict(data_key: tuple, tree: Hierarchy, levels: list[str]) -> Hierarchy:
+    """The tree (identified by ``data_key``) with only ``levels`` kept (itself when all are kept)."""
     if list(levels) == list(tree.levels):
         return tree
-    return _restricted(id(tree), tree, tuple(levels))
+    return _restricted(data_key, tuple(levels), tree)
 
 
-_RESTRICTED: dict = {}
-
-
-def _restricted(tree_id: int, tree: Hierarchy, levels: tuple) -> Hierarchy:
-    key = (tree_id, levels)
-    hit = _RESTRICTED.get(key)
-    if hit is None or hit[0] is not tree:
-        if len(_RESTRICTED) > 16:
-            _RESTRICTED.clear()
-        hit = (tree, tree.keep_levels(list(levels)))
-        _RESTRICTED[key] = hit
-    return hit[1]
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _restricted(data_key: tuple, levels: tuple, _tree: Hierarchy) -> Hierarchy:
+    return _tree.keep_levels(list(levels))
