@@ -166,6 +166,9 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
             folder = os.path.join(args.out, name)
             written = sorted(os.listdir(folder))
             print(f"{name}: {result.seconds:.0f} s, wrote {folder}/ ({', '.join(written)})")
+            if not args.no_png and result.figures and not any(w.endswith(".png") for w in written):
+                print(f"{name}: no PNG written (kaleido needs an installed Chrome or Chromium); "
+                      "the figures are in figures.html", file=sys.stderr)
         return 0
 
     parser.set_defaults(handler=run)

@@ -183,6 +183,16 @@ def test_error_by_size_sums_to_the_emd():
     assert (trials["error_p25_size"] <= trials["error_p75_size"]).all()
 
 
+def test_png_export_writes_real_images(tmp_path):
+    # kaleido drives the system Chromium (the test command installs both): the CLI's PNGs are real images.
+    result = run_experiment("table3", out=tmp_path, trials=1, epsilons=[1.0], max_size=200, loader=stub_loader,
+                            png=True)
+    pngs = sorted((tmp_path / "table3").glob("*.png"))
+    assert [p.stem for p in pngs] == sorted(result.figures)
+    for path in pngs:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5_000
+
+
 def test_markdown_table():
     md = markdown_table(pd.DataFrame({"a": ["x"], "b": [1234567.0], "c": [3]}))
     assert md.splitlines() == ["| a | b | c |", "|---|---|---|", "| x | 1,234,567 | 3 |"]
