@@ -839,15 +839,20 @@ def _table3(exp: Experiment, *, scale=None, trials=10, seed=0, workers=1, progre
 TWO_LEVEL_MIXES = ("Hc×Hc", "Hc×Hg", "Hg×Hc", "Hg×Hg")
 
 
+def _run_grid(config: dict, data: Sequence[Data], *, trials, seed, max_size, workers, progress, loader,
+              **grid) -> pd.DataFrame:
+    """Run the sweep of ``data`` × ``grid`` (mixes, merges, consistencies, budget) with the config's ε grid."""
+    sweep = Sweep(datasets=list(data), epsilons=config["epsilons"], trials=trials, seed=seed, max_size=max_size,
+                  **grid)
+    return run_sweep(sweep, progress=progress, workers=workers, loader=loader)
+
+
 def _figure4(exp: Experiment, *, scale=None, trials=10, seed=0, workers=1, progress=None, datasets=None,
              epsilons=None, max_size=None, loader=None, data_seed=0,
              whole_country=False) -> ExperimentResult:
     config = _common(exp, scale, trials, seed, datasets, epsilons, max_size, data_seed)
-    sweep = Sweep(datasets=[_two_level_data(d, scale, data_seed) for d in config["datasets"]],
-                  mixes=TWO_LEVEL_MIXES,
-                  epsilons=config["epsilons"], merges=["weighted", "average"], trials=trials, seed=seed,
-                  max_size=max_size)
-    frame = run_sweep(sweep, progress=progress, workers=workers, loader=loader)
+    frame = _run_grid(config, [_two_level_data(d, scale, data_seed) for d in config["datasets"]],
+                      mixes=TWO_LEVEL_MIXES, merges=list(("weighted", "average")), trials=trials, seed=seed, max_size=max_size, workers=workers, progress=progress, loader=loader)
     summary = summarize(frame)
     wins = _paired_wins(summary, "merge", "weighted", "average", ["dataset", "level", "level_name"])
     overall = _paired_wins(summary, "merge", "weighted", "average", ["level", "level_name"])
@@ -906,10 +911,8 @@ def _figure5(exp: Experiment, *, scale=None, trials=10, seed=0, workers=1, progr
              epsilons=None, max_size=None, loader=None, data_seed=0,
              whole_country=False) -> ExperimentResult:
     config = _common(exp, scale, trials, seed, datasets, epsilons, max_size, data_seed)
-    sweep = Sweep(datasets=[_two_level_data(d, scale, data_seed) for d in config["datasets"]],
-                  mixes=TWO_LEVEL_MIXES,
-                  epsilons=config["epsilons"], merges=["weighted"], trials=trials, seed=seed, max_size=max_size)
-    frame = run_sweep(sweep, progress=progress, workers=workers, loader=loader)
+    frame = _run_grid(config, [_two_level_data(d, scale, data_seed) for d in config["datasets"]],
+                      mixes=TWO_LEVEL_MIXES, merges=list(("weighted",)), trials=trials, seed=seed, max_size=max_size, workers=workers, progress=progress, loader=loader)
     summary = summarize(frame)
     table = _best_table(summary, "mix", TWO_LEVEL_MIXES)
     counts = _best_counts(table, TWO_LEVEL_MIXES)
@@ -937,11 +940,8 @@ def _figure6(exp: Experiment, *, scale=None, trials=10, seed=0, workers=1, progr
              whole_country=False) -> ExperimentResult:
     config = _common(exp, scale, trials, seed, datasets, epsilons, max_size, data_seed)
     config["whole_country"] = whole_country
-    sweep = Sweep(datasets=[_three_level_data(d, scale, data_seed, whole_country) for d in config["datasets"]],
-                  mixes=["Hc", "Hg"],
-                  epsilons=config["epsilons"], consistencies=["top-down", "none"], merges=["weighted"],
-                  trials=trials, seed=seed, max_size=max_size)
-    frame = run_sweep(sweep, progress=progress, workers=workers, loader=loader)
+    frame = _run_grid(config, [_three_level_data(d, scale, data_seed, whole_country) for d in config["datasets"]], mixes=["Hc", "Hg"],
+                      consistencies=["top-down", "none"], merges=["weighted"], trials=trials, seed=seed, max_size=max_size, workers=workers, progress=progress, loader=loader)
     summary = summarize(frame)
     summary["series"] = summary["mix"] + " " + summary["consistency"]
     order = ["Hc×Hc×Hc top-down", "Hc×Hc×Hc none", "Hg×Hg×Hg top-down", "Hg×Hg×Hg none"]
@@ -977,11 +977,8 @@ def _table4(exp: Experiment, *, scale=None, trials=10, seed=0, workers=1, progre
             whole_country=False) -> ExperimentResult:
     config = _common(exp, scale, trials, seed, datasets, epsilons, max_size, data_seed)
     config["whole_country"] = whole_country
-    sweep = Sweep(datasets=[_three_level_data(d, scale, data_seed, whole_country) for d in config["datasets"]],
-                  mixes=["Hc"],
-                  epsilons=config["epsilons"], budget="total", consistencies=["bottom-up", "top-down", "none"],
-                  merges=["weighted"], trials=trials, seed=seed, max_size=max_size)
-    frame = run_sweep(sweep, progress=progress, workers=workers, loader=loader)
+    frame = _run_grid(config, [_three_level_data(d, scale, data_seed, whole_country) for d in config["datasets"]], mixes=["Hc"], budget="total",
+                      consistencies=["bottom-up", "top-down", "none"], merges=["weighted"], trials=trials, seed=seed, max_size=max_size, workers=workers, progress=progress, loader=loader)
     frames, figures, md = _table4_report(frame)
     return ExperimentResult(exp.name, frames, figures, md, config)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from cocoviz import plots
-from pages.common import controls, engine, state, sweeps
+from pages.common import controls, state, sweeps
 from pages.common.controls import HELP
 
 st.title("Weighted vs. plain averaging")
@@ -37,19 +37,9 @@ if not chosen:
 configs = [sweeps.Config(mixes[labels.index(lab)], "top-down", merge, f"{lab}, {word}")
            for lab in chosen for merge, word in (("weighted", "weighted"), ("average", "plain"))]
 eps_grid = sorted(eps_grid)
-key = sweeps.sweep_key(info.key, tree, configs, eps_grid, trials, max_size, seed)
-raw = sweeps.cached(key)
+raw = sweeps.gated_run("merge", info.key, tree, configs, eps_grid, trials, max_size, seed)
 if raw is None:
-    n_runs = len(configs) * len(eps_grid) * trials
-    seconds = sweeps.estimated_seconds(tree, configs, eps_grid, trials, max_size)
-    go, clear = controls.run_gate("merge", n_runs, seconds)
-    if not go:
-        st.stop()
-    bar = st.progress(0.0, text=f"Running {n_runs} releases…")
-    raw = engine.guard(sweeps.run, info.key, tree, configs, eps_grid, trials, max_size, seed,
-                       progress=lambda done, total: bar.progress(done / total, text=f"{done} / {total} releases"))
-    bar.empty()
-    clear()
+    st.stop()
 
 summary = sweeps.summarize(raw)
 st.plotly_chart(plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),

@@ -52,18 +52,7 @@ def sweep_tab() -> None:
         configs = [extra[c] if c in extra else sweeps.Config(mixes[mix_labels.index(c)], "top-down", "weighted")
                    for c in chosen]
         eps_grid = sorted(eps_grid)
-        key = sweeps.sweep_key(info.key, tree, configs, eps_grid, trials, max_size, seed)
-        raw = sweeps.cached(key)
-        if raw is None:
-            n_runs = len(configs) * len(eps_grid) * trials
-            seconds = sweeps.estimated_seconds(tree, configs, eps_grid, trials, max_size)
-            go, clear = controls.run_gate("methods", n_runs, seconds)
-            if go:
-                bar = st.progress(0.0, text=f"Running {n_runs} releases…")
-                raw = engine.guard(sweeps.run, info.key, tree, configs, eps_grid, trials, max_size, seed,
-                                   progress=lambda d, t: bar.progress(d / t, text=f"{d} / {t} releases"))
-                bar.empty()
-                clear()
+        raw = sweeps.gated_run("methods", info.key, tree, configs, eps_grid, trials, max_size, seed)
         if raw is not None:
             summary = sweeps.summarize(raw)
             st.plotly_chart(plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),

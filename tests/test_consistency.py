@@ -17,7 +17,6 @@ from cocoviz import match_groups
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, merge_estimates, top_down
 from cocoviz.estimators import GroupEstimate
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.histograms import ranked
 from cocoviz.mechanisms import FastSampler, GeometricMechanism, double_geometric_variance
 from cocoviz.release import mean_consistency_baseline
 

@@ -19,7 +19,6 @@ from cocoviz.estimators import (
     largest_remainder,
     project_simplex,
 )
-from cocoviz.histograms import ranked
 from cocoviz.isotonic import block_sizes, isotonic
 from cocoviz.mechanisms import FastSampler, GeometricMechanism
 

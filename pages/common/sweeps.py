@@ -121,3 +121,24 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
                                            "level", "level_name"])
     out["se"] = out["se"].fillna(0.0)
     return out
+
+
+def gated_run(gate: str, data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float],
+              trials: int, max_size: int, seed: int) -> pd.DataFrame | None:
+    """The sweep's frame: cached, or run now with a progress bar once :func:`~pages.common.controls.run_gate`
+    lets it (quick sweeps at once, long ones on a click); None while it waits for the click."""
+    from pages.common import controls, engine
+
+    raw = cached(sweep_key(data_key, tree, configs, epsilons, trials, max_size, seed))
+    if raw is not None:
+        return raw
+    n_runs = len(configs) * len(epsilons) * trials
+    go, clear = controls.run_gate(gate, n_runs, estimated_seconds(tree, configs, epsilons, trials, max_size))
+    if not go:
+        return None
+    bar = st.progress(0.0, text=f"Running {n_runs} releases…")
+    raw = engine.guard(run, data_key, tree, configs, epsilons, trials, max_size, seed,
+                       progress=lambda done, total: bar.progress(done / total, text=f"{done} / {total} releases"))
+    bar.empty()
+    clear()
+    return raw
