@@ -203,6 +203,7 @@ from cocoviz.isotonic import _integer_span, _slope_trick, _slope_trick_counts  #
 def test_counting_path_equals_the_heap_on_whole_numbers(values, shift):
     y = np.array(values, np.float64) + shift
     np.testing.assert_array_equal(isotonic_l1(y), _slope_trick(y))
+    np.testing.assert_array_equal(isotonic_l1(y.astype(np.int64)), _slope_trick(y))   # integer-typed input
 
 
 def test_counting_path_equals_the_heap_on_noisy_hc():
