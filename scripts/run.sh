@@ -1,8 +1,35 @@
 #!/usr/bin/env bash
 # Install the dashboard's requirements into .venv and start it on the bundled default data.
+# Extra arguments go to `streamlit run` (e.g. --server.port 8600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -r requirements.txt
-exec .venv/bin/python -m streamlit run app.py "$@"
+
+port=8501
+previous=""
+for arg in "$@"; do
+  case "$arg" in --server.port=*) port="${arg#*=}" ;; esac
+  [ "$previous" = "--server.port" ] && port="$arg"
+  previous="$arg"
+done
+
+.venv/bin/python -m streamlit run app.py "$@" &
+server=$!
+trap 'kill "$server" 2>/dev/null' INT TERM
+# One run of app.py before the first visitor (imports, numba's compiled kernels, the default data and
+# its release, all cached for every session), so a first visit costs what a later one does.
+.venv/bin/python - "$port" <<'PY' || echo "warm-up skipped: the server did not answer" >&2
+import sys, time, urllib.request
+url = f"http://localhost:{sys.argv[1]}"
+for _ in range(600):
+    try:
+        urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+        break
+    except OSError:
+        time.sleep(0.2)
+urllib.request.urlopen(url + "/_stcore/script-health-check", timeout=300).read()
+print(f"cocoviz is ready at {url}", file=sys.stderr)
+PY
+wait "$server"
