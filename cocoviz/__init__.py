@@ -10,8 +10,8 @@ from cocoviz.hierarchy import Hierarchy
 from cocoviz.io import load_upload, read_table
 from cocoviz.mechanisms import Budget
 from cocoviz.metrics import emd, error_by_size, omniscient_emd
-from cocoviz.release import Release, estimate, select_mix
+from cocoviz.release import Release, compile_kernels, estimate, select_mix
 
 __all__ = ["Hierarchy", "estimate", "Release", "Budget", "match_groups", "emd", "error_by_size",
-           "omniscient_emd", "select_mix", "dataset_names", "load_dataset", "dataset_card", "DEFAULT_DATASET",
+           "omniscient_emd", "select_mix", "compile_kernels", "dataset_names", "load_dataset", "dataset_card", "DEFAULT_DATASET",
            "load_upload", "read_table"]

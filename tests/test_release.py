@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import copy
 import doctest
 import math
@@ -401,3 +404,21 @@ def test_select_mix_bad_input(toy_tree):
 
 def test_doctests():
     assert doctest.testmod(cocoviz.release).failed == 0
+
+
+def test_compile_kernels_compiles_every_numba_kernel():
+    # In a fresh interpreter no kernel has a compiled signature until something calls it.
+    code = """
+from cocoviz import compile_kernels, consistency, isotonic
+# The kernels Python calls (consistency._append is compiled inside _match_level).
+kernels = [isotonic._slope_trick, isotonic._integer_span, isotonic._backward, isotonic._slope_trick_counts,
+           consistency._match_level]
+assert not any(k.signatures for k in kernels)
+compile_kernels()
+missing = [k.__name__ for k in kernels if not k.signatures]
+assert not missing, missing
+print(len(kernels))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) == 5

@@ -98,8 +98,16 @@ class Timed:
         return self._level_errors
 
 
+@st.cache_resource(show_spinner="Loading the engine's compiled kernels…")
+def _kernels_ready() -> bool:
+    # Once per server process, so "Release computed in" never includes numba's one-off compilation.
+    cocoviz.compile_kernels()
+    return True
+
+
 @st.cache_resource(show_spinner=False, max_entries=48)
 def _estimate(data_key: tuple, params: Params, _tree: Hierarchy) -> Timed:
+    _kernels_ready()
     start = time.perf_counter()
     release = cocoviz.estimate(_tree, **params.kwargs())
     return Timed(release, time.perf_counter() - start)

@@ -1,0 +1,129 @@
+"""The dashboard in a real browser, against a trivial Streamlit app on the same machine.
+
+Run:  python benchmarks/browser.py            (needs the test requirements and /usr/bin/chromium)
+
+For each app: start ``streamlit run`` headless on a free port, warm it as ``scripts/run.sh`` does
+(one script run through ``/_stcore/script-health-check``), then in headless Chromium (Playwright):
+
+* first visit: a new browser context (empty cache) until the first metric, and until the first drawn chart;
+* interactions: type a new number and press Enter, until the metric shows the new value.
+
+The trivial app (one number input, one metric, one small plotly chart) is the floor that
+Streamlit's front end and Chromium set on this machine; the difference is what cocoviz adds.
+Targets (issue 4): first visit under 2 s, later interactions under 1 s.  On a 2-core machine the
+browser renders on the cores the server computes on, which a real visitor's browser does not.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TRIVIAL_APP = """
+import plotly.graph_objects as go
+import streamlit as st
+
+x = st.number_input("x", value=1.0)
+st.metric("value", f"{x:g}")
+st.plotly_chart(go.Figure(go.Bar(y=[1, 3, 2])))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(app: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.2)
+    urllib.request.urlopen(url + "/_stcore/script-health-check", timeout=300).read()
+    return proc, url
+
+
+def _measure(browser, url: str, *, box_label: str, metric: str, values: list[str]) -> dict:
+    out: dict = {"first_metric_s": [], "first_chart_s": []}
+    for _ in range(3):
+        context = browser.new_context(viewport={"width": 1500, "height": 1200})
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(url)
+        page.locator('[data-testid="stMetric"]').filter(has_text=metric).first.wait_for(timeout=60_000)
+        out["first_metric_s"].append(time.perf_counter() - start)
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        out["first_chart_s"].append(time.perf_counter() - start)
+        context.close()
+    page = browser.new_context(viewport={"width": 1500, "height": 1200}).new_page()
+    page.goto(url)
+    shown = page.locator('[data-testid="stMetric"]').filter(has_text=metric).first
+    shown.wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text=box_label).first.locator("input")
+    out["interaction_s"] = []
+    for value in values:
+        before = shown.inner_text()
+        box.fill(value)
+        start = time.perf_counter()
+        box.press("Enter")
+        page.wait_for_function(
+            "([m, before]) => { const e = [...document.querySelectorAll('[data-testid=\"stMetric\"]')]"
+            ".find(x => x.innerText.includes(m)); return e && e.innerText !== before; }",
+            arg=[metric, before], timeout=60_000)
+        out["interaction_s"].append(time.perf_counter() - start)
+        page.wait_for_timeout(1500)
+    return out
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        print(f"{CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        trivial = Path(tmp) / "trivial_app.py"
+        trivial.write_text(TRIVIAL_APP)
+        apps = [("trivial Streamlit app", trivial, "x", "value"),
+                ("cocoviz (Explore, bundled default)", ROOT / "app.py", "exact ε", "Total ε spent")]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            for name, app, box, metric in apps:
+                proc, url = _serve(app)
+                try:
+                    r = _measure(browser, url, box_label=box, metric=metric, values=["0.5", "0.7", "0.9", "1.1", "1.3"])
+                finally:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                    proc.wait(timeout=10)
+                print(name)
+                for key, xs in r.items():
+                    print(f"  {key:16s} median {statistics.median(xs):5.2f} s   all {', '.join(f'{x:.2f}' for x in xs)}")
+            browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
