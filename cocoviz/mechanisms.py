@@ -24,6 +24,7 @@ floating-point Laplace):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -236,6 +237,15 @@ class GeometricMechanism:
         parallel and the release still depends only on the seed.
         """
         return [GeometricMechanism(s, self._measurements) for s in self.sampler.spawn(n)]
+
+    @property
+    def measurements(self) -> tuple[Measurement, ...]:
+        """Every measurement recorded so far, in the order recorded."""
+        return tuple(self._measurements)
+
+    def record(self, measurements: Sequence[Measurement]) -> None:
+        """Add measurements made earlier with the same noise (a reused, cached estimate) to the report."""
+        self._measurements.extend(measurements)
 
     def measure(self, values: np.ndarray, *, sensitivity: float, epsilon: float, quantity: str,
                 level: int | None, node: tuple) -> np.ndarray:

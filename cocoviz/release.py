@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -140,7 +140,8 @@ def _estimate_level(tree: Hierarchy, level: int, *, epsilon: float, method: str,
 def estimate(tree: Hierarchy, *, epsilons: Sequence[float], methods: Sequence[str],
              p: int | Sequence[int | None] | None = None, max_size: int | None = None,
              consistency: str = "top-down", merge: str = "weighted", seed: int | None = None,
-             secure: bool = False, rng: np.random.Generator | None = None) -> Release:
+             secure: bool = False, rng: np.random.Generator | None = None,
+             level_cache: MutableMapping | None = None) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
     Parameters
@@ -158,6 +159,13 @@ def estimate(tree: Hierarchy, *, epsilons: Sequence[float], methods: Sequence[st
     seed : seed of the fast sampler's generator (ignored when ``secure``)
     secure : draw the noise with the exact, cryptographically secure sampler
     rng : a ``numpy.random.Generator`` to use instead of ``seed``
+    level_cache : a mapping the caller keeps for one ``tree`` (e.g. a dict), or None.
+        With the fast sampler and a ``seed``, every level's independent estimates and
+        measurements are stored in it, keyed by all that determines them (level, ε,
+        method, p, K, seed and the level's position in the noise streams), and taken
+        from it when a later call asks for the same: changing one level's ε or method,
+        the merge or the consistency recomputes only what changed, and the release is
+        the one an uncached call gives.  Never used with ``secure`` or ``rng``.
 
     Returns
     -------
@@ -171,9 +179,27 @@ def estimate(tree: Hierarchy, *, epsilons: Sequence[float], methods: Sequence[st
     mechanism = GeometricMechanism(sampler)
     parents = [tree.parents(level) if level else None for level in range(tree.depth + 1)]
 
+    cacheable = level_cache is not None and not secure and rng is None and seed is not None
+
     def level_estimate(level, epsilon):
-        return _estimate_level(tree, level, epsilon=epsilon, method=plan.methods[level], p=plan.ps[level],
-                               max_size=plan.max_size, mechanism=mechanism)
+        method, p_level, n_nodes = plan.methods[level], plan.ps[level], len(tree.nodes(level))
+        if not cacheable:
+            return _estimate_level(tree, level, epsilon=epsilon, method=method, p=p_level, max_size=plan.max_size,
+                                   mechanism=mechanism)
+        # The level's noise comes from the next n_nodes spawned streams: their position is part of the key.
+        position = sampler.rng.bit_generator.seed_seq.n_children_spawned
+        key = (level, float(epsilon), method, p_level, plan.max_size if method != "Hg" else None, int(seed), position)
+        hit = level_cache.get(key)  # one lookup: the caller may share the mapping between threads
+        if hit is not None:
+            estimates, measurements = hit
+            mechanism.spawn(n_nodes)  # keep the streams of the levels after this one where they were
+            mechanism.record(measurements)
+            return estimates
+        before = len(mechanism.measurements)
+        estimates = _estimate_level(tree, level, epsilon=epsilon, method=method, p=p_level, max_size=plan.max_size,
+                                    mechanism=mechanism)
+        level_cache[key] = (estimates, mechanism.measurements[before:])
+        return estimates
 
     if plan.consistency == "top-down":
         estimates = [level_estimate(level, plan.epsilons[level]) for level in range(tree.depth + 1)]

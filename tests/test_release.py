@@ -163,6 +163,34 @@ def test_random_releases(data):
     assert_identical(release, estimate(tree, **opts))
 
 
+@settings(max_examples=80)
+@given(st.data())
+def test_level_cache_gives_the_uncached_release_and_reuses_unchanged_levels(data):
+    rt = data.draw(random_trees())
+    tree = rt.tree
+    cache: dict = {}
+    first = data.draw(release_options(tree.depth + 1, tree.max_size))
+    # A second release that differs in the root's ε, and maybe in merge and consistency.
+    second = dict(first, epsilons=[first["epsilons"][0] * 2, *first["epsilons"][1:]],
+                  merge=data.draw(st.sampled_from(["weighted", "average"])),
+                  consistency=data.draw(st.sampled_from(["top-down", "none", first["consistency"]])))
+    for opts in (first, second, first):
+        assert_identical(estimate(tree, **opts, level_cache=cache), estimate(tree, **opts))
+    measured = {"bottom-up": 1}.get(first["consistency"], tree.depth + 1)
+    assert len(cache) <= measured + (tree.depth + 1)   # the third call reused everything
+    if first["consistency"] != "bottom-up" and second["consistency"] != "bottom-up" and tree.depth:
+        # Only the root's ε changed: the levels below it were measured once.
+        assert len(cache) == tree.depth + 2
+
+
+def test_level_cache_is_not_used_with_the_secure_sampler_or_an_rng(toy_tree):
+    cache: dict = {}
+    estimate(toy_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, secure=True, level_cache=cache)
+    estimate(toy_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, rng=np.random.default_rng(0),
+             level_cache=cache)
+    assert cache == {}
+
+
 @settings(max_examples=40)
 @given(st.data())
 def test_huge_epsilon_releases_the_truth(data):

@@ -105,11 +105,26 @@ def _kernels_ready() -> bool:
     return True
 
 
+#: Per-level estimates kept for one dataset (a level of the default costs a few MB at most).
+LEVEL_CACHE_ENTRIES = 64
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _level_cache(data_key: tuple) -> dict:
+    """The per-level estimates of one dataset and choice of levels, shared by every session (fast sampler only)."""
+    return {}
+
+
 @st.cache_resource(show_spinner=False, max_entries=48)
 def _estimate(data_key: tuple, params: Params, _tree: Hierarchy) -> Timed:
     _kernels_ready()
+    cache = None
+    if not params.secure:
+        cache = _level_cache(data_key)
+        if len(cache) > LEVEL_CACHE_ENTRIES:
+            cache.clear()
     start = time.perf_counter()
-    release = cocoviz.estimate(_tree, **params.kwargs())
+    release = cocoviz.estimate(_tree, **params.kwargs(), level_cache=cache)
     return Timed(release, time.perf_counter() - start)
 
 
