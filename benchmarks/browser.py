@@ -25,10 +25,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from warm_up import warm_up  # noqa: E402  (the warm-up scripts/run.sh does)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -56,13 +58,7 @@ def _serve(app: Path) -> tuple[subprocess.Popen, str]:
                             cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.2)
-    urllib.request.urlopen(url + "/_stcore/script-health-check", timeout=300).read()
+    warm_up(url)
     return proc, url
 
 

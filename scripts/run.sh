@@ -20,16 +20,5 @@ server=$!
 trap 'kill "$server" 2>/dev/null' INT TERM
 # One run of app.py before the first visitor (imports, numba's compiled kernels, the default data and
 # its release, all cached for every session), so a first visit costs what a later one does.
-.venv/bin/python - "$port" <<'PY' || echo "warm-up skipped: the server did not answer" >&2
-import sys, time, urllib.request
-url = f"http://localhost:{sys.argv[1]}"
-for _ in range(600):
-    try:
-        urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-        break
-    except OSError:
-        time.sleep(0.2)
-urllib.request.urlopen(url + "/_stcore/script-health-check", timeout=300).read()
-print(f"cocoviz is ready at {url}", file=sys.stderr)
-PY
+.venv/bin/python scripts/warm_up.py "$port" || echo "warm-up skipped: the server did not answer" >&2
 wait "$server"
