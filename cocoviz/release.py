@@ -250,6 +250,7 @@ class Release:
         self.budget = budget
         self.plan = plan
         self.sampler = sampler
+        self._errors: pd.DataFrame | None = None  # computed on first use; a release never changes
 
     def runs(self, level: int) -> LevelRuns:
         """The released ``(size, count)`` runs of every node at ``level``."""
@@ -287,7 +288,10 @@ class Release:
 
         ``omniscient`` is the expected emd G/ε of the omniscient reference at
         the ε spent on that level (for bottom-up, the total at every level).
+        Computed once; every call returns a copy of its own.
         """
+        if self._errors is not None:
+            return self._errors.copy()
         frames = []
         per_level = self.budget.per_level()
         for level in range(self.tree.depth + 1):
@@ -302,10 +306,11 @@ class Release:
                 "epsilon": eps,
                 "omniscient": omniscient_emd(groups, eps),
             }))
-        return pd.concat(frames, ignore_index=True)
+        self._errors = pd.concat(frames, ignore_index=True)
+        return self._errors.copy()
 
     def level_errors(self) -> pd.DataFrame:
-        """Mean, standard deviation and maximum emd per level, with the omniscient reference."""
+        """Nodes, mean and maximum emd per level, with the mean omniscient reference."""
         errors = self.errors()
         return (errors.groupby("level").agg(nodes=("node", "size"), mean_emd=("emd", "mean"),
                                             max_emd=("emd", "max"), omniscient=("omniscient", "mean"))

@@ -60,7 +60,7 @@ else:
 
 release = timed.release
 budget = release.budget
-errors = timed.errors()
+errors = release.errors()
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Total ε spent", f"{budget.total:g}", help=HELP["epsilon"])
@@ -145,10 +145,10 @@ if tab_size.open:
 
 if tab_levels.open:
     with tab_levels:
-        lev = timed.level_errors().copy()
+        lev = release.level_errors()
         lev.insert(1, "level name", [names[int(k)] for k in lev["level"]])
         lev["emd / omniscient"] = lev["mean_emd"] / lev["omniscient"]
-        st.plotly_chart(plots.level_error_figure(timed.level_errors(), level_names=names), theme="streamlit",
+        st.plotly_chart(plots.level_error_figure(release.level_errors(), level_names=names), theme="streamlit",
                         key="level_fig")
         st.dataframe(lev, hide_index=True, width="stretch",
                      column_config={"mean_emd": st.column_config.NumberColumn("mean emd", format="%.1f",

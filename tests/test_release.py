@@ -450,3 +450,14 @@ print(len(kernels))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) == 5
+
+
+def test_errors_are_computed_once_and_handed_out_as_copies(toy_tree):
+    release = estimate(toy_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=4)
+    first = release.errors()
+    first["emd"] = -1                                  # a caller scribbling on its frame
+    again = release.errors()
+    assert (again["emd"] >= 0).all()
+    assert again["emd"].tolist() == estimate(toy_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10,
+                                             seed=4).errors()["emd"].tolist()
+    assert release.level_errors()["max_emd"].tolist() == again.groupby("level")["emd"].max().tolist()

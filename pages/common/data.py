@@ -63,10 +63,9 @@ def card_markdown(name: str) -> str:
 
 def public_bound(card: dict) -> int | None:
     """The public bound on group size stated by a data card, if any."""
-    for k in ("public_max_size",):
-        v = card.get(k)
-        if isinstance(v, (int, float)) and v >= 1 and math.isfinite(v):
-            return int(v)
+    bound = card.get("public_max_size")
+    if isinstance(bound, (int, float)) and bound >= 1 and math.isfinite(bound):
+        return int(bound)
     return None
 
 

@@ -78,24 +78,12 @@ def is_cached(data_key: tuple, params: Params) -> bool:
     return (data_key, params) in _DONE
 
 
-@dataclass
+@dataclass(frozen=True)
 class Timed:
-    """A release, the seconds it took, and its per-node and per-level errors (computed once)."""
+    """A release and the seconds it took."""
 
     release: cocoviz.Release
     seconds: float
-    _errors: object = None
-    _level_errors: object = None
-
-    def errors(self):
-        if self._errors is None:
-            self._errors = self.release.errors()
-        return self._errors
-
-    def level_errors(self):
-        if self._level_errors is None:
-            self._level_errors = self.release.level_errors()
-        return self._level_errors
 
 
 @st.cache_resource(show_spinner="Loading the engine's compiled kernels…")

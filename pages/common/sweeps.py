@@ -68,8 +68,13 @@ def sweep_key(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsil
             int(max_size), int(seed))
 
 
+#: Sweeps kept per server before the store starts afresh (a whole-country frame has millions of rows).
+STORE_ENTRIES = 64
+
+
 @st.cache_resource(show_spinner=False)
 def _store() -> dict:
+    """Sweep frames of every session, by their :func:`sweep_key`."""
     return {}
 
 
@@ -84,8 +89,9 @@ def run(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: S
     page's series.  Raises ValueError on bad parameters (the caller guards)."""
     key = sweep_key(data_key, tree, configs, epsilons, trials, max_size, seed)
     store = _store()
-    if key in store:
-        return store[key]
+    hit = store.get(key)  # one lookup: sessions share the store between threads
+    if hit is not None:
+        return hit
     data = experiments.Data(str(data_key[1]) if len(data_key) > 1 else "data", tree=tree)
     groups: dict[tuple[str, str], list[Config]] = {}
     for c in configs:
@@ -109,7 +115,7 @@ def run(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: S
     names = {c.frame_key(): c.name for c in configs}
     frame.insert(0, "series", [names.get(k, k[0]) for k in
                                zip(frame["mix"], frame["consistency"], frame["merge"])])
-    if len(store) > 64:
+    if len(store) > STORE_ENTRIES:
         store.clear()
     store[key] = frame
     return frame
