@@ -1,0 +1,38 @@
+"""The package's exception family.
+
+Every error the package raises for a caller's mistake is a :class:`CocovizError`,
+and every one of those is a :class:`ValueError`, so callers written before the
+family existed keep working.  Catch the family, never ``Exception``: a bug is not
+a user error and must not be shown as one.
+
+>>> try:
+...     raise ParameterError("ε of level 0 must be > 0, got -1")
+... except ValueError as exc:
+...     print(type(exc).__name__, "|", exc)
+ParameterError | ε of level 0 must be > 0, got -1
+"""
+
+from __future__ import annotations
+
+__all__ = ["CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError"]
+
+
+class CocovizError(ValueError):
+    """Base of every error the package raises for what a caller gave it."""
+
+
+class InputError(CocovizError):
+    """A data table, file or hierarchy that cannot be used (named column, rows and problem)."""
+
+
+class ParameterError(CocovizError):
+    """A parameter of a release or an experiment that cannot be used (ε, method, p, K, seed, ...)."""
+
+
+class BudgetError(ParameterError):
+    """A privacy budget outside the range the samplers handle exactly."""
+
+
+class PrivacyError(CocovizError):
+    """A request that would break the privacy claim of a release (e.g. a secure release whose
+    public inputs were taken from private rows)."""
