@@ -3,15 +3,31 @@
 The method of Kuo, Chiu, Kifer, Hay and Machanavajjhala: per-node Hc or Hg
 estimates with isotonic regression, made consistent top-down by an optimal
 matching of parent to child groups and inverse-variance merging.
+
+The pipeline: a public :class:`Plan` (its cost known before any noise) →
+:func:`measure` (the only step that reads private data) → :func:`post_process`
+(never sees the data) → a :class:`Release` that may be published →
+:func:`evaluate` (where the truth meets the release).  :func:`estimate` is the
+one-call form.
 """
+from cocoviz.baselines import mean_consistency_baseline
+from cocoviz.budget import Budget, Charge
 from cocoviz.consistency import match_groups
 from cocoviz.datasets import DEFAULT_DATASET, dataset_card, dataset_names, load_dataset
+from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError, PrivacyError
+from cocoviz.evaluate import evaluate, level_summary, size_errors
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.io import load_upload, read_table
-from cocoviz.mechanisms import Budget
+from cocoviz.measure import Measurements, measure
 from cocoviz.metrics import emd, error_by_size, omniscient_emd
-from cocoviz.release import Release, compile_kernels, estimate, select_mix
+from cocoviz.pipeline import compile_kernels, estimate
+from cocoviz.plan import METHODS, Plan, Shape
+from cocoviz.postprocess import post_process
+from cocoviz.release import Release, load_release
+from cocoviz.selection import select_mix
 
-__all__ = ["Hierarchy", "estimate", "Release", "Budget", "match_groups", "emd", "error_by_size",
-           "omniscient_emd", "select_mix", "compile_kernels", "dataset_names", "load_dataset", "dataset_card", "DEFAULT_DATASET",
-           "load_upload", "read_table"]
+__all__ = ["Plan", "Shape", "METHODS", "measure", "Measurements", "post_process", "estimate", "Release",
+           "load_release", "evaluate", "size_errors", "error_by_size", "level_summary", "Budget", "Charge", "select_mix",
+           "mean_consistency_baseline", "match_groups", "emd", "omniscient_emd", "compile_kernels", "Hierarchy",
+           "dataset_names", "load_dataset", "dataset_card", "DEFAULT_DATASET", "load_upload", "read_table",
+           "CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError"]

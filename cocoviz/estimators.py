@@ -1,10 +1,12 @@
-"""Per-node estimators: naive, Hg (ranked) and Hc (cumulative).
+"""Per-node estimators: naive, Hg (ranked) and Hc (cumulative), split at the privacy seam.
 
-Each takes one node's true groups as ``(sizes, counts)`` runs and a
-``measure`` callable (a :meth:`GeometricMechanism.measure` bound to the
-node, level and ε), and returns a :class:`GroupEstimate`: integral,
-non-negative runs whose counts add up to the node's public G, each with the
-variance estimate of METHOD.md used later for merging.
+Each method is two functions.  Its *query* (``query_hc`` ...) computes the
+vector that is measured from one node's true groups, given as ``(sizes,
+counts)`` runs: only :func:`cocoviz.measure.measure` calls it.  Its *fit*
+(``fit_hc`` ...) turns the noisy vector, with public facts only (G, ε, p, K),
+into a :class:`GroupEstimate`: integral, non-negative runs whose counts add up
+to the node's public G, each with the variance estimate of METHOD.md used
+later for merging.  Fits never see private data.
 
 Sensitivities (one person added to or removed from one group):
 
@@ -15,7 +17,6 @@ Sensitivities (one person added to or removed from one group):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,28 +25,23 @@ from cocoviz.isotonic import isotonic
 
 __all__ = [
     "GroupEstimate",
-    "estimate_naive",
-    "estimate_hg",
-    "estimate_hc",
+    "query_naive",
+    "query_hc",
+    "query_hg",
+    "fit_naive",
+    "fit_hc",
+    "fit_hg",
     "project_simplex",
     "largest_remainder",
     "NAIVE_SENSITIVITY",
     "HG_SENSITIVITY",
     "HC_SENSITIVITY",
-    "DEFAULT_P",
-    "METHODS",
 ]
 
 NAIVE_SENSITIVITY = 2
 HG_SENSITIVITY = 1
 HC_SENSITIVITY = 1
 
-#: Method names, and the isotonic loss each uses by default (the paper found
-#: p = 1 better for Hc; PAV with p = 2 is its choice for the long Hg arrays).
-DEFAULT_P = {"Hc": 1, "Hg": 2, "naive": None}
-METHODS = tuple(DEFAULT_P)
-
-Measure = Callable[..., np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -78,7 +74,7 @@ def _coalesce(sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray) -> G
     return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64), variances.astype(np.float64))
 
 
-def _truncated_histogram(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+def truncated_histogram(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
     """H[0..K], groups larger than K counted at K."""
     h = np.zeros(max_size + 1, np.int64)
     np.add.at(h, np.minimum(sizes, max_size), counts)
@@ -127,33 +123,48 @@ def largest_remainder(x: np.ndarray, total: int) -> np.ndarray:
     return out
 
 
-def estimate_naive(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, max_size: int,
-                   measure: Measure) -> GroupEstimate:
-    """Noise on every cell of H[0..K] (Δ = 2), simplex projection, largest-remainder integers.
+def query_naive(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+    """H[0..K], groups larger than K counted at K (Δ = 2: one group leaves size j, enters j ± 1)."""
+    return truncated_histogram(sizes, counts, max_size)
+
+
+def query_hc(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+    """Hc[0..K-1] of the truncated H (Δ = 1); Hc[K] = G is public and not measured."""
+    return np.cumsum(truncated_histogram(sizes, counts, max_size))[:-1]
+
+
+def query_hg(sizes: np.ndarray, counts: np.ndarray, max_size: int | None = None) -> np.ndarray:
+    """Hg, the G group sizes sorted ascending (Δ = 1: one entry moves by one); needs no K."""
+    return np.repeat(np.asarray(sizes, np.int64), counts)
+
+
+def fit_naive(noisy: np.ndarray, *, groups: int, epsilon: float, p: int | None = None,
+              max_size: int | None = None) -> GroupEstimate:
+    """Simplex projection of noisy H[0..K] onto G groups, then largest-remainder integers.
 
     Variance per group: the noisy H[s] has variance ≈ 2·(2/ε)², shared by the
     Ĥ[s] groups estimated at size s: ``8 / (ε² Ĥ[s])`` (decision: the Hc
     rule of METHOD.md with the naive mechanism's scale).
+
+    >>> fit_naive(np.array([1, 2, -1, 1]), groups=3, epsilon=1.0).counts
+    array([1, 2])
     """
-    h = _truncated_histogram(sizes, counts, max_size)
-    groups = int(h.sum())
-    noisy = measure(h, sensitivity=NAIVE_SENSITIVITY, quantity=f"H[0..{max_size}]")
     h_hat = largest_remainder(project_simplex(noisy, groups), groups)
     return _from_histogram(h_hat, 2 * NAIVE_SENSITIVITY**2, epsilon)
 
 
-def estimate_hc(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, max_size: int, p: int,
-                measure: Measure) -> GroupEstimate:
-    """Noise on Hc[0..K-1] (Δ = 1), bounded isotonic regression, rounding.
+def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1,
+           max_size: int | None = None) -> GroupEstimate:
+    """Bounded isotonic regression of noisy Hc[0..K-1] into [0, G], rounding, Hc[K] = G.
 
-    Hc[K] = G is public and kept exact.  Variance per group: the estimated
-    H[s] = Hc[s] - Hc[s-1] has variance ≈ 2 · 2/ε², shared by its Ĥ[s]
-    groups: ``4 / (ε² Ĥ[s])``.
+    Variance per group: the estimated H[s] = Hc[s] - Hc[s-1] has variance
+    ≈ 2 · 2/ε², shared by its Ĥ[s] groups: ``4 / (ε² Ĥ[s])``.
+
+    >>> est = fit_hc(np.array([0, 2, 2, 3]), groups=4, epsilon=1.0, p=1)  # Hc = [0, 2, 2, 3, 4]
+    >>> est.sizes, est.counts
+    (array([1, 3, 4]), array([2, 1, 1]))
     """
-    hc = np.cumsum(_truncated_histogram(sizes, counts, max_size))
-    groups = int(hc[-1])
-    noisy = measure(hc[:-1], sensitivity=HC_SENSITIVITY, quantity=f"Hc[0..{max_size - 1}]")
-    hc_hat = np.empty(max_size + 1, np.int64)
+    hc_hat = np.empty(len(noisy) + 1, np.int64)
     # Rounding is monotone, so the rounded fit stays non-decreasing.
     hc_hat[:-1] = np.rint(isotonic(noisy, p=p, lower=0, upper=groups))
     hc_hat[-1] = groups
@@ -161,15 +172,16 @@ def estimate_hc(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, max_si
     return _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
 
 
-def estimate_hg(sizes: np.ndarray, counts: np.ndarray, *, epsilon: float, p: int,
-                measure: Measure) -> GroupEstimate:
-    """Noise on every entry of Hg (Δ = 1), isotonic regression with x ≥ 0, rounding.
+def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2,
+           max_size: int | None = None) -> GroupEstimate:
+    """Isotonic regression of noisy Hg with x ≥ 0, rounding, runs per block.
 
     Variance per group: ``2 / (|S_i| ε²)`` where S_i is the block (run of
     equal fitted values, before rounding) holding group i.
+
+    >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
+    array([2, 6])
     """
-    hg = np.repeat(np.asarray(sizes, np.int64), counts)
-    noisy = measure(hg, sensitivity=HG_SENSITIVITY, quantity="Hg")
     fit = isotonic(noisy, p=p, lower=0)
     # Work per block from here on: cost grows with blocks, not groups.
     starts = np.flatnonzero(np.concatenate([[True], fit[1:] != fit[:-1]])) if fit.size else np.zeros(0, np.int64)

@@ -1,64 +1,92 @@
-"""The geometric mechanism, its two samplers, and the privacy budget report.
+"""The geometric mechanism: its noise law, its two samplers, and keyed noise streams.
 
-Every noisy measurement goes through :meth:`GeometricMechanism.measure`,
-which states the measured quantity, its L1 sensitivity Δ and the budget ε,
-adds double-geometric noise of scale Δ/ε, and records all of it for the
-budget report.  Neighbouring databases differ by one person (METHOD.md).
-
-Two samplers draw the noise, both exact on the integers (never rounded
+Every noisy answer of the engine is ``value + X`` with X double-geometric of
+scale Δ/ε: ``P(X = k) = (1-α)/(1+α) α^|k|``, ``α = exp(-ε/Δ)`` (METHOD.md).
+Two samplers draw it, both exact on the integers (never rounded
 floating-point Laplace):
 
-* :class:`FastSampler` — numpy ``Generator``; seedable and fast, for
-  exploration, teaching and experiments.  **Not for release**: a seeded
-  pseudo-random generator is predictable.
-* :class:`SecureSampler` — OpenDP's discrete Laplace (the same
-  double-geometric law), sampled exactly from a cryptographically secure
-  source.  About 0.2 M samples/s; for releases.
+* :class:`FastSampler` — numpy's PCG64, seeded; fast, for exploration, teaching
+  and experiments.  **Not for release**: a seeded pseudo-random generator is
+  predictable.  Its noise is *keyed*: the stream of one measurement is
+  ``SeedSequence(seed, spawn_key=key)`` with ``key = (level, node, query)``,
+  so a seeded result never depends on threads, node order, caches or machines.
+* :class:`SecureSampler` — OpenDP's discrete Laplace (the same law), sampled
+  exactly from the operating system's CSPRNG; for releases.  It has no seed.
 
->>> mech = GeometricMechanism(FastSampler(np.random.default_rng(0)))
->>> noisy = mech.measure(np.array([5, 7]), sensitivity=1, epsilon=1.0, quantity="Hg", level=0, node=())
->>> mech.budget().total
-1.0
+>>> sampler = FastSampler(seed=0)
+>>> a = sampler.draw(np.array([5, 7]), scale=1.0, key=(0, 0, 0))
+>>> b = sampler.draw(np.array([5, 7]), scale=1.0, key=(0, 0, 0))
+>>> bool((a == b).all())  # the same key gives the same noise, whatever ran before
+True
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from cocoviz.hierarchy import node_label
+from cocoviz.errors import BudgetError, ParameterError
 
 __all__ = [
+    "EPSILON_RANGE",
     "FastSampler",
     "SecureSampler",
-    "GeometricMechanism",
-    "Measurement",
-    "Budget",
-    "double_geometric_variance",
-    "double_geometric_pmf",
+    "SAMPLERS",
+    "make_sampler",
     "check_epsilon",
+    "check_seed",
+    "double_geometric_pmf",
 ]
+
+#: The ε a single measurement may spend.  Below 1e-6 the noise (scale up to
+#: 2e6) would still be exact, but such a budget protects nothing useful and is
+#: almost surely a typing slip; above 1e6 the noise is exactly zero in double
+#: precision (α = exp(-1e6) = 0), so the release would publish the truth.
+EPSILON_RANGE = (1e-6, 1e6)
+
+# The fast sampler's noise is exact while it stays below 2**52 in magnitude
+# (float64 integers); refuse rather than ever return an overflowed value.
+_EXACT_NOISE = 2.0**52
 
 
 def check_epsilon(epsilon: float, what: str = "ε") -> float:
-    """``epsilon`` as a float, refusing anything but a finite number > 0."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {epsilon!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{what} must be a finite number > 0, got {epsilon!r}")
+    """``epsilon`` as a float, refusing anything but a real number in :data:`EPSILON_RANGE`.
+
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(True)
+    Traceback (most recent call last):
+    ...
+    cocoviz.errors.BudgetError: ε must be a real number, got True
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise BudgetError(f"{what} must be a real number, got {epsilon!r}")
+    value = float(epsilon)
+    lo, hi = EPSILON_RANGE
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise BudgetError(f"{what} must be between {lo:g} and {hi:g}, got {epsilon!r}"
+                          + (" (ε must be > 0)" if not value > 0 else ""))
     return value
 
 
-def double_geometric_variance(scale: float) -> float:
-    """Variance 2α/(1-α)² of double-geometric noise with scale Δ/ε, α = exp(-1/scale)."""
-    alpha = math.exp(-1.0 / scale)
-    return 2 * alpha / (1 - alpha) ** 2
+def check_seed(seed: int | Sequence[int] | None) -> tuple[int, ...]:
+    """The entropy of a seed: a whole number >= 0 or a sequence of them; None draws fresh entropy.
+
+    >>> check_seed(3), check_seed((3, 1))
+    ((3,), (3, 1))
+    """
+    if seed is None:
+        return (int(np.random.SeedSequence().entropy),)
+    parts = seed if isinstance(seed, (tuple, list)) else (seed,)
+    for part in parts:
+        if isinstance(part, bool) or not isinstance(part, numbers.Integral) or part < 0:
+            raise ParameterError(f"seed must be a whole number >= 0 (or a sequence of them), got {seed!r}")
+    if not parts:
+        raise ParameterError("seed must not be an empty sequence")
+    return tuple(int(p) for p in parts)
 
 
 def double_geometric_pmf(k: np.ndarray, scale: float) -> np.ndarray:
@@ -68,7 +96,7 @@ def double_geometric_pmf(k: np.ndarray, scale: float) -> np.ndarray:
 
 
 class FastSampler:
-    """Double-geometric noise from a numpy ``Generator`` (exploration only, not for release).
+    """Double-geometric noise from keyed numpy streams (exploration only, not for release).
 
     ``X = floor(E1 / λ) - floor(E2 / λ)`` with ``E1, E2`` standard exponential
     and ``λ = 1/scale``: each floor is geometric with ``P(≥ k) = α^k``, and the
@@ -77,47 +105,46 @@ class FastSampler:
 
     secure = False
 
-    def __init__(self, rng: np.random.Generator):
-        self.rng = rng
-        self.name = f"fast: numpy {type(rng.bit_generator).__name__}, seeded (exploration only, not for release)"
+    def __init__(self, seed: int | Sequence[int] | None = None):
+        self.entropy = check_seed(seed)
+        self.name = "fast: numpy PCG64, seeded, keyed by (level, node, query) (exploration only, not for release)"
 
-    def spawn(self, n: int) -> list[FastSampler]:
-        """``n`` independent samplers from child streams of this generator, in a fixed order."""
-        return [FastSampler(child) for child in self.rng.spawn(n)]
+    def stream(self, key: Sequence[int]) -> np.random.Generator:
+        """The generator of the measurement ``key``; independent of every other key's."""
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.entropy, spawn_key=tuple(key))))
 
-    def __call__(self, values: np.ndarray, scale: float) -> np.ndarray:
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int]) -> np.ndarray:
+        """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``."""
         values = np.asarray(values, np.int64)
+        rng = self.stream(key)
         rate = 1.0 / scale
-        up = np.floor(self.rng.standard_exponential(values.shape) / rate)
-        up -= np.floor(self.rng.standard_exponential(values.shape) / rate)
-        return values + up.astype(np.int64)
+        noise = np.floor(rng.standard_exponential(values.shape) / rate)
+        noise -= np.floor(rng.standard_exponential(values.shape) / rate)
+        if noise.size and np.abs(noise).max() >= _EXACT_NOISE:  # unreachable inside EPSILON_RANGE
+            raise BudgetError(f"noise of scale {scale:g} is too large to add exactly")
+        return values + noise.astype(np.int64)
 
 
 class SecureSampler:
     """Exact double-geometric noise from a cryptographically secure source (OpenDP).
 
-    OpenDP's ``make_laplace`` on an integer vector domain samples the
-    discrete Laplace distribution exactly (Canonne, Kamath and Steinke's
-    sampler over an OS CSPRNG); with scale Δ/ε it is the geometric mechanism.
+    OpenDP's ``make_laplace`` on an integer vector domain samples the discrete
+    Laplace distribution exactly (Canonne, Kamath and Steinke's sampler over
+    the OS CSPRNG); with scale Δ/ε it is the geometric mechanism.  Keys are
+    ignored: there is no seed to key.
     """
 
     secure = True
     name = "secure: OpenDP discrete Laplace (exact, OS CSPRNG)"
 
     def __init__(self) -> None:
-        try:
-            import opendp.prelude as dp
-        except ImportError as exc:  # pragma: no cover - opendp is a requirement
-            raise ValueError("the secure sampler needs the 'opendp' package") from exc
+        import opendp.prelude as dp  # deferred: only a secure release needs it
+
         dp.enable_features("contrib")
         self._dp = dp
         self._cache: dict[float, object] = {}
 
-    def spawn(self, n: int) -> list[SecureSampler]:
-        """The OS source has no state to split: every node shares this sampler."""
-        return [self] * n
-
-    def __call__(self, values: np.ndarray, scale: float) -> np.ndarray:
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
         values = np.asarray(values, np.int64)
         if values.size == 0:
             return values.copy()
@@ -130,133 +157,14 @@ class SecureSampler:
         return np.asarray(measurement(values.ravel().tolist()), np.int64).reshape(values.shape)
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """One noisy measurement: what was measured, where, and at what privacy cost."""
-
-    level: int | None  # None: a measurement of the whole data, not of one level's nodes
-    node: tuple
-    quantity: str
-    cells: int
-    sensitivity: float
-    epsilon: float
-    sampler: str
-
-    @property
-    def scale(self) -> float:
-        """Noise scale Δ/ε of the double-geometric distribution."""
-        return self.sensitivity / self.epsilon
-
-    @property
-    def noise_variance(self) -> float:
-        return double_geometric_variance(self.scale)
+#: Sampler names: ``"fast"`` (seeded, exploration) and ``"secure"`` (OpenDP, release).
+SAMPLERS = ("fast", "secure")
 
 
-@dataclass
-class Budget:
-    """The privacy budget report of a release.
-
-    ε is spent per level by sequential composition across levels; the nodes of
-    one level hold disjoint persons, so they compose in parallel and the level
-    costs the largest ε any of its nodes used.  ``extra`` holds spending that
-    is not a per-level measurement (e.g. a private algorithm selection).
-    """
-
-    measurements: list[Measurement] = field(default_factory=list)
-    extra: dict[str, float] = field(default_factory=dict)
-    composition: str = ("sequential across levels, parallel across the disjoint nodes of a level; "
-                        "everything after the noisy measurements is post-processing")
-
-    def per_level(self) -> dict[int, float]:
-        """ε spent at each measured level."""
-        spent: dict[int, float] = {}
-        for m in self.measurements:
-            if m.level is not None:
-                spent[m.level] = max(spent.get(m.level, 0.0), m.epsilon)
-        return dict(sorted(spent.items()))
-
-    @property
-    def total(self) -> float:
-        """Total ε spent: the sum over levels, whole-data measurements and extra spending."""
-        whole = sum(m.epsilon for m in self.measurements if m.level is None)
-        return float(sum(self.per_level().values()) + whole + sum(self.extra.values()))
-
-    @property
-    def samplers(self) -> list[str]:
-        return sorted({m.sampler for m in self.measurements})
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per measurement: level, node, quantity, cells, Δ, ε, scale, noise variance, sampler."""
-        return pd.DataFrame({
-            "level": [m.level for m in self.measurements],
-            "node": [node_label(m.node) for m in self.measurements],
-            "quantity": [m.quantity for m in self.measurements],
-            "cells": [m.cells for m in self.measurements],
-            "sensitivity": [m.sensitivity for m in self.measurements],
-            "epsilon": [m.epsilon for m in self.measurements],
-            "scale": [m.scale for m in self.measurements],
-            "noise_variance": [m.noise_variance for m in self.measurements],
-            "sampler": [m.sampler for m in self.measurements],
-        })
-
-    def summary(self) -> pd.DataFrame:
-        """One row per level and quantity: nodes measured, cells, Δ, ε, scale and sampler."""
-        frame = self.to_frame()
-        if frame.empty:
-            return frame
-        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale", "sampler"], sort=True,
-                              dropna=False)
-                .agg(nodes=("node", "size"), cells=("cells", "sum")).reset_index()
-                [["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale", "sampler"]])
-
-    def describe(self) -> str:
-        """The report as plain text."""
-        lines = [f"total ε spent: {self.total:g} ({self.composition})"]
-        for level, eps in self.per_level().items():
-            lines.append(f"  level {level}: ε = {eps:g}")
-        for name, eps in self.extra.items():
-            lines.append(f"  {name}: ε = {eps:g}")
-        for row in self.summary().itertuples(index=False):
-            where = "whole data" if pd.isna(row.level) else f"level {int(row.level)}"
-            lines.append(f"  {where}: {row.quantity} on {row.nodes} node(s), {row.cells:,} cells, "
-                         f"Δ = {row.sensitivity:g}, scale Δ/ε = {row.scale:g}, sampler {row.sampler}")
-        return "\n".join(lines)
-
-
-class GeometricMechanism:
-    """Adds double-geometric noise of scale Δ/ε and records every measurement."""
-
-    def __init__(self, sampler: FastSampler | SecureSampler, _measurements: list[Measurement] | None = None):
-        self.sampler = sampler
-        self._measurements: list[Measurement] = [] if _measurements is None else _measurements
-
-    def spawn(self, n: int) -> list[GeometricMechanism]:
-        """``n`` mechanisms with independent noise streams that record into this one's report.
-
-        Each node of a level gets its own, so nodes can be estimated in
-        parallel and the release still depends only on the seed.
-        """
-        return [GeometricMechanism(s, self._measurements) for s in self.sampler.spawn(n)]
-
-    @property
-    def measurements(self) -> tuple[Measurement, ...]:
-        """Every measurement recorded so far, in the order recorded."""
-        return tuple(self._measurements)
-
-    def record(self, measurements: Sequence[Measurement]) -> None:
-        """Add measurements made earlier with the same noise (a reused, cached estimate) to the report."""
-        self._measurements.extend(measurements)
-
-    def measure(self, values: np.ndarray, *, sensitivity: float, epsilon: float, quantity: str,
-                level: int | None, node: tuple) -> np.ndarray:
-        """``values`` plus independent double-geometric noise of scale ``sensitivity / epsilon``."""
-        epsilon = check_epsilon(epsilon)
-        scale = sensitivity / epsilon
-        self._measurements.append(Measurement(level, tuple(node), quantity, int(np.size(values)),
-                                              float(sensitivity), epsilon, self.sampler.name))
-        return self.sampler(values, scale)
-
-    def budget(self) -> Budget:
-        # Parallel estimation appends in completion order; report in a fixed one.
-        order = sorted(self._measurements, key=lambda m: (m.level is None, m.level or 0, m.node, m.quantity))
-        return Budget(order)
+def make_sampler(name: str, seed: int | Sequence[int] | None = None) -> FastSampler | SecureSampler:
+    """The sampler called ``name``; ``seed`` keys the fast sampler and is ignored by the secure one."""
+    if name == "fast":
+        return FastSampler(seed)
+    if name == "secure":
+        return SecureSampler()
+    raise ParameterError(f"sampler must be one of {SAMPLERS}, got {name!r}")

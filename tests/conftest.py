@@ -41,3 +41,13 @@ def toy_persons() -> pd.DataFrame:
 @pytest.fixture
 def toy_tree() -> Hierarchy:
     return Hierarchy.from_persons(TOY_PERSONS.copy(), group="group", levels=["region"])
+
+
+#: The same groups as a public groups table with their sizes (G and regions public).
+TOY_GROUPS = pd.DataFrame({"group": [1, 2, 3, 4], "region": ["a", "b", "a", "b"], "size": [4, 2, 1, 1]})
+
+
+@pytest.fixture
+def toy_public_tree() -> Hierarchy:
+    """The toy data with public G: built from the groups table (a secure release may use it)."""
+    return Hierarchy.from_groups(TOY_GROUPS.copy(), size="size", levels=["region"])

@@ -2,55 +2,47 @@
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-import cocoviz.estimators
 from cocoviz.estimators import (
     GroupEstimate,
-    estimate_hc,
-    estimate_hg,
-    estimate_naive,
+    fit_hc,
+    fit_hg,
+    fit_naive,
     largest_remainder,
     project_simplex,
 )
 from cocoviz.isotonic import block_sizes, isotonic
-from cocoviz.mechanisms import FastSampler, GeometricMechanism
+from cocoviz.mechanisms import FastSampler
+from cocoviz.plan import METHODS
 
 
-class Recorder:
-    """A ``measure`` callable over a seeded geometric mechanism that keeps what it returned."""
+class Noisy:
+    """Keyed fast noise of the method's scale on its query; keeps the true and noisy answers."""
 
-    def __init__(self, seed: int, epsilon: float):
-        self.mechanism = GeometricMechanism(FastSampler(np.random.default_rng(seed)))
-        self.epsilon = epsilon
+    def __init__(self, seed: int):
+        self.sampler = FastSampler(seed)
         self.inputs: list[np.ndarray] = []
         self.outputs: list[np.ndarray] = []
 
-    def __call__(self, values, *, sensitivity, quantity):
+    def __call__(self, values, scale):
         self.inputs.append(np.array(values, copy=True))
-        out = self.mechanism.measure(values, sensitivity=sensitivity, epsilon=self.epsilon, quantity=quantity,
-                                     level=0, node=())
-        self.outputs.append(out.copy())
-        return out
+        self.outputs.append(self.sampler.draw(values, scale, (0, 0, 0)))
+        return self.outputs[-1].copy()
 
 
-def exact(values, *, sensitivity, quantity):
-    """A noiseless 'measurement' (for checking the post-processing alone)."""
-    return np.array(values, np.int64, copy=True)
-
-
-def run(method: str, sizes, counts, *, epsilon=1.0, max_size=10, p=1, measure=exact) -> GroupEstimate:
-    if method == "Hc":
-        return estimate_hc(sizes, counts, epsilon=epsilon, max_size=max_size, p=p, measure=measure)
-    if method == "Hg":
-        return estimate_hg(sizes, counts, epsilon=epsilon, p=p, measure=measure)
-    return estimate_naive(sizes, counts, epsilon=epsilon, max_size=max_size, measure=measure)
+def run(method: str, sizes, counts, *, epsilon=1.0, max_size=10, p=1, noise=None) -> GroupEstimate:
+    """Query, optional noise, fit: what measure and post_process do for one node."""
+    m = METHODS[method]
+    answer = m.query(sizes, counts, max_size)
+    if noise is not None:
+        answer = noise(answer, m.sensitivity / epsilon)
+    return m.fit(answer, groups=int(np.sum(counts)), epsilon=epsilon, p=p if m.default_p else None,
+                 max_size=max_size)
 
 
 def expand(est: GroupEstimate) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +73,7 @@ def test_estimate_is_integral_nonnegative_and_keeps_g(runs, method_p, epsilon, e
     method, p = method_p
     max_size = max(int(sizes.max()), 1) + extra_k
     before = sizes.copy(), counts.copy()
-    est = run(method, sizes, counts, epsilon=epsilon, max_size=max_size, p=p, measure=Recorder(seed, epsilon))
+    est = run(method, sizes, counts, epsilon=epsilon, max_size=max_size, p=p, noise=Noisy(seed))
     np.testing.assert_array_equal(sizes, before[0])  # inputs untouched
     np.testing.assert_array_equal(counts, before[1])
     assert est.sizes.dtype.kind == "i" and est.counts.dtype.kind == "i"
@@ -98,14 +90,14 @@ def test_estimate_is_integral_nonnegative_and_keeps_g(runs, method_p, epsilon, e
 @pytest.mark.parametrize("method, p", METHOD_P)
 def test_noiseless_measurement_gives_the_truth(method, p):
     sizes, counts = np.array([0, 1, 2, 7]), np.array([3, 5, 1, 2])
-    est = run(method, sizes, counts, max_size=9, p=p, measure=exact)
+    est = run(method, sizes, counts, max_size=9, p=p)
     np.testing.assert_array_equal(np.repeat(est.sizes, est.counts), np.repeat(sizes, counts))
 
 
 @pytest.mark.parametrize("method", ["Hc", "naive"])
 def test_groups_above_k_count_at_k(method):
     sizes, counts = np.array([1, 4, 12]), np.array([2, 1, 3])
-    est = run(method, sizes, counts, max_size=5, measure=exact)
+    est = run(method, sizes, counts, max_size=5)
     np.testing.assert_array_equal(est.sizes, [1, 4, 5])
     np.testing.assert_array_equal(est.counts, [2, 1, 3])
 
@@ -114,18 +106,16 @@ def test_groups_above_k_count_at_k(method):
 def test_measured_quantities_sensitivities_and_cells():
     sizes, counts = np.array([0, 2, 3]), np.array([1, 2, 4])  # G = 7; H = [1, 0, 2, 4], Hc = [1, 1, 3, 7]
     k = 6
-    for method, delta, cells, values in [
-        ("Hc", 1, k, [1, 1, 3, 7, 7, 7]),              # Hc[0..K-1]; Hc[K] = G is public
-        ("Hg", 1, 7, [0, 2, 2, 3, 3, 3, 3]),           # the sorted sizes
-        ("naive", 2, k + 1, [1, 0, 2, 4, 0, 0, 0]),    # H[0..K]
+    for method, delta, values in [
+        ("Hc", 1, [1, 1, 3, 7, 7, 7]),              # Hc[0..K-1]; Hc[K] = G is public
+        ("Hg", 1, [0, 2, 2, 3, 3, 3, 3]),           # the sorted sizes
+        ("naive", 2, [1, 0, 2, 4, 0, 0, 0]),        # H[0..K]
     ]:
-        rec = Recorder(0, 0.5)
-        run(method, sizes, counts, epsilon=0.5, max_size=k, p=2, measure=rec)
-        assert len(rec.inputs) == 1
-        np.testing.assert_array_equal(rec.inputs[0], values)
-        (m,) = rec.mechanism.budget().measurements
-        assert (m.sensitivity, m.cells, m.epsilon) == (delta, cells, 0.5)
-        assert m.scale == delta / 0.5
+        m = METHODS[method]
+        answer = m.query(sizes, counts, k)
+        np.testing.assert_array_equal(answer, values)
+        assert m.sensitivity == delta
+        assert m.cells(np.array([7]), k).tolist() == [len(values)]
 
 
 # ------------------------------------------------------------------ variances
@@ -135,7 +125,7 @@ def test_hc_and_naive_variance(runs, epsilon, seed):
     sizes, counts = runs
     for method, numerator in [("Hc", 4.0), ("naive", 8.0)]:
         est = run(method, sizes, counts, epsilon=epsilon, max_size=int(sizes.max()) + 2, p=1,
-                  measure=Recorder(seed, epsilon))
+                  noise=Noisy(seed))
         # One run per estimated size; every group of it shares numerator / (ε² · Ĥ[size]).
         np.testing.assert_allclose(est.variances, numerator / (epsilon**2 * est.counts), rtol=1e-12)
 
@@ -144,8 +134,8 @@ def test_hc_and_naive_variance(runs, epsilon, seed):
 @given(node_runs(), st.sampled_from([0.1, 0.5, 2.0]), st.sampled_from([1, 2]), st.integers(0, 1000))
 def test_hg_variance_uses_isotonic_blocks(runs, epsilon, p, seed):
     sizes, counts = runs
-    rec = Recorder(seed, epsilon)
-    est = estimate_hg(sizes, counts, epsilon=epsilon, p=p, measure=rec)
+    rec = Noisy(seed)
+    est = run("Hg", sizes, counts, epsilon=epsilon, p=p, noise=rec)
     # Rebuild from the noisy Hg: fit, blocks of equal fitted values before rounding, then round.
     fit = isotonic(rec.outputs[0], p=p, lower=0)
     want_sizes = np.rint(fit).astype(np.int64)
@@ -160,9 +150,9 @@ def test_hg_variance_uses_isotonic_blocks(runs, epsilon, p, seed):
 @given(node_runs(), st.sampled_from([0.1, 0.5, 2.0]), st.integers(0, 1000))
 def test_naive_is_simplex_projection_then_largest_remainder(runs, epsilon, seed):
     sizes, counts = runs
-    rec = Recorder(seed, epsilon)
+    rec = Noisy(seed)
     k = int(sizes.max()) + 3
-    est = estimate_naive(sizes, counts, epsilon=epsilon, max_size=k, measure=rec)
+    est = run("naive", sizes, counts, epsilon=epsilon, max_size=k, noise=rec)
     g = int(counts.sum())
     want = largest_remainder(project_simplex(rec.outputs[0].astype(float), g), g)
     got = np.zeros(k + 1, np.int64)
@@ -172,14 +162,12 @@ def test_naive_is_simplex_projection_then_largest_remainder(runs, epsilon, seed)
 
 def test_naive_by_hand():
     # Noisy H = [3, -2, 1, 0] for G = 2: projection θ = 1 -> [2, 0, 0, 0].
-    est = estimate_naive(np.array([1]), np.array([2]), epsilon=1.0, max_size=3,
-                         measure=lambda values, **kw: np.array([3, -2, 1, 0]))
+    est = fit_naive(np.array([3, -2, 1, 0]), groups=2, epsilon=1.0)
     np.testing.assert_array_equal(est.sizes, [0])
     np.testing.assert_array_equal(est.counts, [2])
     # Noisy H = [2, 3, 0, 0] for G = 4: θ = 1/2 -> [1.5, 2.5, 0, 0]; floors [1, 2, 0, 0], one more to the
     # largest fractional part (a tie of exactly 1/2: the lower size) -> [2, 2, 0, 0].
-    est = estimate_naive(np.array([1]), np.array([4]), epsilon=1.0, max_size=3,
-                         measure=lambda values, **kw: np.array([2, 3, 0, 0]))
+    est = fit_naive(np.array([2, 3, 0, 0]), groups=4, epsilon=1.0)
     np.testing.assert_array_equal(est.sizes, [0, 1])
     np.testing.assert_array_equal(est.counts, [2, 2])
     np.testing.assert_allclose(est.variances, 8.0 / 2)
@@ -188,8 +176,7 @@ def test_naive_by_hand():
 def test_hg_variance_by_hand():
     # Noisy Hg [5, 3, 4, 9] -> PAV blocks {5, 3, 4} (mean 4) and {9}: variances 2/(3ε²) and 2/ε².
     noisy = np.array([5, 3, 4, 9])
-    est = estimate_hg(np.array([1]), np.array([4]), epsilon=2.0, p=2,
-                      measure=lambda values, **kw: noisy.copy())
+    est = fit_hg(noisy, groups=4, epsilon=2.0, p=2)
     np.testing.assert_array_equal(est.sizes, [4, 9])
     np.testing.assert_array_equal(est.counts, [3, 1])
     np.testing.assert_allclose(est.variances, [2 / (3 * 4.0), 2 / 4.0])
@@ -198,8 +185,7 @@ def test_hg_variance_by_hand():
 def test_hc_by_hand():
     # 5 groups, K = 4: Hc[0..3] is measured, Hc[4] = G = 5 is public.
     noisy = np.array([2, 1, 4, 9])
-    est = estimate_hc(np.array([2]), np.array([5]), epsilon=1.0, max_size=4, p=2,
-                      measure=lambda values, **kw: noisy.copy())
+    est = fit_hc(noisy, groups=5, epsilon=1.0, p=2, max_size=4)
     # L2: pool (2, 1) -> 1.5, 1.5; 4; 9 -> clipped to G = 5.  rint: 2, 2, 4, 5 (half to even).
     # Ĥc = [2, 2, 4, 5, 5] -> Ĥ = [2, 0, 2, 1, 0].
     np.testing.assert_array_equal(est.sizes, [0, 2, 3])
@@ -264,6 +250,3 @@ def test_largest_remainder_of_projection(raw, total):
     if up.any() and (~up).any():
         assert frac[up].min() >= frac[~up].max() - 1e-12
 
-
-def test_doctests():
-    assert doctest.testmod(cocoviz.estimators).failed == 0

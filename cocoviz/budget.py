@@ -1,0 +1,160 @@
+"""The privacy budget report: what each noisy measurement costs, and the total.
+
+A :class:`Budget` is known before any noise is drawn (``Plan.cost()``) and is
+carried unchanged by the release that spends it.  Each :class:`Charge` names
+one measurement: where (level, node), what (the query), how many cells, its L1
+sensitivity Δ under our neighbours (one person added or removed), the ε it
+spends and the resulting noise scale Δ/ε.
+
+>>> budget = Budget((Charge(0, (), "Hg", 4, 1, 0.5), Charge(1, ("a",), "Hc[0..9]", 10, 1, 1.0)))
+>>> budget.total, budget.per_level()
+(1.5, {0: 0.5, 1: 1.0})
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from cocoviz.hierarchy import node_label
+
+__all__ = ["Charge", "Budget", "double_geometric_variance"]
+
+#: How the charges of one release compose.
+COMPOSITION = ("sequential across levels, parallel across the disjoint nodes of a level; "
+               "everything after the noisy measurements is post-processing")
+
+
+def double_geometric_variance(scale: float) -> float:
+    """Variance 2α/(1-α)² of double-geometric noise with scale Δ/ε, α = exp(-1/scale).
+
+    >>> round(double_geometric_variance(1.0), 6)
+    1.841347
+    """
+    alpha = math.exp(-1.0 / scale)
+    return 2 * alpha / (1 - alpha) ** 2
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One noisy measurement's cost: where, what, how many cells, Δ and ε.
+
+    ``level`` is None for a measurement of the whole data rather than of one
+    level's disjoint nodes (e.g. a selection's scores): those add up.
+    """
+
+    level: int | None
+    node: tuple
+    quantity: str
+    cells: int
+    sensitivity: float
+    epsilon: float
+
+    @property
+    def scale(self) -> float:
+        """Noise scale Δ/ε of the double-geometric distribution."""
+        return self.sensitivity / self.epsilon
+
+    @property
+    def noise_variance(self) -> float:
+        return double_geometric_variance(self.scale)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The privacy budget report of a release: its charges, how they compose, and the sampler.
+
+    ε is spent per level by sequential composition across levels; the nodes of
+    one level hold disjoint persons, so they compose in parallel and the level
+    costs the largest ε any of its nodes used.  Charges with ``level=None``
+    and ``extra`` spending (e.g. candidate releases of a selection) add up.
+    ``notes`` say what the report cannot show as a number (e.g. a public input
+    taken from the data).
+    """
+
+    charges: tuple[Charge, ...] = ()
+    extra: tuple[tuple[str, float], ...] = ()
+    composition: str = COMPOSITION
+    sampler: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def per_level(self) -> dict[int, float]:
+        """ε spent at each measured level."""
+        spent: dict[int, float] = {}
+        for c in self.charges:
+            if c.level is not None:
+                spent[c.level] = max(spent.get(c.level, 0.0), c.epsilon)
+        return dict(sorted(spent.items()))
+
+    @property
+    def total(self) -> float:
+        """Total ε spent: the sum over levels, whole-data measurements and extra spending."""
+        whole = [c.epsilon for c in self.charges if c.level is None]
+        return float(math.fsum([*self.per_level().values(), *whole, *(eps for _, eps in self.extra)]))
+
+    @property
+    def cells(self) -> int:
+        """Noise cells drawn in all."""
+        return sum(c.cells for c in self.charges)
+
+    def with_sampler(self, sampler: str, notes: tuple[str, ...] = ()) -> Budget:
+        """The same charges, as spent by ``sampler``."""
+        return replace(self, sampler=sampler, notes=(*self.notes, *notes))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per charge: level, node, quantity, cells, Δ, ε, scale, noise variance."""
+        return pd.DataFrame({
+            "level": pd.array([c.level for c in self.charges], dtype="Int64"),
+            "node": [node_label(c.node) for c in self.charges],
+            "quantity": [c.quantity for c in self.charges],
+            "cells": [c.cells for c in self.charges],
+            "sensitivity": [c.sensitivity for c in self.charges],
+            "epsilon": [c.epsilon for c in self.charges],
+            "scale": [c.scale for c in self.charges],
+            "noise_variance": [c.noise_variance for c in self.charges],
+        })
+
+    def summary(self) -> pd.DataFrame:
+        """One row per level and quantity: nodes measured, cells, Δ, ε and scale."""
+        frame = self.to_frame()
+        if frame.empty:
+            return frame
+        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=True, dropna=False)
+                .agg(nodes=("node", "size"), cells=("cells", "sum")).reset_index()
+                [["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale"]])
+
+    def describe(self) -> str:
+        """The report as plain text."""
+        lines = [f"total ε spent: {self.total:g} ({self.composition})"]
+        if self.sampler:
+            lines.append(f"  sampler: {self.sampler}")
+        for level, eps in self.per_level().items():
+            lines.append(f"  level {level}: ε = {eps:g}")
+        for name, eps in self.extra:
+            lines.append(f"  {name}: ε = {eps:g}")
+        for row in self.summary().itertuples(index=False):
+            where = "whole data" if pd.isna(row.level) else f"level {int(row.level)}"
+            lines.append(f"  {where}: {row.quantity} on {row.nodes} node(s), {row.cells:,} cells, "
+                         f"Δ = {row.sensitivity:g}, scale Δ/ε = {row.scale:g}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form; :meth:`from_dict` gives back an equal budget."""
+        return {
+            "charges": [[c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon] for c in self.charges],
+            "extra": [list(e) for e in self.extra],
+            "composition": self.composition,
+            "sampler": self.sampler,
+            "notes": list(self.notes),
+            "total": self.total,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Budget:
+        charges = tuple(Charge(level, tuple(node), quantity, int(cells), float(delta), float(eps))
+                        for level, node, quantity, cells, delta, eps in data["charges"])
+        return cls(charges, tuple((str(n), float(e)) for n, e in data["extra"]), data["composition"],
+                   data["sampler"], tuple(data["notes"]))

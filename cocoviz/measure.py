@@ -1,0 +1,187 @@
+"""The one step that reads private data: noisy measurements of every planned node.
+
+:func:`measure` runs a :class:`~cocoviz.plan.Plan` on a private
+:class:`~cocoviz.hierarchy.Hierarchy`: for every measured node it computes the
+method's query (Hc, Hg or H) from the node's true groups and adds
+double-geometric noise of scale Δ/ε.  What it returns, :class:`Measurements`,
+holds only noisy answers and public facts, so everything after it
+(:func:`cocoviz.post_process`) is post-processing.
+
+Noise is keyed by (seed, level, node): node ``k`` of level ``l`` draws from the
+fast sampler's stream ``(l, k, 0)``, so threads, node order, caches or a
+different machine never change a seeded result.
+
+>>> import pandas as pd
+>>> from cocoviz.hierarchy import Hierarchy
+>>> from cocoviz.plan import Plan
+>>> tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}),
+...                              size="size", levels=["region"])
+>>> plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=8)
+>>> measurements = measure(plan, tree, seed=0)
+>>> measurements.levels[0].node(0).size, measurements.levels[1].node(1).size  # G cells, then K cells
+(4, 8)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from cocoviz.budget import Budget
+from cocoviz.errors import InputError, ParameterError, PrivacyError
+from cocoviz.mechanisms import FastSampler, SecureSampler, make_sampler
+from cocoviz.plan import Plan, Shape
+
+__all__ = ["LevelMeasurement", "Measurements", "measure", "measure_level", "open_sampler", "check_inputs",
+           "map_nodes", "GROUPS_FROM_DATA"]
+
+#: The budget note of a release whose G and regions came from private rows.
+GROUPS_FROM_DATA = ("G per region and the region list were taken from the data (a persons table without a "
+                    "public groups table): not private, exploration only")
+
+# Levels with at least this many nodes are measured and fitted on _WORKERS threads.
+_PARALLEL_NODES = 8
+_WORKERS = min(2, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, eq=False)
+class LevelMeasurement:
+    """The noisy answers of every node of one level: node ``k``'s are ``values[ptr[k]:ptr[k + 1]]``."""
+
+    level: int
+    method: str
+    epsilon: float
+    ptr: np.ndarray
+    values: np.ndarray
+
+    def node(self, k: int) -> np.ndarray:
+        return self.values[self.ptr[k]:self.ptr[k + 1]]
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.ptr) - 1
+
+
+@dataclass(frozen=True, eq=False)
+class Measurements:
+    """What :func:`measure` returns: noisy answers per measured level, the plan and the budget spent.
+
+    ``levels[l]`` is None for a level the plan does not measure (bottom-up's upper levels).
+    """
+
+    plan: Plan
+    levels: tuple[LevelMeasurement | None, ...]
+    budget: Budget
+
+
+def map_nodes(fn: Callable[[int], object], n: int, workers: int | None) -> list:
+    """``[fn(0), ..., fn(n - 1)]``, on threads for a level with many nodes.
+
+    Every node's noise is keyed, so the result never depends on the threads.
+    """
+    workers = (_WORKERS if n >= _PARALLEL_NODES else 1) if workers is None else workers
+    if workers <= 1:
+        return [fn(k) for k in range(n)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, range(n)))
+
+
+def open_sampler(seed=None, rng: np.random.Generator | None = None, sampler: str | None = None,
+                 secure: bool = False) -> FastSampler | SecureSampler:
+    """The sampler a call asks for: ``secure=True`` is ``sampler="secure"``; ``rng`` seeds the fast one.
+
+    A ``numpy.random.Generator`` passed as ``rng`` gives the fast sampler a
+    128-bit seed drawn from it, so experiments that hand out one generator per
+    trial stay reproducible.
+    """
+    name = "secure" if secure else (sampler or "fast")
+    if secure and sampler not in (None, "secure"):
+        raise ParameterError(f"secure=True asks for the secure sampler, but sampler={sampler!r}")
+    if rng is not None:
+        if seed is not None:
+            raise ParameterError("give a seed or an rng, not both")
+        if not isinstance(rng, np.random.Generator):
+            raise ParameterError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        seed = tuple(int(x) for x in rng.integers(0, 2**32, size=4))
+    return make_sampler(name, seed)
+
+
+def check_inputs(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> tuple[str, ...]:
+    """Refuse a tree the plan was not built for, or a secure release on non-public G; return budget notes.
+
+    The check of K against the largest group reads private data: it runs only
+    for exploration (fast sampler), where it names the largest size.  A secure
+    release never refuses on it (a refusal would leak the maximum): groups
+    above the public K are counted at K, as in the paper.
+    """
+    if not plan.shape.same_as(Shape.of(tree)):
+        raise InputError("the plan was built for another hierarchy (its levels, nodes or G differ)")
+    notes = []
+    if not plan.shape.public_groups:
+        if sampler.secure:
+            raise PrivacyError("a secure release needs public G per region: this tree was built from a persons "
+                               "table alone, so G and the region list come from private rows (adding one person "
+                               "in a new group changes them). Give the public groups table (group -> region) too.")
+        notes.append(GROUPS_FROM_DATA)
+    needs_k = any(plan.level_method(level).needs_k for level in plan.measured_levels())
+    if needs_k and not sampler.secure and tree.max_size > plan.max_size:
+        raise ParameterError(f"max_size K = {plan.max_size:,} is below the largest group size in the data "
+                             f"({tree.max_size:,}; read from the private data, exploration only): choose "
+                             f"K >= {tree.max_size:,}")
+    if needs_k:
+        notes.append(f"groups larger than the public K = {plan.max_size:,} count as size K (Hc and naive)")
+    return tuple(notes)
+
+
+def measure_level(plan: Plan, tree, level: int, sampler: FastSampler | SecureSampler,
+                  workers: int | None = None) -> LevelMeasurement:
+    """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes)."""
+    method, eps = plan.level_method(level), plan.level_epsilon(level)
+    scale = method.sensitivity / eps
+    runs = tree.runs(level)
+
+    def one(k: int) -> np.ndarray:
+        sizes, counts = runs.node(k)
+        return sampler.draw(method.query(sizes, counts, plan.max_size), scale, (level, k, 0))
+
+    if sampler.secure:
+        workers = 1  # one OS source; OpenDP holds the GIL
+    answers = map_nodes(one, runs.n_nodes, workers)
+    ptr = np.zeros(len(answers) + 1, np.int64)
+    np.cumsum([a.size for a in answers], out=ptr[1:])
+    values = np.concatenate(answers) if answers else np.zeros(0, np.int64)
+    return LevelMeasurement(level, method.name, eps, ptr, values)
+
+
+def measure(plan: Plan, tree, *, seed: int | Sequence[int] | None = None, rng: np.random.Generator | None = None,
+            sampler: str | None = None, secure: bool = False, workers: int | None = None) -> Measurements:
+    """Noisy measurements of every node the plan measures: the only function that reads private data.
+
+    Parameters
+    ----------
+    plan : Plan
+    tree : Hierarchy
+        The private data; its public shape must be the plan's.
+    seed : keys the fast sampler's streams (a whole number or a sequence of them)
+    rng : a ``numpy.random.Generator`` to draw the fast sampler's seed from, instead of ``seed``
+    sampler : ``"fast"`` (default; exploration only, not for release) or ``"secure"``
+    secure : the same as ``sampler="secure"``
+    workers : threads per level (None: 2 for levels of 8 nodes or more); never changes the result
+
+    Raises
+    ------
+    PrivacyError
+        A secure release of a tree whose G was taken from private rows.
+    ParameterError
+        (Exploration only) K below the largest group size.
+    """
+    noise = open_sampler(seed, rng, sampler, secure)
+    notes = check_inputs(plan, tree, noise)
+    levels: list[LevelMeasurement | None] = [None] * (plan.shape.depth + 1)
+    for level in plan.measured_levels():
+        levels[level] = measure_level(plan, tree, level, noise, workers)
+    return Measurements(plan, tuple(levels), plan.cost().with_sampler(noise.name, notes))

@@ -1,0 +1,101 @@
+"""One call from a private tree to a release: plan, measure, post-process.
+
+>>> import pandas as pd
+>>> from cocoviz.hierarchy import Hierarchy
+>>> groups = pd.DataFrame({"group": [1, 2, 3, 4], "region": list("abab"), "size": [4, 2, 1, 1]})
+>>> tree = Hierarchy.from_groups(groups, size="size", levels=["region"])
+>>> release = estimate(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
+>>> release.is_consistent(), release.budget.total
+(True, 2.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+
+import numpy as np
+
+from cocoviz.measure import check_inputs, measure_level, open_sampler
+from cocoviz.plan import METHODS, Plan
+from cocoviz.postprocess import consistent_levels, fit_level
+from cocoviz.release import Release
+
+__all__ = ["estimate", "compile_kernels"]
+
+
+def estimate(tree, *, epsilons: Sequence[float], methods: Sequence[str],
+             p: int | Sequence[int | None] | None = None, max_size: int | None = None,
+             consistency: str = "top-down", merge: str = "weighted", seed: int | Sequence[int] | None = None,
+             secure: bool = False, sampler: str | None = None, rng: np.random.Generator | None = None,
+             workers: int | None = None, level_cache: MutableMapping | None = None) -> Release:
+    """Release private count-of-counts histograms for every node of ``tree``.
+
+    The one-call form of ``post_process(plan, measure(plan, tree, ...))`` with
+    ``plan = Plan.build(tree, ...)``; it gives the same release, seed for
+    seed, while keeping only one level's noisy answers in memory at a time.
+
+    Parameters
+    ----------
+    tree : Hierarchy
+    epsilons : one ε per level, root first; the total spent is their sum
+    methods : one :data:`~cocoviz.plan.METHODS` name per level (``"Hc"``, ``"Hg"``, ``"naive"``)
+    p : isotonic loss (1 or 2), for all levels or per level; None takes the defaults (Hc: 1, Hg: 2)
+    max_size : public bound K on group size for Hc and naive (default 100,000)
+    consistency : ``"top-down"`` (the paper's Algorithm 1), ``"bottom-up"`` (the whole
+        budget, Σ ε, on the leaves; parents are sums) or ``"none"`` (independent estimates)
+    merge : ``"weighted"`` (inverse variance) or ``"average"``
+    seed : keys the fast sampler's noise streams by (seed, level, node)
+    secure, sampler : ``secure=True`` or ``sampler="secure"`` draws the noise with the exact,
+        cryptographically secure sampler (for release); the default fast sampler is for
+        exploration only
+    rng : a ``numpy.random.Generator`` to draw the fast sampler's seed from, instead of ``seed``
+    workers : threads per level (None: 2 for levels of 8 nodes or more); never changes the result
+    level_cache : a mapping the caller keeps for one ``tree`` (e.g. a dict), or None.  With the
+        fast sampler and a ``seed``, each measured level's fitted estimates are memoised in it,
+        keyed by all they depend on (level, ε, method, p, K, seed): changing one level's ε or
+        method, the merge or the consistency recomputes only what changed, and the release is
+        the uncached one.  Never used with the secure sampler or ``rng``.
+
+    Returns
+    -------
+    Release
+    """
+    plan = Plan.build(tree, epsilons=epsilons, methods=methods, p=p, max_size=max_size,
+                      consistency=consistency, merge=merge)
+    noise = open_sampler(seed, rng, sampler, secure)
+    budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
+    memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) \
+        else None
+    estimates = [None] * (plan.shape.depth + 1)
+    for level in plan.measured_levels():
+        method = plan.level_method(level)
+        key = (level, plan.level_epsilon(level), method.name, plan.ps[level],
+               plan.max_size if method.needs_k else None, noise.entropy) if memo is not None else None
+        hit = memo.get(key) if memo is not None else None  # one lookup: the mapping may be shared by threads
+        if hit is None:
+            hit = fit_level(plan, measure_level(plan, tree, level, noise, workers), workers)
+            if memo is not None:
+                memo[key] = hit
+        estimates[level] = hit
+    return Release(plan, consistent_levels(plan, estimates), budget)
+
+
+def compile_kernels() -> None:
+    """Compile every numba kernel of the engine, or load it from numba's disk cache.
+
+    The first call in a fresh installation takes seconds; later processes load the
+    kernels in milliseconds.  Call it before timing releases, so a timing does not
+    include a one-off compilation.
+    """
+    import pandas as pd
+
+    from cocoviz.hierarchy import Hierarchy
+    from cocoviz.isotonic import isotonic_l1
+
+    tree = Hierarchy.from_counts(pd.DataFrame({"region": ["a", "a", "b"], "size": [1, 2, 3], "count": [2, 1, 1]}),
+                                 size="size", count="count", levels=["region"])
+    for name, method in METHODS.items():
+        for p in (1, 2) if method.default_p else (None,):
+            estimate(tree, epsilons=[1.0, 1.0], methods=[name, name], p=p, max_size=8, seed=0)
+    isotonic_l1(np.array([0.5, 0.25]))  # the heap, for inputs the counting path does not take
+

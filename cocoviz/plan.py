@@ -1,0 +1,293 @@
+"""The public plan of a release, and the one registry of estimation methods.
+
+A :class:`Plan` is built from public facts only — the hierarchy's
+:class:`Shape` (levels, nodes, parents, G per node), and ε, method and p per
+level, the bound K, the consistency and the merge — and is validated when
+built.  Its :meth:`Plan.cost` is the privacy budget, known before any noise is
+drawn; a release's budget equals it exactly.
+
+>>> shape = Shape(("state",), (((),), (("a",), ("b",))), ((), (0, 0)), ((4,), (2, 2)))
+>>> plan = Plan.build(shape, epsilons=[0.5, 1.0], methods=["Hg", "Hc"], max_size=10)
+>>> plan.cost().total, [c.cells for c in plan.cost().charges]
+(1.5, [4, 10, 10])
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cocoviz.budget import Budget, Charge
+from cocoviz.consistency import MERGES
+from cocoviz.errors import ParameterError
+from cocoviz.estimators import (
+    HC_SENSITIVITY,
+    HG_SENSITIVITY,
+    NAIVE_SENSITIVITY,
+    fit_hc,
+    fit_hg,
+    fit_naive,
+    query_hc,
+    query_hg,
+    query_naive,
+)
+from cocoviz.mechanisms import check_epsilon
+
+__all__ = ["Method", "METHODS", "Shape", "Plan", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K"]
+
+Path = tuple[str, ...]
+
+CONSISTENCY = ("top-down", "bottom-up", "none")
+
+#: The paper's conservative public bound on group size.
+DEFAULT_MAX_SIZE = 100_000
+#: The largest K a plan accepts: Hc and naive measure K cells per node (80 MB of noise per node at 10M).
+MAX_K = 10_000_000
+
+
+@dataclass(frozen=True)
+class Method:
+    """One estimation method: what it measures, at what sensitivity, and how it is fitted.
+
+    ``query`` reads a node's private ``(sizes, counts)`` runs (only
+    :func:`cocoviz.measure` calls it); ``fit`` turns the noisy answer and public
+    facts into estimated groups.  Adding a method is one :data:`METHODS` entry.
+    """
+
+    name: str
+    sensitivity: int
+    default_p: int | None
+    needs_k: bool
+    query: Callable[..., np.ndarray] = field(repr=False)
+    fit: Callable[..., object] = field(repr=False)
+    summary: str = ""
+
+    def quantity(self, max_size: int) -> str:
+        """The measured vector's name, as the budget report shows it."""
+        return {"Hc": f"Hc[0..{max_size - 1}]", "naive": f"H[0..{max_size}]"}.get(self.name, self.name)
+
+    def cells(self, groups: np.ndarray, max_size: int) -> np.ndarray:
+        """Noise cells per node: K for Hc, K + 1 for naive, G for Hg."""
+        groups = np.asarray(groups, np.int64)
+        if not self.needs_k:
+            return groups.copy()
+        return np.full(groups.shape, max_size + (self.name == "naive"), np.int64)
+
+
+#: The method registry; the dashboard's pickers, validation, the plan's cost and the docs read it.
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("Hc", HC_SENSITIVITY, 1, True, query_hc, fit_hc,
+           "cumulative counts Hc[0..K-1], bounded isotonic regression (best on dense data)"),
+    Method("Hg", HG_SENSITIVITY, 2, False, query_hg, fit_hg,
+           "the sorted group sizes, isotonic regression (best on sparse data with large groups)"),
+    Method("naive", NAIVE_SENSITIVITY, None, True, query_naive, fit_naive,
+           "noisy H[0..K] projected onto G groups (the paper's strawman)"),
+)}
+
+
+@dataclass(frozen=True, eq=False)
+class Shape:
+    """The public facts of a hierarchy: level names, nodes, parents and G per node.
+
+    ``paths[l]`` lists the nodes of level ``l`` (the root is level 0) in a
+    fixed order; ``parents[l][k]`` is the index one level up of node ``k`` of
+    level ``l`` (empty for the root); ``groups[l][k]`` is its public G.
+    ``public_groups`` is False when G and the node list were taken from
+    private rows (a persons table without a public groups table).
+    """
+
+    levels: tuple[str, ...]
+    paths: tuple[tuple[Path, ...], ...] = field(repr=False)
+    parents: tuple[tuple[int, ...], ...] = field(repr=False)
+    groups: tuple[tuple[int, ...], ...] = field(repr=False)
+    public_groups: bool = True
+
+    def __post_init__(self):
+        if len(self.paths) != len(self.levels) + 1 or len(self.groups) != len(self.paths):
+            raise ParameterError("a shape needs one list of nodes and of G per level, the root included")
+        object.__setattr__(self, "_index", [{p: k for k, p in enumerate(ps)} for ps in self.paths])
+
+    @classmethod
+    def of(cls, tree) -> Shape:
+        """The public shape of a :class:`~cocoviz.hierarchy.Hierarchy` (never its group sizes)."""
+        depth = tree.depth
+        return cls(tuple(tree.levels), tuple(tuple(tree.nodes(lvl)) for lvl in range(depth + 1)),
+                   ((),) + tuple(tuple(int(x) for x in tree.parents(lvl)) for lvl in range(1, depth + 1)),
+                   tuple(tuple(int(g) for g in tree.runs(lvl).groups()) for lvl in range(depth + 1)),
+                   bool(getattr(tree, "public_groups", True)))
+
+    @property
+    def depth(self) -> int:
+        return len(self.levels)
+
+    def nodes(self, level: int) -> list[Path]:
+        return list(self.paths[level])
+
+    def parent_index(self, level: int) -> np.ndarray:
+        """For every node at ``level`` (>= 1), its parent's index one level up."""
+        return np.asarray(self.parents[level], np.int64)
+
+    def group_counts(self, level: int) -> np.ndarray:
+        return np.asarray(self.groups[level], np.int64)
+
+    def locate(self, node: Sequence[str]) -> tuple[int, int]:
+        """Level of ``node`` and its index within that level."""
+        path = tuple(str(x) for x in node)
+        if len(path) > self.depth or path not in self._index[len(path)]:
+            raise KeyError(f"no node {path} in this hierarchy")
+        return len(path), self._index[len(path)][path]
+
+    def children(self, node: Sequence[str]) -> list[Path]:
+        level, k = self.locate(node)
+        if level == self.depth:
+            return []
+        return [self.paths[level + 1][c] for c in np.flatnonzero(self.parent_index(level + 1) == k)]
+
+    def same_as(self, other: Shape) -> bool:
+        return (self.levels, self.paths, self.parents, self.groups) == (
+            other.levels, other.paths, other.parents, other.groups)
+
+    def to_dict(self) -> dict:
+        return {"levels": list(self.levels), "paths": [[list(p) for p in ps] for ps in self.paths],
+                "parents": [list(p) for p in self.parents], "groups": [list(g) for g in self.groups],
+                "public_groups": self.public_groups}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Shape:
+        return cls(tuple(data["levels"]), tuple(tuple(tuple(p) for p in ps) for ps in data["paths"]),
+                   tuple(tuple(int(x) for x in p) for p in data["parents"]),
+                   tuple(tuple(int(g) for g in gs) for gs in data["groups"]), bool(data["public_groups"]))
+
+
+def _per_level(value, n_levels: int, name: str) -> list:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ParameterError(f"{name} must be a sequence with one entry per level ({n_levels}), got {value!r}")
+    if len(value) != n_levels:
+        raise ParameterError(f"{name} has {len(value)} entries but the hierarchy has {n_levels} levels "
+                             f"(the root and {n_levels - 1} below it): give one per level")
+    return list(value)
+
+
+def _check_p(q, method: Method, level: int):
+    if method.default_p is None:
+        return None
+    if q is None:
+        return method.default_p
+    if isinstance(q, bool) or not isinstance(q, numbers.Integral) or q not in (1, 2):
+        raise ParameterError(f"p of level {level} must be 1 or 2, got {q!r}")
+    return int(q)
+
+
+def _check_k(max_size) -> int:
+    if max_size is None:
+        return DEFAULT_MAX_SIZE
+    if isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral) or not 1 <= max_size <= MAX_K:
+        raise ParameterError(f"max_size K must be a whole number from 1 to {MAX_K:,}, got {max_size!r}")
+    return int(max_size)
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A release's public parameters, validated when built; its cost is known before any noise.
+
+    Build one with :meth:`build`, which fills defaults (p per method, K =
+    100,000) and checks every value; the constructor checks a complete plan.
+
+    Attributes
+    ----------
+    shape : the hierarchy's public :class:`Shape`
+    epsilons : ε per level, root first (bottom-up spends their sum on the leaves)
+    methods : a :data:`METHODS` name per level
+    ps : isotonic loss per level (None for methods without one)
+    max_size : the public bound K of the methods that need one
+    consistency : ``"top-down"``, ``"bottom-up"`` or ``"none"``
+    merge : ``"weighted"`` or ``"average"``
+    """
+
+    shape: Shape
+    epsilons: tuple[float, ...]
+    methods: tuple[str, ...]
+    ps: tuple[int | None, ...]
+    max_size: int = DEFAULT_MAX_SIZE
+    consistency: str = "top-down"
+    merge: str = "weighted"
+
+    def __post_init__(self):
+        n = self.shape.depth + 1
+        for name in ("epsilons", "methods", "ps"):
+            _per_level(getattr(self, name), n, name)
+        for k, (e, m, q) in enumerate(zip(self.epsilons, self.methods, self.ps)):
+            check_epsilon(e, f"ε of level {k}")
+            if m not in METHODS:
+                raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
+            if METHODS[m].default_p is None and q is not None:
+                raise ParameterError(f"p of level {k} must be None: method {m} has no isotonic regression")
+            if METHODS[m].default_p is not None and (q is None or q != _check_p(q, METHODS[m], k)):
+                raise ParameterError(f"p of level {k} must be 1 or 2, got {q!r}")
+        _check_k(self.max_size)
+        if self.consistency not in CONSISTENCY:
+            raise ParameterError(f"consistency must be one of {CONSISTENCY}, got {self.consistency!r}")
+        if self.merge not in MERGES:
+            raise ParameterError(f"merge must be one of {MERGES}, got {self.merge!r}")
+
+    @classmethod
+    def build(cls, source, *, epsilons: Sequence[float], methods: Sequence[str],
+              p: int | Sequence[int | None] | None = None, max_size: int | None = None,
+              consistency: str = "top-down", merge: str = "weighted") -> Plan:
+        """A validated plan for ``source``: a :class:`Shape`, or a hierarchy whose public shape is taken.
+
+        ``p`` is one loss for every level, one per level, or None for each
+        method's default (Hc: 1, Hg: 2); ``max_size`` None is K = 100,000.
+        """
+        shape = source if isinstance(source, Shape) else Shape.of(source)
+        n = shape.depth + 1
+        eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(_per_level(epsilons, n, "epsilons")))
+        methods = tuple(_per_level(methods, n, "methods"))
+        for k, m in enumerate(methods):
+            if not isinstance(m, str) or m not in METHODS:
+                raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
+        ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
+        ps = tuple(_check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
+        return cls(shape, eps, methods, ps, _check_k(max_size), consistency, merge)
+
+    # ---------------------------------------------------------------- what is measured
+    def measured_levels(self) -> list[int]:
+        """Levels that get noisy measurements: every level, or only the leaves for bottom-up."""
+        return [self.shape.depth] if self.consistency == "bottom-up" else list(range(self.shape.depth + 1))
+
+    def level_epsilon(self, level: int) -> float:
+        """ε spent on ``level``'s measurements (bottom-up spends the whole budget on the leaves)."""
+        return math.fsum(self.epsilons) if self.consistency == "bottom-up" else self.epsilons[level]
+
+    def level_method(self, level: int) -> Method:
+        return METHODS[self.methods[level]]
+
+    def cost(self) -> Budget:
+        """Every measurement with its level, node, query, cells, Δ and ε: the budget, before any noise."""
+        charges = []
+        for level in self.measured_levels():
+            method, eps = self.level_method(level), self.level_epsilon(level)
+            cells = method.cells(self.shape.group_counts(level), self.max_size)
+            quantity = method.quantity(self.max_size)
+            charges.extend(Charge(level, path, quantity, int(c), float(method.sensitivity), eps)
+                           for path, c in zip(self.shape.paths[level], cells))
+        return Budget(tuple(charges))
+
+    def to_dict(self) -> dict:
+        """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
+        return {"shape": self.shape.to_dict(), "epsilons": list(self.epsilons), "methods": list(self.methods),
+                "p": list(self.ps), "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Plan:
+        return cls(Shape.from_dict(data["shape"]), tuple(data["epsilons"]), tuple(data["methods"]),
+                   tuple(data["p"]), data["max_size"], data["consistency"], data["merge"])
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Plan) and self.shape.same_as(other.shape) and self.to_dict() == other.to_dict()
+
+    __hash__ = None

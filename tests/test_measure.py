@@ -1,0 +1,145 @@
+"""The privacy seam: measure reads the data, post_process never does; keyed noise; privacy checks."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cocoviz import (
+    Hierarchy,
+    InputError,
+    Measurements,
+    ParameterError,
+    Plan,
+    PrivacyError,
+    estimate,
+    measure,
+    post_process,
+)
+from cocoviz.measure import GROUPS_FROM_DATA, measure_level, open_sampler
+
+
+def wide_tree() -> Hierarchy:
+    rng = np.random.default_rng(4)
+    rows = [(s, f"{s}{c}", int(size)) for s in "pqr" for c in range(4) for size in rng.integers(0, 9, 15)]
+    return Hierarchy.from_groups(pd.DataFrame(rows, columns=["state", "county", "size"]), size="size",
+                                 levels=["state", "county"])
+
+
+@pytest.mark.parametrize("consistency", ["top-down", "none", "bottom-up"])
+@pytest.mark.parametrize("methods", [["Hc", "Hg", "Hc"], ["Hg", "naive", "Hg"]])
+def test_measure_then_post_process_is_estimate(consistency, methods):
+    tree = wide_tree()
+    opts = dict(epsilons=[0.5, 0.25, 1.0], methods=methods, max_size=12, consistency=consistency)
+    plan = Plan.build(tree, **opts)
+    measurements = measure(plan, tree, seed=5)
+    release = post_process(plan, measurements)
+    one_call = estimate(tree, seed=5, **opts)
+    pd.testing.assert_frame_equal(release.to_frame(), one_call.to_frame())
+    assert release.budget == one_call.budget == measurements.budget
+    measured = [m is not None for m in measurements.levels]
+    assert measured == ([False, False, True] if consistency == "bottom-up" else [True] * 3)
+
+
+def test_post_process_never_reads_the_tree(monkeypatch):
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    measurements = measure(plan, tree, seed=2)
+    want = estimate(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12, seed=2).to_frame()
+    # The measurements carry no private object: pickled, they hold no Hierarchy.
+    assert b"Hierarchy" not in pickle.dumps(measurements)
+    # Every way into a tree fails from here on; post-processing still gives the release.
+    for name in [n for n in dir(Hierarchy) if not n.startswith("__")]:
+        monkeypatch.setattr(Hierarchy, name, property(lambda self: pytest.fail("post_process read the tree")))
+    restored = pickle.loads(pickle.dumps(measurements))
+    pd.testing.assert_frame_equal(post_process(plan, restored).to_frame(), want)
+
+
+def test_post_process_refuses_what_is_not_its_measurements():
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    other = Plan.build(tree, epsilons=[0.5, 0.5, 1.0], methods=["Hc", "Hg", "Hc"], max_size=12)
+    with pytest.raises(ParameterError, match="Measurements that measure"):
+        post_process(plan, tree)
+    with pytest.raises(ParameterError, match="another plan"):
+        post_process(plan, measure(other, tree, seed=0))
+
+
+def test_measure_refuses_a_tree_the_plan_was_not_built_for(toy_public_tree):
+    plan = Plan.build(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10)
+    with pytest.raises(InputError, match="another hierarchy"):
+        measure(plan, wide_tree(), seed=0)
+
+
+def test_measurements_hold_the_declared_noisy_answers(toy_public_tree):
+    plan = Plan.build(toy_public_tree, epsilons=[1e6, 1.0], methods=["Hc", "Hg"], max_size=6)
+    m = measure(plan, toy_public_tree, seed=0)
+    assert isinstance(m, Measurements)
+    np.testing.assert_array_equal(m.levels[0].node(0), [0, 2, 3, 3, 4, 4])  # Hc[0..K-1] with no noise
+    assert [m.levels[1].node(k).size for k in range(2)] == [2, 2]          # Hg: G cells per node
+    assert m.levels[1].method == "Hg" and m.levels[1].epsilon == 1.0
+
+
+def test_keyed_noise_does_not_depend_on_order_or_threads():
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    serial = measure(plan, tree, seed=9, workers=1)
+    threaded = measure(plan, tree, seed=9, workers=2)
+    for a, b in zip(serial.levels, threaded.levels):
+        np.testing.assert_array_equal(a.values, b.values)
+    # One level measured alone draws what it drew inside the whole measurement.
+    noise = open_sampler(9)
+    alone = measure_level(plan, tree, 2, noise, workers=1)
+    np.testing.assert_array_equal(alone.values, serial.levels[2].values)
+
+
+# ------------------------------------------------------------------ the privacy holes, closed
+def neighbours(toy_persons):
+    """The toy persons, and the same with one person added in a new group (Zoe, group 5, region b)."""
+    more = pd.concat([toy_persons, pd.DataFrame({"person": ["Zoe"], "group": [5], "region": ["b"]})],
+                     ignore_index=True)
+    return toy_persons, more
+
+
+def test_persons_alone_give_g_from_the_data_and_no_secure_release(toy_persons):
+    trees = [Hierarchy.from_persons(p, group="group", levels=["region"]) for p in neighbours(toy_persons)]
+    # Without a public groups table, G is read from the rows: neighbours have different public facts.
+    assert [t.groups(()) for t in trees] == [4, 5]
+    for tree in trees:
+        assert not tree.public_groups
+        with pytest.raises(PrivacyError, match="public groups table"):
+            estimate(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], secure=True)
+        release = estimate(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], seed=0)
+        assert GROUPS_FROM_DATA in release.budget.notes
+        assert "not private" in release.budget.describe()
+
+
+def test_a_public_groups_table_makes_neighbours_share_their_public_facts(toy_persons):
+    groups = pd.DataFrame({"group": [1, 2, 3, 4, 5], "region": ["a", "b", "a", "b", "b"]})
+    trees = [Hierarchy.from_persons(p, group="group", levels=["region"], groups=groups)
+             for p in neighbours(toy_persons)]
+    assert [t.groups(()) for t in trees] == [5, 5]  # group 5 has size 0 before Zoe joins
+    plans = [Plan.build(t, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10) for t in trees]
+    assert plans[0] == plans[1]
+    for tree in trees:
+        assert tree.public_groups
+        release = estimate(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10, secure=True)
+        assert release.is_consistent() and GROUPS_FROM_DATA not in release.budget.notes
+
+
+def test_k_below_the_largest_group(toy_public_tree):
+    # Exploration: refused, naming the private maximum and saying it was read from the data.
+    with pytest.raises(ParameterError, match=r"largest group size in the data \(4; read from the private data"):
+        estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=3, seed=0)
+    # Hg needs no K.
+    assert estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], max_size=2, seed=0).is_consistent()
+
+
+def test_secure_release_never_reads_the_private_maximum(toy_public_tree, monkeypatch):
+    monkeypatch.setattr(Hierarchy, "max_size", property(lambda self: pytest.fail("read the private maximum")))
+    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=3, secure=True)
+    assert release.is_consistent()
+
