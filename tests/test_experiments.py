@@ -68,7 +68,7 @@ def test_sweep_frame_is_tidy_and_complete():
     assert set(frame["level_name"]) == {"(root)", "state"}
     root = frame[frame["level"] == 0]
     assert (root["groups"] == small_tree("a").groups(())).all()
-    assert np.allclose(root["omniscient"], root["groups"] / root["level_epsilon"])
+    assert np.allclose(root["omniscient"], root["sizes"] / root["level_epsilon"])  # D/ε
 
 
 def test_sweep_is_deterministic_for_a_seed():

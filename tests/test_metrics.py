@@ -103,11 +103,12 @@ def test_omniscient_emd():
 
 
 def test_omniscient_emd_matches_laplace_simulation():
-    # Laplace(1/ε) on each of G sizes: expected total |noise| = G/ε.
+    # Laplace(1/ε) on the count of each of the D existing sizes; the error measure is the total
+    # absolute error of those counts, Σ_d |noise_d|, whose expectation is D/ε.
     rng = np.random.default_rng(7)
-    groups, epsilon = 50, 0.5
-    sims = np.abs(rng.laplace(0, 1 / epsilon, size=(4000, groups))).sum(axis=1)
-    assert sims.mean() == pytest.approx(omniscient_emd(groups, epsilon), rel=0.02)
+    distinct, epsilon = 50, 0.5
+    sims = np.abs(rng.laplace(0, 1 / epsilon, size=(4000, distinct))).sum(axis=1)
+    assert sims.mean() == pytest.approx(omniscient_emd(distinct, epsilon), rel=0.02)
 
 
 def test_doctests():

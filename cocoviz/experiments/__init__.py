@@ -73,7 +73,7 @@ from cocoviz.experiments.runner import (
     default_workers,
     run_sweep,
     summarize,
-    trial_rng,
+    trial_seed,
 )
 from cocoviz.experiments.tables import markdown_table
 
@@ -82,7 +82,7 @@ __all__ = [
     "regional_cut", "mix_label", "parse_mix", "Experiment", "ExperimentResult", "EXPERIMENTS",
     "experiment_names", "run_experiment", "FRAME_COLUMNS", "SUMMARY_COLUMNS", "WEST_COAST",
     # also importable from here, as before the split
-    "SUMMARY_KEYS", "MIX_SEPARATOR", "NO_MERGE", "Progress", "Loader", "trial_rng", "default_workers",
+    "SUMMARY_KEYS", "MIX_SEPARATOR", "NO_MERGE", "Progress", "Loader", "trial_seed", "default_workers",
     "markdown_table", "PAPER_DATASETS", "EPSILON_GRID", "TWO_LEVEL_MIXES", "PAPER_TABLE3", "PAPER_TABLE4",
     "TABLE4_METHODS", "RunOptions",
 ]

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import ParameterError
-from cocoviz.estimators import METHODS
 from cocoviz.experiments.data import Loader, _as_data
-from cocoviz.experiments.runner import Progress, _execute, _load_all, release_error_by_size, trial_rng
+from cocoviz.experiments.runner import Progress, _execute, _load_all, release_error_by_size, trial_seed
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.release import DEFAULT_MAX_SIZE, estimate
+from cocoviz.pipeline import estimate
+from cocoviz.plan import DEFAULT_MAX_SIZE, METHODS
 
 __all__ = ["run_error_by_size", "summarize_error_by_size"]
 
@@ -32,8 +32,8 @@ class _SizeTask:
 def _size_task(task: _SizeTask, trees: Sequence[Hierarchy], keys: Sequence[str]) -> np.ndarray:
     tree = trees[task.data].keep_levels([])
     release = estimate(tree, epsilons=[task.epsilon], methods=[task.method], p=task.p, max_size=task.max_size,
-                       consistency="none", rng=trial_rng(task.seed, task.trial))
-    return release_error_by_size(release)
+                       consistency="none", seed=trial_seed(task.seed, task.trial))
+    return release_error_by_size(release, tree)
 
 
 def _error_location(err: np.ndarray, h_true: np.ndarray) -> dict:
@@ -73,7 +73,7 @@ def run_error_by_size(datasets: Sequence, *, methods: Sequence[str] = ("Hg", "Hc
     max_size = DEFAULT_MAX_SIZE if max_size is None else int(max_size)
     for m in methods:
         if m not in METHODS:
-            raise ParameterError(f"unknown method {m!r}; methods are {METHODS}")
+            raise ParameterError(f"unknown method {m!r}; methods are {tuple(METHODS)}")
     tasks = [_SizeTask(d, m, float(epsilon), t, int(seed), max_size, p)
              for d in range(len(trees)) for m in methods for t in range(int(trials))]
     arrays = _execute(_size_task, tasks, trees, keys, workers, progress)

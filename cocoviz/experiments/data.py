@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from cocoviz.errors import ParameterError
-from cocoviz.estimators import METHODS
 from cocoviz.geography import WEST_COAST  # the states of the paper's 3-level "West Coast" cut
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.plan import METHODS
 
 __all__ = ["Data", "regional_cut", "parse_mix", "mix_label", "MIX_SEPARATOR", "Loader", "WEST_COAST"]
 
@@ -150,7 +150,7 @@ def parse_mix(mix: str | Sequence[str]) -> tuple[str, ...]:
         raise ParameterError(f"empty method mix {mix!r}")
     for m in parts:
         if m not in METHODS:
-            raise ParameterError(f"unknown method {m!r} in mix {mix!r}; methods are {METHODS}")
+            raise ParameterError(f"unknown method {m!r} in mix {mix!r}; methods are {tuple(METHODS)}")
     return parts
 
 

@@ -15,7 +15,7 @@ from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Data, Loader
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress, Sweep, run_sweep
-from cocoviz.release import DEFAULT_MAX_SIZE
+from cocoviz.plan import DEFAULT_MAX_SIZE
 
 __all__ = ["Experiment", "RunOptions", "PAPER_DATASETS", "EPSILON_GRID", "TWO_LEVEL_MIXES"]
 

@@ -18,11 +18,13 @@ import pandas as pd
 
 from cocoviz.consistency import MERGES
 from cocoviz.errors import ParameterError
+from cocoviz.evaluate import evaluate, size_errors
 from cocoviz.experiments.data import Data, Loader, _as_data, _methods_for, mix_label, parse_mix
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.release import CONSISTENCY, DEFAULT_MAX_SIZE, estimate
+from cocoviz.pipeline import estimate
+from cocoviz.plan import CONSISTENCY, DEFAULT_MAX_SIZE
 
-__all__ = ["Sweep", "run_sweep", "summarize", "trial_rng", "default_workers", "release_node_errors",
+__all__ = ["Sweep", "run_sweep", "summarize", "trial_seed", "default_workers", "release_node_errors",
            "release_error_by_size", "FRAME_COLUMNS", "SUMMARY_KEYS", "SUMMARY_COLUMNS", "NO_MERGE", "Progress"]
 
 #: Columns of :func:`run_sweep`'s frame, in order.
@@ -121,28 +123,26 @@ class _Task:
     p: int | None
 
 
-def trial_rng(seed: int, trial: int) -> np.random.Generator:
-    """The generator of trial ``trial``: ``SeedSequence(seed).spawn(...)[trial]``."""
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(trial),)))
+def trial_seed(seed: int, trial: int) -> tuple[int, int]:
+    """The fast sampler's seed of trial ``trial``: its noise streams are keyed by (seed, trial, level, node)."""
+    return int(seed), int(trial)
 
 
 
 # ------------------------------------------------ the Release error methods (the only calls)
 def release_node_errors(release, tree: Hierarchy) -> pd.DataFrame:
-    """The per-node error rows of ``release`` of ``tree``: ``Release.errors()`` with its ``epsilon``
-    renamed ``level_epsilon``, plus ``level_name`` and ``sizes`` (the node's distinct group sizes D).
+    """The per-node error rows of ``release`` of ``tree``: :func:`cocoviz.evaluate` with its ``epsilon``
+    renamed ``level_epsilon``, plus ``level_name``.
     """
-    errors = release.errors().rename(columns={"epsilon": "level_epsilon"})
+    errors = evaluate(tree, release).rename(columns={"epsilon": "level_epsilon"})
     names = np.array(["(root)", *tree.levels], dtype=object)
     errors["level_name"] = names[errors["level"].to_numpy()]
-    # Distinct group sizes D of every node (errors() lists levels in order, nodes in tree order).
-    errors["sizes"] = np.concatenate([np.diff(tree.runs(level).ptr) for level in range(tree.depth + 1)])
     return errors
 
 
-def release_error_by_size(release) -> np.ndarray:
-    """``|Ĥc[s] − Hc[s]|`` at the root of ``release``, by size s (``Release.error_by_size(())``)."""
-    return release.error_by_size(())
+def release_error_by_size(release, tree: Hierarchy) -> np.ndarray:
+    """``|Ĥc[s] − Hc[s]|`` at the root of ``release``, by size s."""
+    return size_errors(tree, release, ())
 
 
 # ---------------------------------------------------------------------- tasks
@@ -150,7 +150,7 @@ def _sweep_task(task: _Task, trees: Sequence[Hierarchy], keys: Sequence[str]) ->
     tree = trees[task.data]
     release = estimate(tree, epsilons=list(task.epsilons), methods=list(task.methods), p=task.p,
                        max_size=task.max_size, consistency=task.consistency, merge=task.merge,
-                       rng=trial_rng(task.seed, task.trial))
+                       seed=trial_seed(task.seed, task.trial))
     errors = release_node_errors(release, tree)
     errors["dataset"] = keys[task.data]
     errors["mix"] = mix_label(task.methods)
