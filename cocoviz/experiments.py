@@ -62,7 +62,7 @@ import pandas as pd
 
 from cocoviz.consistency import MERGES
 from cocoviz.estimators import METHODS
-from cocoviz.geography import WEST_COAST  # the states of the paper's 3-level "West Coast" cut
+from cocoviz.datasets.geography import WEST_COAST  # the states of the paper's 3-level "West Coast" cut
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.release import CONSISTENCY, DEFAULT_MAX_SIZE, estimate
 
