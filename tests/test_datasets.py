@@ -20,7 +20,7 @@ from cocoviz.datasets import (
     generate,
     load_dataset,
 )
-from cocoviz.geography import WEST_COAST, county_weights, states
+from cocoviz.datasets.geography import WEST_COAST, county_weights, states
 from cocoviz.histograms import ranked
 from cocoviz.hierarchy import Hierarchy
 

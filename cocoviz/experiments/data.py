@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from cocoviz.errors import ParameterError
-from cocoviz.geography import WEST_COAST  # the states of the paper's 3-level "West Coast" cut
+from cocoviz.datasets.geography import WEST_COAST  # the states of the paper's 3-level "West Coast" cut
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import METHODS
 

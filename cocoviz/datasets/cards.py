@@ -1,0 +1,220 @@
+"""Data cards and the bundle: the figures of each dataset, ``data/README.md`` and the files it describes.
+
+Every figure on a card is computed from the loaded data, never typed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cocoviz.datasets.common import PAPER_FIGURES
+from cocoviz.datasets.housing import generate_housing
+from cocoviz.datasets.race import generate_race
+from cocoviz.datasets.registry import (
+    _DATASETS,
+    BUNDLE_SEED,
+    DATA_DIR,
+    DEFAULT_DATASET,
+    Dataset,
+    _load_cached,
+    dataset,
+    generate,
+    load_dataset,
+)
+from cocoviz.datasets.taxi import generate_taxi
+from cocoviz.hierarchy import Hierarchy
+
+__all__ = ["dataset_card", "summary_line", "card_markdown", "full_scale_figures", "write_bundle"]
+
+
+def _figures(tree: Hierarchy) -> dict:
+    s = tree.summary()
+    return {"groups": s["groups"], "persons": s["persons"], "distinct_sizes": s["distinct_sizes"],
+            "max_size": s["max_size"], "nodes_per_level": s["nodes_per_level"]}
+
+
+def dataset_card(name: str, *, data_dir: str | Path | None = None) -> dict:
+    """The data card of the bundled default of ``name``, for the app and ``data/README.md``.
+
+    Figures (groups, persons, distinct sizes, node counts) are computed from
+    the loaded data, not typed.
+
+    Returns
+    -------
+    dict
+        ``name``, ``title``, ``description``, ``imitates``, ``recipe``,
+        ``root``, ``levels``, ``level_names`` (root first), ``nodes_per_level``,
+        ``groups``, ``persons``, ``distinct_sizes``, ``max_size``, ``scale``,
+        ``seed``, ``file``, ``form``, ``public_max_size`` and ``paper``
+        (the paper's scale-1.0 groups, persons and distinct sizes, or None).
+    """
+    spec = dataset(name)
+    tree = load_dataset(name, data_dir=data_dir)
+    paper = None
+    if spec.paper is not None:
+        g, p, d = PAPER_FIGURES[spec.paper]
+        paper = {"groups": g, "persons": p, "distinct_sizes": d}
+    card = {
+        "name": spec.name, "title": spec.title,
+        "description": f"{spec.title}: imitates {spec.imitates}.",
+        "imitates": spec.imitates, "recipe": spec.recipe, "root": spec.root,
+        "levels": list(spec.levels), "level_names": [spec.root, *spec.levels],
+        **_figures(tree),
+        "scale": spec.bundle_scale, "seed": None if spec.bundle_scale is None else BUNDLE_SEED,
+        "file": f"data/{spec.filename}", "form": "persons" if spec.name == "toy" else "counts",
+        "public_max_size": spec.public_max_size, "paper": paper,
+    }
+    return card
+
+
+def summary_line(tree: Hierarchy, paper: str | None = None, scale: float | None = None) -> str:
+    """Groups, persons and distinct sizes of ``tree``, against the paper's figures at ``scale``."""
+    s = tree.summary()
+    parts = []
+    for i, (key, label) in enumerate((("groups", "groups"), ("persons", "persons"),
+                                      ("distinct_sizes", "distinct sizes"))):
+        text = f"{label} {s[key]:,}"
+        if paper is not None and scale is not None:
+            target = PAPER_FIGURES[paper][i] * (scale if i < 2 else 1.0)
+            note = "" if i < 2 else (" at scale 1" if scale != 1.0 else "")
+            text += f" (paper{note} {target:,.0f}: {s[key] / target - 1:+.1%})"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def card_markdown(name: str, *, data_dir: str | Path | None = None) -> str:
+    """The data card of ``name`` as a Markdown section."""
+    c = dataset_card(name, data_dir=data_dir)
+    nodes = " / ".join(f"{n:,}" for n in c["nodes_per_level"])
+    lines = [
+        f"### `{c['name']}`: {c['title']}",
+        "",
+        f"- **Imitates**: {c['imitates']}.",
+        f"- **How it is made**: {c['recipe']}",
+        f"- **Levels**: {' / '.join(c['level_names'])}; nodes per level {nodes}.",
+        f"- **Bundled file**: `{c['file']}` ({c['form']} form"
+        + (f", scale {c['scale']:g}, seed {c['seed']})" if c["scale"] is not None else ")"),
+        f"- **Groups** {c['groups']:,}; **persons** {c['persons']:,}; **distinct sizes** {c['distinct_sizes']:,}; "
+        f"largest group {c['max_size']:,}; public bound K = {c['public_max_size']:,}.",
+    ]
+    if c["paper"] is not None:
+        p = c["paper"]
+        lines.append(f"- **Paper (scale 1.0, national)**: {p['groups']:,} groups, {p['persons']:,} persons, "
+                     f"{p['distinct_sizes']:,} distinct sizes.")
+    return "\n".join(lines)
+
+
+_README_HEAD = """\
+# Bundled datasets
+
+Synthetic stand-ins for the four datasets of Kuo et al. (§6.1), which cannot be downloaded here,
+scaled down so the dashboard stays interactive, plus the slides' toy example. Every figure on this
+page was computed by the command that wrote the files:
+
+```bash
+python -m cocoviz data --bundle            # rewrites data/*.parquet, data/toy.csv and this README
+```
+
+Load them with `cocoviz.load_dataset(name)` (the bundled default) or
+`cocoviz.load_dataset(name, scale=1.0, seed=0)` (generated at the paper's size; seconds, not
+minutes). Generate one on its own with, e.g., `python -m cocoviz data housing --scale 1 --seed 0
+--out housing.parquet`, which prints its groups, persons and distinct sizes next to the paper's.
+
+The Parquet files are in the per-leaf counts form: one row per leaf and group size, columns = the
+level columns, `size` and `count` (number of groups of that size in that leaf). `toy.csv` is in
+the persons form (one row per person). The same forms, and the groups form (one row per group),
+can be uploaded in the dashboard.
+
+**Scale.** `scale` is the fraction of the paper's national data (for the West Coast cuts too, so
+`housing-west` at scale 1.0 is the West Coast of the full housing data). Groups and persons scale
+linearly; the number of distinct sizes drops below scale 1.0, because rare large sizes are the
+first to go (at scale 0.004 housing keeps about 10 of its 2,600 outliers).
+"""
+
+
+def _bytes(n: int) -> str:
+    return f"{n:,} B" if n < 1024 else f"{n / 1024:,.0f} KiB" if n < 2**20 else f"{n / 2**20:,.1f} MiB"
+
+
+def _bundle_table(rows: list[tuple[str, Hierarchy, Dataset, int]]) -> str:
+    out = ["| dataset | root / levels | nodes per level | groups | persons | distinct sizes | scale | file |",
+           "|---|---|---|---:|---:|---:|---:|---|"]
+    for name, tree, spec, size in rows:
+        s = tree.summary()
+        out.append(f"| `{name}` | {' / '.join([spec.root, *spec.levels])} | "
+                   f"{' / '.join(f'{n:,}' for n in s['nodes_per_level'])} | {s['groups']:,} | {s['persons']:,} | "
+                   f"{s['distinct_sizes']:,} | {'—' if spec.bundle_scale is None else f'{spec.bundle_scale:g}'} | "
+                   f"`{spec.filename}` ({_bytes(size)}) |")
+    return "\n".join(out)
+
+
+def full_scale_figures(seed: int = 0) -> list[dict]:
+    """Groups, persons and distinct sizes of every paper dataset at scale 1.0, against the paper's."""
+    out = []
+    for key, make in (("housing", lambda: generate_housing(1.0, seed)),
+                      ("white", lambda: generate_race("white", 1.0, seed)),
+                      ("hawaiian", lambda: generate_race("hawaiian", 1.0, seed)),
+                      ("taxi", lambda: generate_taxi(1.0, seed))):
+        table = make()
+        sizes, counts = table["size"].to_numpy(), table["count"].to_numpy()
+        got = (int(counts.sum()), int(np.dot(sizes, counts)), int(np.unique(sizes).size))
+        out.append({"dataset": key, "seed": seed, "ours": got, "paper": PAPER_FIGURES[key],
+                    "relative": tuple(g / p - 1 for g, p in zip(got, PAPER_FIGURES[key]))})
+    return out
+
+
+def _full_scale_table(figures: list[dict]) -> str:
+    out = ["| dataset | groups (paper) | persons (paper) | distinct sizes (paper) |", "|---|---:|---:|---:|"]
+    for f in figures:
+        cells = [f"{o:,} ({p:,}; {r:+.1%})" for o, p, r in zip(f["ours"], f["paper"], f["relative"])]
+        out.append(f"| `{f['dataset']}` | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True) -> list[tuple[Path, int]]:
+    """Write every bundled default and ``README.md`` (the data cards) into ``data_dir``.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        Target folder (default :data:`DATA_DIR`).
+    full_scale : bool
+        Also generate every paper dataset at scale 1.0 and put its figures
+        against the paper's in the README (a few seconds).
+
+    Returns
+    -------
+    list of (Path, int)
+        Files written and their sizes in bytes.
+    """
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    written, rows = [], []
+    for spec in _DATASETS:
+        table = generate(spec.name)
+        path = folder / spec.filename
+        if spec.name == "toy":
+            table.to_csv(path, index=False)
+        else:
+            table = table.sort_values([*spec.levels, "size"], ignore_index=True)
+            table.to_parquet(path, index=False, compression="zstd")
+        size = path.stat().st_size
+        written.append((path, size))
+        rows.append((spec.name, spec.build(table), spec, size))
+    _load_cached.cache_clear()
+    parts = [_README_HEAD, "## The bundled files\n", _bundle_table(rows), ""]
+    parts.append(f"The dashboard opens `{DEFAULT_DATASET}`. Each bundled file was generated with seed "
+                 f"{BUNDLE_SEED}.\n")
+    if full_scale:
+        parts += ["## Scale 1.0 against the paper\n",
+                  "Generated at `scale=1.0, seed=0` by the same code (also printed by "
+                  "`python benchmarks/datasets_scale.py`); the paper's figures in brackets.\n",
+                  _full_scale_table(full_scale_figures()), ""]
+    parts.append("## Data cards\n")
+    parts += [card_markdown(spec.name, data_dir=folder) + "\n" for spec in _DATASETS]
+    readme = folder / "README.md"
+    readme.write_text("\n".join(parts), encoding="utf-8")
+    written.append((readme, readme.stat().st_size))
+    return written

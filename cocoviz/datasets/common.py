@@ -1,0 +1,137 @@
+"""What the generators share: the paper's figures, argument checks, random streams, frame helpers.
+
+Every generator is a pure function of ``(scale, seed)``: each part (a
+state, the taxi fleet) draws from its own stream, keyed by the seed, the
+dataset and the part, so a part can be generated alone and a regional cut
+equals the same states of the national data for the same seed and scale.
+
+Generators return the compact per-leaf counts form (level columns,
+``size``, ``count``) and never one row per group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.datasets.geography import State, states
+from cocoviz.errors import ParameterError
+
+__all__ = ["PAPER_FIGURES", "PAPER_MAX_SIZE"]
+
+#: The paper's Table 2: groups, persons (trips for taxi) and distinct group sizes.
+PAPER_FIGURES: dict[str, tuple[int, int, int]] = {
+    "housing": (240_908_081, 605_304_918, 2_352),
+    "white": (11_155_486, 226_378_365, 1_916),
+    "hawaiian": (11_155_486, 540_383, 224),
+    "taxi": (360_872, 130_962_398, 3_128),
+}
+
+#: The paper's conservative public bound on group size (K), used for every one of its datasets.
+PAPER_MAX_SIZE = 100_000
+
+_MAX_SCALE = 10.0
+
+#: One part of a national table: county index, size and count of its per-leaf runs.
+Runs = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _check_scale(scale: float) -> float:
+    """``scale`` as a float in (0, 10].
+
+    Examples
+    --------
+    >>> _check_scale(0.5)
+    0.5
+    >>> _check_scale(0)
+    Traceback (most recent call last):
+    ...
+    cocoviz.errors.ParameterError: scale must be in (0, 10], got 0.0
+    """
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        raise ParameterError(f"scale must be a number, got {scale!r}") from None
+    if not (math.isfinite(scale) and 0 < scale <= _MAX_SCALE):
+        raise ParameterError(f"scale must be in (0, {_MAX_SCALE:g}], got {scale!r}")
+    return scale
+
+
+def _check_seed(seed: int) -> int:
+    """``seed`` as a non-negative int (bools refused)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def _stream(seed: int, dataset_key: int, *key: int) -> np.random.Generator:
+    """An independent stream per (seed, dataset, part), so parts can be generated alone."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(dataset_key, *key)))
+
+
+def _counts_frame(level_values: dict[str, np.ndarray], sizes: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
+    """The per-leaf counts table, labels as categoricals (small in memory and in Parquet)."""
+    keep = counts > 0
+    frame = {k: pd.Categorical(np.asarray(v)[keep]) for k, v in level_values.items()}
+    frame["size"] = sizes[keep].astype(np.int64)
+    frame["count"] = counts[keep].astype(np.int64)
+    return pd.DataFrame(frame)
+
+
+def _aggregate(leaf: np.ndarray, sizes: np.ndarray, counts: np.ndarray | None = None) -> Runs:
+    """Sum counts of equal (leaf, size) pairs: the per-leaf runs.
+
+    Examples
+    --------
+    >>> leaf, size, count = _aggregate(np.array([1, 0, 1]), np.array([2, 5, 2]))
+    >>> leaf.tolist(), size.tolist(), count.tolist()
+    ([0, 1], [5, 2], [1, 2])
+    """
+    width = int(sizes.max(initial=0)) + 1
+    uniq, inverse = np.unique(leaf.astype(np.int64) * width + sizes, return_inverse=True)
+    # float64 weights are exact for counts below 2**53.
+    total = np.bincount(inverse, weights=counts, minlength=len(uniq))
+    return uniq // width, uniq % width, np.rint(total).astype(np.int64)
+
+
+def _select_states(only: Sequence[str] | None) -> list[tuple[int, State]]:
+    """(index, state) of the states named by postal code, in national order (all of them for None)."""
+    chosen = [(k, s) for k, s in enumerate(states()) if only is None or s.postal in only]
+    if only is not None and len(chosen) != len(set(only)):
+        unknown = sorted(set(only) - {s.postal for _, s in chosen})
+        raise ParameterError(f"unknown state code(s) {unknown}")
+    return chosen
+
+
+def _split_at_least_one(rng: np.random.Generator, total: int, weights: np.ndarray) -> np.ndarray:
+    """``total`` items over bins in proportion to ``weights``, every bin getting at least one.
+
+    The hierarchy is public and a leaf with no groups is not a region of it,
+    so every county keeps a group even at tiny scales.
+    """
+    n = len(weights)
+    return 1 + rng.multinomial(max(total - n, 0), weights)
+
+
+def _states_frame(per_state: Callable[[int, State], Runs], only_states: Sequence[str] | None) -> pd.DataFrame:
+    """The ``state``, ``county``, ``size``, ``count`` table of the chosen states.
+
+    Parameters
+    ----------
+    per_state : callable
+        ``per_state(k, state)`` → county index, size and count of the runs of
+        state number ``k`` (its index among all 52).
+    only_states : sequence of str or None
+        Postal codes to generate (None: all 52).
+    """
+    parts = []
+    for k, state in _select_states(only_states):
+        county, sizes, counts = per_state(k, state)
+        names = np.array(state.counties, dtype=object)
+        parts.append((np.full(len(sizes), state.postal, dtype=object), names[county], sizes, counts))
+    return _counts_frame({"state": np.concatenate([p[0] for p in parts]),
+                          "county": np.concatenate([p[1] for p in parts])},
+                         np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))

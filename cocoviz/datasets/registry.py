@@ -1,0 +1,210 @@
+"""The bundled datasets: their descriptions, generation by name, and cached loading."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from cocoviz.datasets import housing, race, taxi, toy
+from cocoviz.datasets.common import PAPER_MAX_SIZE, _check_scale, _check_seed
+from cocoviz.datasets.geography import WEST_COAST
+from cocoviz.errors import ParameterError
+from cocoviz.hierarchy import Hierarchy
+
+__all__ = ["DATA_DIR", "DEFAULT_DATASET", "BUNDLE_SEED", "Dataset", "dataset_names", "dataset", "generate",
+           "load_dataset"]
+
+#: Where the bundled files live (the repository's ``data/`` folder).
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+
+#: The dataset the dashboard opens with: ~1M groups over 3 levels, as in the paper's 3-level runs.
+DEFAULT_DATASET = "housing-west"
+
+#: Seed of the bundled defaults.
+BUNDLE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What a dataset imitates, how it is made, and where its bundled default lives.
+
+    Attributes
+    ----------
+    name, title : str
+        Identifier (``load_dataset(name)``) and a human title.
+    imitates, recipe : str
+        The paper's dataset it stands in for, and how it is generated.
+    root : str
+        What the root of the hierarchy stands for.
+    levels : tuple of str
+        Level columns below the root, top down.
+    paper : str or None
+        Key of the paper's figures in :data:`PAPER_FIGURES` (scale 1.0 targets
+        of the national data).
+    bundle_scale : float or None
+        Scale of the bundled default (None: fixed data, no scale).
+    regions : tuple of str or None
+        States kept, for a regional cut of national data.
+    public_max_size : int
+        A public bound K on group size, as the paper used.
+    """
+
+    name: str
+    title: str
+    imitates: str
+    recipe: str
+    root: str
+    levels: tuple[str, ...]
+    paper: str | None
+    bundle_scale: float | None
+    regions: tuple[str, ...] | None = None
+    public_max_size: int = PAPER_MAX_SIZE
+
+    @property
+    def filename(self) -> str:
+        """Name of the bundled file in :data:`DATA_DIR`."""
+        return "toy.csv" if self.name == "toy" else f"{self.name}.parquet"
+
+    def generate(self, scale: float, seed: int) -> pd.DataFrame:
+        """The per-leaf counts table (the persons table for the toy example)."""
+        if self.name == "toy":
+            return toy.toy_persons()
+        family = self.name.split("-")[0]
+        if family == "housing":
+            return housing.generate_housing(scale, seed, only_states=self.regions)
+        if family in race.RACES:
+            return race.generate_race(family, scale, seed, only_states=self.regions)
+        return taxi.generate_taxi(scale, seed)
+
+    def build(self, table: pd.DataFrame) -> Hierarchy:
+        """The hierarchy of a table made by :meth:`generate` (or read from the bundle)."""
+        if self.name == "toy":
+            return Hierarchy.from_persons(table, group="group", levels=list(self.levels))
+        return Hierarchy.from_counts(table, size="size", count="count", levels=list(self.levels))
+
+
+_WEST = (" Cut to the West Coast, as in the paper's 3-level experiments: the Census Bureau's Pacific division "
+         "(Alaska, California, Hawaii, Oregon, Washington).")
+_STATE_LEVELS = ("state", "county")
+# Per race: title, the paper's dataset it imitates, and how that one looks.
+_RACES = {"white": ("White persons per census block", "White race distribution",
+                    "dense, sizes from 0 to a few thousand"),
+          "hawaiian": ("Native Hawaiian and Pacific Islander persons per census block", "Hawaiian race distribution",
+                       "sparse, most blocks 0, concentrated in Hawaii")}
+
+
+def _race_datasets(key: str) -> tuple[Dataset, Dataset]:
+    """The national and West Coast datasets of one race."""
+    title, imitates, looks = _RACES[key]
+    return (Dataset(key, title, f"the paper's {imitates} (2010 SF1): {looks}", race.recipe(key), "national",
+                    _STATE_LEVELS, key, 0.09),
+            Dataset(f"{key}-west", f"{title}, West Coast",
+                    f"the paper's {imitates} as used in its 3-level experiments: West Coast / state / county",
+                    race.recipe(key) + _WEST, "West Coast", _STATE_LEVELS, key, 0.66, WEST_COAST))
+
+
+_DATASETS: tuple[Dataset, ...] = (
+    Dataset("toy", "The slides' toy example",
+            "the Persons table of the paper's slides (teaching example)",
+            toy.RECIPE, "everyone", ("region",), None, None, public_max_size=10),
+    Dataset("housing", "Partially synthetic housing",
+            "the paper's partially synthetic housing data (2010 Census SF1 household sizes with a heavy tail)",
+            housing.RECIPE, "national", _STATE_LEVELS, "housing", 0.004),
+    Dataset("housing-west", "Partially synthetic housing, West Coast",
+            "the paper's housing data as used in its 3-level experiments: West Coast / state / county",
+            housing.RECIPE + _WEST, "West Coast", _STATE_LEVELS, "housing", 0.028, WEST_COAST),
+    *_race_datasets("white"),
+    *_race_datasets("hawaiian"),
+    Dataset("taxi", "NYC taxi pickups per medallion and neighbourhood",
+            "the paper's 2013 NYC taxi data: Manhattan / upper, lower / 28 neighbourhoods",
+            taxi.RECIPE, "Manhattan", ("half", "neighbourhood"), "taxi", 1.0),
+)
+_BY_NAME = {d.name: d for d in _DATASETS}
+
+
+def dataset_names() -> list[str]:
+    """Names accepted by :func:`load_dataset`, the toy example first.
+
+    Examples
+    --------
+    >>> dataset_names()[:3]
+    ['toy', 'housing', 'housing-west']
+    """
+    return [d.name for d in _DATASETS]
+
+
+def dataset(name: str) -> Dataset:
+    """The description of dataset ``name``."""
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        raise ParameterError(f"unknown dataset {name!r}; choose one of {dataset_names()}") from None
+
+
+def _refuse_scale(spec: Dataset, scale: float | None) -> None:
+    """A fixed dataset (the toy example) takes no scale."""
+    if spec.bundle_scale is None and scale is not None:
+        raise ParameterError(f"dataset {spec.name!r} is fixed: it has no scale")
+
+
+def generate(name: str, *, scale: float | None = None, seed: int = 0) -> pd.DataFrame:
+    """The table of dataset ``name``: per-leaf counts (persons for ``toy``).
+
+    ``scale=None`` means the bundled default's scale.
+    """
+    spec = dataset(name)
+    _refuse_scale(spec, scale)
+    if spec.bundle_scale is None:
+        return spec.generate(1.0, 0)
+    return spec.generate(spec.bundle_scale if scale is None else _check_scale(scale), _check_seed(seed))
+
+
+def load_dataset(name: str, *, scale: float | None = None, seed: int = 0,
+                 data_dir: str | Path | None = None) -> Hierarchy:
+    """A dataset as a :class:`~cocoviz.hierarchy.Hierarchy`.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`dataset_names`.
+    scale : float, optional
+        None (default) loads the bundled default from ``data/``; a number
+        generates the dataset at that scale (1.0 = the paper's size).
+    seed : int
+        Seed of the generator.  The bundled files were made with seed 0;
+        another seed with ``scale=None`` generates at the bundled scale.
+    data_dir : path, optional
+        Folder of the bundled files (default :data:`DATA_DIR`).
+
+    Returns
+    -------
+    Hierarchy
+        Shared between calls with the same arguments (it is cached): treat
+        it as read-only.
+
+    Examples
+    --------
+    >>> tree = load_dataset("taxi")
+    >>> tree.levels, tree.summary()["nodes_per_level"]
+    (('half', 'neighbourhood'), [1, 2, 28])
+    """
+    spec = dataset(name)
+    _refuse_scale(spec, scale)
+    seed = _check_seed(seed)
+    if scale is not None:
+        scale = _check_scale(scale)
+    folder = Path(data_dir) if data_dir is not None else DATA_DIR
+    return _load_cached(name, scale, seed, str(folder))
+
+
+@lru_cache(maxsize=8)
+def _load_cached(name: str, scale: float | None, seed: int, folder: str) -> Hierarchy:
+    spec = _BY_NAME[name]
+    path = Path(folder) / spec.filename
+    if scale is None and seed == BUNDLE_SEED and spec.name != "toy" and path.exists():
+        return spec.build(pd.read_parquet(path))
+    # The toy table lives in code; a missing bundle is regenerated (same seed, same data).
+    return spec.build(generate(name, scale=scale, seed=seed))
