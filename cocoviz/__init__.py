@@ -24,10 +24,10 @@ from cocoviz.pipeline import compile_kernels, estimate
 from cocoviz.plan import METHODS, Plan, Shape
 from cocoviz.postprocess import post_process
 from cocoviz.release import Release, load_release
-from cocoviz.selection import select_mix
+from cocoviz.selection import select_mix, selection_cost
 
 __all__ = ["Plan", "Shape", "METHODS", "measure", "Measurements", "post_process", "estimate", "Release",
-           "load_release", "evaluate", "size_errors", "error_by_size", "level_summary", "Budget", "Charge", "select_mix",
+           "load_release", "evaluate", "size_errors", "error_by_size", "level_summary", "Budget", "Charge", "select_mix", "selection_cost",
            "mean_consistency_baseline", "match_groups", "emd", "omniscient_emd", "compile_kernels", "Hierarchy",
            "dataset_names", "load_dataset", "dataset_card", "DEFAULT_DATASET", "load_upload", "read_table",
            "CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError"]

@@ -27,7 +27,7 @@ from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
 
-__all__ = ["evaluate", "size_errors", "level_summary", "EVALUATION_COLUMNS"]
+__all__ = ["evaluate", "size_errors", "level_summary", "compare_histograms", "EVALUATION_COLUMNS"]
 
 EVALUATION_COLUMNS = ["level", "node", "groups", "sizes", "emd", "epsilon", "omniscient", "emd_per_group",
                       "ratio"]
@@ -82,3 +82,25 @@ def level_summary(evaluation: pd.DataFrame) -> pd.DataFrame:
             .agg(nodes=("node", "size"), mean_emd=("emd", "mean"), max_emd=("emd", "max"),
                  omniscient=("omniscient", "mean"), ratio=("ratio", "mean"))
             .reset_index())
+
+
+def compare_histograms(tree, release) -> pd.DataFrame:
+    """Released and true counts side by side: level, node, size, private_count, true_count.
+
+    One row per (node, size) where either count is non-zero.  It holds the
+    confidential truth: for the data holder's own checks, never to publish.
+    """
+    _check(tree, release)
+    frames = []
+    for level in range(tree.depth + 1):
+        released, truth = release.runs(level), tree.runs(level)
+        frame = (pd.DataFrame({"node_id": np.concatenate([released.node_ids(), truth.node_ids()]),
+                               "size": np.concatenate([released.sizes, truth.sizes]),
+                               "private_count": np.concatenate([released.counts, np.zeros_like(truth.counts)]),
+                               "true_count": np.concatenate([np.zeros_like(released.counts), truth.counts])})
+                 .groupby(["node_id", "size"], sort=True).sum().reset_index())
+        labels = np.array([node_label(p) for p in tree.nodes(level)], dtype=object)
+        frame.insert(0, "node", labels[frame.pop("node_id").to_numpy()])
+        frame.insert(0, "level", level)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -113,7 +114,18 @@ class Shape:
 
     @classmethod
     def of(cls, tree) -> Shape:
-        """The public shape of a :class:`~cocoviz.hierarchy.Hierarchy` (never its group sizes)."""
+        """The public shape of a :class:`~cocoviz.hierarchy.Hierarchy` (never its group sizes).
+
+        Remembered per tree (a tree never changes), so planning, measuring and
+        evaluating one tree build it once.
+        """
+        shape = _SHAPES.get(tree)
+        if shape is None:
+            shape = _SHAPES[tree] = cls._of(tree)
+        return shape
+
+    @classmethod
+    def _of(cls, tree) -> Shape:
         depth = tree.depth
         return cls(tuple(tree.levels), tuple(tuple(tree.nodes(lvl)) for lvl in range(depth + 1)),
                    ((),) + tuple(tuple(int(x) for x in tree.parents(lvl)) for lvl in range(1, depth + 1)),
@@ -148,7 +160,7 @@ class Shape:
         return [self.paths[level + 1][c] for c in np.flatnonzero(self.parent_index(level + 1) == k)]
 
     def same_as(self, other: Shape) -> bool:
-        return (self.levels, self.paths, self.parents, self.groups) == (
+        return self is other or (self.levels, self.paths, self.parents, self.groups) == (
             other.levels, other.paths, other.parents, other.groups)
 
     def to_dict(self) -> dict:
@@ -161,6 +173,9 @@ class Shape:
         return cls(tuple(data["levels"]), tuple(tuple(tuple(p) for p in ps) for ps in data["paths"]),
                    tuple(tuple(int(x) for x in p) for p in data["parents"]),
                    tuple(tuple(int(g) for g in gs) for gs in data["groups"]), bool(data["public_groups"]))
+
+
+_SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _per_level(value, n_levels: int, name: str) -> list:

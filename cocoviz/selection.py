@@ -17,6 +17,7 @@ composition, every candidate's budget plus the selection's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,7 +31,7 @@ from cocoviz.plan import Plan
 from cocoviz.postprocess import post_process
 from cocoviz.release import Release
 
-__all__ = ["select_mix", "mix_name"]
+__all__ = ["select_mix", "selection_cost", "mix_name"]
 
 SELECTION_COMPOSITION = "sequential: every candidate release with its full budget, then the selection"
 
@@ -38,6 +39,21 @@ SELECTION_COMPOSITION = "sequential: every candidate release with its full budge
 def mix_name(methods: Sequence[str]) -> str:
     """``"Hc x Hg x Hc"``: a method mix as the reports name it."""
     return " x ".join(methods)
+
+
+def selection_cost(tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[float],
+                   epsilon_select: float, **options) -> float:
+    """The whole ε a :func:`select_mix` call would spend, from the candidates' plans, before any noise.
+
+    >>> import pandas as pd
+    >>> from cocoviz.hierarchy import Hierarchy
+    >>> tree = Hierarchy.from_groups(pd.DataFrame({"size": [1, 2]}), size="size", levels=[])
+    >>> selection_cost(tree, [["Hc"], ["Hg"]], epsilons=[0.5], epsilon_select=0.1)
+    1.1
+    """
+    epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
+    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
+    return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
 
 
 def select_mix(tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[float], epsilon_select: float,

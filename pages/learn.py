@@ -6,15 +6,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from cocoviz import plots
+from cocoviz import Plan, measure, plots
 from cocoviz.consistency import match_groups, merge_estimates
-from cocoviz.estimators import DEFAULT_P, estimate_hc, estimate_hg
+from cocoviz.estimators import GroupEstimate
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.histograms import cumulative, from_ranked, ranked
 from cocoviz.isotonic import block_sizes, isotonic
-from cocoviz.mechanisms import FastSampler, GeometricMechanism
 from cocoviz.metrics import emd
-from pages.common import data, state
+from cocoviz.postprocess import fit_level
+from pages.common import data, engine, state
 from pages.common.controls import HELP
 
 st.title("Learn: how a private hierarchical count-of-counts release is made")
@@ -50,10 +50,8 @@ else:
                            "region": ["a"] * 5 + ["b"] * 4})
     tree = Hierarchy.from_groups(groups, size="size", levels=["region"])
 children = tree.children(())
-if K < tree.max_size and method == "Hc":
-    st.error(f"K = {K} is below the largest group ({tree.max_size}): Hc needs K ≥ {tree.max_size}.",
-             icon=":material/warning:")
-    st.stop()
+plan = engine.guard(Plan.build, tree, epsilons=[eps, eps], methods=[method, method], max_size=K,
+                    consistency="none")
 
 # --------------------------------------------------------------------- step 1
 st.header("1 · Persons → groups")
@@ -82,28 +80,25 @@ for tab, node in zip(node_tabs, [(), *children]):
                     f"G = {int(h.sum())}")
 
 # --------------------------------------------------------------------- step 3
-rng = np.random.default_rng(seed)
-mechanism = GeometricMechanism(FastSampler(rng))
-captured: dict[tuple, dict] = {}
+# The engine's own steps: measure (the only one that reads the persons) and the per-node fits.
+measurements = engine.guard(measure, plan, tree, seed=seed)
+nodes = [(), *children]
 
 
-def estimate_node(node: tuple) -> object:
-    """The engine's per-node estimator, with its noisy measurement captured for the pictures."""
-    sizes, counts = tree.node_runs(node)
-
-    def measure(values, *, sensitivity, quantity):
-        noisy = mechanism.measure(values, sensitivity=sensitivity, epsilon=eps, quantity=quantity,
-                                  level=len(node), node=node)
-        captured[node] = {"true": np.asarray(values), "noisy": np.asarray(noisy), "quantity": quantity,
-                          "sensitivity": sensitivity}
-        return noisy
-
-    if method == "Hg":
-        return estimate_hg(sizes, counts, epsilon=eps, p=DEFAULT_P["Hg"], measure=measure)
-    return estimate_hc(sizes, counts, epsilon=eps, max_size=K, p=DEFAULT_P["Hc"], measure=measure)
+def node_estimate(node: tuple) -> GroupEstimate:
+    """One node's independent estimate, out of the engine's fit of its whole level."""
+    level = len(node)
+    fitted = fit_level(plan, measurements.levels[level])
+    k = plan.shape.locate(node)[1]
+    lo, hi = fitted.ptr[k], fitted.ptr[k + 1]
+    return GroupEstimate(fitted.sizes[lo:hi], fitted.counts[lo:hi], fitted.variances[lo:hi])
 
 
-estimates = {node: estimate_node(node) for node in [(), *children]}
+estimates = {node: node_estimate(node) for node in nodes}
+root_method = plan.level_method(0)
+root_noisy = measurements.levels[0].node(0)
+root_true = root_method.query(*tree.node_runs(()), plan.max_size)  # the truth, for the picture only
+quantity = root_method.quantity(plan.max_size)
 
 st.header(f"3 · Noise: the geometric mechanism on {method}")
 if method == "Hg":
@@ -114,31 +109,31 @@ else:
     st.markdown(f"One person more or less moves one cumulative count Hc[j] by 1 (Δ = 1). Hc[0..K−1] gets noise of "
                 f"scale Δ/ε = {1 / eps:.2g}; Hc[K] = G is public and kept exact. The noisy counts can decrease, "
                 "which a cumulative histogram never does.")
-root_capture = captured[()]
-st.plotly_chart(plots.noise_figure(root_capture["true"], root_capture["noisy"],
+st.plotly_chart(plots.noise_figure(root_true, root_noisy,
                                    x_title="rank i" if method == "Hg" else "size j",
                                    start=1 if method == "Hg" else 0,
-                                   title=f"root: true {root_capture['quantity']} and its noisy measurement"),
+                                   title=f"root: true {quantity} and its noisy measurement"),
                 theme="streamlit", key="noise_fig")
 st.caption(f"Budget: ε = {eps:g} at each level; the two regions hold different persons, so they share their "
-           f"level's ε (parallel composition); root + regions cost {2 * eps:g} in total (sequential).")
+           f"level's ε (parallel composition); root + regions cost {plan.cost().total:g} in total (sequential), "
+           "as the plan said before any noise was drawn.")
 
 # --------------------------------------------------------------------- step 4
 st.header("4 · Isotonic regression: repair the order")
-p = DEFAULT_P[method]
+p = plan.ps[0]
 if method == "Hg":
     st.markdown(f"True Hg is non-decreasing, so we fit the closest non-decreasing sequence ≥ 0 (p = {p}: "
                 "least squares, block **means**). The fit is made of **blocks** — runs of one value — shaded below; "
                 "a group in a block of |S| entries gets variance 2/(|S| ε²): bigger blocks average out more noise.")
-    fit = isotonic(root_capture["noisy"].astype(float), p=p, lower=0)
+    fit = isotonic(root_noisy.astype(float), p=p, lower=0)
 else:
     st.markdown(f"True Hc is non-decreasing between 0 and G, so we fit the closest such sequence (p = {p}: least "
                 "absolute deviations, block **medians**), then round and difference back to H. A group's variance "
                 "is 4/(ε² · number of groups sharing its estimated size).")
     groups_root = tree.groups(())
-    fit = isotonic(root_capture["noisy"].astype(float), p=p, lower=0, upper=groups_root)
+    fit = isotonic(root_noisy.astype(float), p=p, lower=0, upper=groups_root)
 rounded = np.rint(fit)
-st.plotly_chart(plots.isotonic_figure(root_capture["noisy"], fit, truth=root_capture["true"], rounded=rounded,
+st.plotly_chart(plots.isotonic_figure(root_noisy, fit, truth=root_true, rounded=rounded,
                                       x_title="rank i" if method == "Hg" else "size j",
                                       start=1 if method == "Hg" else 0,
                                       title="root: noisy values, isotonic fit and its blocks"),

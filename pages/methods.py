@@ -135,28 +135,29 @@ def selection_tab() -> None:
     cands = c3.multiselect("Candidates", mix_labels,
                            **state.bind(f"select.candidates.{n_levels}", mix_labels[:2],
                                         valid=lambda v: isinstance(v, list) and set(v) <= set(mix_labels)))
-    n_cands = max(len(cands), 1)
-    total_cost = n_cands * n_levels * float(s_eps) + float(s_sel)
-    st.info(f"Full privacy cost: {len(cands)} candidate(s) × ({n_levels} levels × ε {s_eps:g}) + ε_select "
-            f"{s_sel:g} = **ε = {total_cost:g}**, against {n_levels * s_eps:g} for a single release.",
-            icon=":material/payments:")
+    if not cands:
+        st.error("Choose at least one candidate.", icon=":material/warning:")
+        return
+    candidates = [mixes[mix_labels.index(c)] for c in cands]
+    options = dict(epsilons=[float(s_eps)] * n_levels, epsilon_select=float(s_sel), max_size=max_size)
+    total_cost = engine.guard(cocoviz.selection_cost, tree, candidates, **options)
+    single = engine.guard(cocoviz.Plan.build, tree, epsilons=options["epsilons"], methods=candidates[0],
+                          max_size=max_size).cost().total
+    st.info(f"Whole privacy cost, from the candidates' plans: {len(cands)} candidate release(s) and the selection = "
+            f"**ε = {total_cost:g}**, against ε = {single:g} for a single release.", icon=":material/payments:")
     if st.button("Run the private selection", type="primary", key="select_run"):
-        candidates = [mixes[mix_labels.index(c)] for c in cands]
         with st.spinner(f"Running {len(candidates)} candidate releases and the noisy selection…"):
-            selection = engine.guard(cocoviz.select_mix, tree, candidates, epsilons=[float(s_eps)] * n_levels,
-                                     epsilon_select=float(s_sel), seed=seed, max_size=max_size)
-        st.session_state["select.result"] = (info.key, tuple(tree.levels), tuple(cands), selection)
+            chosen = engine.guard(cocoviz.select_mix, tree, candidates, seed=seed, **options)
+        st.session_state["select.result"] = (info.key, tuple(tree.levels), tuple(cands), chosen)
     result = st.session_state.get("select.result")
     if result is not None and result[0] == info.key and result[1] == tuple(tree.levels):
-        selection = result[3]
-        chosen_label = sweeps.mix_label(selection.candidates[selection.chosen])
-        st.success(f"Selected: **{chosen_label}** — total cost ε = {selection.budget.total:g}", icon=":material/flag:")
-        scores = pd.DataFrame({"candidate": [sweeps.mix_label(c) for c in selection.candidates],
-                               "noisy score (total emd + noise)": selection.noisy_scores,
-                               "chosen": [k == selection.chosen for k in range(len(selection.candidates))]})
-        st.dataframe(scores, hide_index=True, width="stretch")
-        st.code(selection.budget.describe(), language=None, wrap_lines=True)
-        st.caption("Only the chosen release may be published; the others were spent to make the choice.")
+        chosen = result[3]
+        label = sweeps.mix_label(chosen.plan.methods)
+        st.success(f"Selected: **{label}** — whole cost ε = {chosen.budget.total:g} (carried by the published "
+                   "release's own budget report)", icon=":material/flag:")
+        st.code(chosen.budget.describe(), language=None, wrap_lines=True)
+        st.caption("Only the chosen release is published; the losing candidates and their noisy scores are not "
+                   "shown, because report-noisy-min protects only the winner's identity.")
 
 
 for tab, body in ((tab_sweep, sweep_tab), (tab_tables, tables), (tab_select, selection_tab)):

@@ -60,3 +60,17 @@ def test_yardstick_is_near_the_best_method_on_many_groups():
     best = min(evaluate(tree, estimate(tree, epsilons=[1.0], methods=[m], max_size=100, seed=2))["ratio"].iloc[0]
                for m in ("Hc", "Hg"))
     assert 0.2 < best < 5
+
+
+def test_compare_histograms_holds_both_counts(toy_public_tree):
+    from cocoviz.evaluate import compare_histograms
+
+    release = estimate(toy_public_tree, epsilons=[0.3, 0.3], methods=["Hc", "Hg"], max_size=10, seed=1)
+    table = compare_histograms(toy_public_tree, release)
+    assert list(table.columns) == ["level", "node", "size", "private_count", "true_count"]
+    for (lvl, node), part in table.groupby(["level", "node"]):
+        path = () if node == "(root)" else (node,)
+        truth = toy_public_tree.histogram(path)
+        assert part["true_count"].sum() == part["private_count"].sum() == toy_public_tree.groups(path)
+        for size, count in zip(part["size"], part["true_count"]):
+            assert count == (truth[size] if size < len(truth) else 0)

@@ -10,7 +10,7 @@ import math
 
 import streamlit as st
 
-from cocoviz.estimators import DEFAULT_P
+from cocoviz.plan import MAX_K, METHODS
 from cocoviz.hierarchy import Hierarchy
 from pages.common import data, state
 from pages.common.engine import Params, guard
@@ -26,12 +26,14 @@ HELP = {
     "p": ("Loss of the isotonic regression that repairs the noisy Hc or Hg: p = 1 (least absolute deviations, "
           "block medians) or p = 2 (least squares, block means). Default: Hc p = 1, Hg p = 2."),
     "K": ("K is a public upper bound on group size. Hc and naive measure sizes 0..K, so their cost grows with K. "
-          "It must come from public knowledge, never from the private data, and must be at least the largest group "
-          "(the engine refuses a smaller K rather than silently truncating)."),
+          "It must come from public knowledge, never from the private data. Exploring, a K below the largest group "
+          "is refused (the engine reads the data to say so); a secure release never reads it: groups above K are "
+          "counted at size K, as in the paper."),
     "emd": ("emd (earthmover's distance) = the number of persons to add to or remove from groups to turn the true "
             "histogram into the private one: Σ_j |Hc[j] − Ĥc[j]|. Lower is better."),
-    "omniscient": ("The omniscient reference knows which groups exist and adds Laplace(1/ε) noise to each size: its "
-                   "expected emd is G/ε. A yardstick for a good error."),
+    "omniscient": ("The omniscient yardstick D/ε: an algorithm that knew which D group sizes exist at a node and "
+                   "added Laplace(1/ε) noise only to the count of each would be off by about D/ε. A ratio near 1 is "
+                   "about as good as knowing which sizes exist."),
     "consistency": ("top-down: the paper's Algorithm 1 (match parent groups to children's, merge, back-substitute). "
                     "bottom-up: the whole budget on the leaves, parents are sums. none: independent per-node "
                     "estimates (parents ≠ Σ children)."),
@@ -39,12 +41,13 @@ HELP = {
               "weights (the paper's choice); plain = simple average."),
     "seed": "Seed of the fast sampler: the same seed gives the same noise.",
     "secure": ("Draw the noise with OpenDP's exact discrete Laplace over a cryptographically secure source "
-               "(≈0.2 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release."),
+               "(≈0.2 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release. "
+               "Every secure release drawn is a new spending of ε: the session's ledger adds them up."),
     "levels": "Which levels of the hierarchy to use; the root is always there. Dropping a middle level attaches its "
               "children to their grandparent.",
 }
 
-METHOD_OPTIONS = ("Hc", "Hg", "naive")
+METHOD_OPTIONS = tuple(METHODS)
 EPS_SLIDER = (0.01, 4.0)
 
 
@@ -125,18 +128,18 @@ def describe_tree(tree: Hierarchy, info: data.DataInfo) -> str:
             f"sizes; nodes per level (root first): {nodes}")
 
 
-def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> int:
-    """The public bound K (default: the data card's bound, else a rounded-up value)."""
+def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[int, bool]:
+    """The public bound K, and whether it is the suggestion read from the private data (exploration only)."""
     box = container or st.sidebar
-    suggested = data.suggested_k(info, tree)
-    value = box.number_input("K — public bound on group size", min_value=1, max_value=10_000_000, step=1,
+    suggested, from_data = data.suggested_k(info, tree)
+    value = box.number_input("K — public bound on group size", min_value=1, max_value=MAX_K, step=1,
                              help=HELP["K"], **state.bind(f"K.{info.label}", suggested))
-    if info.public_max_size is None:
-        box.caption(f"Suggested K = {suggested:,}: the largest group rounded up — from the data itself, so for "
-                    "exploration only; a formal release needs a K from public knowledge.")
+    if from_data:
+        box.caption(f"Suggested K = {suggested:,}: the largest group rounded up — read from the data itself, so "
+                    "**exploration only**; a secure release needs a K you know from public facts (type it).")
     else:
-        box.caption(f"Suggested K = {info.public_max_size:,}: the public bound from the data card.")
-    return int(value)
+        box.caption(f"Suggested K = {suggested:,}: the public bound from the data card.")
+    return int(value), from_data and int(value) == suggested
 
 
 # ------------------------------------------------------------ release controls
@@ -186,14 +189,17 @@ def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]
     Returns the tree, its info, K, the seed and the level names (root first).
     """
     tree, info, _full = dataset_panel()
-    max_size = k_control(tree, info)
+    max_size, _ = k_control(tree, info)
     seed = seed_control()
     st.markdown(describe_tree(tree, info))
     return tree, info, max_size, seed, level_names(tree, info)
 
 
 def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
-    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure. Returns (params, secure)."""
+    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure.
+
+    Returns the parameters and whether K is the data-derived suggestion (which a secure release refuses).
+    """
     sb = st.sidebar
     sb.header("Release")
     names = level_names(tree, info)
@@ -204,12 +210,12 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             c1, c2 = st.columns(2)
             method = c1.selectbox("method", METHOD_OPTIONS, help=HELP["method"],
                                   **state.bind(f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__))
-            p = c2.selectbox("p", ["default", 1, 2], help=HELP["p"], disabled=method == "naive",
+            p = c2.selectbox("p", ["default", 1, 2], help=HELP["p"], disabled=METHODS[method].default_p is None,
                              **state.bind(f"p.{level}", "default", valid=("default", 1, 2).__contains__),
-                             format_func=lambda v, m=method: f"default ({DEFAULT_P[m]})" if v == "default" else str(v))
+                             format_func=lambda v, m=method: f"default ({METHODS[m].default_p})" if v == "default" else str(v))
             methods.append(method)
-            ps.append(None if p == "default" or method == "naive" else int(p))
-    max_size = k_control(tree, info)
+            ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
+    max_size, k_from_data = k_control(tree, info)
     consistency = sb.radio("Consistency", ["top-down", "bottom-up", "none"], help=HELP["consistency"],
                            horizontal=True, **state.bind("consistency", "top-down"))
     merge = sb.radio("Merge", ["weighted", "average"], help=HELP["merge"], horizontal=True,
@@ -218,8 +224,10 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
                      disabled=consistency != "top-down")
     seed = seed_control()
     secure = sb.toggle("Secure release (OpenDP sampler)", **state.bind("secure", False), help=HELP["secure"])
-    params = Params(tuple(eps), tuple(methods), tuple(ps), int(max_size), consistency, merge, int(seed), bool(secure))
-    return params, bool(secure)
+    # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
+    params = Params(tuple(eps), tuple(methods), tuple(ps), int(max_size), consistency, merge,
+                    0 if secure else int(seed), bool(secure))
+    return params, k_from_data
 
 
 # --------------------------------------------------------------- long sweeps

@@ -69,20 +69,18 @@ def public_bound(card: dict) -> int | None:
     return None
 
 
-def suggested_k(info: DataInfo, tree: Hierarchy) -> int:
-    """The K to propose: the data card's public bound, else the largest group rounded up to 1-2-5.
+def suggested_k(info: DataInfo, tree: Hierarchy) -> tuple[int, bool]:
+    """The K to propose, and whether it was read from the private data.
 
-    The fallback reads the private data (like the engine's own check); it is a
-    convenience for exploration, and the page says so.
+    The data card's public bound when there is one; else the largest group
+    rounded up to 1-2-5, which reads the private data: a convenience for
+    exploration that a secure release refuses.
     """
-    if info.public_max_size is not None and info.public_max_size >= tree.max_size:
-        return info.public_max_size
+    if info.public_max_size is not None:
+        return info.public_max_size, False
     m = max(tree.max_size, 1)
     exp = 10 ** int(math.floor(math.log10(m)))
-    for mult in (1, 2, 5, 10):
-        if mult * exp >= m:
-            return int(mult * exp)
-    return int(10 * exp)  # pragma: no cover
+    return next(int(mult * exp) for mult in (1, 2, 5, 10) if mult * exp >= m), True
 
 
 @st.cache_resource(show_spinner="Reading the upload…", max_entries=4)

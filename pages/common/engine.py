@@ -1,10 +1,13 @@
 """Every engine call of the dashboard goes through here.
 
-:func:`guard` turns a ``ValueError`` (the engine's way of refusing bad
-input: ε ≤ 0, K below the largest group, a malformed upload…) into a
-message on the page and stops the run, so a user never sees a traceback.
-Releases are cached by their parameters (``st.cache_resource``: a Release
-is returned as the same object, never copied).
+:func:`guard` turns the package's own refusals (:class:`cocoviz.CocovizError`:
+ε out of range, K below the largest group, a malformed upload, a secure release
+of non-public G…) into a message on the page and stops the run, so a user
+never sees a traceback; anything else is a bug and is left to surface.
+Releases are cached by their parameters (``st.cache_resource``: a Release is
+returned as the same object, never copied).  Costs and time estimates come
+from the release's :class:`cocoviz.Plan`, never from sums of the page's own.
+Every secure release a session draws is written in its ledger.
 """
 
 from __future__ import annotations
@@ -26,24 +29,23 @@ SECURE_CELLS_PER_SECOND = 200_000
 #: Cells per second of a whole fast release (noise, isotonic regression, matching), measured on
 #: housing-west: Hc with K = 100,000 on 137 nodes (13.7 M cells) takes ≈0.35 s.
 FAST_CELLS_PER_SECOND = 35_000_000
+#: Releases estimated to take longer than this wait for a click on the Explore page.
+CONFIRM_SECONDS = 15.0
 
 
 def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)``, or ``st.error`` with the engine's message and ``st.stop()``."""
+    """``fn(*args, **kwargs)``, or the package's refusal as ``st.error`` and ``st.stop()``."""
     try:
         return fn(*args, **kwargs)
-    except ValueError as exc:
+    except cocoviz.CocovizError as exc:
         st.error(str(exc), icon=":material/warning:")
         st.stop()
-    except KeyError as exc:  # e.g. a node that is not in this hierarchy
+    except KeyError as exc:  # a node that is not in this hierarchy
         st.error(f"not found: {exc}", icon=":material/warning:")
         st.stop()
     except MemoryError:
         st.error("Not enough memory for this computation: lower K, the number of levels or the trials.",
                  icon=":material/warning:")
-        st.stop()
-    except Exception as exc:  # noqa: BLE001 - the last safety net: a message, never a traceback
-        st.error(f"Something went wrong ({type(exc).__name__}): {exc}", icon=":material/error:")
         st.stop()
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -61,14 +63,23 @@ class Params:
     seed: int = 0
     secure: bool = False
 
-    def kwargs(self) -> dict:
+    def plan_options(self) -> dict:
         return {"epsilons": list(self.epsilons), "methods": list(self.methods), "p": list(self.ps),
-                "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge,
-                "seed": self.seed, "secure": self.secure}
+                "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge}
+
+    def kwargs(self) -> dict:
+        return {**self.plan_options(), "seed": None if self.secure else self.seed, "secure": self.secure}
 
 
-#: Releases estimated to take longer than this wait for a click on the Explore page.
-CONFIRM_SECONDS = 15.0
+def plan(tree: Hierarchy, params: Params) -> cocoviz.Plan:
+    """The release's public plan (its cost is known before any noise); refusals shown on the page."""
+    return guard(cocoviz.Plan.build, tree, **params.plan_options())
+
+
+def estimated_seconds(plan: cocoviz.Plan, secure: bool = False) -> float:
+    """A rough time estimate of one release, from the cells its plan will noise."""
+    return plan.cost().cells / (SECURE_CELLS_PER_SECOND if secure else FAST_CELLS_PER_SECOND) + 0.005
+
 
 _DONE: set = set()
 
@@ -103,46 +114,62 @@ def _level_cache(data_key: tuple) -> dict:
     return {}
 
 
-@st.cache_resource(show_spinner=False, max_entries=48)
-def _estimate(data_key: tuple, params: Params, _tree: Hierarchy) -> Timed:
+def _timed(tree: Hierarchy, params: Params, cache: dict | None) -> Timed:
     _kernels_ready()
-    cache = None
-    if not params.secure:
-        cache = _level_cache(data_key)
-        if len(cache) > LEVEL_CACHE_ENTRIES:
-            cache.clear()
     start = time.perf_counter()
-    release = cocoviz.estimate(_tree, **params.kwargs(), level_cache=cache)
+    release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache)
     return Timed(release, time.perf_counter() - start)
 
 
+@st.cache_resource(show_spinner=False, max_entries=48)
+def _estimate_fast(data_key: tuple, params: Params, _tree: Hierarchy) -> Timed:
+    cache = _level_cache(data_key)
+    if len(cache) > LEVEL_CACHE_ENTRIES:
+        cache.clear()
+    return _timed(_tree, params, cache)
+
+
 def estimate(data_key: tuple, tree: Hierarchy, params: Params) -> Timed:
-    """The cached release of ``tree`` (identified by ``data_key``) with ``params``; errors shown on the page."""
-    timed = guard(_estimate, data_key, params, tree)
-    _DONE.add((data_key, params))
+    """The release of ``tree`` (identified by ``data_key``) with ``params``; refusals shown on the page.
+
+    Fast releases are cached for every session.  A secure release is drawn once per session and kept in
+    the session's ledger, never in a shared cache: every draw is a new spending of ε, and the ledger
+    counts each one.
+    """
+    if not params.secure:
+        timed = guard(_estimate_fast, data_key, params, tree)
+        _DONE.add((data_key, params))
+        return timed
+    ledger = st.session_state.setdefault(LEDGER, {})
+    timed = ledger.get((data_key, params))
+    if timed is None:
+        timed = ledger[(data_key, params)] = guard(_timed, tree, params, None)
     return timed
 
 
-def estimated_seconds(tree: Hierarchy, methods, max_size: int, consistency: str = "top-down",
-                      secure: bool = False) -> float:
-    """A rough time estimate of one release, from the number of noised cells."""
-    cells = noise_cells(tree, methods, max_size, consistency)
-    return cells / (SECURE_CELLS_PER_SECOND if secure else FAST_CELLS_PER_SECOND) + 0.005
+@st.cache_data(show_spinner=False, max_entries=48)
+def _evaluate(data_key: tuple, params: Params, _tree: Hierarchy, _release: cocoviz.Release):
+    return cocoviz.evaluate(_tree, _release)
 
 
-def noise_cells(tree: Hierarchy, methods, max_size: int, consistency: str) -> int:
-    """Cells the sampler will noise: Hc and naive K per node (K + 1 for naive), Hg G per node."""
-    total = 0
-    levels = range(tree.depth + 1)
-    if consistency == "bottom-up":
-        levels = [tree.depth]
-    for level in levels:
-        method = methods[level]
-        nodes = len(tree.nodes(level))
-        if method == "Hg":
-            total += int(tree.runs(level).counts.sum())
-        elif method == "Hc":
-            total += nodes * max_size
-        else:
-            total += nodes * (max_size + 1)
-    return total
+def evaluate(data_key: tuple, tree: Hierarchy, params: Params, release: cocoviz.Release):
+    """Errors of the release of ``params`` against the truth (a fast release's are cached with it;
+    a secure release is this session's own draw, so its errors are not shared)."""
+    if params.secure:
+        return cocoviz.evaluate(tree, release)
+    return _evaluate(data_key, params, tree, release)
+
+
+# ------------------------------------------------------------------ the secure ledger
+LEDGER = "secure.ledger"  # session state: {(data key, params): Timed} of every secure release drawn
+
+
+def ledger_total() -> tuple[int, float]:
+    """Secure releases drawn in this session and the ε they spent together."""
+    ledger = st.session_state.get(LEDGER, {})
+    return len(ledger), float(sum(t.release.budget.total for t in ledger.values()))
+
+
+def is_drawn(data_key: tuple, params: Params) -> bool:
+    """Whether this session has drawn the secure release of ``params`` already."""
+    return (data_key, params) in st.session_state.get(LEDGER, {})

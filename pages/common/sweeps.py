@@ -20,6 +20,7 @@ import streamlit as st
 
 from cocoviz import experiments
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.plan import Plan
 
 Progress = Callable[[int, int], None]
 
@@ -55,10 +56,12 @@ def all_mixes(n_levels: int, methods: Sequence[str] = ("Hc", "Hg")) -> list[tupl
 
 def estimated_seconds(tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int,
                       max_size: int) -> float:
-    """A rough time estimate of a sweep (see :func:`pages.common.engine.estimated_seconds`)."""
+    """A rough time estimate of a sweep, from the cells each series' plan noises."""
     from pages.common.engine import estimated_seconds as one
 
-    per_round = sum(one(tree, c.methods, max_size, c.consistency) for c in configs)
+    n = tree.depth + 1
+    per_round = sum(one(Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size,
+                                   consistency=c.consistency)) for c in configs)
     return per_round * len(epsilons) * trials
 
 
@@ -139,7 +142,8 @@ def gated_run(gate: str, data_key: tuple, tree: Hierarchy, configs: Sequence[Con
     if raw is not None:
         return raw
     n_runs = len(configs) * len(epsilons) * trials
-    go, clear = controls.run_gate(gate, n_runs, estimated_seconds(tree, configs, epsilons, trials, max_size))
+    seconds = engine.guard(estimated_seconds, tree, configs, epsilons, trials, max_size)
+    go, clear = controls.run_gate(gate, n_runs, seconds)
     if not go:
         return None
     bar = st.progress(0.0, text=f"Running {n_runs} releases…")

@@ -50,7 +50,8 @@ def test_explore_panels_and_tabs_open_on_request():
         at.session_state["explore.tab"] = tab
         at.run()
         assert_clean(at)
-    assert [b.label for b in at.get("download_button")] == ["Release as CSV", "Release as Parquet",
+    assert [b.label for b in at.get("download_button")] == ["Table as CSV", "Table as Parquet",
+                                                            "Release file (plan and budget inside)",
                                                             "Parameters as JSON"]
 
 
@@ -95,7 +96,7 @@ def test_explore_epsilon_zero_shows_a_message(value):
     at = new_app()
     at.number_input(key="w.eps_n.1").set_value(value).run()
     assert_clean(at)
-    assert any("must be a finite number > 0" in e for e in errors(at))
+    assert any("ε of level 1 must be between 1e-06 and 1e+06" in e for e in errors(at))
 
 
 def test_explore_k_below_largest_group_shows_a_message():
@@ -143,10 +144,19 @@ def test_explore_secure_release_warns_then_runs():
     at = new_app(**{"explore.budget": True})
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
-    assert any("noise about" in w.value for w in at.warning)
-    at.button[0].click().run()
+    assert any("OpenDP will noise" in w.value and "ε = 2" in w.value for w in at.warning)
+    assert not at.metric                                  # nothing drawn before the click
+    at.button(key="explore.secure").click().run()
     assert_clean(at)
     assert any("secure sampler" in s.value for s in at.success)
+    assert any("drawn in this session: **1**" in i.value and "ε = 2" in i.value for i in at.info)
+    # Another secure release (a changed level) is another spending: the ledger adds it up.
+    at.number_input(key="w.eps_n.0").set_value(0.5).run()
+    at.button(key="explore.secure").click().run()
+    assert any("drawn in this session: **2**" in i.value and "ε = 3.5" in i.value for i in at.info)
+    # Showing a drawn release again spends nothing more.
+    at.number_input(key="w.eps_n.0").set_value(1.0).run()
+    assert any("drawn in this session: **2**" in i.value for i in at.info)
 
 
 def test_settings_survive_page_changes():
@@ -193,8 +203,9 @@ def test_methods_sweep_tables_and_selection():
     at.run()
     at.button(key="select_run").click().run()
     assert_clean(at)
-    assert any("Selected:" in s.value for s in at.success)
-    assert any("total ε spent" in c.value for c in at.code)
+    assert any("Selected:" in s.value and "whole cost ε = 4.1" in s.value for s in at.success)
+    assert any("total ε spent: 4.1" in c.value for c in at.code)
+    assert not any("noisy score" in str(d.value.columns) for d in at.dataframe)  # losers' scores stay unpublished
     # The stated cost: 2 candidates × (2 levels × ε 1) + 0.1.
     assert any("ε = 4.1" in i.value for i in at.info)
 
@@ -206,10 +217,9 @@ def test_methods_bad_inputs_show_messages():
     assert any("ε must be" in e for e in errors(at))
     at.session_state["methods.tab"] = "Private algorithm selection"
     at.run()
-    at.number_input(key="w.select.eps_select").set_value(0.0).run()
-    at.button(key="select_run").click().run()
+    at.number_input(key="w.select.eps_select").set_value(0.0).run()  # refused by the cost, before any run
     assert_clean(at)
-    assert any("selection must be a finite number > 0" in e for e in errors(at))
+    assert any("ε of the selection must be between" in e for e in errors(at))
 
 
 def test_methods_candidate_change_changes_the_figure():
