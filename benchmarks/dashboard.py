@@ -35,9 +35,9 @@ t_import = time.perf_counter() - t0
 def page(tree, eps, node):
     release = cocoviz.estimate(tree, epsilons=[eps] * (tree.depth + 1), methods=["Hc"] * (tree.depth + 1),
                                max_size=K, seed=0)
-    release.errors(); release.level_errors()
+    cocoviz.level_summary(cocoviz.evaluate(tree, release))
     plots.histogram_figure(tree.histogram(node), release.histogram(node), log_x=True, log_y=True)
-    plots.error_by_size_figure({"release": release.error_by_size(node)})
+    plots.error_by_size_figure({"release": cocoviz.size_errors(tree, release, node)})
     return release
 
 t = time.perf_counter(); tree = load_dataset(DEFAULT_DATASET); K = dataset_card(DEFAULT_DATASET)["public_max_size"]

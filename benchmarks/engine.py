@@ -1,11 +1,14 @@
 """Engine speed and memory: end-to-end releases (measure + consistency) on synthetic hierarchies.
 
-Run:  python benchmarks/engine.py            (all scenarios)
-      python benchmarks/engine.py --quick    (the 1M-group scenario only)
+Run:  python benchmarks/engine.py                       (all scenarios)
+      python benchmarks/engine.py --quick               (the 1M-group scenarios only)
+      python benchmarks/engine.py --against cfb0f31     (also run the engine of that git revision, same
+                                                         scenarios, same run: prints new / reference)
 
 Each scenario runs in a fresh subprocess so its peak memory (ru_maxrss) is its own.
-Targets (issue 2): ~1M groups, 3 levels: < 1 s; 10M groups, 50 mid-level nodes,
-500 leaves, all-Hc (K = 100,000) and all-Hg: each < 10 s and < 4 GB peak.
+Targets: ~1M groups, 3 levels: < 1 s; 10M groups, 50 mid-level nodes, 500 leaves,
+all-Hc (K = 100,000) and all-Hg: each < 10 s and < 4 GB peak; against the engine
+before the measure / post-process seam (cfb0f31): no slowdown over 10% at 10M groups.
 """
 
 from __future__ import annotations
@@ -13,15 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import os
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+if os.environ.get("COCOVIZ_REFERENCE") is None:
+    sys.path.insert(0, str(ROOT))
 
 
 def synthetic_counts(groups: int, mid: int, leaves: int, seed: int = 0) -> pd.DataFrame:
@@ -71,22 +79,47 @@ SCENARIOS = [
 ]
 
 
+def reference_tree(revision: str) -> str:
+    """A folder holding the package as it was at git ``revision`` (for a same-run comparison)."""
+    folder = tempfile.mkdtemp(prefix="cocoviz-ref-")
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "cocoviz"], capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def measure(params, reference: str | None = None) -> dict:
+    env = dict(os.environ)
+    if reference is not None:
+        env["COCOVIZ_REFERENCE"] = reference
+        env["PYTHONPATH"] = reference
+    out = subprocess.run([sys.executable, __file__, "--one", json.dumps(params)], capture_output=True, text=True,
+                         check=True, env=env, cwd=reference or ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only the 1M-group scenarios")
     parser.add_argument("--skip-country", action="store_true", help="skip the 240M-group whole-country run")
+    parser.add_argument("--against", metavar="REV", help="also time the engine of git revision REV")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(run_one(*json.loads(args.one))))
         return
     scenarios = SCENARIOS[:2] if args.quick else SCENARIOS[:-1] if args.skip_country else SCENARIOS
+    reference = reference_tree(args.against) if args.against else None
     for name, params in scenarios:
-        out = subprocess.run([sys.executable, __file__, "--one", json.dumps(params)], capture_output=True,
-                             text=True, check=True)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{name:52s} groups={r['groups']:>11,} nodes={r['nodes']:>4} "
-              f"best={r['seconds_best']:6.2f}s median={r['seconds_median']:6.2f}s peak={r['peak_rss_gb']:5.2f} GB")
+        r = measure(params)
+        line = (f"{name:52s} groups={r['groups']:>11,} nodes={r['nodes']:>4} "
+                f"best={r['seconds_best']:6.2f}s median={r['seconds_median']:6.2f}s peak={r['peak_rss_gb']:5.2f} GB")
+        if reference is not None:
+            ref = measure(params, reference)
+            line += (f" | {args.against}: best={ref['seconds_best']:6.2f}s peak={ref['peak_rss_gb']:5.2f} GB"
+                     f" | ratio best {r['seconds_best'] / ref['seconds_best']:.2f}")
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

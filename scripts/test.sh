@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install everything the tests need into .venv (and Debian's Chromium for the
-# real-browser test), then run every test.  Idempotent: safe to re-run.
+# Install everything the tests need into .venv (and Debian's Chromium for the real-browser test),
+# then check lint and format with ruff and run every test, doctests included, warnings as errors.
+# Idempotent: safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
@@ -10,4 +11,6 @@ if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then apt_get="apt-get"; else apt_get="sudo apt-get"; fi
   $apt_get update -qq && DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq chromium >/dev/null
 fi
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 exec .venv/bin/python -m pytest "$@"
