@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 import numpy as np
 import pytest
 from engine_support import random_trees, release_options
@@ -122,3 +124,36 @@ def test_plan_round_trips_through_a_dict(toy_public_tree):
     again = Plan.from_dict(plan.to_dict())
     assert again == plan and again.cost() == plan.cost()
 
+
+
+# ------------------------------------------------------------------ parameter fuzzing
+ADVERSARIAL = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**64), 2**64), st.booleans(), st.none(),
+    st.text(max_size=3), st.complex_numbers(max_magnitude=10), st.lists(st.integers(0, 3), max_size=2),
+    st.sampled_from([0, 1, 2, 3, 1e-300, 1e300, 1e-6, 1e6, 2**31, 2**62, float("nan"), -1]),
+)
+NAMES = {"epsilons": "ε", "methods": "method", "p": "p", "max_size": "max_size", "seed": "seed",
+         "consistency": "consistency", "merge": "merge"}
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_any_parameter_is_refused_by_name_or_gives_a_consistent_release(data):
+    """Every parameter, good or adversarial: a CocovizError naming it, or a release that is consistent."""
+    from cocoviz import CocovizError, Hierarchy
+
+    tree = Hierarchy.from_groups(pd.DataFrame({"r": list("aabb"), "size": [4, 1, 2, 1]}), size="size",
+                                 levels=["r"])
+    good = {"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "p": None, "max_size": 10, "seed": 0,
+            "consistency": "top-down", "merge": "weighted"}
+    name = data.draw(st.sampled_from(sorted(good)))
+    value = data.draw(st.one_of(ADVERSARIAL, st.lists(ADVERSARIAL, min_size=2, max_size=2),
+                                st.lists(st.sampled_from(["Hc", "Hg", "naive", "hc", ""]), min_size=2,
+                                         max_size=2)))
+    kwargs = dict(good, **{name: value})
+    try:
+        release = estimate(tree, **kwargs)
+    except CocovizError as exc:
+        assert NAMES[name] in str(exc) or name in str(exc), (name, value, str(exc))
+    else:
+        assert release.is_consistent()
