@@ -85,6 +85,32 @@ class Release:
             total[:len(h)] += h
         return total
 
+    def persons(self, node: Sequence[str]) -> int:
+        """Persons in ``node`` by the release: Σ_j j·Ĥ[j] (post-processing: no ε).
+
+        Consistent up the hierarchy, because the histograms are: a parent's
+        total is the sum of its children's wherever :meth:`is_consistent`.
+        """
+        level, k = self.shape.locate(node)
+        sizes, counts = self._levels[level].node(k)
+        return int(np.dot(sizes, counts))
+
+    def prefix_persons(self, node: Sequence[str], js: Sequence[int]) -> np.ndarray:
+        """P(j) = Σ_{s ≤ j} s·Ĥ[s] for every j in ``js``: persons in groups of size at most j (no ε).
+
+        >>> from cocoviz.plan import Plan, Shape
+        >>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hg"])
+        >>> release = Release(plan, [LevelRuns(np.array([0, 3]), np.array([1, 2, 4]), np.array([2, 1, 1]))],
+        ...                   plan.cost())
+        >>> release.prefix_persons((), [1, 2, 3, 4]).tolist(), release.persons(())
+        ([2, 4, 4, 8], 8)
+        """
+        level, k = self.shape.locate(node)
+        sizes, counts = self._levels[level].node(k)
+        running = np.cumsum(sizes * counts)
+        at = np.searchsorted(sizes, np.asarray(js, np.int64), side="right")
+        return np.where(at > 0, running[np.maximum(at - 1, 0)], 0).astype(np.int64)
+
     def is_consistent(self) -> bool:
         """True when all counts are non-negative integers, every node keeps its public G, and
         every parent equals the sum of its children."""
