@@ -338,4 +338,8 @@ def test_doctests():
     import doctest
 
     import cocoviz.hierarchy
-    assert doctest.testmod(cocoviz.hierarchy).failed == 0
+    import cocoviz.hierarchy.tables
+    import cocoviz.hierarchy.tree
+    import cocoviz.runs
+    for module in (cocoviz.hierarchy, cocoviz.hierarchy.tree, cocoviz.hierarchy.tables, cocoviz.runs):
+        assert doctest.testmod(module).failed == 0, module.__name__

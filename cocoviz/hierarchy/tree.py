@@ -1,159 +1,29 @@
-"""Region hierarchies and their true count-of-counts histograms.
+"""The region tree and its queries: nodes, children, runs and histograms of every level.
 
-A :class:`Hierarchy` holds, for every leaf region, the groups it contains as
-runs of ``(size, count)``: ``count`` groups have exactly ``size`` members.
-Equal-sized groups are interchangeable for every quantity the method needs, so
-this compact form is all that is kept; memory grows with the number of
-distinct sizes per leaf, not with the number of groups.
-
-Nodes are addressed by their path from the root: ``()`` is the root,
-``("CA",)`` a state, ``("CA", "Alameda")`` a county.  Level labels are
-stored as strings.
-
-Examples
---------
->>> import pandas as pd
->>> persons = pd.DataFrame({"group": [1, 1, 1, 1, 2, 2, 3, 4],
-...                         "region": list("aaaabbab")})
->>> tree = Hierarchy.from_persons(persons, group="group", levels=["region"])
->>> tree.histogram(())
-array([0, 2, 1, 0, 1])
->>> tree.histogram(("a",))
-array([0, 1, 0, 0, 1])
+The builders' table checks live in :mod:`cocoviz.hierarchy.tables`; the runs
+form in :mod:`cocoviz.runs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Hierarchy", "LevelRuns", "MAX_DEPTH", "aggregate_runs", "node_label"]
+from cocoviz.hierarchy import tables
+from cocoviz.runs import LevelRuns, aggregate_runs
+
+__all__ = ["Hierarchy", "node_label"]
 
 Path = tuple[str, ...]
 
-#: Levels below the root that a hierarchy may have.
-MAX_DEPTH = 4
-
-_SHOWN_ROWS = 5
-
-
-@dataclass(frozen=True)
-class LevelRuns:
-    """The groups of every node of one level, as sorted ``(size, count)`` runs.
-
-    Node ``k`` owns ``sizes[ptr[k]:ptr[k + 1]]`` and the matching ``counts``
-    (compressed sparse rows); sizes are strictly increasing within a node and
-    every count is positive.
-    """
-
-    ptr: np.ndarray
-    sizes: np.ndarray
-    counts: np.ndarray
-
-    def node(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Sizes and counts of node ``k``."""
-        lo, hi = self.ptr[k], self.ptr[k + 1]
-        return self.sizes[lo:hi], self.counts[lo:hi]
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.ptr) - 1
-
-    def groups(self) -> np.ndarray:
-        """Number of groups G of every node."""
-        # Not np.add.reduceat: it returns a run's count, not 0, for a node with no runs.
-        total = np.concatenate([np.zeros(1, np.int64), np.cumsum(self.counts, dtype=np.int64)])
-        return total[self.ptr[1:]] - total[self.ptr[:-1]]
-
-    def node_ids(self) -> np.ndarray:
-        """For every run, the index of the node that owns it."""
-        return np.repeat(np.arange(self.n_nodes), np.diff(self.ptr))
-
-
-def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                    n_nodes: int) -> LevelRuns:
-    """Sum counts of equal (node, size) pairs and return them as sorted CSR runs."""
-    order = np.lexsort((sizes, node_of_run))
-    node_sorted, size_sorted, count_sorted = node_of_run[order], sizes[order], counts[order]
-    if len(order):
-        new_run = np.empty(len(order), bool)
-        new_run[0] = True
-        new_run[1:] = (node_sorted[1:] != node_sorted[:-1]) | (size_sorted[1:] != size_sorted[:-1])
-        starts = np.flatnonzero(new_run)
-        node_sorted = node_sorted[starts]
-        size_sorted = size_sorted[starts]
-        count_sorted = np.add.reduceat(count_sorted, starts)
-    keep = count_sorted > 0
-    node_sorted, size_sorted, count_sorted = node_sorted[keep], size_sorted[keep], count_sorted[keep]
-    ptr = np.zeros(n_nodes + 1, np.int64)
-    np.cumsum(np.bincount(node_sorted, minlength=n_nodes), out=ptr[1:])
-    return LevelRuns(ptr, size_sorted.astype(np.int64), count_sorted.astype(np.int64))
+_SHOWN_ROWS = tables.SHOWN_ROWS
 
 
 def node_label(path: Sequence[str]) -> str:
     """Readable name of a node: ``"(root)"`` or its labels joined by ``/``."""
     return "/".join(path) if len(path) else "(root)"
-
-
-def _rows(mask: np.ndarray, index: pd.Index) -> str:
-    """The first offending row labels, for error messages."""
-    labels = [str(x) for x in index[np.asarray(mask)][:_SHOWN_ROWS]]
-    more = int(np.count_nonzero(mask)) - len(labels)
-    return ", ".join(labels) + (f" (and {more} more)" if more > 0 else "")
-
-
-def _require_columns(df: pd.DataFrame, columns: Sequence[str]) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"missing column(s) {missing}; the table has {list(df.columns)}")
-    if len(columns) != len(set(columns)):
-        raise ValueError(f"a column is given two roles: {list(columns)}")
-    if len(df) == 0:
-        raise ValueError("the table is empty: it has no rows")
-
-
-def _check_levels(df: pd.DataFrame, levels: Sequence[str]) -> list[str]:
-    levels = list(levels)
-    if len(levels) > MAX_DEPTH:
-        raise ValueError(f"at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
-    for col in levels:
-        missing = df[col].isna().to_numpy()
-        if missing.any():
-            raise ValueError(f"column '{col}': missing region label in rows {_rows(missing, df.index)}")
-        blank = df[col].astype(str).str.strip().eq("").to_numpy()
-        if blank.any():
-            raise ValueError(f"column '{col}': empty region label in rows {_rows(blank, df.index)}")
-    return levels
-
-
-def _nonnegative_integers(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
-    """Column ``col`` as int64, refusing missing, non-numeric, fractional or negative entries."""
-    raw = df[col]
-    values = pd.to_numeric(raw, errors="coerce")
-    bad = values.isna().to_numpy() & raw.notna().to_numpy()
-    if bad.any():
-        raise ValueError(f"column '{col}': {what} must be a number; not a number in rows {_rows(bad, df.index)}")
-    missing = values.isna().to_numpy()
-    if missing.any():
-        raise ValueError(f"column '{col}': missing {what} in rows {_rows(missing, df.index)}")
-    as_float = values.to_numpy(dtype=np.float64)
-    infinite = ~np.isfinite(as_float)
-    if infinite.any():
-        raise ValueError(f"column '{col}': infinite {what} in rows {_rows(infinite, df.index)}")
-    negative = as_float < 0
-    if negative.any():
-        raise ValueError(f"column '{col}': negative {what} in rows {_rows(negative, df.index)}")
-    fractional = as_float != np.floor(as_float)
-    if fractional.any():
-        raise ValueError(f"column '{col}': fractional {what} in rows {_rows(fractional, df.index)}")
-    if (as_float > 2**62).any():
-        raise ValueError(f"column '{col}': {what} too large in rows {_rows(as_float > 2**62, df.index)}")
-    return values.to_numpy().astype(np.int64)
 
 
 class Hierarchy:
@@ -220,11 +90,7 @@ class Hierarchy:
             non-numeric, negative or fractional sizes or counts, missing region
             labels, an empty table, or a leaf with no groups.
         """
-        _require_columns(df, [*levels, size, count])
-        levels = _check_levels(df, levels)
-        sizes = _nonnegative_integers(df, size, "group size")
-        counts = _nonnegative_integers(df, count, "number of groups")
-        return cls._from_arrays(df, levels, sizes, counts)
+        return cls(*tables.counts_table(df, size=size, count=count, levels=levels))
 
     @classmethod
     def from_groups(cls, df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Hierarchy:
@@ -234,10 +100,7 @@ class Hierarchy:
         >>> Hierarchy.from_groups(groups, size="size", levels=["state"]).groups(())
         3
         """
-        _require_columns(df, [*levels, size])
-        levels = _check_levels(df, levels)
-        sizes = _nonnegative_integers(df, size, "group size")
-        return cls._from_arrays(df, levels, sizes, np.ones(len(sizes), np.int64))
+        return cls(*tables.groups_table(df, size=size, levels=levels))
 
     @classmethod
     def from_persons(cls, df: pd.DataFrame, *, group: str, levels: Sequence[str]) -> Hierarchy:
@@ -245,37 +108,7 @@ class Hierarchy:
 
         A group's size is its number of rows; a group must lie in one leaf.
         """
-        _require_columns(df, [*levels, group])
-        levels = _check_levels(df, levels)
-        missing = df[group].isna().to_numpy()
-        if missing.any():
-            raise ValueError(f"column '{group}': missing group id in rows {_rows(missing, df.index)}")
-        keys = df[[group, *levels]].astype(str) if levels else df[[group]].astype(str)
-        if levels:
-            places = keys.groupby(group, sort=False)[levels].nunique()
-            split = places.index[(places > 1).any(axis=1).to_numpy()]
-            if len(split):
-                bad = keys[group].isin(split[:1]).to_numpy()
-                shown = ", ".join(str(g) for g in split[:_SHOWN_ROWS])
-                raise ValueError(f"column '{group}': group(s) {shown} appear in more than one region "
-                                 f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf")
-        groups = keys.groupby([group, *levels], sort=False).size().reset_index(name="__size")
-        return cls._from_arrays(groups, levels, groups["__size"].to_numpy(np.int64),
-                                np.ones(len(groups), np.int64))
-
-    @classmethod
-    def _from_arrays(cls, df: pd.DataFrame, levels: list[str], sizes: np.ndarray,
-                     counts: np.ndarray) -> Hierarchy:
-        if levels:
-            labels = df[levels].astype(str)
-            codes, uniques = pd.MultiIndex.from_frame(labels).factorize()
-            leaf_paths = [tuple(p) for p in uniques]
-        else:
-            codes = np.zeros(len(df), np.int64)
-            leaf_paths = [()]
-        codes = np.asarray(codes, np.int64)
-        leaf_runs = aggregate_runs(codes, sizes, counts, len(leaf_paths))
-        return cls(levels, leaf_paths, leaf_runs)
+        return cls(*tables.persons_table(df, group=group, levels=levels))
 
     # ------------------------------------------------------------------ queries
     @property
