@@ -3,7 +3,12 @@
 The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
 
 ``persons``
-    one row per person: a group id column and the level columns;
+    one row per person: a group id column and the level columns; optionally
+    with a second, public groups table (the group id and level columns, one
+    row per group).  **Without that table each region's number of groups G,
+    and the list of regions, are taken from the private rows and are not
+    protected by the release** (a person added in a new group changes G);
+    with it they come from the public table (``Hierarchy.public_groups``);
 ``groups``
     one row per group: a size column (0 allowed) and the level columns;
 ``counts``
@@ -11,17 +16,19 @@ The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
     groups of that size in that leaf) and the level columns.
 
 A file is read, then handed to the hierarchy's own validation; either the
-whole file becomes a :class:`Hierarchy` or a :class:`ValueError` says what is
-wrong and where (the first offending rows, counted from 1 at the first row
-below the header).  Nothing is ever half loaded.
+whole file becomes a :class:`Hierarchy` or an :class:`~cocoviz.errors.InputError`
+(a :class:`ValueError`) says what is wrong and where (the first offending
+rows, counted from 1 at the first row below the header).  Nothing is ever
+half loaded.
 
 >>> csv = b"state,county,size\\nCA,Alameda,3\\nCA,Marin,1\\nOR,Lane,0\\n"
 >>> load_upload(csv, form="groups", levels=["state", "county"], filename="households.csv")
 Hierarchy(levels=['state', 'county'], nodes=[1, 2, 3], groups=3, distinct_sizes=3)
 >>> load_upload(b"state,size\\nCA,-2\\n", form="groups", levels=["state"], filename="bad.csv")
+... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: bad.csv: column 'size': negative group size in rows 1 (rows are counted from 1 at the first row below the header)
+cocoviz.errors.InputError: bad.csv: column 'size': negative group size in rows 1 (rows are counted from 1 at ...)
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ from typing import IO, Union
 
 import pandas as pd
 
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
+from cocoviz.hierarchy.tables import GROUPS_TABLE
 
 __all__ = ["FORMS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_LEAVES", "read_table", "load_upload",
            "table_to_hierarchy"]
@@ -230,7 +239,8 @@ def _levels(levels: Sequence[str] | str | None) -> list[str]:
 
 def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] | str | None = (),
                        size: str = "size", count: str = "count", group: str = "group",
-                       name: str = "the upload", max_leaves: int = MAX_UPLOAD_LEAVES) -> Hierarchy:
+                       name: str = "the upload", max_leaves: int = MAX_UPLOAD_LEAVES,
+                       groups: pd.DataFrame | None = None, groups_name: str = "the groups table") -> Hierarchy:
     """Build a :class:`Hierarchy` from a table read by :func:`read_table`, through the engine's validation.
 
     Parameters
@@ -247,6 +257,13 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         File name for messages.
     max_leaves : int
         Largest number of leaf regions accepted.
+    groups : DataFrame, optional
+        Persons form only: the public groups table (the ``group`` column and
+        the level columns, one row per group), read by :func:`read_table`.
+        With it, the regions and every G come from this public table; without
+        it they are taken from the persons rows, and G is not private.
+    groups_name : str
+        File name of ``groups`` for messages.
 
     Raises
     ------
@@ -269,14 +286,26 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         raise ValueError(f"{name}: no column {described}; the file's columns are {list(frame.columns)}")
     if len(levels) > MAX_DEPTH:
         raise ValueError(f"{name}: at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}")
-    if levels and len(frame):
-        leaves = len(frame[levels].drop_duplicates())
+    if groups is not None:
+        if form != "persons":
+            raise ParameterError(f"a public groups table goes with the persons form only; the {form} form is "
+                                 f"itself the groups table")
+        if not isinstance(groups, pd.DataFrame):
+            raise ParameterError(f"groups must be a table (a DataFrame), got {type(groups).__name__}")
+        absent = [c for c in [*levels, group] if c not in groups.columns]
+        if absent:
+            raise InputError(f"{groups_name}: no column {', '.join(repr(c) for c in absent)} (the groups table needs "
+                             f"the group id and the level columns); its columns are {list(groups.columns)}")
+    regions = frame if groups is None else groups
+    if levels and len(regions):
+        leaves = len(regions[levels].drop_duplicates())
         if leaves > max_leaves:
-            raise ValueError(f"{name} has {leaves:,} leaf regions; uploads are limited to {max_leaves:,} (every leaf "
+            raise InputError(f"{groups_name if groups is not None else name} has {leaves:,} leaf regions; uploads "
+                             f"are limited to {max_leaves:,} (every leaf "
                              f"is estimated on its own): drop the lowest level or merge small regions")
     try:
         if form == "persons":
-            return Hierarchy.from_persons(frame, group=group, levels=levels)
+            return Hierarchy.from_persons(frame, group=group, levels=levels, groups=groups)
         if form == "groups":
             return Hierarchy.from_groups(frame, size=size, levels=levels)
         return Hierarchy.from_counts(frame, size=size, count=count, levels=levels)
@@ -284,17 +313,23 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         message = str(exc)
         if " in rows " in message or "(group " in message:
             message += f" ({_ROWS_NOTE})"
-        raise ValueError(f"{name}: {message}") from None
+        if groups is not None and message.startswith(GROUPS_TABLE):
+            # A problem of the groups table alone: name its file.
+            raise InputError(f"{groups_name}: {message[len(GROUPS_TABLE):].lstrip(':, ')}") from None
+        if groups is not None:
+            message = message.replace(f"the {GROUPS_TABLE}", groups_name)
+        raise InputError(f"{name}: {message}") from None
     except (TypeError, KeyError, OverflowError, MemoryError) as exc:
         # Odd column types (nested lists in Parquet, mixed objects) must not surface as tracebacks.
-        raise ValueError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
+        raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
 
 
 def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str] | str | None = (),
                 size: str = "size", count: str = "count", group: str = "group",
                 columns: Mapping[str, object] | None = None, filename: str | None = None,
                 encoding: str = "utf-8", max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
-                max_leaves: int = MAX_UPLOAD_LEAVES, kind: str | None = None) -> Hierarchy:
+                max_leaves: int = MAX_UPLOAD_LEAVES, kind: str | None = None,
+                groups: Source | pd.DataFrame | None = None) -> Hierarchy:
     """Read an uploaded CSV or Parquet file and build its :class:`Hierarchy`, or refuse it whole.
 
     Parameters
@@ -311,6 +346,10 @@ def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str
         "levels": ["state", "county"]}``; overrides the keywords.
     filename, encoding, max_bytes, max_rows, max_leaves
         See :func:`read_table` and :func:`table_to_hierarchy`.
+    groups : bytes, path, binary file object or DataFrame, optional
+        Persons form only: the public groups table (the group id and level
+        columns, one row per group), read like ``source``.  Without it each
+        region's G is taken from the persons rows and is not private.
 
     Returns
     -------
@@ -344,8 +383,25 @@ def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}: choose persons, groups or counts")
     frame = read_table(source, filename=filename, encoding=encoding, max_bytes=max_bytes, max_rows=max_rows)
-    name = filename or getattr(source, "name", None) or (Path(source).name if isinstance(source, (str, os.PathLike))
-                                                         else "the upload")
+    groups_frame, groups_name = None, "the groups table"
+    if groups is not None:
+        if form != "persons":
+            raise ParameterError(f"a public groups table goes with the persons form only; the {form} form is "
+                                 f"itself the groups table")
+        if isinstance(groups, pd.DataFrame):
+            groups_frame = groups
+        else:
+            groups_name = _source_name(groups, None, groups_name)
+            groups_frame = read_table(groups, filename=groups_name, encoding=encoding, max_bytes=max_bytes,
+                                      max_rows=max_rows)
     return table_to_hierarchy(frame, form=form, levels=levels, size=size, count=count, group=group,
-                              name=Path(str(name)).name, max_leaves=max_leaves)
+                              name=_source_name(source, filename, "the upload"), max_leaves=max_leaves,
+                              groups=groups_frame, groups_name=groups_name)
+
+
+def _source_name(source: Source, filename: str | None, default: str) -> str:
+    """The file name shown in messages: ``filename``, else the source's own name, else ``default``."""
+    name = filename or getattr(source, "name", None) or (Path(source).name if isinstance(source, (str, os.PathLike))
+                                                         else default)
+    return Path(str(name)).name
 

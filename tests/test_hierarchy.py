@@ -8,6 +8,7 @@ import pytest
 from engine_support import padded, random_trees
 from hypothesis import given, settings
 
+from cocoviz.errors import InputError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, LevelRuns, aggregate_runs, node_label
 
 
@@ -343,3 +344,73 @@ def test_doctests():
     import cocoviz.runs
     for module in (cocoviz.hierarchy, cocoviz.hierarchy.tree, cocoviz.hierarchy.tables, cocoviz.runs):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+# ------------------------------------------------------------------ the public groups table (persons form)
+TOY_GROUPS = pd.DataFrame({"group": [1, 2, 3, 4], "region": ["a", "b", "a", "b"]})
+
+
+def test_public_groups_flag(toy_persons, toy_tree):
+    assert toy_tree.public_groups is False
+    assert Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS).public_groups
+    groups = pd.DataFrame({"region": ["a", "b"], "size": [4, 2]})
+    assert Hierarchy.from_groups(groups, size="size", levels=["region"]).public_groups
+    counts = groups.assign(n=1)
+    tree = Hierarchy.from_counts(counts, size="size", count="n", levels=["region"])
+    assert tree.public_groups and tree.subtree(("a",)).public_groups and tree.keep_levels([]).public_groups
+    assert not toy_tree.subtree(("a",)).public_groups and not toy_tree.keep_levels([]).public_groups
+    with pytest.raises(AttributeError):
+        toy_tree.public_groups = True
+
+
+def test_toy_persons_with_and_without_a_groups_table(toy_persons, toy_tree):
+    with_table = Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS)
+    for node in [(), ("a",), ("b",)]:
+        np.testing.assert_array_equal(with_table.histogram(node), toy_tree.histogram(node))
+    # A listed group with nobody in it is a group of size 0; a listed region with only such groups is kept.
+    listed = pd.concat([TOY_GROUPS, pd.DataFrame({"group": [5, 6], "region": ["b", "c"]})], ignore_index=True)
+    tree = Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=listed)
+    assert tree.nodes(1) == [("a",), ("b",), ("c",)]
+    np.testing.assert_array_equal(tree.histogram(("b",)), [1, 1, 1])
+    np.testing.assert_array_equal(tree.histogram(("c",)), [1])
+    assert tree.groups(()) == 6 and tree.persons(()) == 8
+
+
+def test_neighbouring_persons_tables_and_public_g(toy_persons):
+    # The neighbour adds one person in a NEW group 9 (region b).
+    neighbour = pd.concat([toy_persons, pd.DataFrame({"person": ["Zed"], "group": [9], "region": ["b"]})],
+                          ignore_index=True)
+    plain = [Hierarchy.from_persons(t, group="group", levels=["region"]) for t in (toy_persons, neighbour)]
+    assert plain[0].groups(("b",)) != plain[1].groups(("b",))      # G leaks the new person
+    listed = pd.concat([TOY_GROUPS, pd.DataFrame({"group": [9], "region": ["b"]})], ignore_index=True)
+    public = [Hierarchy.from_persons(t, group="group", levels=["region"], groups=listed)
+              for t in (toy_persons, neighbour)]
+    for node in [(), ("a",), ("b",)]:
+        assert public[0].groups(node) == public[1].groups(node)
+    np.testing.assert_array_equal(public[0].histogram(("b",)), [1, 1, 1])   # group 9 has size 0
+    np.testing.assert_array_equal(public[1].histogram(("b",)), [0, 2, 1])   # ... and size 1 next door
+
+
+def test_groups_table_refusals(toy_persons):
+    twice = pd.DataFrame({"group": [1, 2, 3, 4, 2], "region": ["a", "b", "a", "b", "a"]})
+    with pytest.raises(InputError, match=r"groups table, column 'group': group id\(s\) 2 listed more than once"
+                                         r".*rows 1, 4"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=twice)
+    moved = TOY_GROUPS.assign(region=["a", "a", "a", "b"])   # group 2 listed in a, its persons are in b
+    with pytest.raises(InputError, match=r"column 'group': group 2 lies in region a in the groups table but persons "
+                                         r"in rows 4, 5 place it in b"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=moved)
+    with pytest.raises(InputError, match=r"column 'group': group\(s\) 4 in rows 7 are not in the groups table"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS.iloc[:3])
+    with pytest.raises(InputError, match=r"groups table: missing column\(s\) \['region'\]"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS[["group"]])
+    with pytest.raises(InputError, match="groups table, column 'region': missing region label in rows 1"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"],
+                               groups=TOY_GROUPS.assign(region=["a", None, "a", "b"]))
+
+
+def test_group_in_two_regions_with_a_groups_table(toy_persons):
+    toy_persons.loc[7, "group"] = 1  # Nick (region b) joins group 1 (listed in region a)
+    with pytest.raises(InputError, match=r"group 1 lies in region a in the groups table but persons in rows 7 "
+                                         r"place it in b"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS)

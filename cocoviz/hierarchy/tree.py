@@ -41,9 +41,14 @@ class Hierarchy:
         Path of every leaf, in a fixed order.
     leaf_runs : LevelRuns
         Runs of the leaves, aligned with ``leaf_paths``.
+    public_groups : bool
+        Whether the regions and every G come from a public Groups table (see
+        :attr:`public_groups`); the caller vouches for it.  Default False.
     """
 
-    def __init__(self, levels: Sequence[str], leaf_paths: list[Path], leaf_runs: LevelRuns):
+    def __init__(self, levels: Sequence[str], leaf_paths: list[Path], leaf_runs: LevelRuns, *,
+                 public_groups: bool = False):
+        self._public_groups = bool(public_groups)
         self.levels: tuple[str, ...] = tuple(levels)
         depth = len(self.levels)
         # Nodes of each level, in sorted order so that every release is
@@ -90,7 +95,7 @@ class Hierarchy:
             non-numeric, negative or fractional sizes or counts, missing region
             labels, an empty table, or a leaf with no groups.
         """
-        return cls(*tables.counts_table(df, size=size, count=count, levels=levels))
+        return cls(*tables.counts_table(df, size=size, count=count, levels=levels), public_groups=True)
 
     @classmethod
     def from_groups(cls, df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Hierarchy:
@@ -100,17 +105,54 @@ class Hierarchy:
         >>> Hierarchy.from_groups(groups, size="size", levels=["state"]).groups(())
         3
         """
-        return cls(*tables.groups_table(df, size=size, levels=levels))
+        return cls(*tables.groups_table(df, size=size, levels=levels), public_groups=True)
 
     @classmethod
-    def from_persons(cls, df: pd.DataFrame, *, group: str, levels: Sequence[str]) -> Hierarchy:
+    def from_persons(cls, df: pd.DataFrame, *, group: str, levels: Sequence[str],
+                     groups: pd.DataFrame | None = None) -> Hierarchy:
         """Build from a persons table: one row per person with its group id and region.
 
         A group's size is its number of rows; a group must lie in one leaf.
+
+        Parameters
+        ----------
+        df : DataFrame
+            The private Persons table.
+        group : str
+            Column of the group id (in ``df`` and in ``groups``).
+        levels : sequence of str
+            Level columns, top down (root excluded), in ``df`` and in ``groups``.
+        groups : DataFrame, optional
+            The public Groups table: one row per group, its id and its region
+            (the same level columns).  With it, the regions and every node's G
+            come from this public table: a listed group with no person has
+            size 0, and a person whose group is not listed, or lies in another
+            region than the one listed, is refused.  **Without it, G and the
+            list of regions are taken from the private rows**: a release then
+            keeps each G exactly, so a person added in a new group is seen with
+            certainty; :attr:`public_groups` is False for such a tree.
+
+        >>> persons = pd.DataFrame({"group": [1, 1, 2], "region": ["a", "a", "b"]})
+        >>> listed = pd.DataFrame({"group": [1, 2, 3], "region": ["a", "b", "b"]})
+        >>> tree = Hierarchy.from_persons(persons, group="group", levels=["region"], groups=listed)
+        >>> tree.histogram(("b",)), tree.public_groups
+        (array([1, 1]), True)
         """
-        return cls(*tables.persons_table(df, group=group, levels=levels))
+        leaves = tables.persons_table(df, group=group, levels=levels, groups=groups)
+        return cls(*leaves, public_groups=groups is not None)
 
     # ------------------------------------------------------------------ queries
+    @property
+    def public_groups(self) -> bool:
+        """Whether the regions and every node's G come from a public Groups table (read-only).
+
+        True for :meth:`from_counts` and :meth:`from_groups` (their rows are
+        the Groups table) and for :meth:`from_persons` with ``groups=``; False
+        for :meth:`from_persons` without it, whose G are taken from the
+        private rows and are therefore not protected by the release.
+        """
+        return self._public_groups
+
     @property
     def depth(self) -> int:
         """Number of levels below the root."""
@@ -209,7 +251,7 @@ class Hierarchy:
         index = {p: k for k, p in enumerate(distinct)}
         leaf_map = np.array([index[p] for p in new_paths], np.int64)
         runs = aggregate_runs(leaf_map[leaves.node_ids()], leaves.sizes, leaves.counts, len(distinct))
-        return Hierarchy([self.levels[i] for i in keep], distinct, runs)
+        return Hierarchy([self.levels[i] for i in keep], distinct, runs, public_groups=self.public_groups)
 
     def subtree(self, node: Sequence[str]) -> Hierarchy:
         """The part of the hierarchy below ``node``, with ``node`` as its root.
@@ -232,7 +274,7 @@ class Hierarchy:
             counts.append(c)
             ptr.append(ptr[-1] + len(s))
         runs = LevelRuns(np.array(ptr, np.int64), np.concatenate(sizes), np.concatenate(counts))
-        return Hierarchy(self.levels[level:], paths, runs)
+        return Hierarchy(self.levels[level:], paths, runs, public_groups=self.public_groups)
 
     def _check_level(self, level: int) -> None:
         if not 0 <= level <= self.depth:
