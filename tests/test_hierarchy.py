@@ -8,7 +8,7 @@ import pytest
 from engine_support import padded, random_trees
 from hypothesis import given, settings
 
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, LevelRuns, aggregate_runs, node_label
 
 
@@ -414,3 +414,71 @@ def test_group_in_two_regions_with_a_groups_table(toy_persons):
     with pytest.raises(InputError, match=r"group 1 lies in region a in the groups table but persons in rows 7 "
                                          r"place it in b"):
         Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS)
+
+
+# ------------------------------------------------------------------ types are checked, not coerced; limits
+@pytest.mark.parametrize("sizes, problem", [
+    ([True, False, True], r"column 'size': group size must be a whole number, not true/false"),
+    ([1, True, 2], r"column 'size': group size must be a whole number, not bool, in rows 1"),
+    ([1 + 0j, 2, 3], r"column 'size': group size must be a whole number; the column holds complex"),
+    ([1, [2], 3], r"column 'size': group size must be a whole number, not list, in rows 1"),
+    ([1, float("nan"), 3], r"column 'size': missing group size in rows 1"),
+    ([1, float("-inf"), 3], r"column 'size': infinite group size in rows 1"),
+    ([1, 2**40 + 1, 3], r"column 'size': group size too large in rows 1; at most 2\*\*40"),
+])
+def test_sizes_are_checked_not_coerced(sizes, problem):
+    groups = pd.DataFrame({"r": ["a", "a", "b"], "size": pd.Series(sizes, dtype=None)})
+    with pytest.raises(InputError, match=problem):
+        Hierarchy.from_groups(groups, size="size", levels=["r"])
+
+
+@pytest.mark.parametrize("labels, problem", [
+    ([["a"], "b", "b"], r"column 'r': a region label must be text or a number, not list, in rows 0"),
+    ([True, False, True], r"column 'r': a region label must be text or a number, not bool"),
+    ([1, "1", "b"], r"column 'r': values 1, '1' are different but print as the same region label '1' \(rows 0, 1\)"),
+    (["a", "", "b"], r"column 'r': empty region label in rows 1"),
+])
+def test_region_labels_are_text(labels, problem):
+    groups = pd.DataFrame({"r": labels, "size": [1, 2, 3]})
+    with pytest.raises(InputError, match=problem):
+        Hierarchy.from_groups(groups, size="size", levels=["r"])
+
+
+def test_group_ids_that_print_alike_or_are_lists(toy_persons):
+    toy_persons["group"] = toy_persons["group"].astype(object)
+    toy_persons.loc[7, "group"] = "1"  # Nick in group "1", Alice in group 1: not one group
+    with pytest.raises(InputError, match=r"column 'group': values 1, '1' are different but print as the same group id"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+    toy_persons.loc[7, "group"] = [4]
+    with pytest.raises(InputError, match=r"column 'group': a group id must be text or a number, not list, in rows 7"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+
+
+def test_totals_are_limited():
+    from cocoviz.hierarchy import MAX_GROUPS, MAX_PERSONS
+
+    assert MAX_GROUPS == 2**40 and MAX_PERSONS == 2**62
+    # Each row within the limit, the sum not: once capped per row only.
+    counts = pd.DataFrame({"r": ["a", "b"], "size": [1, 2], "n": [2**39, 2**39 + 1]})
+    with pytest.raises(InputError, match=r"column 'n': 1,099,511,627,777 groups in all \(rows 0, 1\); at most 2\*\*40"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    counts = pd.DataFrame({"r": ["a", "b"], "size": [2**40, 2**40], "n": [2**30, 2**30]})
+    with pytest.raises(InputError, match=r"columns 'size' and 'n': more than 2\*\*62 = .* persons"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    at_limit = pd.DataFrame({"r": ["a", "b"], "size": [1, 3], "n": [2**39, 2**39]})
+    assert Hierarchy.from_counts(at_limit, size="size", count="n", levels=["r"]).groups(()) == 2**40
+
+
+def test_every_error_is_in_the_family(toy_tree, toy_persons):
+    with pytest.raises(ParameterError, match="levels must be a list"):
+        Hierarchy.from_persons(toy_persons, group="group", levels="region")
+    with pytest.raises(ParameterError, match="must be a column name"):
+        Hierarchy.from_persons(toy_persons, group=["group"], levels=["region"])
+    with pytest.raises(ParameterError, match="level must be between"):
+        toy_tree.nodes("1")
+    with pytest.raises(ParameterError, match="unknown level"):
+        toy_tree.keep_levels(["nope"])
+    with pytest.raises(ParameterError, match="a node is a sequence of labels"):
+        toy_tree.histogram(5)
+    with pytest.raises(InputError, match=r"column\(s\) \['size'\] appear more than once"):
+        Hierarchy.from_groups(pd.DataFrame([[1, 2]], columns=["size", "size"]), size="size", levels=[])

@@ -8,14 +8,16 @@ the level names, the path of every leaf and the leaf runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
 
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["MAX_DEPTH", "counts_table", "groups_table", "persons_table"]
+__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_GROUP_SIZE", "MAX_PERSONS", "counts_table", "groups_table",
+           "persons_table"]
 
 Path = tuple[str, ...]
 Leaves = tuple[list[str], list[Path], LevelRuns]
@@ -23,10 +25,30 @@ Leaves = tuple[list[str], list[Path], LevelRuns]
 #: Levels below the root that a hierarchy may have.
 MAX_DEPTH = 4
 
+#: Most groups in one region.  The root is a region, so this bounds the whole
+#: table.  Group counts meet in products inside the compiled matching and
+#: estimators; 2**40 (about 1.1 trillion, thousands of times the paper's
+#: largest data) leaves every such quantity far inside int64.
+MAX_GROUPS = 2**40
+#: Largest group size (persons in one group), for the same reason.
+MAX_GROUP_SIZE = 2**40
+#: Most persons (the sum of size x count) in the whole table: persons are
+#: counted in int64, so the total must stay below 2**63.
+MAX_PERSONS = 2**62
+
 SHOWN_ROWS = 5
 
 #: How messages name the optional public groups table of the persons form.
 GROUPS_TABLE = "groups table"
+
+_SHOWN_VALUES = 3
+# Scalar types a number column or a label column may hold (bool is an int subclass: refused apart).
+_NUMBER_TYPES = (str, int, float, np.integer, np.floating, Decimal)
+_LABEL_TYPES = (str, int, float, np.integer, np.floating)
+_BOOL_TYPES = (bool, np.bool_)
+# pandas.api.types.infer_dtype results that need no element-by-element look.
+_PLAIN_NUMBERS = {"string", "integer", "floating", "mixed-integer-float", "decimal", "empty"}
+_PLAIN_LABELS = {"string", "integer", "floating", "mixed-integer-float", "empty"}
 
 
 def _rows(mask: np.ndarray, index: pd.Index) -> str:
@@ -34,6 +56,19 @@ def _rows(mask: np.ndarray, index: pd.Index) -> str:
     labels = [str(x) for x in index[np.asarray(mask)][:SHOWN_ROWS]]
     more = int(np.count_nonzero(mask)) - len(labels)
     return ", ".join(labels) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _power(limit: int) -> str:
+    return f"2**{limit.bit_length() - 1} = {limit:,}"
+
+
+def _check_roles(levels: Sequence[str], **roles: object) -> None:
+    """Refuse column arguments that cannot name a column (a bad argument, not a bad table)."""
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
+        raise ParameterError(f"levels must be a list of column names, got {levels!r}")
+    for role, col in [*((f"levels[{k}]", c) for k, c in enumerate(levels)), *roles.items()]:
+        if isinstance(col, _BOOL_TYPES) or not isinstance(col, (str, int, np.integer)):
+            raise ParameterError(f"{role} must be a column name, got {col!r}")
 
 
 def _require_columns(df: pd.DataFrame, columns: Sequence[str], where: str | None = None) -> None:
@@ -46,8 +81,60 @@ def _require_columns(df: pd.DataFrame, columns: Sequence[str], where: str | None
         raise InputError(f"{lead}missing column(s) {missing}; the table has {list(df.columns)}")
     if len(columns) != len(set(columns)):
         raise InputError(f"a column is given two roles: {list(columns)}")
+    repeated = [c for c in columns if int((df.columns == c).sum()) > 1]
+    if repeated:
+        raise InputError(f"{lead}column(s) {repeated} appear more than once in the table")
     if len(df) == 0:
         raise InputError(f"{lead or 'the '}table is empty: it has no rows")
+
+
+def _odd_elements(raw: pd.Series, allowed: tuple[type, ...], plain: set[str]) -> np.ndarray:
+    """Mask of the entries that are neither missing nor of an ``allowed`` (non-boolean) type."""
+    kind = pd.api.types.infer_dtype(raw, skipna=True)
+    if kind in plain:
+        return np.zeros(len(raw), bool)
+    values = raw.to_numpy(dtype=object)
+    missing = pd.isna(raw).to_numpy()
+    return np.fromiter(((not m) and (isinstance(v, _BOOL_TYPES) or not isinstance(v, allowed))
+                        for v, m in zip(values, missing)), bool, len(values))
+
+
+def _type_names(raw: pd.Series, mask: np.ndarray) -> str:
+    return ", ".join(sorted({type(v).__name__ for v in raw.to_numpy(dtype=object)[mask]}))
+
+
+def _labels(df: pd.DataFrame, col: str, what: str, lead: str) -> pd.Series:
+    """Column ``col`` as text labels, refusing missing entries, values that are not text or numbers,
+    and distinct values that would print alike (``1`` and ``"1"``)."""
+    raw = df[col]
+    if isinstance(raw.dtype, pd.CategoricalDtype):
+        raw = raw.astype(object)
+    missing = raw.isna().to_numpy()
+    if missing.any():
+        raise InputError(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+    if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.is_complex_dtype(raw.dtype):
+        raise InputError(f"{lead}column '{col}': a {what} must be text or a number, not {raw.dtype} "
+                         f"(rows {_rows(np.ones(len(raw), bool), df.index)})")
+    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+        odd = _odd_elements(raw, _LABEL_TYPES, _PLAIN_LABELS)
+        if odd.any():
+            raise InputError(f"{lead}column '{col}': a {what} must be text or a number, not "
+                             f"{_type_names(raw, odd)}, in rows {_rows(odd, df.index)}")
+    elif not (pd.api.types.is_integer_dtype(raw.dtype) or pd.api.types.is_float_dtype(raw.dtype)):
+        raise InputError(f"{lead}column '{col}': a {what} must be text or a number, not {raw.dtype} "
+                         f"(rows {_rows(np.ones(len(raw), bool), df.index)})")
+    text = raw.astype(str)
+    if raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) != "string":
+        distinct = pd.Series(pd.unique(raw.to_numpy(dtype=object)))
+        printed = distinct.astype(str)
+        alike = printed.duplicated(keep=False).to_numpy()
+        if alike.any():
+            first = printed[alike].iloc[0]
+            values = distinct[alike & printed.eq(first).to_numpy()].tolist()[:_SHOWN_VALUES]
+            rows = _rows(text.eq(first).to_numpy(), df.index)
+            raise InputError(f"{lead}column '{col}': values {', '.join(repr(v) for v in values)} are different "
+                             f"but print as the same {what} {first!r} (rows {rows}); store the column as text")
+    return text
 
 
 def _check_levels(df: pd.DataFrame, levels: Sequence[str], where: str | None = None) -> list[str]:
@@ -56,55 +143,103 @@ def _check_levels(df: pd.DataFrame, levels: Sequence[str], where: str | None = N
         raise InputError(f"at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
     lead = f"{where}, " if where else ""
     for col in levels:
-        missing = df[col].isna().to_numpy()
-        if missing.any():
-            raise InputError(f"{lead}column '{col}': missing region label in rows {_rows(missing, df.index)}")
-        blank = df[col].astype(str).str.strip().eq("").to_numpy()
+        text = _labels(df, col, "region label", lead)
+        blank = text.str.strip().eq("").to_numpy()
         if blank.any():
             raise InputError(f"{lead}column '{col}': empty region label in rows {_rows(blank, df.index)}")
     return levels
 
 
-def _nonnegative_integers(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
-    """Column ``col`` as int64, refusing missing, non-numeric, fractional or negative entries."""
+def _keys(df: pd.DataFrame, group: str, levels: list[str]) -> pd.DataFrame:
+    """Group id and level columns as text (each already checked)."""
+    return pd.DataFrame({c: df[c].astype(str) for c in [group, *levels]}, index=df.index)
+
+
+def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int) -> np.ndarray:
+    """Column ``col`` as int64, refusing missing, non-numeric (booleans, complex numbers, lists, ...),
+    infinite, negative, fractional entries and entries above ``limit``; nothing is coerced."""
     raw = df[col]
-    values = pd.to_numeric(raw, errors="coerce")
+    if isinstance(raw.dtype, pd.CategoricalDtype):
+        raw = raw.astype(object)
+    everywhere = np.ones(len(raw), bool)
+    if pd.api.types.is_bool_dtype(raw.dtype):
+        raise InputError(f"column '{col}': {what} must be a whole number, not true/false; the column is "
+                         f"boolean (rows {_rows(everywhere, df.index)})")
+    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+        odd = _odd_elements(raw, _NUMBER_TYPES, _PLAIN_NUMBERS)
+        if odd.any():
+            raise InputError(f"column '{col}': {what} must be a whole number, not {_type_names(raw, odd)}, "
+                             f"in rows {_rows(odd, df.index)}")
+    elif not (pd.api.types.is_integer_dtype(raw.dtype) or pd.api.types.is_float_dtype(raw.dtype)):
+        raise InputError(f"column '{col}': {what} must be a whole number; the column holds {raw.dtype} "
+                         f"(rows {_rows(everywhere, df.index)})")
+    try:
+        values = pd.to_numeric(raw, errors="coerce")
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"column '{col}': {what} must be a whole number ({exc})") from None
     bad = values.isna().to_numpy() & raw.notna().to_numpy()
     if bad.any():
-        raise ValueError(f"column '{col}': {what} must be a number; not a number in rows {_rows(bad, df.index)}")
+        raise InputError(f"column '{col}': {what} must be a number; not a number in rows {_rows(bad, df.index)}")
     missing = values.isna().to_numpy()
     if missing.any():
-        raise ValueError(f"column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+        raise InputError(f"column '{col}': missing {what} in rows {_rows(missing, df.index)}")
     as_float = values.to_numpy(dtype=np.float64)
     infinite = ~np.isfinite(as_float)
     if infinite.any():
-        raise ValueError(f"column '{col}': infinite {what} in rows {_rows(infinite, df.index)}")
+        raise InputError(f"column '{col}': infinite {what} in rows {_rows(infinite, df.index)}")
     negative = as_float < 0
     if negative.any():
-        raise ValueError(f"column '{col}': negative {what} in rows {_rows(negative, df.index)}")
+        raise InputError(f"column '{col}': negative {what} in rows {_rows(negative, df.index)}")
     fractional = as_float != np.floor(as_float)
     if fractional.any():
-        raise ValueError(f"column '{col}': fractional {what} in rows {_rows(fractional, df.index)}")
-    if (as_float > 2**62).any():
-        raise ValueError(f"column '{col}': {what} too large in rows {_rows(as_float > 2**62, df.index)}")
-    return values.to_numpy().astype(np.int64)
+        raise InputError(f"column '{col}': fractional {what} in rows {_rows(fractional, df.index)}")
+    large = as_float > limit
+    if large.any():
+        raise InputError(f"column '{col}': {what} too large in rows {_rows(large, df.index)}; at most "
+                         f"{_power(limit)} is supported")
+    # Every value is now a whole number <= 2**40, exact in float64.
+    return as_float.astype(np.int64)
+
+
+def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size: str,
+                  count: str | None) -> None:
+    """Refuse a table whose groups or persons, summed, pass :data:`MAX_GROUPS` or :data:`MAX_PERSONS`.
+
+    Sums are taken in float64 first: their relative error is far below what
+    separates the limits from 2**63, so the exact int64 sums that follow never
+    overflow.
+    """
+    rows = _rows(counts > 0, df.index)
+    if counts.sum(dtype=np.float64) > MAX_GROUPS:
+        where = f"column '{count}'" if count is not None else "the table"
+        raise InputError(f"{where}: {counts.sum(dtype=np.float64):,.0f} groups in all (rows {rows}); at most "
+                         f"{_power(MAX_GROUPS)} groups are supported in one region, the root included")
+    if np.dot(sizes.astype(np.float64), counts.astype(np.float64)) > MAX_PERSONS:
+        columns = f"columns '{size}' and '{count}'" if count is not None else f"column '{size}'"
+        raise InputError(f"{columns}: more than {_power(MAX_PERSONS)} persons in all (rows {rows}); "
+                         f"that many are not supported")
 
 
 def counts_table(df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Leaves:
     """Leaves of a per-leaf counts table (see :meth:`Hierarchy.from_counts`)."""
+    _check_roles(levels, size=size, count=count)
     _require_columns(df, [*levels, size, count])
     levels = _check_levels(df, levels)
-    sizes = _nonnegative_integers(df, size, "group size")
-    counts = _nonnegative_integers(df, count, "number of groups")
+    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE)
+    counts = _nonnegative_integers(df, count, "number of groups", MAX_GROUPS)
+    _check_totals(df, sizes, counts, size, count)
     return _leaves(df, levels, sizes, counts)
 
 
 def groups_table(df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Leaves:
     """Leaves of a groups table (see :meth:`Hierarchy.from_groups`)."""
+    _check_roles(levels, size=size)
     _require_columns(df, [*levels, size])
     levels = _check_levels(df, levels)
-    sizes = _nonnegative_integers(df, size, "group size")
-    return _leaves(df, levels, sizes, np.ones(len(sizes), np.int64))
+    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE)
+    counts = np.ones(len(sizes), np.int64)
+    _check_totals(df, sizes, counts, size, None)
+    return _leaves(df, levels, sizes, counts)
 
 
 def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str],
@@ -114,12 +249,11 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str],
     With ``groups`` (the public Groups table: group id and level columns) the
     leaves and every G come from ``groups``; without it from the persons rows.
     """
+    _check_roles(levels, group=group)
     _require_columns(df, [*levels, group])
     levels = _check_levels(df, levels)
-    missing = df[group].isna().to_numpy()
-    if missing.any():
-        raise InputError(f"column '{group}': missing group id in rows {_rows(missing, df.index)}")
-    keys = df[[group, *levels]].astype(str) if levels else df[[group]].astype(str)
+    _labels(df, group, "group id", "")
+    keys = _keys(df, group, levels)
     if groups is not None:
         return _persons_in_public_groups(df, keys, group, levels, groups)
     if levels:
@@ -140,10 +274,8 @@ def _persons_in_public_groups(df: pd.DataFrame, keys: pd.DataFrame, group: str, 
     where = GROUPS_TABLE
     _require_columns(groups, [*levels, group], where)
     _check_levels(groups, levels, where)
-    missing = groups[group].isna().to_numpy()
-    if missing.any():
-        raise InputError(f"{where}, column '{group}': missing group id in rows {_rows(missing, groups.index)}")
-    public = groups[[group, *levels]].astype(str) if levels else groups[[group]].astype(str)
+    _labels(groups, group, "group id", f"{where}, ")
+    public = _keys(groups, group, levels)
     repeated = public[group].duplicated(keep=False).to_numpy()
     if repeated.any():
         first = public[group].to_numpy()[repeated][0]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import tables
 from cocoviz.runs import LevelRuns, aggregate_runs
 
@@ -24,6 +25,10 @@ _SHOWN_ROWS = tables.SHOWN_ROWS
 def node_label(path: Sequence[str]) -> str:
     """Readable name of a node: ``"(root)"`` or its labels joined by ``/``."""
     return "/".join(path) if len(path) else "(root)"
+
+
+def _is_level(level: object) -> bool:
+    return isinstance(level, (int, np.integer)) and not isinstance(level, (bool, np.bool_))
 
 
 class Hierarchy:
@@ -72,7 +77,7 @@ class Hierarchy:
         empty = np.flatnonzero(runs[depth].groups() == 0)
         if len(empty):
             names = ", ".join(node_label(self._paths[depth][k]) for k in empty[:_SHOWN_ROWS])
-            raise ValueError(f"empty region(s) with no groups: {names}")
+            raise InputError(f"empty region(s) with no groups: {names}")
 
     # ----------------------------------------------------------------- building
     @classmethod
@@ -90,10 +95,17 @@ class Hierarchy:
 
         Raises
         ------
-        ValueError
+        InputError
             Naming the column and the first offending rows for missing,
-            non-numeric, negative or fractional sizes or counts, missing region
-            labels, an empty table, or a leaf with no groups.
+            non-numeric (text, booleans, complex numbers, lists), infinite,
+            negative, fractional or too large sizes or counts (see
+            :data:`~cocoviz.hierarchy.tables.MAX_GROUP_SIZE`,
+            :data:`~cocoviz.hierarchy.tables.MAX_GROUPS` and
+            :data:`~cocoviz.hierarchy.tables.MAX_PERSONS`, which also bound
+            the sums), missing, empty or ambiguous region labels (``1`` and
+            ``"1"`` in one column), an empty table, or a leaf with no groups.
+        ParameterError
+            For column arguments that cannot name a column.
         """
         return cls(*tables.counts_table(df, size=size, count=count, levels=levels), public_groups=True)
 
@@ -173,7 +185,10 @@ class Hierarchy:
 
     def locate(self, node: Sequence[str]) -> tuple[int, int]:
         """Level of ``node`` and its index within that level."""
-        path = tuple(str(x) for x in node)
+        try:
+            path = tuple(str(x) for x in node)
+        except TypeError:
+            raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
         if len(path) > self.depth or path not in self._index[len(path)]:
             raise KeyError(f"no node {path} in this hierarchy")
         return len(path), self._index[len(path)][path]
@@ -185,8 +200,8 @@ class Hierarchy:
 
     def parents(self, level: int) -> np.ndarray:
         """For every node at ``level`` (>= 1), the index of its parent one level up."""
-        if not 1 <= level <= self.depth:
-            raise ValueError(f"level must be between 1 and {self.depth}, got {level}")
+        if not _is_level(level) or not 1 <= level <= self.depth:
+            raise ParameterError(f"level must be between 1 and {self.depth}, got {level}")
         return self._parent[level]
 
     def node_runs(self, node: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -243,7 +258,7 @@ class Hierarchy:
         """
         unknown = [x for x in levels if x not in self.levels]
         if unknown:
-            raise ValueError(f"unknown level(s) {unknown}; this hierarchy has {list(self.levels)}")
+            raise ParameterError(f"unknown level(s) {unknown}; this hierarchy has {list(self.levels)}")
         keep = [i for i, name in enumerate(self.levels) if name in set(levels)]
         leaves = self._runs[self.depth]
         new_paths = [tuple(p[i] for i in keep) for p in self._paths[self.depth]]
@@ -277,8 +292,8 @@ class Hierarchy:
         return Hierarchy(self.levels[level:], paths, runs, public_groups=self.public_groups)
 
     def _check_level(self, level: int) -> None:
-        if not 0 <= level <= self.depth:
-            raise ValueError(f"level must be between 0 and {self.depth}, got {level}")
+        if not _is_level(level) or not 0 <= level <= self.depth:
+            raise ParameterError(f"level must be between 0 and {self.depth}, got {level}")
 
     def __repr__(self) -> str:
         s = self.summary()
