@@ -420,7 +420,7 @@ def test_group_in_two_regions_with_a_groups_table(toy_persons):
 @pytest.mark.parametrize("sizes, problem", [
     ([True, False, True], r"column 'size': group size must be a whole number, not true/false"),
     ([1, True, 2], r"column 'size': group size must be a whole number, not bool, in rows 1"),
-    ([1 + 0j, 2, 3], r"column 'size': group size must be a whole number; the column holds complex"),
+    ([1 + 0j, 2, 3], r"column 'size': group size must be a whole number, not complex128"),
     ([1, [2], 3], r"column 'size': group size must be a whole number, not list, in rows 1"),
     ([1, float("nan"), 3], r"column 'size': missing group size in rows 1"),
     ([1, float("-inf"), 3], r"column 'size': infinite group size in rows 1"),
@@ -434,7 +434,7 @@ def test_sizes_are_checked_not_coerced(sizes, problem):
 
 @pytest.mark.parametrize("labels, problem", [
     ([["a"], "b", "b"], r"column 'r': a region label must be text or a number, not list, in rows 0"),
-    ([True, False, True], r"column 'r': a region label must be text or a number, not bool"),
+    ([True, False, True], r"column 'r': a region label must be text or a number, not true/false"),
     ([1, "1", "b"], r"column 'r': values 1, '1' are different but print as the same region label '1' \(rows 0, 1\)"),
     (["a", "", "b"], r"column 'r': empty region label in rows 1"),
 ])

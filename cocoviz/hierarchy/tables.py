@@ -99,30 +99,32 @@ def _odd_elements(raw: pd.Series, allowed: tuple[type, ...], plain: set[str]) ->
                         for v, m in zip(values, missing)), bool, len(values))
 
 
-def _type_names(raw: pd.Series, mask: np.ndarray) -> str:
-    return ", ".join(sorted({type(v).__name__ for v in raw.to_numpy(dtype=object)[mask]}))
+def _scalars(df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[str], must: str) -> pd.Series:
+    """Column ``col`` (categories unwrapped), refusing entries that are not text or numbers: booleans,
+    complex numbers, lists, dates, ...  ``must`` opens the message."""
+    raw = df[col]
+    if isinstance(raw.dtype, pd.CategoricalDtype):
+        raw = raw.astype(object)
+    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+        odd = _odd_elements(raw, allowed, plain)
+        if odd.any():
+            names = ", ".join(sorted({type(v).__name__ for v in raw.to_numpy(dtype=object)[odd]}))
+            raise InputError(f"{must}, not {names}, in rows {_rows(odd, df.index)}")
+    elif pd.api.types.is_bool_dtype(raw.dtype) or not (pd.api.types.is_integer_dtype(raw.dtype)
+                                                         or pd.api.types.is_float_dtype(raw.dtype)):
+        kind = "true/false" if pd.api.types.is_bool_dtype(raw.dtype) else str(raw.dtype)
+        raise InputError(f"{must}, not {kind}: the whole column is {raw.dtype} (rows "
+                         f"{_rows(np.ones(len(raw), bool), df.index)})")
+    return raw
 
 
 def _labels(df: pd.DataFrame, col: str, what: str, lead: str) -> pd.Series:
     """Column ``col`` as text labels, refusing missing entries, values that are not text or numbers,
     and distinct values that would print alike (``1`` and ``"1"``)."""
-    raw = df[col]
-    if isinstance(raw.dtype, pd.CategoricalDtype):
-        raw = raw.astype(object)
+    raw = _scalars(df, col, _LABEL_TYPES, _PLAIN_LABELS, f"{lead}column '{col}': a {what} must be text or a number")
     missing = raw.isna().to_numpy()
     if missing.any():
         raise InputError(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
-    if pd.api.types.is_bool_dtype(raw.dtype) or pd.api.types.is_complex_dtype(raw.dtype):
-        raise InputError(f"{lead}column '{col}': a {what} must be text or a number, not {raw.dtype} "
-                         f"(rows {_rows(np.ones(len(raw), bool), df.index)})")
-    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
-        odd = _odd_elements(raw, _LABEL_TYPES, _PLAIN_LABELS)
-        if odd.any():
-            raise InputError(f"{lead}column '{col}': a {what} must be text or a number, not "
-                             f"{_type_names(raw, odd)}, in rows {_rows(odd, df.index)}")
-    elif not (pd.api.types.is_integer_dtype(raw.dtype) or pd.api.types.is_float_dtype(raw.dtype)):
-        raise InputError(f"{lead}column '{col}': a {what} must be text or a number, not {raw.dtype} "
-                         f"(rows {_rows(np.ones(len(raw), bool), df.index)})")
     text = raw.astype(str)
     if raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) != "string":
         distinct = pd.Series(pd.unique(raw.to_numpy(dtype=object)))
@@ -158,21 +160,7 @@ def _keys(df: pd.DataFrame, group: str, levels: list[str]) -> pd.DataFrame:
 def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int) -> np.ndarray:
     """Column ``col`` as int64, refusing missing, non-numeric (booleans, complex numbers, lists, ...),
     infinite, negative, fractional entries and entries above ``limit``; nothing is coerced."""
-    raw = df[col]
-    if isinstance(raw.dtype, pd.CategoricalDtype):
-        raw = raw.astype(object)
-    everywhere = np.ones(len(raw), bool)
-    if pd.api.types.is_bool_dtype(raw.dtype):
-        raise InputError(f"column '{col}': {what} must be a whole number, not true/false; the column is "
-                         f"boolean (rows {_rows(everywhere, df.index)})")
-    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
-        odd = _odd_elements(raw, _NUMBER_TYPES, _PLAIN_NUMBERS)
-        if odd.any():
-            raise InputError(f"column '{col}': {what} must be a whole number, not {_type_names(raw, odd)}, "
-                             f"in rows {_rows(odd, df.index)}")
-    elif not (pd.api.types.is_integer_dtype(raw.dtype) or pd.api.types.is_float_dtype(raw.dtype)):
-        raise InputError(f"column '{col}': {what} must be a whole number; the column holds {raw.dtype} "
-                         f"(rows {_rows(everywhere, df.index)})")
+    raw = _scalars(df, col, _NUMBER_TYPES, _PLAIN_NUMBERS, f"column '{col}': {what} must be a whole number")
     try:
         values = pd.to_numeric(raw, errors="coerce")
     except (TypeError, ValueError, OverflowError) as exc:
