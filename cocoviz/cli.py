@@ -7,8 +7,18 @@ parser and handler; ``main`` only dispatches.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+
+from cocoviz.errors import CocovizError, ParameterError
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (no usage block), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def _add_data(sub: argparse._SubParsersAction) -> None:
@@ -54,8 +64,10 @@ def _run_data(args: argparse.Namespace) -> int:
             print(f"{name:14s} {spec.title}: {datasets.summary_line(tree)}")
         return 0
     if args.name is None:
-        raise ValueError("name a dataset (one of " + ", ".join(datasets.dataset_names())
-                         + "), or use --list or --bundle")
+        raise ParameterError("name a dataset (one of " + ", ".join(datasets.dataset_names())
+                             + "), or use --list or --bundle")
+    if args.out:
+        _check_out_folder(args.out, "--out")
     if args.card:
         print(datasets.card_markdown(args.name, data_dir=args.data_dir))
         return 0
@@ -86,7 +98,6 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
     level and node), ``summary.csv`` (mean and standard error per level),
     ``table.md``, ``figures.html``, ``config.json`` and PNGs when kaleido works.
     """
-    import os
     import time
 
     from cocoviz.experiments import EXPERIMENTS, PAPER_DATASETS, default_workers
@@ -148,15 +159,16 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
             return 0
         chosen = names if args.names == ["all"] else args.names
         if not chosen:
-            raise ValueError(f"name an experiment ({', '.join(names)} or all), or use --list")
+            raise ParameterError(f"name an experiment ({', '.join(names)} or all), or use --list")
         unknown = [n for n in chosen if n not in EXPERIMENTS]
         if unknown:
-            raise ValueError(f"unknown experiment(s) {unknown}; choose from {', '.join(names)} or all")
+            raise ParameterError(f"unknown experiment(s) {unknown}; choose from {', '.join(names)} or all")
+        os.makedirs(args.out, exist_ok=True)  # an unwritable --out fails now, not after the runs
         datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
         try:
             epsilons = [float(x) for x in args.epsilons.split(",") if x.strip()] if args.epsilons else None
         except ValueError:
-            raise ValueError(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
+            raise ParameterError(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
         for name in chosen:
             result = run_experiment(name, out=args.out, scale=args.scale, trials=args.trials, seed=args.seed,
                                     data_seed=args.data_seed, whole_country=args.whole_country,
@@ -174,14 +186,47 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+def _check_out_folder(path: str, option: str) -> None:
+    """Refuse an output file whose folder does not exist, before any work is done."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ParameterError(f"{option} {path}: the folder {folder} does not exist")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cocoviz", description=__doc__)
+    """Run the command line; a user error (bad option, unreadable or unwritable file) is one line on stderr
+    and exit status 2, never a traceback."""
+    parser = _Parser(prog="python -m cocoviz", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_data(sub)
     _add_experiment(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
+    except CocovizError as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+    except OSError as exc:
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: {_one_line(exc.strerror or str(exc))}{where}", file=sys.stderr)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        # datasets.py and experiments.py still raise plain ValueError for bad options (e.g. --scale -1);
+        # drop this branch once they raise the CocovizError family.
+        if _is_unreadable_file(exc):
+            print(f"error: unreadable file: {_one_line(str(exc))}", file=sys.stderr)
+        else:
+            print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+    except Exception as exc:
+        # A corrupt Parquet file surfaces from pyarrow as its own error type: an unreadable input, not a bug.
+        if not _is_unreadable_file(exc):
+            raise
+        print(f"error: unreadable file: {_one_line(str(exc))}", file=sys.stderr)
+    return 2
+
+
+def _is_unreadable_file(exc: BaseException) -> bool:
+    pyarrow = sys.modules.get("pyarrow")
+    return pyarrow is not None and isinstance(exc, pyarrow.ArrowException)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split()) or "failed"

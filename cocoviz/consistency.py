@@ -30,6 +30,9 @@ __all__ = [
 
 MERGES = ("weighted", "average")
 
+#: Products of group counts below this are formed directly; larger ones by :func:`_share`.
+_PRODUCT_LIMIT = 2**62
+
 
 @numba.njit(cache=True, nogil=True)
 def _append(seg, n_seg, top, bottom, count):  # pragma: no cover - compiled
@@ -42,6 +45,34 @@ def _append(seg, n_seg, top, bottom, count):  # pragma: no cover - compiled
     seg[1, n_seg] = bottom
     seg[2, n_seg] = count
     return seg
+
+
+@numba.njit(cache=True, nogil=True)
+def _share(n_top, need, n_bot):  # pragma: no cover - compiled
+    """``(n_top * need) // n_bot`` and ``(n_top * need) % n_bot`` without forming the product.
+
+    Exact for ``n_top, need >= 0`` and ``0 < n_bot <= 2**62`` whenever the
+    quotient fits in int64.  Numba has no 128-bit integers, so when the product
+    could pass 2**62 it is built from the bits of ``need`` (double and add),
+    keeping a quotient and a remainder ``< n_bot``: no intermediate overflows.
+    """
+    if need == 0 or n_top <= _PRODUCT_LIMIT // need:
+        product = n_top * need
+        return product // n_bot, product % n_bot
+    whole, part = n_top // n_bot, n_top % n_bot            # n_top = whole * n_bot + part
+    quotient, remainder = 0, 0                              # part * (bits of need so far)
+    for bit in range(62, -1, -1):
+        quotient *= 2
+        remainder *= 2                                      # < 2 n_bot <= 2**63 - 2**62
+        if remainder >= n_bot:
+            remainder -= n_bot
+            quotient += 1
+        if (need >> bit) & 1:
+            remainder += part                               # < 2 n_bot
+            if remainder >= n_bot:
+                remainder -= n_bot
+                quotient += 1
+    return whole * need + quotient, remainder
 
 
 @numba.njit(cache=True, nogil=True)
@@ -106,8 +137,11 @@ def _match_level(top_ptr, top_sizes, top_counts, bot_ptr, bot_sizes, bot_counts,
                         n_kids += 1
                     kids_need[n_kids - 1] += brem[jj]
                 kids_need = kids_need[:n_kids]
-                kids_share = (n_top * kids_need) // n_bot
-                remainder = (n_top * kids_need) % n_bot
+                # n_top * kids_need can pass 2**63 (billions of groups of one size): never form it.
+                kids_share = np.empty(n_kids, np.int64)
+                remainder = np.empty(n_kids, np.int64)
+                for q in range(n_kids):
+                    kids_share[q], remainder[q] = _share(n_top, kids_need[q], n_bot)
                 order = np.argsort(-remainder, kind="mergesort")
                 for q in range(n_top - kids_share.sum()):
                     kids_share[order[q]] += 1

@@ -3,7 +3,12 @@
 The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
 
 ``persons``
-    one row per person: a group id column and the level columns;
+    one row per person: a group id column and the level columns; optionally
+    with a second, public groups table (the group id and level columns, one
+    row per group).  **Without that table each region's number of groups G,
+    and the list of regions, are taken from the private rows and are not
+    protected by the release** (a person added in a new group changes G);
+    with it they come from the public table (``Hierarchy.public_groups``);
 ``groups``
     one row per group: a size column (0 allowed) and the level columns;
 ``counts``
@@ -11,17 +16,19 @@ The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
     groups of that size in that leaf) and the level columns.
 
 A file is read, then handed to the hierarchy's own validation; either the
-whole file becomes a :class:`Hierarchy` or a :class:`ValueError` says what is
-wrong and where (the first offending rows, counted from 1 at the first row
-below the header).  Nothing is ever half loaded.
+whole file becomes a :class:`Hierarchy` or an :class:`~cocoviz.errors.InputError`
+(a :class:`ValueError`) says what is wrong and where (the first offending
+rows, counted from 1 at the first row below the header).  Nothing is ever
+half loaded.
 
 >>> csv = b"state,county,size\\nCA,Alameda,3\\nCA,Marin,1\\nOR,Lane,0\\n"
 >>> load_upload(csv, form="groups", levels=["state", "county"], filename="households.csv")
 Hierarchy(levels=['state', 'county'], nodes=[1, 2, 3], groups=3, distinct_sizes=3)
 >>> load_upload(b"state,size\\nCA,-2\\n", form="groups", levels=["state"], filename="bad.csv")
+... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: bad.csv: column 'size': negative group size in rows 1 (rows are counted from 1 at the first row below the header)
+cocoviz.errors.InputError: bad.csv: column 'size': negative group size in rows 1 (rows are counted from 1 at ...)
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ from typing import IO, Union
 
 import pandas as pd
 
+from cocoviz.errors import CocovizError, InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
+from cocoviz.hierarchy.tables import GROUPS_TABLE
 
 __all__ = ["FORMS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_LEAVES", "read_table", "load_upload",
            "table_to_hierarchy"]
@@ -70,28 +79,28 @@ def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
         try:
             size = path.stat().st_size
         except OSError as exc:
-            raise ValueError(f"cannot open {str(path)!r}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot open {str(path)!r}: {exc.strerror or exc}") from None
         _check_bytes(size, max_bytes, path.name)
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise ValueError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
         name = path.name
     elif hasattr(source, "getvalue"):          # Streamlit's UploadedFile, io.BytesIO
         data, name = bytes(source.getvalue()), getattr(source, "name", None)
     elif hasattr(source, "read"):
         data, name = source.read(max_bytes + 1), getattr(source, "name", None)
         if isinstance(data, str):
-            raise ValueError("open the file in binary mode ('rb'): got text")
+            raise ParameterError("open the file in binary mode ('rb'): got text")
     else:
-        raise ValueError(f"cannot read an upload from a {type(source).__name__}")
+        raise ParameterError(f"cannot read an upload from a {type(source).__name__}")
     _check_bytes(len(data), max_bytes, name)
     return data, None if name is None else Path(str(name)).name
 
 
 def _check_bytes(size: int, max_bytes: int, name: str | None) -> None:
     if size > max_bytes:
-        raise ValueError(f"{name or 'the file'} is {size / 2**20:,.1f} MB; uploads are limited to "
+        raise InputError(f"{name or 'the file'} is {size / 2**20:,.1f} MB; uploads are limited to "
                          f"{max_bytes / 2**20:,.0f} MB: {_SMALLER}")
 
 
@@ -100,7 +109,7 @@ def _kind(data: bytes, name: str | None) -> str:
     if data[:4] == b"PAR1":
         return "parquet"
     if name is not None and name.lower().endswith((".parquet", ".pq", ".parq")):
-        raise ValueError(f"{name} is named like a Parquet file but is not one (no Parquet signature)")
+        raise InputError(f"{name} is named like a Parquet file but is not one (no Parquet signature)")
     return "csv"
 
 
@@ -109,10 +118,10 @@ def _decode(data: bytes, encoding: str, name: str) -> str:
         # utf-8-sig drops the byte-order mark that spreadsheet programs write.
         return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
     except LookupError:
-        raise ValueError(f"unknown text encoding {encoding!r}") from None
+        raise ParameterError(f"unknown text encoding {encoding!r}") from None
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise ValueError(f"{name} is not valid {encoding} text: byte 0x{data[exc.start]:02x} on line {line} "
+        raise InputError(f"{name} is not valid {encoding} text: byte 0x{data[exc.start]:02x} on line {line} "
                          f"(byte offset {exc.start}) cannot be decoded; save the file as UTF-8 (or CSV UTF-8) "
                          f"or give its encoding") from None
 
@@ -120,9 +129,9 @@ def _decode(data: bytes, encoding: str, name: str) -> str:
 def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFrame:
     text = _decode(data, encoding, name)
     if not text.strip():
-        raise ValueError(f"{name} is empty: it has no header and no rows")
+        raise InputError(f"{name} is empty: it has no header and no rows")
     if "\x00" in text:
-        raise ValueError(f"{name} contains NUL bytes: it is not a CSV text file (is it a spreadsheet or binary file?)")
+        raise InputError(f"{name} contains NUL bytes: it is not a CSV text file (is it a spreadsheet or binary file?)")
     try:
         header = [c.strip() for c in next(csv.reader(io.StringIO(text)))]
     except (csv.Error, StopIteration):
@@ -130,9 +139,9 @@ def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFr
     # pandas would rename these silently ("size.1", "Unnamed: 2"): refuse them instead.
     duplicated = sorted({c for c in header if c and header.count(c) > 1})
     if duplicated:
-        raise ValueError(f"{name}: column name(s) {duplicated} appear more than once in the header")
+        raise InputError(f"{name}: column name(s) {duplicated} appear more than once in the header")
     if any(not c for c in header):
-        raise ValueError(f"{name}: the header has {sum(not c for c in header)} empty column name(s); every column "
+        raise InputError(f"{name}: the header has {sum(not c for c in header)} empty column name(s); every column "
                          f"needs a name (header: {header})")
     try:
         # Everything as text: region codes keep their leading zeros ("01"), and the
@@ -140,9 +149,9 @@ def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFr
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""],
                             skipinitialspace=True, nrows=max_rows + 1, engine="c")
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{name} is empty: it has no header and no rows") from None
+        raise InputError(f"{name} is empty: it has no header and no rows") from None
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
-        raise ValueError(f"{name} is not a well-formed CSV file: {_first_line(exc)}") from None
+        raise InputError(f"{name} is not a well-formed CSV file: {_first_line(exc)}") from None
     return frame
 
 
@@ -159,18 +168,18 @@ def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
         handle = pq.ParquetFile(io.BytesIO(data))
         rows = handle.metadata.num_rows
     except failures as exc:
-        raise ValueError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
+        raise InputError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
     # Checked from the footer, before the columns are decoded.
     if rows > max_rows:
         _too_many_rows(name, rows, max_rows)
     try:
         return handle.read().to_pandas()
     except failures as exc:
-        raise ValueError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
+        raise InputError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
 
 
 def _too_many_rows(name: str, rows: int | str, max_rows: int) -> None:
-    raise ValueError(f"{name} has {rows if isinstance(rows, str) else f'{rows:,}'} rows; uploads are limited to "
+    raise InputError(f"{name} has {rows if isinstance(rows, str) else f'{rows:,}'} rows; uploads are limited to "
                      f"{max_rows:,} rows: {_SMALLER}")
 
 
@@ -199,13 +208,15 @@ def read_table(source: Source, *, filename: str | None = None, encoding: str = "
 
     Raises
     ------
-    ValueError
+    InputError
         For an unreadable, empty, badly encoded, malformed or too large file.
+    ParameterError
+        For a source that is not a file (or a file opened in text mode) or an unknown encoding.
     """
     data, own_name = _read_bytes(source, max_bytes)
     name = filename or own_name or "the upload"
     if not data:
-        raise ValueError(f"{name} is empty (0 bytes)")
+        raise InputError(f"{name} is empty (0 bytes)")
     if _kind(data, filename or own_name) == "parquet":
         frame = _read_parquet(data, name, max_rows)
     else:
@@ -215,7 +226,7 @@ def read_table(source: Source, *, filename: str | None = None, encoding: str = "
     frame.columns = [str(c).strip() for c in frame.columns]
     duplicated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
     if duplicated:
-        raise ValueError(f"{name}: column name(s) {duplicated} appear more than once")
+        raise InputError(f"{name}: column name(s) {duplicated} appear more than once")
     frame.index = pd.RangeIndex(1, len(frame) + 1)
     return frame
 
@@ -230,7 +241,8 @@ def _levels(levels: Sequence[str] | str | None) -> list[str]:
 
 def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] | str | None = (),
                        size: str = "size", count: str = "count", group: str = "group",
-                       name: str = "the upload", max_leaves: int = MAX_UPLOAD_LEAVES) -> Hierarchy:
+                       name: str = "the upload", max_leaves: int = MAX_UPLOAD_LEAVES,
+                       groups: pd.DataFrame | None = None, groups_name: str = "the groups table") -> Hierarchy:
     """Build a :class:`Hierarchy` from a table read by :func:`read_table`, through the engine's validation.
 
     Parameters
@@ -247,36 +259,59 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         File name for messages.
     max_leaves : int
         Largest number of leaf regions accepted.
+    groups : DataFrame, optional
+        Persons form only: the public groups table (the ``group`` column and
+        the level columns, one row per group), read by :func:`read_table`.
+        With it, the regions and every G come from this public table; without
+        it they are taken from the persons rows, and G is not private.
+    groups_name : str
+        File name of ``groups`` for messages.
 
     Raises
     ------
-    ValueError
+    InputError
         Naming the problem and the first offending rows.
+    ParameterError
+        For an unknown form, a column given two roles, or a groups table with another form than persons.
     """
+    if not isinstance(frame, pd.DataFrame):
+        raise ParameterError(f"expected a table (a pandas DataFrame) read by read_table, got {type(frame).__name__}")
     if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}: choose persons, groups or counts")
+        raise ParameterError(f"unknown form {form!r}: choose persons, groups or counts")
     levels = _levels(levels)
     roles = {"size": size, "count": count, "group": group}
     needed = {role: roles[role] for role in FORMS[form]}
     clash = set(levels) & set(needed.values())
     if clash:
-        raise ValueError(f"{name}: column(s) {sorted(clash)} cannot be both a level and the "
+        raise ParameterError(f"{name}: column(s) {sorted(clash)} cannot be both a level and the "
                          f"{', '.join(r for r, c in needed.items() if c in clash)} column")
     missing = [c for c in [*levels, *needed.values()] if c not in frame.columns]
     if missing:
         roles_of = {c: r for r, c in needed.items()}
         described = ", ".join(f"'{c}' ({roles_of.get(c, 'level')})" for c in missing)
-        raise ValueError(f"{name}: no column {described}; the file's columns are {list(frame.columns)}")
+        raise InputError(f"{name}: no column {described}; the file's columns are {list(frame.columns)}")
     if len(levels) > MAX_DEPTH:
-        raise ValueError(f"{name}: at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}")
-    if levels and len(frame):
-        leaves = len(frame[levels].drop_duplicates())
+        raise InputError(f"{name}: at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}")
+    if groups is not None:
+        if form != "persons":
+            raise ParameterError(f"a public groups table goes with the persons form only; the {form} form is "
+                                 f"itself the groups table")
+        if not isinstance(groups, pd.DataFrame):
+            raise ParameterError(f"groups must be a table (a DataFrame), got {type(groups).__name__}")
+        absent = [c for c in [*levels, group] if c not in groups.columns]
+        if absent:
+            raise InputError(f"{groups_name}: no column {', '.join(repr(c) for c in absent)} (the groups table needs "
+                             f"the group id and the level columns); its columns are {list(groups.columns)}")
+    regions = frame if groups is None else groups
+    if levels and len(regions):
+        leaves = len(regions[levels].drop_duplicates())
         if leaves > max_leaves:
-            raise ValueError(f"{name} has {leaves:,} leaf regions; uploads are limited to {max_leaves:,} (every leaf "
+            raise InputError(f"{groups_name if groups is not None else name} has {leaves:,} leaf regions; uploads "
+                             f"are limited to {max_leaves:,} (every leaf "
                              f"is estimated on its own): drop the lowest level or merge small regions")
     try:
         if form == "persons":
-            return Hierarchy.from_persons(frame, group=group, levels=levels)
+            return Hierarchy.from_persons(frame, group=group, levels=levels, groups=groups)
         if form == "groups":
             return Hierarchy.from_groups(frame, size=size, levels=levels)
         return Hierarchy.from_counts(frame, size=size, count=count, levels=levels)
@@ -284,17 +319,23 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         message = str(exc)
         if " in rows " in message or "(group " in message:
             message += f" ({_ROWS_NOTE})"
-        raise ValueError(f"{name}: {message}") from None
+        if groups is not None and message.startswith(GROUPS_TABLE):
+            # A problem of the groups table alone: name its file.
+            raise InputError(f"{groups_name}: {message[len(GROUPS_TABLE):].lstrip(':, ')}") from None
+        if groups is not None:
+            message = message.replace(f"the {GROUPS_TABLE}", groups_name)
+        raise (type(exc) if isinstance(exc, CocovizError) else InputError)(f"{name}: {message}") from None
     except (TypeError, KeyError, OverflowError, MemoryError) as exc:
         # Odd column types (nested lists in Parquet, mixed objects) must not surface as tracebacks.
-        raise ValueError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
+        raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
 
 
 def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str] | str | None = (),
                 size: str = "size", count: str = "count", group: str = "group",
                 columns: Mapping[str, object] | None = None, filename: str | None = None,
                 encoding: str = "utf-8", max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
-                max_leaves: int = MAX_UPLOAD_LEAVES, kind: str | None = None) -> Hierarchy:
+                max_leaves: int = MAX_UPLOAD_LEAVES, kind: str | None = None,
+                groups: Source | pd.DataFrame | None = None) -> Hierarchy:
     """Read an uploaded CSV or Parquet file and build its :class:`Hierarchy`, or refuse it whole.
 
     Parameters
@@ -311,6 +352,10 @@ def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str
         "levels": ["state", "county"]}``; overrides the keywords.
     filename, encoding, max_bytes, max_rows, max_leaves
         See :func:`read_table` and :func:`table_to_hierarchy`.
+    groups : bytes, path, binary file object or DataFrame, optional
+        Persons form only: the public groups table (the group id and level
+        columns, one row per group), read like ``source``.  Without it each
+        region's G is taken from the persons rows and is not private.
 
     Returns
     -------
@@ -318,7 +363,7 @@ def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str
 
     Raises
     ------
-    ValueError
+    InputError
         With a message naming the problem (and the first offending rows) for
         a file that cannot be read, is empty, too large, badly encoded, lacks
         a mapped column, or fails validation (text in numbers, negative or
@@ -331,21 +376,35 @@ def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str
     array([0, 1, 1])
     """
     if form is not None and kind is not None and form != kind:
-        raise ValueError(f"form {form!r} and kind {kind!r} disagree: give one")
+        raise ParameterError(f"form {form!r} and kind {kind!r} disagree: give one")
     form = form or kind or "groups"
     if columns is not None:
         unknown = set(columns) - {"levels", "size", "count", "group"}
         if unknown:
-            raise ValueError(f"unknown column role(s) {sorted(unknown)}: use levels, size, count, group")
+            raise ParameterError(f"unknown column role(s) {sorted(unknown)}: use levels, size, count, group")
         levels = columns.get("levels", levels)  # type: ignore[assignment]
         size = str(columns.get("size", size))
         count = str(columns.get("count", count))
         group = str(columns.get("group", group))
     if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}: choose persons, groups or counts")
+        raise ParameterError(f"unknown form {form!r}: choose persons, groups or counts")
     frame = read_table(source, filename=filename, encoding=encoding, max_bytes=max_bytes, max_rows=max_rows)
-    name = filename or getattr(source, "name", None) or (Path(source).name if isinstance(source, (str, os.PathLike))
-                                                         else "the upload")
+    groups_frame, groups_name = None, "the groups table"
+    if groups is not None:
+        if isinstance(groups, pd.DataFrame):
+            groups_frame = groups
+        else:
+            groups_name = _source_name(groups, None, groups_name)
+            groups_frame = read_table(groups, filename=groups_name, encoding=encoding, max_bytes=max_bytes,
+                                      max_rows=max_rows)
     return table_to_hierarchy(frame, form=form, levels=levels, size=size, count=count, group=group,
-                              name=Path(str(name)).name, max_leaves=max_leaves)
+                              name=_source_name(source, filename, "the upload"), max_leaves=max_leaves,
+                              groups=groups_frame, groups_name=groups_name)
+
+
+def _source_name(source: Source, filename: str | None, default: str) -> str:
+    """The file name shown in messages: ``filename``, else the source's own name, else ``default``."""
+    name = filename or getattr(source, "name", None) or (Path(source).name if isinstance(source, (str, os.PathLike))
+                                                         else default)
+    return Path(str(name)).name
 

@@ -355,3 +355,44 @@ def test_mean_consistency_is_consistent_but_can_go_negative():
 
 def test_doctests():
     assert doctest.testmod(cocoviz.consistency).failed == 0
+
+
+# ------------------------------------------------------------ billions of groups of one size
+@pytest.mark.parametrize("n_top, need, n_bot", [
+    (2**40, 2**40, 2**40 + 1), (2**40 - 1, 2**40 - 3, 2**40), (2**40 - 7, 3, 2**40 - 1),
+    (4_000_000_000, 4_000_000_000, 8_000_000_005), (0, 2**40, 2**40), (2**40, 0, 2**40), (1, 1, 1),
+])
+def test_share_is_exact_where_the_product_overflows(n_top, need, n_bot):
+    assert cocoviz.consistency._share(n_top, need, n_bot) == divmod(n_top * need, n_bot)
+
+
+def test_share_matches_python_integers_at_random():
+    share = cocoviz.consistency._share
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        n_bot = int(rng.integers(1, 2**int(rng.integers(1, 63)), endpoint=True))
+        n_top, need = (int(x) for x in rng.integers(0, n_bot, size=2, endpoint=True))
+        assert share(n_top, need, n_bot) == divmod(n_top * need, n_bot)
+
+
+_CRASH = """
+import pandas as pd, cocoviz
+df = pd.DataFrame({"region": ["a", "b", "b"], "size": [1, 1, 3], "count": [4000000000, 4000000000, 5]})
+tree = cocoviz.Hierarchy.from_counts(df, size="size", count="count", levels=["region"])
+for K in (5, 10):
+    for seed in range(6):
+        release = cocoviz.estimate(tree, epsilons=[1, 1], methods=["Hc", "Hc"], max_size=K, seed=seed)
+        assert release.is_consistent()
+"""
+
+
+def test_billions_of_equal_groups_do_not_crash_the_matching():
+    # Once a segmentation fault: n_top * kids_need overflowed int64 inside the compiled matching.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", _CRASH], capture_output=True, text=True, timeout=600,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode >= 0, f"killed by signal {-done.returncode}"
+    assert done.returncode == 0 or "Error" in done.stderr.strip().splitlines()[-1], done.stderr

@@ -8,6 +8,7 @@ import pytest
 from engine_support import padded, random_trees
 from hypothesis import given, settings
 
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, LevelRuns, aggregate_runs, node_label
 
 
@@ -338,4 +339,146 @@ def test_doctests():
     import doctest
 
     import cocoviz.hierarchy
-    assert doctest.testmod(cocoviz.hierarchy).failed == 0
+    import cocoviz.hierarchy.tables
+    import cocoviz.hierarchy.tree
+    import cocoviz.runs
+    for module in (cocoviz.hierarchy, cocoviz.hierarchy.tree, cocoviz.hierarchy.tables, cocoviz.runs):
+        assert doctest.testmod(module).failed == 0, module.__name__
+
+
+# ------------------------------------------------------------------ the public groups table (persons form)
+TOY_GROUPS = pd.DataFrame({"group": [1, 2, 3, 4], "region": ["a", "b", "a", "b"]})
+
+
+def test_public_groups_flag(toy_persons, toy_tree):
+    assert toy_tree.public_groups is False
+    assert Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS).public_groups
+    groups = pd.DataFrame({"region": ["a", "b"], "size": [4, 2]})
+    assert Hierarchy.from_groups(groups, size="size", levels=["region"]).public_groups
+    counts = groups.assign(n=1)
+    tree = Hierarchy.from_counts(counts, size="size", count="n", levels=["region"])
+    assert tree.public_groups and tree.subtree(("a",)).public_groups and tree.keep_levels([]).public_groups
+    assert not toy_tree.subtree(("a",)).public_groups and not toy_tree.keep_levels([]).public_groups
+    with pytest.raises(AttributeError):
+        toy_tree.public_groups = True
+
+
+def test_toy_persons_with_and_without_a_groups_table(toy_persons, toy_tree):
+    with_table = Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS)
+    for node in [(), ("a",), ("b",)]:
+        np.testing.assert_array_equal(with_table.histogram(node), toy_tree.histogram(node))
+    # A listed group with nobody in it is a group of size 0; a listed region with only such groups is kept.
+    listed = pd.concat([TOY_GROUPS, pd.DataFrame({"group": [5, 6], "region": ["b", "c"]})], ignore_index=True)
+    tree = Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=listed)
+    assert tree.nodes(1) == [("a",), ("b",), ("c",)]
+    np.testing.assert_array_equal(tree.histogram(("b",)), [1, 1, 1])
+    np.testing.assert_array_equal(tree.histogram(("c",)), [1])
+    assert tree.groups(()) == 6 and tree.persons(()) == 8
+
+
+def test_neighbouring_persons_tables_and_public_g(toy_persons):
+    # The neighbour adds one person in a NEW group 9 (region b).
+    neighbour = pd.concat([toy_persons, pd.DataFrame({"person": ["Zed"], "group": [9], "region": ["b"]})],
+                          ignore_index=True)
+    plain = [Hierarchy.from_persons(t, group="group", levels=["region"]) for t in (toy_persons, neighbour)]
+    assert plain[0].groups(("b",)) != plain[1].groups(("b",))      # G leaks the new person
+    listed = pd.concat([TOY_GROUPS, pd.DataFrame({"group": [9], "region": ["b"]})], ignore_index=True)
+    public = [Hierarchy.from_persons(t, group="group", levels=["region"], groups=listed)
+              for t in (toy_persons, neighbour)]
+    for node in [(), ("a",), ("b",)]:
+        assert public[0].groups(node) == public[1].groups(node)
+    np.testing.assert_array_equal(public[0].histogram(("b",)), [1, 1, 1])   # group 9 has size 0
+    np.testing.assert_array_equal(public[1].histogram(("b",)), [0, 2, 1])   # ... and size 1 next door
+
+
+def test_groups_table_refusals(toy_persons):
+    twice = pd.DataFrame({"group": [1, 2, 3, 4, 2], "region": ["a", "b", "a", "b", "a"]})
+    with pytest.raises(InputError, match=r"groups table, column 'group': group id\(s\) 2 listed more than once"
+                                         r".*rows 1, 4"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=twice)
+    moved = TOY_GROUPS.assign(region=["a", "a", "a", "b"])   # group 2 listed in a, its persons are in b
+    with pytest.raises(InputError, match=r"column 'group': group 2 lies in region a in the groups table but persons "
+                                         r"in rows 4, 5 place it in b"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=moved)
+    with pytest.raises(InputError, match=r"column 'group': group\(s\) 4 in rows 7 are not in the groups table"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS.iloc[:3])
+    with pytest.raises(InputError, match=r"groups table: missing column\(s\) \['region'\]"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS[["group"]])
+    with pytest.raises(InputError, match="groups table, column 'region': missing region label in rows 1"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"],
+                               groups=TOY_GROUPS.assign(region=["a", None, "a", "b"]))
+
+
+def test_group_in_two_regions_with_a_groups_table(toy_persons):
+    toy_persons.loc[7, "group"] = 1  # Nick (region b) joins group 1 (listed in region a)
+    with pytest.raises(InputError, match=r"group 1 lies in region a in the groups table but persons in rows 7 "
+                                         r"place it in b"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS)
+
+
+# ------------------------------------------------------------------ types are checked, not coerced; limits
+@pytest.mark.parametrize("sizes, problem", [
+    ([True, False, True], r"column 'size': group size must be a whole number, not true/false"),
+    ([1, True, 2], r"column 'size': group size must be a whole number, not bool, in rows 1"),
+    ([1 + 0j, 2, 3], r"column 'size': group size must be a whole number, not complex128"),
+    ([1, [2], 3], r"column 'size': group size must be a whole number, not list, in rows 1"),
+    ([1, float("nan"), 3], r"column 'size': missing group size in rows 1"),
+    ([1, float("-inf"), 3], r"column 'size': infinite group size in rows 1"),
+    ([1, 2**40 + 1, 3], r"column 'size': group size too large in rows 1; at most 2\*\*40"),
+])
+def test_sizes_are_checked_not_coerced(sizes, problem):
+    groups = pd.DataFrame({"r": ["a", "a", "b"], "size": pd.Series(sizes, dtype=None)})
+    with pytest.raises(InputError, match=problem):
+        Hierarchy.from_groups(groups, size="size", levels=["r"])
+
+
+@pytest.mark.parametrize("labels, problem", [
+    ([["a"], "b", "b"], r"column 'r': a region label must be text or a number, not list, in rows 0"),
+    ([True, False, True], r"column 'r': a region label must be text or a number, not true/false"),
+    ([1, "1", "b"], r"column 'r': values 1, '1' are different but print as the same region label '1' \(rows 0, 1\)"),
+    (["a", "", "b"], r"column 'r': empty region label in rows 1"),
+])
+def test_region_labels_are_text(labels, problem):
+    groups = pd.DataFrame({"r": labels, "size": [1, 2, 3]})
+    with pytest.raises(InputError, match=problem):
+        Hierarchy.from_groups(groups, size="size", levels=["r"])
+
+
+def test_group_ids_that_print_alike_or_are_lists(toy_persons):
+    toy_persons["group"] = toy_persons["group"].astype(object)
+    toy_persons.loc[7, "group"] = "1"  # Nick in group "1", Alice in group 1: not one group
+    with pytest.raises(InputError, match=r"column 'group': values 1, '1' are different but print as the same group id"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+    toy_persons.loc[7, "group"] = [4]
+    with pytest.raises(InputError, match=r"column 'group': a group id must be text or a number, not list, in rows 7"):
+        Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
+
+
+def test_totals_are_limited():
+    from cocoviz.hierarchy import MAX_GROUPS, MAX_PERSONS
+
+    assert MAX_GROUPS == 2**40 and MAX_PERSONS == 2**62
+    # Each row within the limit, the sum not: once capped per row only.
+    counts = pd.DataFrame({"r": ["a", "b"], "size": [1, 2], "n": [2**39, 2**39 + 1]})
+    with pytest.raises(InputError, match=r"column 'n': 1,099,511,627,777 groups in all \(rows 0, 1\); at most 2\*\*40"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    counts = pd.DataFrame({"r": ["a", "b"], "size": [2**40, 2**40], "n": [2**30, 2**30]})
+    with pytest.raises(InputError, match=r"columns 'size' and 'n': more than 2\*\*62 = .* persons"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    at_limit = pd.DataFrame({"r": ["a", "b"], "size": [1, 3], "n": [2**39, 2**39]})
+    assert Hierarchy.from_counts(at_limit, size="size", count="n", levels=["r"]).groups(()) == 2**40
+
+
+def test_every_error_is_in_the_family(toy_tree, toy_persons):
+    with pytest.raises(ParameterError, match="levels must be a list"):
+        Hierarchy.from_persons(toy_persons, group="group", levels="region")
+    with pytest.raises(ParameterError, match="must be a column name"):
+        Hierarchy.from_persons(toy_persons, group=["group"], levels=["region"])
+    with pytest.raises(ParameterError, match="level must be between"):
+        toy_tree.nodes("1")
+    with pytest.raises(ParameterError, match="unknown level"):
+        toy_tree.keep_levels(["nope"])
+    with pytest.raises(ParameterError, match="a node is a sequence of labels"):
+        toy_tree.histogram(5)
+    with pytest.raises(InputError, match=r"column\(s\) \['size'\] appear more than once"):
+        Hierarchy.from_groups(pd.DataFrame([[1, 2]], columns=["size", "size"]), size="size", levels=[])

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cocoviz.datasets import toy_persons
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.io import load_upload, read_table, table_to_hierarchy
 
@@ -220,3 +221,48 @@ def test_arbitrary_tables_load_whole_or_are_refused(rows, form):
         assert tree.groups(()) == int(np.rint(pd.to_numeric(frame["count"]).sum()))
     else:
         assert tree.persons(()) == len(frame)
+
+
+# ------------------------------------------------------------ persons form with a public groups table
+PERSONS_CSV = b"name,group,region\nAlice,1,a\nBob,1,a\nEve,2,b\n"
+
+
+def test_persons_form_with_a_public_groups_table(tmp_path):
+    groups_csv = b"group,region\n1,a\n2,b\n3,b\n"
+    without = load_upload(PERSONS_CSV, form="persons", levels=["region"])
+    assert not without.public_groups and without.groups(("b",)) == 1
+    tree = load_upload(PERSONS_CSV, form="persons", levels=["region"], groups=groups_csv)
+    assert tree.public_groups and tree.histogram(("b",)).tolist() == [1, 1]
+    path = tmp_path / "groups.csv"
+    path.write_bytes(groups_csv)
+    same = load_upload(PERSONS_CSV, form="persons", levels=["region"], groups=path)
+    assert same.histogram(()).tolist() == tree.histogram(()).tolist()
+    direct = table_to_hierarchy(read_table(PERSONS_CSV), form="persons", levels=["region"],
+                                groups=read_table(groups_csv))
+    assert direct.public_groups and direct.groups(()) == 3
+
+
+@pytest.mark.parametrize("groups_csv, pattern", [
+    (b"group,region\n1,a\n1,b\n2,b\n", r"^groups\.csv: column 'group': group id\(s\) 1 listed more than once"),
+    (b"group,region\n1,b\n2,b\n", r"^p\.csv: column 'group': group 1 lies in region b in groups\.csv but persons in "
+                                  r"rows 1, 2 place it in a"),
+    (b"group,region\n1,a\n", r"^p\.csv: column 'group': group\(s\) 2 in rows 3 are not in groups\.csv"),
+    (b"group\n1\n", r"^groups\.csv: no column 'region'"),
+])
+def test_groups_table_problems_name_the_right_file(tmp_path, groups_csv, pattern):
+    path = tmp_path / "groups.csv"
+    path.write_bytes(groups_csv)
+    with pytest.raises(InputError, match=pattern):
+        load_upload(PERSONS_CSV, form="persons", levels=["region"], groups=path, filename="p.csv")
+
+
+def test_groups_table_only_with_the_persons_form():
+    with pytest.raises(ParameterError, match="persons form only"):
+        load_upload(GROUPS_CSV, form="groups", levels=["state"], groups=b"group,state\n1,CA\n")
+
+
+def test_doctests():
+    import doctest
+
+    import cocoviz.io
+    assert doctest.testmod(cocoviz.io).failed == 0

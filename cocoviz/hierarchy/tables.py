@@ -1,0 +1,305 @@
+"""Table validation and the three builders' shared work: from a table to leaf runs.
+
+Each builder checks its table whole (named column, first offending rows and the
+problem) and returns what :class:`~cocoviz.hierarchy.Hierarchy` is built from:
+the level names, the path of every leaf and the leaf runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.errors import InputError, ParameterError
+from cocoviz.runs import LevelRuns, aggregate_runs
+
+__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_GROUP_SIZE", "MAX_PERSONS", "counts_table", "groups_table",
+           "persons_table"]
+
+Path = tuple[str, ...]
+Leaves = tuple[list[str], list[Path], LevelRuns]
+
+#: Levels below the root that a hierarchy may have.
+MAX_DEPTH = 4
+
+#: Most groups in one region.  The root is a region, so this bounds the whole
+#: table.  Group counts meet in products inside the compiled matching and
+#: estimators; 2**40 (about 1.1 trillion, thousands of times the paper's
+#: largest data) leaves every such quantity far inside int64.
+MAX_GROUPS = 2**40
+#: Largest group size (persons in one group), for the same reason.
+MAX_GROUP_SIZE = 2**40
+#: Most persons (the sum of size x count) in the whole table: persons are
+#: counted in int64, so the total must stay below 2**63.
+MAX_PERSONS = 2**62
+
+SHOWN_ROWS = 5
+
+#: How messages name the optional public groups table of the persons form.
+GROUPS_TABLE = "groups table"
+
+_SHOWN_VALUES = 3
+# Scalar types a number column or a label column may hold (bool is an int subclass: refused apart).
+_NUMBER_TYPES = (str, int, float, np.integer, np.floating, Decimal)
+_LABEL_TYPES = (str, int, float, np.integer, np.floating)
+_BOOL_TYPES = (bool, np.bool_)
+# pandas.api.types.infer_dtype results that need no element-by-element look.
+_PLAIN_NUMBERS = {"string", "integer", "floating", "mixed-integer-float", "decimal", "empty"}
+_PLAIN_LABELS = {"string", "integer", "floating", "mixed-integer-float", "empty"}
+
+
+def _rows(mask: np.ndarray, index: pd.Index) -> str:
+    """The first offending row labels, for error messages."""
+    labels = [str(x) for x in index[np.asarray(mask)][:SHOWN_ROWS]]
+    more = int(np.count_nonzero(mask)) - len(labels)
+    return ", ".join(labels) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _power(limit: int) -> str:
+    return f"2**{limit.bit_length() - 1} = {limit:,}"
+
+
+def _check_roles(levels: Sequence[str], **roles: object) -> None:
+    """Refuse column arguments that cannot name a column (a bad argument, not a bad table)."""
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
+        raise ParameterError(f"levels must be a list of column names, got {levels!r}")
+    for role, col in [*((f"levels[{k}]", c) for k, c in enumerate(levels)), *roles.items()]:
+        if isinstance(col, _BOOL_TYPES) or not isinstance(col, (str, int, np.integer)):
+            raise ParameterError(f"{role} must be a column name, got {col!r}")
+
+
+def _require_columns(df: pd.DataFrame, columns: Sequence[str], where: str | None = None) -> None:
+    """``where`` names a second table in messages (None: the main table)."""
+    lead = f"{where}: " if where else ""
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"{lead}expected a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"{lead}missing column(s) {missing}; the table has {list(df.columns)}")
+    if len(columns) != len(set(columns)):
+        raise InputError(f"a column is given two roles: {list(columns)}")
+    repeated = [c for c in columns if int((df.columns == c).sum()) > 1]
+    if repeated:
+        raise InputError(f"{lead}column(s) {repeated} appear more than once in the table")
+    if len(df) == 0:
+        raise InputError(f"{lead or 'the '}table is empty: it has no rows")
+
+
+def _odd_elements(raw: pd.Series, allowed: tuple[type, ...], plain: set[str]) -> np.ndarray:
+    """Mask of the entries that are neither missing nor of an ``allowed`` (non-boolean) type."""
+    kind = pd.api.types.infer_dtype(raw, skipna=True)
+    if kind in plain:
+        return np.zeros(len(raw), bool)
+    values = raw.to_numpy(dtype=object)
+    missing = pd.isna(raw).to_numpy()
+    return np.fromiter(((not m) and (isinstance(v, _BOOL_TYPES) or not isinstance(v, allowed))
+                        for v, m in zip(values, missing)), bool, len(values))
+
+
+def _scalars(df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[str], must: str) -> pd.Series:
+    """Column ``col`` (categories unwrapped), refusing entries that are not text or numbers: booleans,
+    complex numbers, lists, dates, ...  ``must`` opens the message."""
+    raw = df[col]
+    if isinstance(raw.dtype, pd.CategoricalDtype):
+        raw = raw.astype(object)
+    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+        odd = _odd_elements(raw, allowed, plain)
+        if odd.any():
+            names = ", ".join(sorted({type(v).__name__ for v in raw.to_numpy(dtype=object)[odd]}))
+            raise InputError(f"{must}, not {names}, in rows {_rows(odd, df.index)}")
+    elif pd.api.types.is_bool_dtype(raw.dtype) or not (pd.api.types.is_integer_dtype(raw.dtype)
+                                                         or pd.api.types.is_float_dtype(raw.dtype)):
+        kind = "true/false" if pd.api.types.is_bool_dtype(raw.dtype) else str(raw.dtype)
+        raise InputError(f"{must}, not {kind}: the whole column is {raw.dtype} (rows "
+                         f"{_rows(np.ones(len(raw), bool), df.index)})")
+    return raw
+
+
+def _labels(df: pd.DataFrame, col: str, what: str, lead: str) -> pd.Series:
+    """Column ``col`` as text labels, refusing missing entries, values that are not text or numbers,
+    and distinct values that would print alike (``1`` and ``"1"``)."""
+    raw = _scalars(df, col, _LABEL_TYPES, _PLAIN_LABELS, f"{lead}column '{col}': a {what} must be text or a number")
+    missing = raw.isna().to_numpy()
+    if missing.any():
+        raise InputError(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+    text = raw.astype(str)
+    if raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) != "string":
+        distinct = pd.Series(pd.unique(raw.to_numpy(dtype=object)))
+        printed = distinct.astype(str)
+        alike = printed.duplicated(keep=False).to_numpy()
+        if alike.any():
+            first = printed[alike].iloc[0]
+            values = distinct[alike & printed.eq(first).to_numpy()].tolist()[:_SHOWN_VALUES]
+            rows = _rows(text.eq(first).to_numpy(), df.index)
+            raise InputError(f"{lead}column '{col}': values {', '.join(repr(v) for v in values)} are different "
+                             f"but print as the same {what} {first!r} (rows {rows}); store the column as text")
+    return text
+
+
+def _check_levels(df: pd.DataFrame, levels: Sequence[str], where: str | None = None) -> list[str]:
+    levels = list(levels)
+    if len(levels) > MAX_DEPTH:
+        raise InputError(f"at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
+    lead = f"{where}, " if where else ""
+    for col in levels:
+        text = _labels(df, col, "region label", lead)
+        blank = text.str.strip().eq("").to_numpy()
+        if blank.any():
+            raise InputError(f"{lead}column '{col}': empty region label in rows {_rows(blank, df.index)}")
+    return levels
+
+
+def _keys(df: pd.DataFrame, group: str, levels: list[str]) -> pd.DataFrame:
+    """Group id and level columns as text (each already checked)."""
+    return pd.DataFrame({c: df[c].astype(str) for c in [group, *levels]}, index=df.index)
+
+
+def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int) -> np.ndarray:
+    """Column ``col`` as int64, refusing missing, non-numeric (booleans, complex numbers, lists, ...),
+    infinite, negative, fractional entries and entries above ``limit``; nothing is coerced."""
+    raw = _scalars(df, col, _NUMBER_TYPES, _PLAIN_NUMBERS, f"column '{col}': {what} must be a whole number")
+    try:
+        values = pd.to_numeric(raw, errors="coerce")
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"column '{col}': {what} must be a whole number ({exc})") from None
+    bad = values.isna().to_numpy() & raw.notna().to_numpy()
+    if bad.any():
+        raise InputError(f"column '{col}': {what} must be a number; not a number in rows {_rows(bad, df.index)}")
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise InputError(f"column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+    as_float = values.to_numpy(dtype=np.float64)
+    infinite = ~np.isfinite(as_float)
+    if infinite.any():
+        raise InputError(f"column '{col}': infinite {what} in rows {_rows(infinite, df.index)}")
+    negative = as_float < 0
+    if negative.any():
+        raise InputError(f"column '{col}': negative {what} in rows {_rows(negative, df.index)}")
+    fractional = as_float != np.floor(as_float)
+    if fractional.any():
+        raise InputError(f"column '{col}': fractional {what} in rows {_rows(fractional, df.index)}")
+    large = as_float > limit
+    if large.any():
+        raise InputError(f"column '{col}': {what} too large in rows {_rows(large, df.index)}; at most "
+                         f"{_power(limit)} is supported")
+    # Every value is now a whole number <= 2**40, exact in float64.
+    return as_float.astype(np.int64)
+
+
+def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size: str,
+                  count: str | None) -> None:
+    """Refuse a table whose groups or persons, summed, pass :data:`MAX_GROUPS` or :data:`MAX_PERSONS`.
+
+    Sums are taken in float64 first: their relative error is far below what
+    separates the limits from 2**63, so the exact int64 sums that follow never
+    overflow.
+    """
+    rows = _rows(counts > 0, df.index)
+    if counts.sum(dtype=np.float64) > MAX_GROUPS:
+        where = f"column '{count}'" if count is not None else "the table"
+        raise InputError(f"{where}: {counts.sum(dtype=np.float64):,.0f} groups in all (rows {rows}); at most "
+                         f"{_power(MAX_GROUPS)} groups are supported in one region, the root included")
+    if np.dot(sizes.astype(np.float64), counts.astype(np.float64)) > MAX_PERSONS:
+        columns = f"columns '{size}' and '{count}'" if count is not None else f"column '{size}'"
+        raise InputError(f"{columns}: more than {_power(MAX_PERSONS)} persons in all (rows {rows}); "
+                         f"that many are not supported")
+
+
+def counts_table(df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Leaves:
+    """Leaves of a per-leaf counts table (see :meth:`Hierarchy.from_counts`)."""
+    _check_roles(levels, size=size, count=count)
+    _require_columns(df, [*levels, size, count])
+    levels = _check_levels(df, levels)
+    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE)
+    counts = _nonnegative_integers(df, count, "number of groups", MAX_GROUPS)
+    _check_totals(df, sizes, counts, size, count)
+    return _leaves(df, levels, sizes, counts)
+
+
+def groups_table(df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Leaves:
+    """Leaves of a groups table (see :meth:`Hierarchy.from_groups`)."""
+    _check_roles(levels, size=size)
+    _require_columns(df, [*levels, size])
+    levels = _check_levels(df, levels)
+    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE)
+    counts = np.ones(len(sizes), np.int64)
+    _check_totals(df, sizes, counts, size, None)
+    return _leaves(df, levels, sizes, counts)
+
+
+def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str],
+                  groups: pd.DataFrame | None = None) -> Leaves:
+    """Leaves of a persons table (see :meth:`Hierarchy.from_persons`).
+
+    With ``groups`` (the public Groups table: group id and level columns) the
+    leaves and every G come from ``groups``; without it from the persons rows.
+    """
+    _check_roles(levels, group=group)
+    _require_columns(df, [*levels, group])
+    levels = _check_levels(df, levels)
+    _labels(df, group, "group id", "")
+    keys = _keys(df, group, levels)
+    if groups is not None:
+        return _persons_in_public_groups(df, keys, group, levels, groups)
+    if levels:
+        places = keys.groupby(group, sort=False)[levels].nunique()
+        split = places.index[(places > 1).any(axis=1).to_numpy()]
+        if len(split):
+            bad = keys[group].isin(split[:1]).to_numpy()
+            shown = ", ".join(str(g) for g in split[:SHOWN_ROWS])
+            raise InputError(f"column '{group}': group(s) {shown} appear in more than one region "
+                             f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf")
+    sizes = keys.groupby([group, *levels], sort=False).size().reset_index(name="__size")
+    return _leaves(sizes, levels, sizes["__size"].to_numpy(np.int64), np.ones(len(sizes), np.int64))
+
+
+def _persons_in_public_groups(df: pd.DataFrame, keys: pd.DataFrame, group: str, levels: list[str],
+                              groups: pd.DataFrame) -> Leaves:
+    """Sizes of the public groups, counted from the persons rows; a group with no person has size 0."""
+    where = GROUPS_TABLE
+    _require_columns(groups, [*levels, group], where)
+    _check_levels(groups, levels, where)
+    _labels(groups, group, "group id", f"{where}, ")
+    public = _keys(groups, group, levels)
+    repeated = public[group].duplicated(keep=False).to_numpy()
+    if repeated.any():
+        first = public[group].to_numpy()[repeated][0]
+        shown = ", ".join(pd.unique(public[group].to_numpy()[repeated])[:SHOWN_ROWS])
+        raise InputError(f"{where}, column '{group}': group id(s) {shown} listed more than once "
+                         f"(group {first} in rows {_rows(public[group].eq(first).to_numpy(), groups.index)}); "
+                         f"each group must be listed once, with its region")
+    position = pd.Index(public[group]).get_indexer(keys[group])
+    unknown = position < 0
+    if unknown.any():
+        shown = ", ".join(pd.unique(keys[group].to_numpy()[unknown])[:SHOWN_ROWS])
+        raise InputError(f"column '{group}': group(s) {shown} in rows {_rows(unknown, df.index)} are not in the "
+                         f"{where}; every person's group must be listed there")
+    if levels:
+        moved = np.zeros(len(keys), bool)
+        for col in levels:
+            moved |= keys[col].to_numpy() != public[col].to_numpy()[position]
+        if moved.any():
+            first = int(np.flatnonzero(moved)[0])
+            gid = keys[group].iloc[first]
+            rows = moved & keys[group].eq(gid).to_numpy()
+            here = "/".join(keys[levels].iloc[first])
+            there = "/".join(public[levels].iloc[position[first]])
+            raise InputError(f"column '{group}': group {gid} lies in region {there} in the {where} but persons "
+                             f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf")
+    sizes = np.bincount(position, minlength=len(public)).astype(np.int64)
+    return _leaves(public, levels, sizes, np.ones(len(public), np.int64))
+
+
+def _leaves(df: pd.DataFrame, levels: list[str], sizes: np.ndarray, counts: np.ndarray) -> Leaves:
+    if levels:
+        labels = df[levels].astype(str)
+        codes, uniques = pd.MultiIndex.from_frame(labels).factorize()
+        leaf_paths = [tuple(p) for p in uniques]
+    else:
+        codes = np.zeros(len(df), np.int64)
+        leaf_paths = [()]
+    codes = np.asarray(codes, np.int64)
+    return levels, leaf_paths, aggregate_runs(codes, sizes, counts, len(leaf_paths))

@@ -1,0 +1,301 @@
+"""The region tree and its queries: nodes, children, runs and histograms of every level.
+
+The builders' table checks live in :mod:`cocoviz.hierarchy.tables`; the runs
+form in :mod:`cocoviz.runs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.errors import InputError, ParameterError
+from cocoviz.hierarchy import tables
+from cocoviz.runs import LevelRuns, aggregate_runs
+
+__all__ = ["Hierarchy", "node_label"]
+
+Path = tuple[str, ...]
+
+_SHOWN_ROWS = tables.SHOWN_ROWS
+
+
+def node_label(path: Sequence[str]) -> str:
+    """Readable name of a node: ``"(root)"`` or its labels joined by ``/``."""
+    return "/".join(path) if len(path) else "(root)"
+
+
+def _is_level(level: object) -> bool:
+    return isinstance(level, (int, np.integer)) and not isinstance(level, (bool, np.bool_))
+
+
+class Hierarchy:
+    """A public region hierarchy with the private group sizes of its leaves.
+
+    Build one with :meth:`from_persons`, :meth:`from_groups` or
+    :meth:`from_counts`; the constructor itself takes already-validated leaf
+    runs and is not meant to be called directly.
+
+    Parameters
+    ----------
+    levels : sequence of str
+        Names of the levels below the root, top down (may be empty).
+    leaf_paths : list of tuple of str
+        Path of every leaf, in a fixed order.
+    leaf_runs : LevelRuns
+        Runs of the leaves, aligned with ``leaf_paths``.
+    public_groups : bool
+        Whether the regions and every G come from a public Groups table (see
+        :attr:`public_groups`); the caller vouches for it.  Default False.
+    """
+
+    def __init__(self, levels: Sequence[str], leaf_paths: list[Path], leaf_runs: LevelRuns, *,
+                 public_groups: bool = False):
+        self._public_groups = bool(public_groups)
+        self.levels: tuple[str, ...] = tuple(levels)
+        depth = len(self.levels)
+        # Nodes of each level, in sorted order so that every release is
+        # reproducible whatever the row order of the input.
+        self._paths: list[list[Path]] = [sorted({p[:lvl] for p in leaf_paths}) for lvl in range(depth + 1)]
+        self._index: list[dict[Path, int]] = [{p: k for k, p in enumerate(ps)} for ps in self._paths]
+        leaf_order = np.array([self._index[depth][p] for p in leaf_paths], np.int64)
+        self._parent: list[np.ndarray] = [np.zeros(0, np.int64)] + [
+            np.array([self._index[lvl - 1][p[:-1]] for p in self._paths[lvl]], np.int64)
+            for lvl in range(1, depth + 1)
+        ]
+        # Runs of every level from the leaves up.
+        leaf_of_run = leaf_order[leaf_runs.node_ids()]
+        runs = [None] * (depth + 1)
+        runs[depth] = aggregate_runs(leaf_of_run, leaf_runs.sizes, leaf_runs.counts, len(self._paths[depth]))
+        for lvl in range(depth, 0, -1):
+            below = runs[lvl]
+            runs[lvl - 1] = aggregate_runs(self._parent[lvl][below.node_ids()], below.sizes, below.counts,
+                                            len(self._paths[lvl - 1]))
+        self._runs: list[LevelRuns] = runs
+        empty = np.flatnonzero(runs[depth].groups() == 0)
+        if len(empty):
+            names = ", ".join(node_label(self._paths[depth][k]) for k in empty[:_SHOWN_ROWS])
+            raise InputError(f"empty region(s) with no groups: {names}")
+
+    # ----------------------------------------------------------------- building
+    @classmethod
+    def from_counts(cls, df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Hierarchy:
+        """Build from per-leaf counts: one row per leaf and size with its number of groups.
+
+        Parameters
+        ----------
+        df : DataFrame
+            One row per (leaf, size); rows repeating a (leaf, size) pair add up.
+        size, count : str
+            Columns holding the group size and the number of groups of that size.
+        levels : sequence of str
+            Level columns, top down (root excluded).
+
+        Raises
+        ------
+        InputError
+            Naming the column and the first offending rows for missing,
+            non-numeric (text, booleans, complex numbers, lists), infinite,
+            negative, fractional or too large sizes or counts (see
+            :data:`~cocoviz.hierarchy.tables.MAX_GROUP_SIZE`,
+            :data:`~cocoviz.hierarchy.tables.MAX_GROUPS` and
+            :data:`~cocoviz.hierarchy.tables.MAX_PERSONS`, which also bound
+            the sums), missing, empty or ambiguous region labels (``1`` and
+            ``"1"`` in one column), an empty table, or a leaf with no groups.
+        ParameterError
+            For column arguments that cannot name a column.
+        """
+        return cls(*tables.counts_table(df, size=size, count=count, levels=levels), public_groups=True)
+
+    @classmethod
+    def from_groups(cls, df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Hierarchy:
+        """Build from a groups table: one row per group with its region and size (0 allowed).
+
+        >>> groups = pd.DataFrame({"state": ["a", "a", "b"], "size": [4, 1, 2]})
+        >>> Hierarchy.from_groups(groups, size="size", levels=["state"]).groups(())
+        3
+        """
+        return cls(*tables.groups_table(df, size=size, levels=levels), public_groups=True)
+
+    @classmethod
+    def from_persons(cls, df: pd.DataFrame, *, group: str, levels: Sequence[str],
+                     groups: pd.DataFrame | None = None) -> Hierarchy:
+        """Build from a persons table: one row per person with its group id and region.
+
+        A group's size is its number of rows; a group must lie in one leaf.
+
+        Parameters
+        ----------
+        df : DataFrame
+            The private Persons table.
+        group : str
+            Column of the group id (in ``df`` and in ``groups``).
+        levels : sequence of str
+            Level columns, top down (root excluded), in ``df`` and in ``groups``.
+        groups : DataFrame, optional
+            The public Groups table: one row per group, its id and its region
+            (the same level columns).  With it, the regions and every node's G
+            come from this public table: a listed group with no person has
+            size 0, and a person whose group is not listed, or lies in another
+            region than the one listed, is refused.  **Without it, G and the
+            list of regions are taken from the private rows**: a release then
+            keeps each G exactly, so a person added in a new group is seen with
+            certainty; :attr:`public_groups` is False for such a tree.
+
+        >>> persons = pd.DataFrame({"group": [1, 1, 2], "region": ["a", "a", "b"]})
+        >>> listed = pd.DataFrame({"group": [1, 2, 3], "region": ["a", "b", "b"]})
+        >>> tree = Hierarchy.from_persons(persons, group="group", levels=["region"], groups=listed)
+        >>> tree.histogram(("b",)), tree.public_groups
+        (array([1, 1]), True)
+        """
+        leaves = tables.persons_table(df, group=group, levels=levels, groups=groups)
+        return cls(*leaves, public_groups=groups is not None)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def public_groups(self) -> bool:
+        """Whether the regions and every node's G come from a public Groups table (read-only).
+
+        True for :meth:`from_counts` and :meth:`from_groups` (their rows are
+        the Groups table) and for :meth:`from_persons` with ``groups=``; False
+        for :meth:`from_persons` without it, whose G are taken from the
+        private rows and are therefore not protected by the release.
+        """
+        return self._public_groups
+
+    @property
+    def depth(self) -> int:
+        """Number of levels below the root."""
+        return len(self.levels)
+
+    def nodes(self, level: int) -> list[Path]:
+        """Paths of the nodes at ``level`` (0 = root), in a fixed sorted order."""
+        self._check_level(level)
+        return list(self._paths[level])
+
+    def children(self, node: Sequence[str]) -> list[Path]:
+        """Paths of the children of ``node`` (empty for a leaf)."""
+        level, _ = self.locate(node)
+        if level == self.depth:
+            return []
+        k = self._index[level][tuple(node)]
+        return [self._paths[level + 1][c] for c in np.flatnonzero(self._parent[level + 1] == k)]
+
+    def locate(self, node: Sequence[str]) -> tuple[int, int]:
+        """Level of ``node`` and its index within that level."""
+        try:
+            path = tuple(str(x) for x in node)
+        except TypeError:
+            raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
+        if len(path) > self.depth or path not in self._index[len(path)]:
+            raise KeyError(f"no node {path} in this hierarchy")
+        return len(path), self._index[len(path)][path]
+
+    def runs(self, level: int) -> LevelRuns:
+        """The true ``(size, count)`` runs of every node at ``level``."""
+        self._check_level(level)
+        return self._runs[level]
+
+    def parents(self, level: int) -> np.ndarray:
+        """For every node at ``level`` (>= 1), the index of its parent one level up."""
+        if not _is_level(level) or not 1 <= level <= self.depth:
+            raise ParameterError(f"level must be between 1 and {self.depth}, got {level}")
+        return self._parent[level]
+
+    def node_runs(self, node: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Sizes and counts of the groups of ``node``."""
+        level, k = self.locate(node)
+        return self._runs[level].node(k)
+
+    def histogram(self, node: Sequence[str]) -> np.ndarray:
+        """True count-of-counts histogram H of ``node``: ``H[j]`` groups of size ``j``.
+
+        The array runs from size 0 to the node's largest group size.
+        """
+        sizes, counts = self.node_runs(node)
+        h = np.zeros(int(sizes[-1]) + 1, np.int64)
+        h[sizes] = counts
+        return h
+
+    def groups(self, node: Sequence[str]) -> int:
+        """Public number of groups G of ``node``."""
+        return int(self.node_runs(node)[1].sum())
+
+    def persons(self, node: Sequence[str] = ()) -> int:
+        """Number of persons in ``node`` (private; for data cards and checks)."""
+        sizes, counts = self.node_runs(node)
+        return int(np.dot(sizes, counts))
+
+    @property
+    def max_size(self) -> int:
+        """Largest group size anywhere (private: a public bound K must not be derived from it)."""
+        return int(self._runs[0].sizes[-1])
+
+    def summary(self) -> dict:
+        """Groups, persons, distinct sizes, levels and node counts, for data cards."""
+        root = self._runs[0]
+        return {
+            "groups": int(root.counts.sum()),
+            "persons": int(np.dot(root.sizes, root.counts)),
+            "distinct_sizes": int(len(root.sizes)),
+            "max_size": self.max_size,
+            "levels": list(self.levels),
+            "nodes_per_level": [len(p) for p in self._paths],
+        }
+
+    # ----------------------------------------------------------- restructuring
+    def keep_levels(self, levels: Sequence[str]) -> Hierarchy:
+        """A coarser hierarchy with only the named levels (in their original order).
+
+        Dropping the lowest levels makes the deepest kept level the leaves;
+        dropping a middle level attaches its children to their grandparent.
+
+        >>> persons = pd.DataFrame({"group": [1, 2], "s": ["a", "b"], "c": ["x", "y"]})
+        >>> Hierarchy.from_persons(persons, group="group", levels=["s", "c"]).keep_levels(["s"]).depth
+        1
+        """
+        unknown = [x for x in levels if x not in self.levels]
+        if unknown:
+            raise ParameterError(f"unknown level(s) {unknown}; this hierarchy has {list(self.levels)}")
+        keep = [i for i, name in enumerate(self.levels) if name in set(levels)]
+        leaves = self._runs[self.depth]
+        new_paths = [tuple(p[i] for i in keep) for p in self._paths[self.depth]]
+        distinct = sorted(set(new_paths))
+        index = {p: k for k, p in enumerate(distinct)}
+        leaf_map = np.array([index[p] for p in new_paths], np.int64)
+        runs = aggregate_runs(leaf_map[leaves.node_ids()], leaves.sizes, leaves.counts, len(distinct))
+        return Hierarchy([self.levels[i] for i in keep], distinct, runs, public_groups=self.public_groups)
+
+    def subtree(self, node: Sequence[str]) -> Hierarchy:
+        """The part of the hierarchy below ``node``, with ``node`` as its root.
+
+        Used for regional cuts such as the paper's West Coast: build a
+        hierarchy whose first level is the region, then take its subtree.
+        """
+        level, k = self.locate(node)
+        leaves = self._runs[self.depth]
+        ancestors = np.arange(len(self._paths[self.depth]))
+        for lvl in range(self.depth, level, -1):
+            ancestors = self._parent[lvl][ancestors]
+        # Leaves whose ancestor at `level` is the chosen node.
+        inside = np.flatnonzero(ancestors == k)
+        paths = [self._paths[self.depth][i][level:] for i in inside]
+        sizes, counts, ptr = [], [], [0]
+        for i in inside:
+            s, c = leaves.node(i)
+            sizes.append(s)
+            counts.append(c)
+            ptr.append(ptr[-1] + len(s))
+        runs = LevelRuns(np.array(ptr, np.int64), np.concatenate(sizes), np.concatenate(counts))
+        return Hierarchy(self.levels[level:], paths, runs, public_groups=self.public_groups)
+
+    def _check_level(self, level: int) -> None:
+        if not _is_level(level) or not 0 <= level <= self.depth:
+            raise ParameterError(f"level must be between 0 and {self.depth}, got {level}")
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"Hierarchy(levels={list(self.levels)}, nodes={s['nodes_per_level']}, "
+                f"groups={s['groups']:,}, distinct_sizes={s['distinct_sizes']:,})")

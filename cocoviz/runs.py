@@ -1,0 +1,75 @@
+"""Runs of equal-sized groups: the one compact form of a level's groups.
+
+Equal-sized groups are interchangeable for every quantity the method needs, so
+a node's groups are kept as ``(size, count)`` runs: ``count`` groups have
+exactly ``size`` members.  :class:`LevelRuns` holds the runs of every node of
+one level (compressed sparse rows); :func:`aggregate_runs` builds one from
+unsorted ``(node, size, count)`` triples.
+
+>>> runs = aggregate_runs(np.array([1, 0, 1]), np.array([3, 2, 3]), np.array([1, 1, 4]), 2)
+>>> runs.node(1)
+(array([3]), array([5]))
+>>> runs.groups()
+array([1, 5])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["LevelRuns", "aggregate_runs"]
+
+
+@dataclass(frozen=True)
+class LevelRuns:
+    """The groups of every node of one level, as sorted ``(size, count)`` runs.
+
+    Node ``k`` owns ``sizes[ptr[k]:ptr[k + 1]]`` and the matching ``counts``
+    (compressed sparse rows); sizes are strictly increasing within a node and
+    every count is positive.
+    """
+
+    ptr: np.ndarray
+    sizes: np.ndarray
+    counts: np.ndarray
+
+    def node(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Sizes and counts of node ``k``."""
+        lo, hi = self.ptr[k], self.ptr[k + 1]
+        return self.sizes[lo:hi], self.counts[lo:hi]
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.ptr) - 1
+
+    def groups(self) -> np.ndarray:
+        """Number of groups G of every node."""
+        # Not np.add.reduceat: it returns a run's count, not 0, for a node with no runs.
+        total = np.concatenate([np.zeros(1, np.int64), np.cumsum(self.counts, dtype=np.int64)])
+        return total[self.ptr[1:]] - total[self.ptr[:-1]]
+
+    def node_ids(self) -> np.ndarray:
+        """For every run, the index of the node that owns it."""
+        return np.repeat(np.arange(self.n_nodes), np.diff(self.ptr))
+
+
+def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                   n_nodes: int) -> LevelRuns:
+    """Sum counts of equal (node, size) pairs and return them as sorted CSR runs."""
+    order = np.lexsort((sizes, node_of_run))
+    node_sorted, size_sorted, count_sorted = node_of_run[order], sizes[order], counts[order]
+    if len(order):
+        new_run = np.empty(len(order), bool)
+        new_run[0] = True
+        new_run[1:] = (node_sorted[1:] != node_sorted[:-1]) | (size_sorted[1:] != size_sorted[:-1])
+        starts = np.flatnonzero(new_run)
+        node_sorted = node_sorted[starts]
+        size_sorted = size_sorted[starts]
+        count_sorted = np.add.reduceat(count_sorted, starts)
+    keep = count_sorted > 0
+    node_sorted, size_sorted, count_sorted = node_sorted[keep], size_sorted[keep], count_sorted[keep]
+    ptr = np.zeros(n_nodes + 1, np.int64)
+    np.cumsum(np.bincount(node_sorted, minlength=n_nodes), out=ptr[1:])
+    return LevelRuns(ptr, size_sorted.astype(np.int64), count_sorted.astype(np.int64))
