@@ -16,7 +16,8 @@ import numba
 import numpy as np
 
 from cocoviz.estimators import GroupEstimate
-from cocoviz.hierarchy import LevelRuns, aggregate_runs
+from cocoviz.errors import InputError, ParameterError
+from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
     "match_groups",
@@ -190,7 +191,7 @@ def match_runs(top_sizes: np.ndarray, top_counts: np.ndarray, child_sizes: Seque
     child = np.repeat(np.arange(len(child_sizes)), n_per_child)
     position = np.arange(len(sizes)) - np.repeat(np.cumsum(n_per_child) - n_per_child, n_per_child)
     if int(top_counts.sum()) != int(counts.sum()):
-        raise ValueError(f"the parent has {int(top_counts.sum())} groups but its children have {int(counts.sum())}")
+        raise InputError(f"the parent has {int(top_counts.sum())} groups but its children have {int(counts.sum())}")
     order = np.lexsort((position, child, sizes))
     seg_top, seg_bot, seg_cnt = _match_level(
         np.array([0, len(top_sizes)], np.int64), top_sizes, top_counts,
@@ -223,7 +224,7 @@ def match_groups(parent_sizes: np.ndarray, children_sizes: Sequence[np.ndarray])
     parent_sizes = np.asarray(parent_sizes, np.int64)
     children_sizes = [np.asarray(c, np.int64) for c in children_sizes]
     if parent_sizes.size and parent_sizes.min() < 0 or any(c.size and c.min() < 0 for c in children_sizes):
-        raise ValueError("group sizes must be non-negative")
+        raise InputError("group sizes must be non-negative")
     parent_order = np.argsort(parent_sizes, kind="stable")
     top_sizes, top_counts = np.unique(parent_sizes, return_counts=True)
     child_orders = [np.argsort(c, kind="stable") for c in children_sizes]
@@ -260,7 +261,7 @@ def merge_estimates(a: np.ndarray, va: np.ndarray, b: np.ndarray, vb: np.ndarray
         return (a / va + b / vb) / precision, 1.0 / precision
     if how == "average":
         return (a + b) / 2, (va + vb) / 4
-    raise ValueError(f"merge must be one of {MERGES}, got {how!r}")
+    raise ParameterError(f"merge must be one of {MERGES}, got {how!r}")
 
 
 class LevelEstimates:
@@ -332,7 +333,7 @@ def top_down(estimates: Sequence[LevelEstimates], parents: Sequence[np.ndarray],
     their sums (back-substitution), so every parent equals the sum of its children.
     """
     if merge not in MERGES:
-        raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
+        raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
     current = estimates[0]
     for level in range(1, len(estimates)):
         current = _consistent_children(current, estimates[level], parents[level], merge)

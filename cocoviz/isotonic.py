@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from cocoviz.errors import ParameterError
 from scipy.optimize import isotonic_regression
 
 __all__ = ["isotonic", "isotonic_l1", "isotonic_l2", "block_sizes"]
@@ -160,7 +162,7 @@ def isotonic(y: np.ndarray, *, p: int, lower: float | None = None, upper: float 
     elif p == 2:
         x = isotonic_l2(y)
     else:
-        raise ValueError(f"p must be 1 or 2, got {p!r}")
+        raise ParameterError(f"p must be 1 or 2, got {p!r}")
     if lower is not None or upper is not None:
         np.clip(x, lower, upper, out=x)
     return x

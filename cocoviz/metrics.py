@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.hierarchy import LevelRuns
+from cocoviz.runs import LevelRuns
 from cocoviz.histograms import pad
 
 __all__ = ["emd", "emd_runs", "emd_level", "error_by_size", "omniscient_emd"]

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from cocoviz.errors import ParameterError
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -117,9 +119,9 @@ def histogram_figure(h_true, h_private, *, view: str = "H", layout: str = "overl
     the sizes that hold groups; Hc as a step line through its change points.
     """
     if view not in ("H", "cumulative"):
-        raise ValueError(f"view must be 'H' or 'cumulative', got {view!r}")
+        raise ParameterError(f"view must be 'H' or 'cumulative', got {view!r}")
     if layout not in ("overlay", "side"):
-        raise ValueError(f"layout must be 'overlay' or 'side', got {layout!r}")
+        raise ParameterError(f"layout must be 'overlay' or 'side', got {layout!r}")
     h_true, h_private = _as_int_array(h_true), _as_int_array(h_private)
     n = max(len(h_true), len(h_private), 1)
     h_true, h_private = _pad(h_true, n), _pad(h_private, n)
@@ -239,7 +241,7 @@ def consistency_figure(parent_h, children: Mapping[str, np.ndarray], *, view: st
     the parent sits exactly on the stack's top.
     """
     if view not in ("H", "cumulative"):
-        raise ValueError(f"view must be 'H' or 'cumulative', got {view!r}")
+        raise ParameterError(f"view must be 'H' or 'cumulative', got {view!r}")
     parent = _as_int_array(parent_h)
     kids = {k: _as_int_array(v) for k, v in children.items()}
     n = max([len(parent), *(len(v) for v in kids.values()), 1])

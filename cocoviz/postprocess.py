@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from cocoviz.consistency import LevelEstimates, top_down
 from cocoviz.errors import ParameterError
-from cocoviz.hierarchy import LevelRuns, aggregate_runs
+from cocoviz.runs import LevelRuns, aggregate_runs
 from cocoviz.measure import LevelMeasurement, Measurements, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release

@@ -19,7 +19,8 @@ import pandas as pd
 
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError
-from cocoviz.hierarchy import LevelRuns, aggregate_runs, node_label
+from cocoviz.hierarchy import node_label
+from cocoviz.runs import LevelRuns, aggregate_runs
 from cocoviz.plan import Plan
 
 __all__ = ["Release", "load_release", "RELEASE_FORMAT"]

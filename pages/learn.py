@@ -41,7 +41,8 @@ with st.sidebar:
 
 if example == "persons":
     persons = data.toy_persons()
-    tree = Hierarchy.from_persons(persons, group="group", levels=["region"])
+    # G per region comes from the public groups table, never from the persons' rows.
+    tree = Hierarchy.from_persons(persons, group="group", levels=["region"], groups=data.toy_groups())
     groups = (persons.groupby(["group", "region"], sort=True).size().reset_index(name="size")
               [["group", "size", "region"]])
 else:

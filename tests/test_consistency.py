@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 from fractions import Fraction
 
 import numpy as np
@@ -353,11 +352,6 @@ def test_mean_consistency_is_consistent_but_can_go_negative():
     assert found is not None, "no seed in 0..19 gave a negative count"
 
 
-def test_doctests():
-    assert doctest.testmod(cocoviz.consistency).failed == 0
-
-
-# ------------------------------------------------------------ billions of groups of one size
 @pytest.mark.parametrize("n_top, need, n_bot", [
     (2**40, 2**40, 2**40 + 1), (2**40 - 1, 2**40 - 3, 2**40), (2**40 - 7, 3, 2**40 - 1),
     (4_000_000_000, 4_000_000_000, 8_000_000_005), (0, 2**40, 2**40), (2**40, 0, 2**40), (1, 1, 1),

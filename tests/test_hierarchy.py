@@ -335,21 +335,6 @@ def test_too_many_levels():
         Hierarchy.from_groups(groups, size="size", levels=list(cols))
 
 
-def test_doctests():
-    import doctest
-
-    import cocoviz.hierarchy
-    import cocoviz.hierarchy.tables
-    import cocoviz.hierarchy.tree
-    import cocoviz.runs
-    for module in (cocoviz.hierarchy, cocoviz.hierarchy.tree, cocoviz.hierarchy.tables, cocoviz.runs):
-        assert doctest.testmod(module).failed == 0, module.__name__
-
-
-# ------------------------------------------------------------------ the public groups table (persons form)
-TOY_GROUPS = pd.DataFrame({"group": [1, 2, 3, 4], "region": ["a", "b", "a", "b"]})
-
-
 def test_public_groups_flag(toy_persons, toy_tree):
     assert toy_tree.public_groups is False
     assert Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS).public_groups

@@ -75,10 +75,3 @@ def test_inputs_not_mutated():
     for f in (cumulative, ranked, to_runs, lambda x: pad(x, 9), from_cumulative):
         f(h)
         np.testing.assert_array_equal(h, ROOT_H)
-
-
-def test_doctests():
-    import doctest
-
-    import cocoviz.histograms
-    assert doctest.testmod(cocoviz.histograms).failed == 0

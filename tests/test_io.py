@@ -259,10 +259,3 @@ def test_groups_table_problems_name_the_right_file(tmp_path, groups_csv, pattern
 def test_groups_table_only_with_the_persons_form():
     with pytest.raises(ParameterError, match="persons form only"):
         load_upload(GROUPS_CSV, form="groups", levels=["state"], groups=b"group,state\n1,CA\n")
-
-
-def test_doctests():
-    import doctest
-
-    import cocoviz.io
-    assert doctest.testmod(cocoviz.io).failed == 0

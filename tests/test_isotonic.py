@@ -62,13 +62,6 @@ def test_docstring_example_by_hand():
     assert np.abs(x - y).sum() == 3.0
 
 
-def test_doctests():
-    import doctest
-
-    import cocoviz.isotonic
-    assert doctest.testmod(cocoviz.isotonic).failed == 0
-
-
 def test_already_sorted_is_unchanged():
     y = np.array([0.0, 1.0, 1.0, 7.0])
     np.testing.assert_array_equal(isotonic_l1(y), y)

@@ -109,10 +109,3 @@ def test_omniscient_emd_matches_laplace_simulation():
     distinct, epsilon = 50, 0.5
     sims = np.abs(rng.laplace(0, 1 / epsilon, size=(4000, distinct))).sum(axis=1)
     assert sims.mean() == pytest.approx(omniscient_emd(distinct, epsilon), rel=0.02)
-
-
-def test_doctests():
-    import doctest
-
-    import cocoviz.metrics
-    assert doctest.testmod(cocoviz.metrics).failed == 0

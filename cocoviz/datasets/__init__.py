@@ -53,11 +53,11 @@ from cocoviz.datasets.registry import (
     _load_cached as _load_cached,  # not public: benchmarks/datasets_scale.py clears its cache
 )
 from cocoviz.datasets.taxi import generate_taxi
-from cocoviz.datasets.toy import toy_persons
+from cocoviz.datasets.toy import toy_groups, toy_persons
 
 __all__ = [
     "DATA_DIR", "DEFAULT_DATASET", "BUNDLE_SEED", "PAPER_FIGURES", "PAPER_MAX_SIZE", "Dataset",
     "dataset_names", "dataset", "load_dataset", "generate", "generate_housing", "generate_race",
-    "generate_taxi", "dataset_card", "card_markdown", "summary_line", "toy_persons", "write_bundle",
+    "generate_taxi", "dataset_card", "card_markdown", "summary_line", "toy_persons", "toy_groups", "write_bundle",
     "full_scale_figures",
 ]

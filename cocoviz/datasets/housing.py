@@ -43,7 +43,7 @@ RECIPE = (
     "proportionally fewer below; every group assigned to a county in proportion to the county's size. Groups per "
     "state follow 2010 households. State and county names are real (2010 county list from the addfips package); "
     "county sizes are synthetic (a fixed lognormal draw), as no offline package carries county populations. "
-    "State figures are rounded 2010 Census figures (cocoviz/geography.py)."
+    "State figures are rounded 2010 Census figures (cocoviz/datasets/geography.py)."
 )
 
 

@@ -49,7 +49,7 @@ _RECIPE = (
     "2010 mean. Persons of the race in a block are binomial with a block-level share drawn from "
     "Beta(k*m, k*(1-m)) around the state's 2010 share m, k = {k}. White and Hawaiian share the same blocks for "
     "a given seed. State figures (population, White share, NHPI persons) are rounded 2010 Census figures "
-    "(cocoviz/geography.py); county sizes are synthetic."
+    "(cocoviz/datasets/geography.py); county sizes are synthetic."
 )
 
 

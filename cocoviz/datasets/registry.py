@@ -82,7 +82,7 @@ class Dataset:
     def build(self, table: pd.DataFrame) -> Hierarchy:
         """The hierarchy of a table made by :meth:`generate` (or read from the bundle)."""
         if self.name == "toy":
-            return Hierarchy.from_persons(table, group="group", levels=list(self.levels))
+            return Hierarchy.from_persons(table, group="group", levels=list(self.levels), groups=toy.toy_groups())
         return Hierarchy.from_counts(table, size="size", count="count", levels=list(self.levels))
 
 

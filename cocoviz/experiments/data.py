@@ -26,7 +26,7 @@ def _default_loader(name: str, *, scale: float | None = None, seed: int = 0) -> 
     try:
         from cocoviz.datasets import load_dataset
     except ImportError as exc:  # pragma: no cover - the datasets module ships with the package
-        raise ValueError(f"cannot load dataset {name!r}: cocoviz.datasets is not available ({exc})") from None
+        raise ParameterError(f"cannot load dataset {name!r}: cocoviz.datasets is not available ({exc})") from None
     return load_dataset(name, scale=scale, seed=seed)
 
 

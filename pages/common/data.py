@@ -44,6 +44,11 @@ def toy_persons() -> pd.DataFrame:
     return datasets.toy_persons()
 
 
+def toy_groups() -> pd.DataFrame:
+    """The toy's public groups table: group -> region."""
+    return datasets.toy_groups()
+
+
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=8)
 def load_bundled(name: str, scale: float | None = None, seed: int = 0) -> Hierarchy:
     return datasets.load_dataset(name, scale=scale, seed=seed)
