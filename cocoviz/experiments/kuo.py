@@ -24,7 +24,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "modestly at the second level.", ("housing", "white", "hawaiian"), EPSILON_GRID, _figure4),
     Experiment("figure5", "Figure 5: 2-level top-down consistency, method mixes",
                "No mix dominates; Hc wins on dense data (white), Hg on sparse data with gaps (housing "
-               "nationally); the best mix is close to the omniscient G/ε.", ("housing", "white", "hawaiian"),
+               "nationally); the best mix is close to the omniscient D/ε.", ("housing", "white", "hawaiian"),
                EPSILON_GRID, _figure5),
     Experiment("figure6", "Figure 6: 3 levels with and without consistency",
                "No method dominates; Hc-based estimation tends to be much better than Hg overall.",
