@@ -189,7 +189,7 @@ def error_by_size_figure(errors: Mapping[str, np.ndarray], *, log_x: bool = Fals
 
 def level_error_figure(level_errors: pd.DataFrame, *, level_names: Sequence[str] | None = None,
                        log_y: bool = True, title: str | None = None) -> go.Figure:
-    """Mean emd per level as bars, with the omniscient reference G/ε as markers.
+    """Mean emd per level as bars, with the omniscient yardstick D/ε as markers.
 
     ``level_errors`` has the columns of :meth:`cocoviz.Release.level_errors`
     (level, nodes, mean_emd, max_emd, omniscient).
@@ -201,10 +201,10 @@ def level_error_figure(level_errors: pd.DataFrame, *, level_names: Sequence[str]
                          customdata=np.c_[level_errors["nodes"], level_errors["max_emd"]],
                          hovertemplate="%{x}: mean emd %{y:,.1f} over %{customdata[0]} node(s), "
                                        "max %{customdata[1]:,}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=names, y=level_errors["omniscient"], name="omniscient reference G/ε", mode="markers",
+    fig.add_trace(go.Scatter(x=names, y=level_errors["omniscient"], name="omniscient yardstick D/ε", mode="markers",
                              marker={"color": REFERENCE_COLOR, "symbol": "line-ew-open", "size": 28,
                                      "line": {"width": 3, "color": REFERENCE_COLOR}},
-                             hovertemplate="%{x}: omniscient G/ε = %{y:,.1f}<extra></extra>"))
+                             hovertemplate="%{x}: omniscient D/ε = %{y:,.1f}<extra></extra>"))
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_yaxes(title_text="emd (persons)", type="log" if log_y else "linear")
     return fig

@@ -21,11 +21,9 @@ def _sweep_figures(summary: pd.DataFrame, series: Callable[[pd.DataFrame], pd.Se
         part = part.copy()
         part["series"] = series(part)
         if omniscient:
-            ref = part.groupby(["level", "level_name", "epsilon"], sort=False)[["omniscient", "sizes"]].mean()
-            ref = ref.reset_index()
-            refs = [ref.assign(mean=ref["omniscient"], series="omniscient G/ε"),
-                    ref.assign(mean=ref["sizes"] / ref["epsilon"], series="distinct sizes D/ε")]
-            part = pd.concat([part, *(r.assign(se=np.nan) for r in refs)], ignore_index=True)
+            ref = part.groupby(["level", "level_name", "epsilon"], sort=False)["omniscient"].mean().reset_index()
+            ref = ref.assign(mean=ref["omniscient"], series="omniscient D/ε", se=np.nan)
+            part = pd.concat([part, ref], ignore_index=True)
         names = (part.drop_duplicates("level").set_index("level")["level_name"].dropna()
                  if "level_name" in part else pd.Series(dtype=object))
         facet_names = [f"level {k}: {names.get(k, '')}" for k in range(int(part["level"].max()) + 1)]

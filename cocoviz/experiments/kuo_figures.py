@@ -60,7 +60,7 @@ def _figure5(exp: Experiment, run: RunOptions) -> ExperimentResult:
         "and the ratio Hg×Hg / Hc×Hc of the means (> 1: Hc is better):",
         markdown_table(uniform.rename(columns={"wins": "Hc×Hc better"})),
         f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); the references, averaged "
-        "over the nodes of the level: omniscient G/ε (METHOD.md) and D/ε (D = the node's distinct group sizes):",
+        "over the nodes of the level: the omniscient yardstick D/ε (D = the node's distinct group sizes; METHOD.md):",
         markdown_table(table.drop(columns="best"))])
     figures = _sweep_figures(summary, lambda s: s["mix"], "Figure 5: 2-level top-down consistency",
                              omniscient=True)

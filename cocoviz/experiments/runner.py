@@ -273,7 +273,7 @@ def summarize(frame: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFr
     the mean of those per-trial values over trials, ``sd`` their sample
     standard deviation (ddof = 1) and ``se = sd / √trials`` (NaN for one
     trial).  ``nodes`` is the number of nodes per trial; ``groups`` (G),
-    ``sizes`` (distinct sizes D) and ``omniscient`` (G/ε) are averaged over
+    ``sizes`` (distinct sizes D) and ``omniscient`` (D/ε) are averaged over
     nodes like the emd (NaN when the frame lacks them).
     """
     keys = [k for k in (by if by is not None else SUMMARY_KEYS) if k in frame.columns]

@@ -81,7 +81,7 @@ def _best_counts(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
 
 
 def _best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) -> pd.DataFrame:
-    """Rows (dataset, level, ε), a column per series with mean ± se (the lowest mean in bold), omniscient G/ε."""
+    """Rows (dataset, level, ε), a column per series with mean ± se (the lowest mean in bold), omniscient D/ε."""
     rows = []
     for (dataset, level, name, eps), part in summary.groupby(["dataset", "level", "level_name", "epsilon"],
                                                              sort=False):
@@ -92,8 +92,7 @@ def _best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) ->
             if s in part.index:
                 cell = _pm(part.at[s, "mean"], part.at[s, "se"])
                 row[s] = f"**{cell}**" if s == best else cell
-        row["omniscient G/ε"] = _num(float(part["omniscient"].mean()))
-        row["D/ε"] = _num(float(part["sizes"].mean()) / float(eps))
+        row["omniscient D/ε"] = _num(float(part["omniscient"].mean()))
         row["best"] = best
         rows.append(row)
     return pd.DataFrame(rows)
