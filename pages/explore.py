@@ -23,6 +23,11 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
     plan = engine.plan(tree, params)
     cells = plan.cost().cells
     if params.secure:
+        if not plan.shape.public_groups:
+            st.error("A secure release needs public G per region: this persons table came without its public "
+                     "groups table, so G and the region list are read from private rows. Add the groups table in "
+                     "the sidebar, or switch the secure release off to explore.", icon=":material/lock:")
+            st.stop()
         if k_from_data and any(cocoviz.METHODS[m].needs_k for m in params.methods):
             st.error("A secure release needs a K from public knowledge: the K in the sidebar is the suggestion read "
                      "from the private data. Type the public bound you know (or use Hg, which needs no K).",

@@ -79,16 +79,26 @@ def _upload_panel() -> tuple[Hierarchy, data.DataInfo]:
         options["size"] = sb.text_input("Size column", **state.bind("upload.size", "size"))
     if kind == "counts":
         options["count"] = sb.text_input("Count column", **state.bind("upload.count", "count"))
+    groups_raw = None
     if kind == "persons":
         options["group"] = sb.text_input("Group id column", **state.bind("upload.group", "group"))
+        groups_file = sb.file_uploader("Public groups table (group id and regions), optional", type=["csv", "parquet"],
+                                       key="upload.groups",
+                                       help="One row per group with its id and region columns. It makes each region's "
+                                            "number of groups G a public input; without it G is read from the "
+                                            "persons rows, which is not private (exploration only).")
+        groups_raw = groups_file.getvalue() if groups_file is not None else None
     if raw is None:
         st.info("Upload a CSV or Parquet file in the sidebar to explore your own data, or pick a bundled dataset.")
         st.stop()
     columns = data.upload_columns(raw, name)
     if columns:
         sb.caption(f"Columns in {name}: " + ", ".join(f"`{c}`" for c in columns))
-    tree = guard(data.load_upload, raw, name, **options)
-    digest = data.upload_digest(raw)
+    tree = guard(data.load_upload, raw, name, groups=groups_raw, **options)
+    if not tree.public_groups:
+        st.warning("G per region and the region list are taken from your persons rows: **not private** — fine for "
+                   "exploring; a secure release needs the public groups table (sidebar).", icon=":material/visibility:")
+    digest = data.upload_digest(raw) + (data.upload_digest(groups_raw) if groups_raw is not None else "")
     info = data.DataInfo(key=("upload", digest, tuple(sorted((k, str(v)) for k, v in options.items()))),
                          label=f"upload: {name}", own_data=True, public_max_size=None,
                          card={"name": name, "description": "your upload"})

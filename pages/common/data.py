@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from cocoviz import datasets
+from cocoviz import CocovizError, datasets
 from cocoviz.hierarchy import Hierarchy
 
 UPLOAD = "upload your own…"
@@ -89,19 +89,22 @@ def suggested_k(info: DataInfo, tree: Hierarchy) -> tuple[int, bool]:
 
 
 @st.cache_resource(show_spinner="Reading the upload…", max_entries=4)
-def _load_upload(digest: str, _data: bytes, filename: str, options: tuple) -> Hierarchy:
+def _load_upload(digest: str, _data: bytes, filename: str, options: tuple, groups_digest: str | None,
+                 _groups: bytes | None) -> Hierarchy:
     from cocoviz.io import load_upload as read
 
     kwargs = dict(options)
-    return read(_data, filename=filename, form=kwargs.pop("kind", None), **kwargs)
+    return read(_data, filename=filename, form=kwargs.pop("kind", None), groups=_groups, **kwargs)
 
 
-def load_upload(data: bytes, filename: str, **options) -> Hierarchy:
-    """Hierarchy from uploaded bytes through :func:`cocoviz.io.load_upload` (ValueError with a clear message on
-    bad input).  ``options``: kind (the table's form), levels, size, count, group."""
+def load_upload(data: bytes, filename: str, groups: bytes | None = None, **options) -> Hierarchy:
+    """Hierarchy from uploaded bytes through :func:`cocoviz.io.load_upload` (an InputError with a clear message
+    on bad input).  ``groups``: the public groups table's bytes (persons form).  ``options``: kind (the table's
+    form), levels, size, count, group."""
     digest = hashlib.sha256(data).hexdigest()
+    groups_digest = hashlib.sha256(groups).hexdigest() if groups is not None else None
     return _load_upload(digest, data, filename, tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                                                              for k, v in options.items())))
+                                                              for k, v in options.items())), groups_digest, groups)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -110,7 +113,7 @@ def _upload_columns(digest: str, _data: bytes, filename: str) -> list[str] | Non
 
     try:
         return [str(c) for c in read_table(_data, filename=filename).columns]
-    except ValueError:
+    except CocovizError:
         return None
 
 

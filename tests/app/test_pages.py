@@ -285,3 +285,31 @@ def test_explore_slow_release_waits_for_a_click(monkeypatch):
     at.button(key="explore.confirm").click().run()
     assert_clean(at)
     assert metric(at, "Consistent") == "yes ✓"
+
+
+def test_explore_persons_upload_with_and_without_a_public_groups_table():
+    from pages.common.data import UPLOAD
+
+    persons = b"person,group,region\nA,1,a\nB,1,a\nC,2,b\nD,3,b\n"
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    at.radio(key="w.upload.kind").set_value("persons").run()
+    at.text_input(key="w.upload.levels").set_value("region")
+    at.file_uploader(key="upload.file").set_value(("persons.csv", persons, "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert any("not private" in w.value for w in at.warning)
+    assert metric(at, "Groups G (public)") == "3"
+    # The secure release is refused without the public groups table, with the reason.
+    at.toggle(key="w.secure").set_value(True).run()
+    at.number_input(key="w.K.upload: persons.csv").set_value(10).run()
+    assert any("public groups table" in e for e in errors(at))
+    assert not any(b.key == "explore.secure" for b in at.button)  # refused before anything is drawn
+    # With it: a group with nobody (4, in b) counts, and the warning is gone.
+    groups = b"group,region\n1,a\n2,b\n3,b\n4,b\n"
+    at.toggle(key="w.secure").set_value(False).run()
+    at.file_uploader(key="upload.groups").set_value(("groups.csv", groups, "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert not any("not private" in w.value for w in at.warning)
+    assert metric(at, "Groups G (public)") == "4"
