@@ -51,11 +51,12 @@ class Charge:
     cells: int
     sensitivity: float
     epsilon: float
+    noise_scale: float | None = None  # when the mechanism's scale is not Δ/ε (e.g. AboveThreshold's 4Δ/ε)
 
     @property
     def scale(self) -> float:
-        """Noise scale Δ/ε of the double-geometric distribution."""
-        return self.sensitivity / self.epsilon
+        """Noise scale of the double-geometric distribution: Δ/ε unless the mechanism says otherwise."""
+        return self.noise_scale if self.noise_scale is not None else self.sensitivity / self.epsilon
 
     @property
     def noise_variance(self) -> float:
@@ -81,12 +82,16 @@ class Budget:
     notes: tuple[str, ...] = field(default=())
 
     def per_level(self) -> dict[int, float]:
-        """ε spent at each measured level."""
-        spent: dict[int, float] = {}
+        """ε spent at each measured level: per quantity the largest ε of its nodes (parallel), summed over
+        the quantities measured at the level (sequential, e.g. a private K and then Hc)."""
+        largest: dict[tuple[int, str], float] = {}
         for c in self.charges:
             if c.level is not None:
-                spent[c.level] = max(spent.get(c.level, 0.0), c.epsilon)
-        return dict(sorted(spent.items()))
+                largest[(c.level, c.quantity)] = max(largest.get((c.level, c.quantity), 0.0), c.epsilon)
+        spent: dict[int, list[float]] = {}
+        for (level, _), eps in largest.items():
+            spent.setdefault(level, []).append(eps)
+        return {level: math.fsum(eps) for level, eps in sorted(spent.items())}
 
     @property
     def total(self) -> float:
@@ -121,7 +126,7 @@ class Budget:
         frame = self.to_frame()
         if frame.empty:
             return frame
-        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=True, dropna=False)
+        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=False, dropna=False)
                 .agg(nodes=("node", "size"), cells=("cells", "sum")).reset_index()
                 [["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale"]])
 
@@ -144,7 +149,8 @@ class Budget:
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal budget."""
         return {
-            "charges": [[c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon] for c in self.charges],
+            "charges": [[c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon, c.noise_scale]
+                        for c in self.charges],
             "extra": [list(e) for e in self.extra],
             "composition": self.composition,
             "sampler": self.sampler,
@@ -154,7 +160,7 @@ class Budget:
 
     @classmethod
     def from_dict(cls, data: dict) -> Budget:
-        charges = tuple(Charge(level, tuple(node), quantity, int(cells), float(delta), float(eps))
-                        for level, node, quantity, cells, delta, eps in data["charges"])
+        charges = tuple(Charge(level, tuple(node), quantity, int(cells), float(delta), float(eps), scale)
+                        for level, node, quantity, cells, delta, eps, scale in data["charges"])
         return cls(charges, tuple((str(n), float(e)) for n, e in data["extra"]), data["composition"],
                    data["sampler"], tuple(data["notes"]))

@@ -26,11 +26,12 @@ from cocoviz.errors import InputError
 from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
+from cocoviz.truncation import truncation_error
 
 __all__ = ["evaluate", "size_errors", "level_summary", "compare_histograms", "EVALUATION_COLUMNS"]
 
 EVALUATION_COLUMNS = ["level", "node", "groups", "sizes", "emd", "epsilon", "omniscient", "emd_per_group",
-                      "ratio"]
+                      "ratio", "bound", "truncation"]
 
 
 def _check(tree, release) -> None:
@@ -51,8 +52,10 @@ def evaluate(tree, release) -> pd.DataFrame:
     Columns: ``level``, ``node``, ``groups`` (G), ``sizes`` (D, distinct true
     sizes), ``emd``, ``epsilon`` (behind the node's estimate: the level's, or
     Σ ε for bottom-up), ``omniscient`` (D/ε), ``emd_per_group`` (persons
-    misplaced per group) and ``ratio`` (emd / omniscient: about 1 is as good as
-    knowing which sizes exist).
+    misplaced per group), ``ratio`` (emd / omniscient: about 1 is as good as
+    knowing which sizes exist), ``bound`` (the K the node was measured with, 0
+    where its method needs none) and ``truncation`` (persons lost to that K
+    alone, apart from the noise: Σ_{s>K} (s − K)·H[s]).
     """
     _check(tree, release)
     frames = []
@@ -62,10 +65,15 @@ def evaluate(tree, release) -> pd.DataFrame:
         sizes = np.diff(truth.ptr)
         emd = emd_level(truth, release.runs(level))
         omniscient = omniscient_emd(sizes, eps)
+        bound = release.bounds[level]
+        if bound is None:
+            bound, truncation = np.zeros(truth.n_nodes, np.int64), np.zeros(truth.n_nodes, np.int64)
+        else:
+            truncation = np.array([truncation_error(*truth.node(k), int(b)) for k, b in enumerate(bound)], np.int64)
         frames.append(pd.DataFrame({
             "level": level, "node": [node_label(p) for p in tree.nodes(level)], "groups": groups,
             "sizes": sizes, "emd": emd, "epsilon": eps, "omniscient": omniscient,
-            "emd_per_group": emd / groups, "ratio": emd / omniscient,
+            "emd_per_group": emd / groups, "ratio": emd / omniscient, "bound": bound, "truncation": truncation,
         }))
     return pd.concat(frames, ignore_index=True)[EVALUATION_COLUMNS]
 

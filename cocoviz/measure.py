@@ -35,9 +35,10 @@ from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.mechanisms import FastSampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
+from cocoviz.truncation import noisy_max_bound, svt_bound, svt_grid
 
-__all__ = ["LevelMeasurement", "Measurements", "measure", "measure_level", "open_sampler", "check_inputs",
-           "map_nodes", "GROUPS_FROM_DATA"]
+__all__ = ["LevelMeasurement", "Measurements", "measure", "measure_level", "choose_bounds", "open_sampler",
+           "check_inputs", "map_nodes", "GROUPS_FROM_DATA"]
 
 #: The budget note of a release whose G and regions came from private rows.
 GROUPS_FROM_DATA = ("G per region and the region list were taken from the data (a persons table without a "
@@ -57,6 +58,7 @@ class LevelMeasurement:
     epsilon: float
     ptr: np.ndarray
     values: np.ndarray
+    bounds: np.ndarray | None = None  # K per node, for the methods that need one (a DP output when private)
 
     def node(self, k: int) -> np.ndarray:
         return self.values[self.ptr[k]:self.ptr[k + 1]]
@@ -127,26 +129,79 @@ def check_inputs(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> tupl
                                "table alone, so G and the region list come from private rows (adding one person "
                                "in a new group changes them). Give the public groups table (group -> region) too.")
         notes.append(GROUPS_FROM_DATA)
-    needs_k = any(plan.level_method(level).needs_k for level in plan.measured_levels())
-    if needs_k and not sampler.secure and tree.max_size > plan.max_size:
+    if not plan.k_levels():
+        return tuple(notes)
+    if plan.k_select != "public":
+        notes.append(f"K chosen privately ({plan.k_select}, ε_K = {plan.k_epsilon:g}, ceiling "
+                     f"{plan.max_size:,}): groups larger than K̂ count as size K̂ (Hc and naive)")
+        return tuple(notes)
+    if not sampler.secure and tree.max_size > plan.max_size:
         raise ParameterError(f"max_size K = {plan.max_size:,} is below the largest group size in the data "
                              f"({tree.max_size:,}; read from the private data, exploration only): choose "
                              f"K >= {tree.max_size:,}")
-    if needs_k:
-        notes.append(f"groups larger than the public K = {plan.max_size:,} count as size K (Hc and naive)")
+    notes.append(f"groups larger than the public K = {plan.max_size:,} count as size K (Hc and naive)")
     return tuple(notes)
 
 
+def _largest(runs, k: int) -> int:
+    sizes = runs.node(k)[0]
+    return int(sizes[-1]) if sizes.size else 0
+
+
+def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> list[np.ndarray | None]:
+    """K per node of every measured level that needs one: the public K, or K̂ chosen with ε_K.
+
+    A private K reads the data only here, inside its own noisy measurement
+    (:mod:`cocoviz.truncation`); its noise comes from the streams (level, node, 1)
+    and (0, 0, 2), apart from the levels' own (level, node, 0).
+    """
+    bounds: list[np.ndarray | None] = [None] * (plan.shape.depth + 1)
+    levels = plan.k_levels()
+    if not levels:
+        return bounds
+    eps, ceiling = plan.k_epsilon, plan.max_size
+    if plan.k_select == "public":
+        single = ceiling
+    elif plan.k_select == "noisy-max":
+        noise = int(sampler.draw(np.zeros(1, np.int64), 1 / eps, (0, 0, 1))[0])
+        single = noisy_max_bound(_largest(tree.runs(0), 0), epsilon=eps, beta=plan.k_beta, ceiling=ceiling,
+                                 noise=noise)
+    elif plan.k_select == "svt":
+        sizes, counts = tree.runs(0).node(0)
+        grid = svt_grid(ceiling)
+        at_most = np.concatenate([[0], np.cumsum(counts)])[np.searchsorted(sizes, grid, side="right")]
+        rho = int(sampler.draw(np.zeros(1, np.int64), 2 / eps, (0, 0, 1))[0])
+        nu = sampler.draw(np.zeros(len(grid), np.int64), 4 / eps, (0, 0, 2))
+        single = svt_bound(at_most, int(counts.sum()), grid, threshold_noise=rho, query_noise=nu)
+    else:  # noisy-max-per-node
+        for level in levels:
+            runs = tree.runs(level)
+            noise = [int(sampler.draw(np.zeros(1, np.int64), 1 / eps, (level, k, 1))[0]) for k in range(runs.n_nodes)]
+            bounds[level] = np.array([noisy_max_bound(_largest(runs, k), epsilon=eps, beta=plan.k_beta,
+                                                      ceiling=ceiling, noise=x) for k, x in enumerate(noise)],
+                                     np.int64)
+        return bounds
+    for level in levels:
+        bounds[level] = np.full(len(plan.shape.paths[level]), single, np.int64)
+    return bounds
+
+
 def measure_level(plan: Plan, tree, level: int, sampler: FastSampler | SecureSampler,
-                  workers: int | None = None) -> LevelMeasurement:
-    """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes)."""
+                  workers: int | None = None, bounds: np.ndarray | None = None) -> LevelMeasurement:
+    """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes).
+
+    ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
+    """
     method, eps = plan.level_method(level), plan.level_epsilon(level)
     scale = method.sensitivity / eps
     runs = tree.runs(level)
+    if method.needs_k and bounds is None:
+        bounds = np.full(runs.n_nodes, plan.max_size, np.int64)
 
     def one(k: int) -> np.ndarray:
         sizes, counts = runs.node(k)
-        return sampler.draw(method.query(sizes, counts, plan.max_size), scale, (level, k, 0))
+        bound = int(bounds[k]) if method.needs_k else None
+        return sampler.draw(method.query(sizes, counts, bound), scale, (level, k, 0))
 
     if sampler.secure:
         workers = 1  # one OS source; OpenDP holds the GIL
@@ -154,7 +209,7 @@ def measure_level(plan: Plan, tree, level: int, sampler: FastSampler | SecureSam
     ptr = np.zeros(len(answers) + 1, np.int64)
     np.cumsum([a.size for a in answers], out=ptr[1:])
     values = np.concatenate(answers) if answers else np.zeros(0, np.int64)
-    return LevelMeasurement(level, method.name, eps, ptr, values)
+    return LevelMeasurement(level, method.name, eps, ptr, values, bounds if method.needs_k else None)
 
 
 def measure(plan: Plan, tree, *, seed: int | Sequence[int] | None = None, rng: np.random.Generator | None = None,
@@ -181,7 +236,8 @@ def measure(plan: Plan, tree, *, seed: int | Sequence[int] | None = None, rng: n
     """
     noise = open_sampler(seed, rng, sampler, secure)
     notes = check_inputs(plan, tree, noise)
+    bounds = choose_bounds(plan, tree, noise)
     levels: list[LevelMeasurement | None] = [None] * (plan.shape.depth + 1)
     for level in plan.measured_levels():
-        levels[level] = measure_level(plan, tree, level, noise, workers)
+        levels[level] = measure_level(plan, tree, level, noise, workers, bounds[level])
     return Measurements(plan, tuple(levels), plan.cost().with_sampler(noise.name, notes))

@@ -15,7 +15,7 @@ from collections.abc import MutableMapping, Sequence
 
 import numpy as np
 
-from cocoviz.measure import check_inputs, measure_level, open_sampler
+from cocoviz.measure import check_inputs, choose_bounds, measure_level, open_sampler
 from cocoviz.plan import METHODS, Plan
 from cocoviz.postprocess import consistent_levels, fit_level
 from cocoviz.release import Release
@@ -25,7 +25,8 @@ __all__ = ["estimate", "compile_kernels"]
 
 def estimate(tree, *, epsilons: Sequence[float], methods: Sequence[str],
              p: int | Sequence[int | None] | None = None, max_size: int | None = None,
-             consistency: str = "top-down", merge: str = "weighted", seed: int | Sequence[int] | None = None,
+             consistency: str = "top-down", merge: str = "weighted", k_select: str = "public",
+             k_epsilon: float | None = None, k_beta: float | None = None, seed: int | Sequence[int] | None = None,
              secure: bool = False, sampler: str | None = None, rng: np.random.Generator | None = None,
              workers: int | None = None, level_cache: MutableMapping | None = None) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
@@ -44,6 +45,9 @@ def estimate(tree, *, epsilons: Sequence[float], methods: Sequence[str],
     consistency : ``"top-down"`` (the paper's Algorithm 1), ``"bottom-up"`` (the whole
         budget, Σ ε, on the leaves; parents are sums) or ``"none"`` (independent estimates)
     merge : ``"weighted"`` (inverse variance) or ``"average"``
+    k_select, k_epsilon, k_beta : how K is chosen (``"public"``: ``max_size``; ``"noisy-max"``,
+        ``"noisy-max-per-node"`` or ``"svt"``: privately with ε_K = ``k_epsilon``, ``max_size`` the
+        ceiling; see :mod:`cocoviz.truncation`)
     seed : keys the fast sampler's noise streams by (seed, level, node)
     secure, sampler : ``secure=True`` or ``sampler="secure"`` draws the noise with the exact,
         cryptographically secure sampler (for release); the default fast sampler is for
@@ -60,24 +64,27 @@ def estimate(tree, *, epsilons: Sequence[float], methods: Sequence[str],
     -------
     Release
     """
-    plan = Plan.build(tree, epsilons=epsilons, methods=methods, p=p, max_size=max_size,
-                      consistency=consistency, merge=merge)
+    plan = Plan.build(tree, epsilons=epsilons, methods=methods, p=p, max_size=max_size, consistency=consistency,
+                      merge=merge, k_select=k_select, k_epsilon=k_epsilon, k_beta=k_beta)
     noise = open_sampler(seed, rng, sampler, secure)
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
+    bounds = choose_bounds(plan, tree, noise)
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) \
         else None
     estimates = [None] * (plan.shape.depth + 1)
     for level in plan.measured_levels():
         method = plan.level_method(level)
-        key = (level, plan.level_epsilon(level), method.name, plan.ps[level],
-               plan.max_size if method.needs_k else None, noise.entropy) if memo is not None else None
-        hit = memo.get(key) if memo is not None else None  # one lookup: the mapping may be shared by threads
+        hit = key = None
+        if memo is not None:
+            k = (plan.max_size, plan.k_select, plan.k_epsilon, plan.k_beta) if method.needs_k else None
+            key = (level, plan.level_epsilon(level), method.name, plan.ps[level], k, noise.entropy)
+            hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         if hit is None:
-            hit = fit_level(plan, measure_level(plan, tree, level, noise, workers), workers)
+            hit = fit_level(plan, measure_level(plan, tree, level, noise, workers, bounds[level]), workers)
             if memo is not None:
                 memo[key] = hit
         estimates[level] = hit
-    return Release(plan, consistent_levels(plan, estimates), budget)
+    return Release(plan, consistent_levels(plan, estimates), budget, bounds=bounds)
 
 
 def compile_kernels() -> None:

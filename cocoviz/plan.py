@@ -37,6 +37,7 @@ from cocoviz.estimators import (
     query_naive,
 )
 from cocoviz.mechanisms import check_epsilon
+from cocoviz.truncation import DEFAULT_K_BETA, K_SELECT, K_SENSITIVITY, check_beta, svt_grid
 
 __all__ = ["Method", "METHODS", "Shape", "Plan", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K"]
 
@@ -67,8 +68,10 @@ class Method:
     fit: Callable[..., object] = field(repr=False)
     summary: str = ""
 
-    def quantity(self, max_size: int) -> str:
-        """The measured vector's name, as the budget report shows it."""
+    def quantity(self, max_size: int, private_k: bool = False) -> str:
+        """The measured vector's name, as the budget report shows it (K̂ when K is chosen privately)."""
+        if private_k and self.needs_k:
+            return {"Hc": f"Hc[0..K̂-1], K̂ ≤ {max_size:,}", "naive": f"H[0..K̂], K̂ ≤ {max_size:,}"}[self.name]
         return {"Hc": f"Hc[0..{max_size - 1}]", "naive": f"H[0..{max_size}]"}.get(self.name, self.name)
 
     def cells(self, groups: np.ndarray, max_size: int) -> np.ndarray:
@@ -218,9 +221,15 @@ class Plan:
     epsilons : ε per level, root first (bottom-up spends their sum on the leaves)
     methods : a :data:`METHODS` name per level
     ps : isotonic loss per level (None for methods without one)
-    max_size : the public bound K of the methods that need one
+    max_size : the public bound K of the methods that need one; with a private ``k_select``, the public
+        ceiling of the chosen K̂
     consistency : ``"top-down"``, ``"bottom-up"`` or ``"none"``
     merge : ``"weighted"`` or ``"average"``
+    k_select : how K is chosen (:data:`~cocoviz.truncation.K_SELECT`): ``"public"`` (``max_size``),
+        ``"noisy-max"`` (one K̂ for the release), ``"noisy-max-per-node"`` (one per node of every level
+        that needs K; ε_K once per level) or ``"svt"`` (Wu's AboveThreshold, one K̂)
+    k_epsilon : ε_K of a private K (charged on top of the levels' ε)
+    k_beta : the probability that noisy max truncates (default 1e-6)
     """
 
     shape: Shape
@@ -230,6 +239,9 @@ class Plan:
     max_size: int = DEFAULT_MAX_SIZE
     consistency: str = "top-down"
     merge: str = "weighted"
+    k_select: str = "public"
+    k_epsilon: float | None = None
+    k_beta: float = DEFAULT_K_BETA
 
     def __post_init__(self):
         n = self.shape.depth + 1
@@ -248,15 +260,27 @@ class Plan:
             raise ParameterError(f"consistency must be one of {CONSISTENCY}, got {self.consistency!r}")
         if self.merge not in MERGES:
             raise ParameterError(f"merge must be one of {MERGES}, got {self.merge!r}")
+        if self.k_select not in K_SELECT:
+            raise ParameterError(f"k_select must be one of {K_SELECT}, got {self.k_select!r}")
+        if self.k_select == "public":
+            if self.k_epsilon is not None:
+                raise ParameterError("k_epsilon is the budget of a private K: give it with a private k_select")
+        else:
+            if self.k_epsilon is None:
+                raise ParameterError(f"k_select {self.k_select!r} chooses K privately: give its budget k_epsilon")
+            check_epsilon(self.k_epsilon, "k_epsilon (ε of the private K)")
+        check_beta(self.k_beta)
 
     @classmethod
     def build(cls, source, *, epsilons: Sequence[float], methods: Sequence[str],
               p: int | Sequence[int | None] | None = None, max_size: int | None = None,
-              consistency: str = "top-down", merge: str = "weighted") -> Plan:
+              consistency: str = "top-down", merge: str = "weighted", k_select: str = "public",
+              k_epsilon: float | None = None, k_beta: float | None = None) -> Plan:
         """A validated plan for ``source``: a :class:`Shape`, or a hierarchy whose public shape is taken.
 
         ``p`` is one loss for every level, one per level, or None for each
-        method's default (Hc: 1, Hg: 2); ``max_size`` None is K = 100,000.
+        method's default (Hc: 1, Hg: 2); ``max_size`` None is K = 100,000
+        (with a private ``k_select``, the public ceiling of K̂).
         """
         shape = source if isinstance(source, Shape) else Shape.of(source)
         n = shape.depth + 1
@@ -267,7 +291,9 @@ class Plan:
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
         ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
         ps = tuple(_check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
-        return cls(shape, eps, methods, ps, _check_k(max_size), consistency, merge)
+        k_epsilon = None if k_epsilon is None else check_epsilon(k_epsilon, "k_epsilon (ε of the private K)")
+        return cls(shape, eps, methods, ps, _check_k(max_size), consistency, merge, k_select, k_epsilon,
+                   DEFAULT_K_BETA if k_beta is None else check_beta(k_beta))
 
     # ---------------------------------------------------------------- what is measured
     def measured_levels(self) -> list[int]:
@@ -281,13 +307,39 @@ class Plan:
     def level_method(self, level: int) -> Method:
         return METHODS[self.methods[level]]
 
+    def k_levels(self) -> list[int]:
+        """Measured levels whose method needs the bound K."""
+        return [level for level in self.measured_levels() if self.level_method(level).needs_k]
+
+    def private_k(self) -> bool:
+        """Whether K is chosen from the data (and some level needs it)."""
+        return self.k_select != "public" and bool(self.k_levels())
+
+    def _k_charges(self) -> list[Charge]:
+        """The private K's own measurements: at the root, or at every node of the levels that need K."""
+        if not self.private_k():
+            return []
+        eps = self.k_epsilon
+        if self.k_select == "noisy-max":
+            return [Charge(0, (), "K: noisy max of the largest group size", 1, K_SENSITIVITY, eps)]
+        if self.k_select == "svt":
+            # AboveThreshold: threshold noise 2Δ/ε and query noise 4Δ/ε; ε-DP as a whole (Dwork & Roth, 3.6).
+            cells = len(svt_grid(self.max_size)) + 1
+            return [Charge(0, (), "K: AboveThreshold over groups of size ≤ θ", cells, K_SENSITIVITY, eps,
+                           4 * K_SENSITIVITY / eps)]
+        return [Charge(level, path, "K: noisy max of the node's largest group size", 1, K_SENSITIVITY, eps)
+                for level in self.k_levels() for path in self.shape.paths[level]]
+
     def cost(self) -> Budget:
-        """Every measurement with its level, node, query, cells, Δ and ε: the budget, before any noise."""
-        charges = []
+        """Every measurement with its level, node, query, cells, Δ and ε: the budget, before any noise.
+
+        With a private K, a level's cells are counted at the public ceiling (an upper bound: K̂ ≤ ceiling).
+        """
+        charges = self._k_charges()
         for level in self.measured_levels():
             method, eps = self.level_method(level), self.level_epsilon(level)
             cells = method.cells(self.shape.group_counts(level), self.max_size)
-            quantity = method.quantity(self.max_size)
+            quantity = method.quantity(self.max_size, self.private_k())
             charges.extend(Charge(level, path, quantity, int(c), float(method.sensitivity), eps)
                            for path, c in zip(self.shape.paths[level], cells))
         return Budget(tuple(charges))
@@ -295,12 +347,14 @@ class Plan:
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
         return {"shape": self.shape.to_dict(), "epsilons": list(self.epsilons), "methods": list(self.methods),
-                "p": list(self.ps), "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge}
+                "p": list(self.ps), "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge,
+                "k_select": self.k_select, "k_epsilon": self.k_epsilon, "k_beta": self.k_beta}
 
     @classmethod
     def from_dict(cls, data: dict) -> Plan:
         return cls(Shape.from_dict(data["shape"]), tuple(data["epsilons"]), tuple(data["methods"]),
-                   tuple(data["p"]), data["max_size"], data["consistency"], data["merge"])
+                   tuple(data["p"]), data["max_size"], data["consistency"], data["merge"], data["k_select"],
+                   data["k_epsilon"], data["k_beta"])
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Plan) and self.shape.same_as(other.shape) and self.to_dict() == other.to_dict()

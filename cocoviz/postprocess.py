@@ -38,8 +38,8 @@ def fit_level(plan: Plan, measured: LevelMeasurement, workers: int | None = None
     groups = plan.shape.group_counts(measured.level)
 
     def one(k: int):
-        return method.fit(measured.node(k), groups=int(groups[k]), epsilon=measured.epsilon, p=p,
-                          max_size=plan.max_size)
+        bound = int(measured.bounds[k]) if measured.bounds is not None else None
+        return method.fit(measured.node(k), groups=int(groups[k]), epsilon=measured.epsilon, p=p, max_size=bound)
 
     return LevelEstimates.from_nodes(map_nodes(one, measured.n_nodes, workers))
 
@@ -75,4 +75,5 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     if measurements.plan != plan:
         raise ParameterError("these measurements were made for another plan")
     estimates = [None if m is None else fit_level(plan, m, workers) for m in measurements.levels]
-    return Release(plan, consistent_levels(plan, estimates), measurements.budget)
+    bounds = [None if m is None else m.bounds for m in measurements.levels]
+    return Release(plan, consistent_levels(plan, estimates), measurements.budget, bounds=bounds)

@@ -40,13 +40,17 @@ class Release:
         selected release, every candidate's and the selection's)
     selection : for a release chosen by :func:`cocoviz.select_mix`, what was chosen among
         what (candidates, chosen index, ε of the selection); otherwise None
+    bounds : per level, the bound K of every node where a method needed one (None elsewhere); with a
+        private ``k_select`` these are the chosen K̂, differentially private outputs like the histograms
     """
 
-    def __init__(self, plan: Plan, levels: Sequence[LevelRuns], budget: Budget, selection: dict | None = None):
+    def __init__(self, plan: Plan, levels: Sequence[LevelRuns], budget: Budget, selection: dict | None = None,
+                 bounds: Sequence[np.ndarray | None] | None = None):
         self.plan = plan
         self._levels = list(levels)
         self.budget = budget
         self.selection = selection
+        self.bounds = list(bounds) if bounds is not None else [None] * len(self._levels)
 
     @property
     def sampler(self) -> str:
@@ -155,8 +159,14 @@ class Release:
             "merge": plan.merge,
             "sampler": self.sampler,
             "epsilon_spent": self.budget.total,
+            **({"k_select": plan.k_select, "k_epsilon": plan.k_epsilon, "k_beta": plan.k_beta,
+                "k_chosen": self.chosen_bounds()} if plan.k_select != "public" else {}),
             **({"selection": self.selection} if self.selection else {}),
         }
+
+    def chosen_bounds(self) -> dict[int, list[int]]:
+        """K per node of every level that used one, root first (JSON-ready)."""
+        return {level: [int(k) for k in b] for level, b in enumerate(self.bounds) if b is not None}
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike) -> None:
@@ -170,7 +180,7 @@ class Release:
                           "size": np.concatenate([r.sizes for r in self._levels]),
                           "count": np.concatenate([r.counts for r in self._levels])})
         meta = {"format": RELEASE_FORMAT, "plan": self.plan.to_dict(), "budget": self.budget.to_dict(),
-                "selection": self.selection}
+                "selection": self.selection, "bounds": self.chosen_bounds()}
         pq.write_table(table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()}), path)
 
     def __repr__(self) -> str:
@@ -196,4 +206,7 @@ def load_release(path: str | os.PathLike) -> Release:
         mine = columns["level"] == level
         levels.append(aggregate_runs(columns["node"][mine], columns["size"][mine], columns["count"][mine],
                                      len(plan.shape.paths[level])))
-    return Release(plan, levels, budget, meta.get("selection"))
+    bounds = [None] * len(levels)
+    for level, b in (meta.get("bounds") or {}).items():
+        bounds[int(level)] = np.asarray(b, np.int64)
+    return Release(plan, levels, budget, meta.get("selection"), bounds)

@@ -13,7 +13,8 @@ def test_evaluate_columns_and_yardstick(toy_public_tree):
     release = estimate(toy_public_tree, epsilons=[0.5, 2.0], methods=["Hc", "Hg"], max_size=10, seed=3)
     ev = evaluate(toy_public_tree, release)
     assert list(ev.columns) == ["level", "node", "groups", "sizes", "emd", "epsilon", "omniscient",
-                                "emd_per_group", "ratio"]
+                                "emd_per_group", "ratio", "bound", "truncation"]
+    assert ev["bound"].tolist() == [10, 0, 0] and ev["truncation"].tolist() == [0, 0, 0]  # Hc root, Hg regions
     # Root: sizes {1, 2, 4} -> D = 3 at ε = 0.5; a: {1, 4}, b: {1, 2} at ε = 2.
     assert ev["sizes"].tolist() == [3, 2, 2]
     np.testing.assert_allclose(ev["omniscient"], [6.0, 1.0, 1.0])

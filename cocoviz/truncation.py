@@ -1,0 +1,109 @@
+"""A privately chosen bound K (Wu et al.'s truncation, under our person-level neighbours).
+
+Hc and naive measure K cells per node, so a bound K much larger than the data
+costs noise cells and time, and one below the largest group truncates.  Here K
+is chosen from the data with its own budget ε_K:
+
+* ``"noisy-max"``: K̂ = max + X + ⌈ln(1/β)/ε_K⌉, with X double-geometric of
+  scale 1/ε_K: the largest group size moves by at most one when one person is
+  added or removed (Δ = 1).  K̂ truncates when X ≤ −m − 1, with probability
+  α^(m+1) / (1 + α) < e^(−ε_K m) ≤ β for m = ⌈ln(1/β)/ε_K⌉ (α = e^(−ε_K)).  One K
+  for the whole release, measured at the root.
+* ``"noisy-max-per-node"``: the same at every node of every level that needs K;
+  the nodes of a level are disjoint, so ε_K is charged once per level.
+* ``"svt"``: Wu's AboveThreshold over a public geometric grid θ_i = 2^i of
+  candidate bounds: the queries "groups of size ≤ θ_i" (Δ = 1) against the
+  public G, with threshold noise of scale 2/ε_K and query noise of scale 4/ε_K;
+  K̂ is the first θ_i whose noisy count reaches the noisy threshold.  Kept for
+  teaching and reproduction: it stops early and truncates often.
+
+Every K̂ is clipped to [1, ceiling] with the public ceiling (the plan's
+``max_size``).  A group above K̂ is truncated to K̂ — never refused, since a
+refusal would tell the private maximum.  :func:`truncation_error` measures
+what truncation alone costs, apart from the noise.
+
+>>> noisy_max_bound(4, epsilon=1.0, beta=0.01, ceiling=100, noise=-2)  # 4 - 2 + ⌈ln 100⌉
+7
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from cocoviz.errors import ParameterError
+
+__all__ = ["K_SELECT", "DEFAULT_K_BETA", "K_SENSITIVITY", "noisy_max_bound", "noisy_max_offset", "svt_grid",
+           "svt_bound", "truncation_error", "bound_from_release", "check_beta"]
+
+#: How K is chosen: a public input, or privately from the data.
+K_SELECT = ("public", "noisy-max", "noisy-max-per-node", "svt")
+#: The default probability that noisy max truncates.
+DEFAULT_K_BETA = 1e-6
+#: Sensitivity of the largest group size and of a count "groups of size ≤ θ" under our neighbours.
+K_SENSITIVITY = 1
+
+
+def check_beta(beta: float) -> float:
+    """β as a float in (0, 1)."""
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not 0 < float(beta) < 1:
+        raise ParameterError(f"k_beta must be a number between 0 and 1 (exclusive), got {beta!r}")
+    return float(beta)
+
+
+def noisy_max_offset(epsilon: float, beta: float) -> int:
+    """⌈ln(1/β)/ε⌉: the shift that makes noisy max truncate with probability at most β."""
+    return math.ceil(math.log(1.0 / beta) / epsilon)
+
+
+def noisy_max_bound(true_max: int, *, epsilon: float, beta: float, ceiling: int, noise: int) -> int:
+    """K̂ = max + noise + ⌈ln(1/β)/ε⌉, clipped to [1, ceiling]; ``noise`` is the drawn X."""
+    return int(min(max(int(true_max) + int(noise) + noisy_max_offset(epsilon, beta), 1), ceiling))
+
+
+def svt_grid(ceiling: int) -> np.ndarray:
+    """The public candidate bounds 1, 2, 4, …, up to the ceiling (the ceiling last).
+
+    >>> svt_grid(10).tolist()
+    [1, 2, 4, 8, 10]
+    """
+    grid = [1 << i for i in range(max(int(ceiling), 1).bit_length()) if (1 << i) < ceiling]
+    return np.array([*grid, int(ceiling)], np.int64)
+
+
+def svt_bound(counts_at_most: np.ndarray, groups: int, grid: np.ndarray, *, threshold_noise: int,
+              query_noise: np.ndarray) -> int:
+    """AboveThreshold: the first θ_i with count(size ≤ θ_i) + ν_i ≥ G + ρ (the ceiling if none).
+
+    ``counts_at_most[i]`` is the true number of groups of size ≤ ``grid[i]``;
+    ``threshold_noise`` is ρ (scale 2/ε_K), ``query_noise`` the ν_i (scale 4/ε_K).
+    """
+    above = np.flatnonzero(np.asarray(counts_at_most) + np.asarray(query_noise) >= groups + threshold_noise)
+    return int(grid[above[0]] if above.size else grid[-1])
+
+
+def truncation_error(sizes: np.ndarray, counts: np.ndarray, bound: int) -> int:
+    """Persons lost by counting every group above ``bound`` at ``bound``: Σ_{s>K} (s − K)·H[s].
+
+    It is the emd between a node's histogram and its truncation, the error a
+    release would make at that node with no noise at all.
+
+    >>> truncation_error(np.array([1, 4, 9]), np.array([2, 1, 3]), 5)
+    12
+    """
+    sizes = np.asarray(sizes, np.int64)
+    over = sizes > bound
+    return int(np.dot(sizes[over] - bound, np.asarray(counts, np.int64)[over]))
+
+
+def bound_from_release(release, node: Sequence[str] = ()) -> int:
+    """The largest released size at ``node`` of an Hg release: a K for later releases, at no ε.
+
+    Free post-processing of a release already paid for.  It does not
+    guarantee that no group is truncated: the released top size is noisy and
+    isotonic-regressed, so it may fall below the true maximum.
+    """
+    h = release.histogram(node)
+    return max(int(np.flatnonzero(h)[-1]) if h.any() else 1, 1)
