@@ -264,3 +264,19 @@ def test_cli_lists_and_runs_an_experiment(tmp_path, capsys):
     assert set(summary["mix"]) == {"naive", "Hc", "Hg"}
     assert main(["experiment", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown experiment" in capsys.readouterr().err
+
+
+def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
+    result = run_experiment("wu-e1", out=tmp_path, trials=3, epsilons=[0.5, 2.0], max_size=200,
+                            loader=stub_loader, datasets=["housing"])
+    summary = result.frames["summary"].set_index(["k_choice", "epsilon"])
+    assert set(summary.index.get_level_values(0)) == {"public", "noisy-max", "svt", "oracle"}
+    true_max = int(summary["true_max"].iloc[0])
+    assert (summary.loc["public", "mean_K"] == 200).all()
+    assert (summary.loc["oracle", "mean_K"] == true_max).all()
+    assert (summary.loc["noisy-max", "mean_K"] >= true_max).all()        # β = 1e-6: never below here
+    assert (summary.loc[["public", "oracle", "noisy-max"], "mean_truncation"] == 0).all()
+    assert (summary.loc["noisy-max", "total_epsilon"] == summary.loc["public", "total_epsilon"] + 0.1).all()
+    trials = result.frames["trials"]
+    assert (trials["cells"] == trials["K"]).all()
+    assert (tmp_path / "wu-e1" / "table.md").read_text().count("| housing |") == 8

@@ -10,6 +10,7 @@ from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Loader
 from cocoviz.experiments.kuo_figures import _figure1, _figure4, _figure5, _figure6
 from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, Experiment
+from cocoviz.experiments.kselect import _kselect
 from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
@@ -33,6 +34,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "Bottom-up is worse at the upper levels and better at the leaves.", PAPER_DATASETS, (1.0,), _table4),
     Experiment("figure1", "Figure 1: error by size, Hg and Hc",
                "Hg's error sits at small sizes; Hc's is spread over the rest.", PAPER_DATASETS, (1.0,), _figure1),
+    Experiment("wu-e1", "E1 (Wu et al.): K public, by noisy max, by SVT or the true maximum, against ε",
+               "Noisy max lands within a few per cent of the true maximum and (almost) never truncates; SVT "
+               "stops early and truncates; a private K cuts Hc's noise cells by orders of magnitude.",
+               ("housing", "white", "hawaiian", "taxi"), (0.1, 0.25, 0.5, 1.0, 2.0), _kselect),
 ]}
 
 
