@@ -1,0 +1,65 @@
+"""Colours, sizes and the small helpers every figure shares."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+__all__ = ['TRUE_COLOR', 'PRIVATE_COLOR', 'REFERENCE_COLOR', 'SERIES_COLORS', 'BAR_LIMIT', 'step_points']
+
+
+TRUE_COLOR = "#4C8BF5"      # mid blue
+PRIVATE_COLOR = "#F5A623"   # amber
+REFERENCE_COLOR = "#9E9E9E"  # grey, for references and guides
+#: Distinct mid-tone colours for series (method mixes, merges, children).
+SERIES_COLORS = ("#4C8BF5", "#F5A623", "#2CA58D", "#E4572E", "#A06CD5", "#8D6E63", "#6B8E23", "#17BECF",
+                 "#EC6FA8", "#7F8C8D")
+
+#: Above this many sizes, H is drawn as markers at its non-empty sizes instead of bars.
+BAR_LIMIT = 300
+
+
+def _as_int_array(h) -> np.ndarray:
+    return np.asarray(h, dtype=np.int64).ravel()
+
+
+def _pad(h: np.ndarray, n: int) -> np.ndarray:
+    return h if len(h) >= n else np.concatenate([h, np.zeros(n - len(h), h.dtype)])
+
+
+def step_points(values: np.ndarray, *, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The change points of a step function ``values[x]`` over x = start, start+1, ...
+
+    Returns ``(x, y)`` with the first point, every point where the value
+    changes, and the last point; drawn with ``line_shape="hv"`` it is the
+    same picture as all points, at a fraction of the size.
+
+    >>> step_points(np.array([0, 2, 2, 2, 4]))
+    (array([0, 1, 4]), array([0, 2, 4]))
+    """
+    values = np.asarray(values)
+    if values.size == 0:
+        return np.zeros(0, np.int64), values
+    keep = np.ones(values.size, bool)
+    keep[1:] = values[1:] != values[:-1]
+    keep[-1] = True
+    x = np.flatnonzero(keep)
+    return x + start, values[x]
+
+
+def _sparse_points(h: np.ndarray, *, drop_zero_size: bool) -> tuple[np.ndarray, np.ndarray]:
+    x = np.flatnonzero(h)
+    if drop_zero_size:
+        x = x[x > 0]
+    return x, h[x]
+
+
+def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
+    fig.update_xaxes(type="log" if log_x else "linear")
+    fig.update_yaxes(type="log" if log_y else "linear")
+
+
+def _note_log_zero(fig: go.Figure, log_x: bool, has_zero: bool) -> None:
+    if log_x and has_zero:
+        fig.add_annotation(text="size 0 not shown on a log axis", xref="paper", yref="paper", x=1, y=1.08,
+                           showarrow=False, xanchor="right", font={"size": 11})
