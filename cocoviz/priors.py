@@ -146,13 +146,14 @@ def simplex_l1_fit(y: object, total: float = 1.0, *, at_most: bool = False) -> n
         raise ParameterError(f"total must be finite and ≥ 0, got {total}")
     if at_most and np.clip(v, 0, None).sum() <= total:
         return np.clip(v, 0, None)
+    if total == 0:
+        return np.zeros_like(v)
     if v.size == 0:
-        if total > 0:
-            raise ParameterError("no cells to hold a positive total")
-        return v.copy()
+        raise ParameterError("no cells to hold a positive total")
     u = np.sort(v)[::-1]
     excess = np.cumsum(u) - total
-    rho = np.flatnonzero(u - excess / np.arange(1, v.size + 1) > 0)[-1]
+    active = np.flatnonzero(u - excess / np.arange(1, v.size + 1) > 0)
+    rho = active[-1] if active.size else 0          # none only when total underflows against u[0]
     return np.maximum(v - excess[rho] / (rho + 1), 0.0)
 
 
