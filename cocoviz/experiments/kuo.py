@@ -13,6 +13,7 @@ from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, Experime
 from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
+from cocoviz.experiments.tao import E6
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 
@@ -33,6 +34,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "Bottom-up is worse at the upper levels and better at the leaves.", PAPER_DATASETS, (1.0,), _table4),
     Experiment("figure1", "Figure 1: error by size, Hg and Hc",
                "Hg's error sits at small sizes; Hc's is spread over the rest.", PAPER_DATASETS, (1.0,), _figure1),
+    E6,
 ]}
 
 
