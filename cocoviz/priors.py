@@ -164,14 +164,15 @@ def _update(p: np.ndarray, labels: np.ndarray, y: np.ndarray) -> np.ndarray:
     mass = np.bincount(lab, weights=p[covered], minlength=y.size)
     width = np.bincount(lab, minlength=y.size)
     q = np.empty_like(p)
-    scale = np.divide(y, mass, out=np.zeros_like(y), where=mass > 0)
-    q[covered] = np.where(mass[lab] > 0, p[covered] * scale[lab],            # case 1
+    m = mass[lab]
+    share = np.divide(p[covered], m, out=np.zeros_like(m), where=m > 0)     # ≤ 1: no overflow on tiny masses
+    q[covered] = np.where(m > 0, share * y[lab],                             # case 1
                           y[lab] / np.maximum(width[lab], 1))                # case 2: uniform
     rest = max(1.0 - float(y.sum()), 0.0)
     free = ~covered
     if free.any():
         free_mass = float(p[free].sum())
-        q[free] = p[free] * (rest / free_mass) if free_mass > 0 else rest / free.sum()   # cases 3, 4
+        q[free] = p[free] / free_mass * rest if free_mass > 0 else rest / free.sum()   # cases 3, 4
     return q
 
 
@@ -354,7 +355,7 @@ def share_buckets(prior: object, buckets: Blocks, counts: object, groups: int) -
     for b, count in enumerate(c):
         cells = np.flatnonzero(labels == b)
         w = p[cells]
-        share = count * w / w.sum() if w.sum() > 0 else np.full(cells.size, count / cells.size)
+        share = count * (w / w.sum()) if w.sum() > 0 else np.full(cells.size, count / cells.size)
         base = np.floor(share)
         extra = max(int(count - base.sum()), 0)
         base[np.argsort(-(share - base), kind="stable")[:extra]] += 1

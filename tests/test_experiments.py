@@ -213,7 +213,7 @@ def test_each_experiment_runs_end_to_end(name, tmp_path):
     if name == "figure1":
         assert {"emd", "error_p50_size", "method"} <= set(trials.columns)
         assert {"size", "error", "mean_error"} <= set(pd.read_csv(folder / "curves.csv").columns)
-    else:
+    elif not name.startswith("tao-"):      # tao-*: not a sweep of releases (tests/test_experiments_tao.py)
         assert list(trials.columns) == FRAME_COLUMNS
         summary = pd.read_csv(folder / "summary.csv")
         assert {"mean", "se", "trials", "level"} <= set(summary.columns)

@@ -31,6 +31,7 @@ def test_synthetic_joint_is_deterministic_and_positive():
 def test_tiny_run_converges_on_exact_targets_and_is_seeded():
     trials, runs = run_e6(epsilons=[1.0], trials=2, households=800, sweeps=10)
     assert len(runs) == 5 * (1 + 2) and len(trials) == len(runs) * 31
+    assert trials["partition"].iloc[:4].tolist() == ["prior", "size×tenure", "size×age", "tenure×age"]
     exact = runs[(runs["targets"] == "exact") & (runs["prior"] != "similar, 6+ unseen")]
     assert (exact["l1"] < 1e-6).all() and (exact["stage1_optimum"] < 1e-9).all()
     # The prior never saw sizes 6 and 7+: those households cannot be placed, the fit stays off.

@@ -45,6 +45,11 @@ def test_definition_3_1_case_4():
     np.testing.assert_allclose(update([1, 0, 0], [[0]], [0.4]), [0.4, 0.3, 0.3], atol=1e-15)
 
 
+def test_tiny_prior_masses_do_not_overflow():
+    np.testing.assert_allclose(update([1.0, 5e-324], [[0], [1]], [0.5, 0.5]), [0.5, 0.5])
+    np.testing.assert_allclose(update([1.0, 5e-324, 5e-324], [[0]], [0.5]), [0.5, 0.25, 0.25])
+
+
 def test_definition_3_1_case_2_and_zero_targets():
     np.testing.assert_allclose(update([0.9, 0.1, 0, 0], [[0, 1], [2, 3]], [0.5, 0.5]), [0.45, 0.05, 0.25, 0.25])
     np.testing.assert_allclose(update([0.5, 0.3, 0.2], [[0, 1]], [0.0]), [0, 0, 1])

@@ -54,6 +54,8 @@ E6_EPSILONS = (0.1, 1.0, 10.0)
 HOUSEHOLDS = 5_000
 SWEEPS = 40
 DELTA = 4.0
+#: The partitions' names in the trials frame ("prior" is the row before any update).
+MARGIN_NAMES = tuple("×".join(AXES[a] for a in pair) for pair in PAIRS)
 
 
 def synthetic_joint(seed: int | Sequence[int], *, three_way: float = 1.0, jitter: float = 0.15,
@@ -150,7 +152,8 @@ def run_e6(*, epsilons: Sequence[float] = E6_EPSILONS, trials: int = 10, seed: i
         for kind, eps, trial, targets in cases:
             q, report = ide(prior, partitions, targets, len(partitions) * sweeps, reduce_domain=reduce)
             key = {"prior": name, "targets": kind, "epsilon": eps, "trial": trial}
-            per_update.append(report.assign(**key))
+            per_update.append(report.assign(**key, partition=report["partition"].map(
+                lambda k: "prior" if pd.isna(k) else MARGIN_NAMES[k])))
             optimum = _stage1_optimum(partitions, targets, cells)
             gaps = report["l1"].to_numpy() - optimum
             reached = np.flatnonzero(gaps <= 1e-3)
