@@ -199,6 +199,10 @@ def test_markdown_table():
 
 
 # --------------------------------------------------------- named experiments
+#: The paper's experiments that are sweeps of releases (one row per node, FRAME_COLUMNS).
+SWEEP_EXPERIMENTS = ("table3", "figure4", "figure5", "figure6", "table4")
+
+
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_each_experiment_runs_end_to_end(name, tmp_path):
     eps = [1.0] if name in ("table3", "table4", "figure1") else [0.5, 1.0]
@@ -213,7 +217,7 @@ def test_each_experiment_runs_end_to_end(name, tmp_path):
     if name == "figure1":
         assert {"emd", "error_p50_size", "method"} <= set(trials.columns)
         assert {"size", "error", "mean_error"} <= set(pd.read_csv(folder / "curves.csv").columns)
-    else:
+    elif name in SWEEP_EXPERIMENTS:          # the others have their own tests (wu-e1 here, tao-e6, wu-e2/e3)
         assert list(trials.columns) == FRAME_COLUMNS
         summary = pd.read_csv(folder / "summary.csv")
         assert {"mean", "se", "trials", "level"} <= set(summary.columns)

@@ -14,6 +14,7 @@ from cocoviz.experiments.kselect import _kselect
 from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
+from cocoviz.experiments.tao import E6
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 
@@ -38,6 +39,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "Noisy max lands within a few per cent of the true maximum and (almost) never truncates; SVT "
                "stops early and truncates; a private K cuts Hc's noise cells by orders of magnitude.",
                ("housing", "white", "hawaiian", "taxi"), (0.1, 0.25, 0.5, 1.0, 2.0), _kselect),
+    E6,
 ]}
 
 
