@@ -31,9 +31,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from warm_up import warm_up  # noqa: E402  (the warm-up scripts/run.sh does)
+
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 TRIVIAL_APP = """
 import plotly.graph_objects as go
 import streamlit as st
@@ -52,11 +61,29 @@ def _free_port() -> int:
 
 def _serve(app: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(app),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=app.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     warm_up(url)
     return proc, url
@@ -90,7 +117,9 @@ def _measure(browser, url: str, *, box_label: str, metric: str, values: list[str
             page.wait_for_function(
                 "([m, before]) => { const e = [...document.querySelectorAll('[data-testid=\"stMetric\"]')]"
                 ".find(x => x.innerText.includes(m)); return e && e.innerText !== before; }",
-                arg=[metric, before], timeout=60_000)
+                arg=[metric, before],
+                timeout=60_000,
+            )
             out[name].append(time.perf_counter() - start)
             page.wait_for_timeout(1500)
     return out
@@ -106,22 +135,37 @@ def main() -> int:
         trivial = Path(tmp) / "trivial_app.py"
         trivial.write_text(TRIVIAL_APP)
         # cocoviz: the root's ε (one level recomputed, the others reused) and the counties' ε (the costly level).
-        apps = [("trivial Streamlit app", trivial, "x", "value", {"interaction_s": 0}),
-                ("cocoviz (Explore, bundled default)", ROOT / "app.py", "exact ε", "Total ε spent",
-                 {"root_eps_s": 0, "county_eps_s": 2})]
+        apps = [
+            ("trivial Streamlit app", trivial, "x", "value", {"interaction_s": 0}),
+            (
+                "cocoviz (Explore, bundled default)",
+                ROOT / "app.py",
+                "exact ε",
+                "Total ε spent",
+                {"root_eps_s": 0, "county_eps_s": 2},
+            ),
+        ]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             for name, app, box, metric, boxes in apps:
                 proc, url = _serve(app)
                 try:
-                    r = _measure(browser, url, box_label=box, metric=metric, values=["0.5", "0.7", "0.9", "1.1", "1.3"],
-                                 boxes=boxes)
+                    r = _measure(
+                        browser,
+                        url,
+                        box_label=box,
+                        metric=metric,
+                        values=["0.5", "0.7", "0.9", "1.1", "1.3"],
+                        boxes=boxes,
+                    )
                 finally:
                     os.killpg(proc.pid, signal.SIGTERM)
                     proc.wait(timeout=10)
                 print(name)
                 for key, xs in r.items():
-                    print(f"  {key:16s} median {statistics.median(xs):5.2f} s   all {', '.join(f'{x:.2f}' for x in xs)}")
+                    print(
+                        f"  {key:16s} median {statistics.median(xs):5.2f} s   all {', '.join(f'{x:.2f}' for x in xs)}"
+                    )
             browser.close()
     return 0
 

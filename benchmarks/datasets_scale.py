@@ -54,8 +54,10 @@ def main() -> int:
         size = path.stat().st_size
         ok &= size <= 10 * 2**20 and first < 1.0
         s = tree.summary()
-        print(f"{name:14s} {size / 1024:8,.0f} KiB  load {first * 1000:6.0f} ms (cached {again * 1e6:4.0f} µs)  "
-              f"{s['groups']:>10,} groups, {s['distinct_sizes']:>5,} distinct sizes, nodes {s['nodes_per_level']}")
+        print(
+            f"{name:14s} {size / 1024:8,.0f} KiB  load {first * 1000:6.0f} ms (cached {again * 1e6:4.0f} µs)  "
+            f"{s['groups']:>10,} groups, {s['distinct_sizes']:>5,} distinct sizes, nodes {s['nodes_per_level']}"
+        )
     print("\nall targets met" if ok else "\nTARGET MISSED")
     return 0 if ok else 1
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import os
+import resource
 import subprocess
 import sys
 import tarfile
@@ -38,7 +38,7 @@ def synthetic_counts(groups: int, mid: int, leaves: int, seed: int = 0) -> pd.Da
     weights = rng.dirichlet(np.full(leaves, 5.0))
     per_leaf = rng.multinomial(groups, weights)
     sizes = np.arange(0, 2000)
-    law = np.where(sizes == 0, 0.0, np.exp(-sizes / 2.5)) + np.where(sizes > 7, 1e-4 * 0.995 ** sizes, 0)
+    law = np.where(sizes == 0, 0.0, np.exp(-sizes / 2.5)) + np.where(sizes > 7, 1e-4 * 0.995**sizes, 0)
     law /= law.sum()
     frames = []
     for leaf, n in enumerate(per_leaf):
@@ -53,8 +53,9 @@ def synthetic_counts(groups: int, mid: int, leaves: int, seed: int = 0) -> pd.Da
 def run_one(groups: int, mid: int, leaves: int, method: str, max_size: int) -> dict:
     import cocoviz
 
-    tree = cocoviz.Hierarchy.from_counts(synthetic_counts(groups, mid, leaves), size="size", count="count",
-                                         levels=["mid", "leaf"])
+    tree = cocoviz.Hierarchy.from_counts(
+        synthetic_counts(groups, mid, leaves), size="size", count="count", levels=["mid", "leaf"]
+    )
     # Compile the numba kernels (cached on disk) outside the timing.
     cocoviz.estimate(tree.keep_levels([]), epsilons=[1.0], methods=[method], max_size=max_size, seed=0)
     times = []
@@ -63,9 +64,15 @@ def run_one(groups: int, mid: int, leaves: int, method: str, max_size: int) -> d
         release = cocoviz.estimate(tree, epsilons=[1.0, 1.0, 1.0], methods=[method] * 3, max_size=max_size, seed=seed)
         times.append(time.perf_counter() - start)
     assert release.is_consistent()
-    return {"groups": tree.summary()["groups"], "nodes": sum(tree.summary()["nodes_per_level"]), "method": method,
-            "K": max_size, "seconds_best": min(times), "seconds_median": float(np.median(times)),
-            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+    return {
+        "groups": tree.summary()["groups"],
+        "nodes": sum(tree.summary()["nodes_per_level"]),
+        "method": method,
+        "K": max_size,
+        "seconds_best": min(times),
+        "seconds_median": float(np.median(times)),
+        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
 
 
 SCENARIOS = [
@@ -82,8 +89,9 @@ SCENARIOS = [
 def reference_tree(revision: str) -> str:
     """A folder holding the package as it was at git ``revision`` (for a same-run comparison)."""
     folder = tempfile.mkdtemp(prefix="cocoviz-ref-")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "cocoviz"], capture_output=True,
-                             check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision, "cocoviz"], capture_output=True, check=True
+    ).stdout
     with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
         tar.extractall(folder, filter="data")
     return folder
@@ -94,8 +102,14 @@ def measure(params, reference: str | None = None) -> dict:
     if reference is not None:
         env["COCOVIZ_REFERENCE"] = reference
         env["PYTHONPATH"] = reference
-    out = subprocess.run([sys.executable, __file__, "--one", json.dumps(params)], capture_output=True, text=True,
-                         check=True, env=env, cwd=reference or ROOT)
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", json.dumps(params)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=reference or ROOT,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -113,12 +127,16 @@ def main() -> None:
     reference = reference_tree(args.against) if args.against else None
     for name, params in scenarios:
         r = measure(params)
-        line = (f"{name:52s} groups={r['groups']:>11,} nodes={r['nodes']:>4} "
-                f"best={r['seconds_best']:6.2f}s median={r['seconds_median']:6.2f}s peak={r['peak_rss_gb']:5.2f} GB")
+        line = (
+            f"{name:52s} groups={r['groups']:>11,} nodes={r['nodes']:>4} "
+            f"best={r['seconds_best']:6.2f}s median={r['seconds_median']:6.2f}s peak={r['peak_rss_gb']:5.2f} GB"
+        )
         if reference is not None:
             ref = measure(params, reference)
-            line += (f" | {args.against}: best={ref['seconds_best']:6.2f}s peak={ref['peak_rss_gb']:5.2f} GB"
-                     f" | ratio best {r['seconds_best'] / ref['seconds_best']:.2f}")
+            line += (
+                f" | {args.against}: best={ref['seconds_best']:6.2f}s peak={ref['peak_rss_gb']:5.2f} GB"
+                f" | ratio best {r['seconds_best'] / ref['seconds_best']:.2f}"
+            )
         print(line, flush=True)
 
 

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import cocoviz  # noqa: E402
 from engine import synthetic_counts  # noqa: E402
+
+import cocoviz  # noqa: E402
 
 K_EPSILON = 0.1
 
@@ -49,10 +50,13 @@ def compare(name: str, tree, epsilons, seeds) -> None:
         e_pub = np.mean([r[2] for r in runs[False]], axis=0)
         e_priv = np.mean([r[2] for r in runs[True]], axis=0)
         trunc = sum(r[3] for r in runs[True])
-        print(f"  ε = {eps:<5g} cells {c_pub:>13,} vs {c_priv:>13,.0f} (ratio {c_pub / c_priv:7.1f}x)  "
-              f"time {t_pub:7.2f} s vs {t_priv:6.2f} s (ratio {t_pub / t_priv:6.1f}x)  "
-              f"mean emd per level public {np.round(e_pub, 1).tolist()} private {np.round(e_priv, 1).tolist()} "
-              f"(ε_K = {K_EPSILON:g} on top; persons truncated: {trunc})", flush=True)
+        print(
+            f"  ε = {eps:<5g} cells {c_pub:>13,} vs {c_priv:>13,.0f} (ratio {c_pub / c_priv:7.1f}x)  "
+            f"time {t_pub:7.2f} s vs {t_priv:6.2f} s (ratio {t_pub / t_priv:6.1f}x)  "
+            f"mean emd per level public {np.round(e_pub, 1).tolist()} private {np.round(e_priv, 1).tolist()} "
+            f"(ε_K = {K_EPSILON:g} on top; persons truncated: {trunc})",
+            flush=True,
+        )
 
 
 def main() -> None:

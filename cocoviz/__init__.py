@@ -10,6 +10,7 @@ The pipeline: a public :class:`Plan` (its cost known before any noise) →
 :func:`evaluate` (where the truth meets the release).  :func:`estimate` is the
 one-call form.
 """
+
 from cocoviz.baselines import mean_consistency_baseline
 from cocoviz.budget import Budget, Charge
 from cocoviz.consistency import match_groups
@@ -26,8 +27,39 @@ from cocoviz.postprocess import post_process
 from cocoviz.release import Release, load_release
 from cocoviz.selection import select_mix, selection_cost
 
-__all__ = ["Plan", "Shape", "METHODS", "measure", "Measurements", "post_process", "estimate", "Release",
-           "load_release", "evaluate", "size_errors", "error_by_size", "level_summary", "Budget", "Charge", "select_mix", "selection_cost",
-           "mean_consistency_baseline", "match_groups", "emd", "omniscient_emd", "compile_kernels", "Hierarchy",
-           "dataset_names", "load_dataset", "dataset_card", "DEFAULT_DATASET", "load_upload", "read_table",
-           "CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError"]
+__all__ = [
+    "Plan",
+    "Shape",
+    "METHODS",
+    "measure",
+    "Measurements",
+    "post_process",
+    "estimate",
+    "Release",
+    "load_release",
+    "evaluate",
+    "size_errors",
+    "error_by_size",
+    "level_summary",
+    "Budget",
+    "Charge",
+    "select_mix",
+    "selection_cost",
+    "mean_consistency_baseline",
+    "match_groups",
+    "emd",
+    "omniscient_emd",
+    "compile_kernels",
+    "Hierarchy",
+    "dataset_names",
+    "load_dataset",
+    "dataset_card",
+    "DEFAULT_DATASET",
+    "load_upload",
+    "read_table",
+    "CocovizError",
+    "InputError",
+    "ParameterError",
+    "BudgetError",
+    "PrivacyError",
+]

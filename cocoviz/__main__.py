@@ -1,4 +1,5 @@
 """``python -m cocoviz``: see :mod:`cocoviz.cli`."""
+
 from cocoviz.cli import main
 
 raise SystemExit(main())

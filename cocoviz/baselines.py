@@ -23,8 +23,9 @@ from cocoviz.plan import Plan
 __all__ = ["mean_consistency_baseline"]
 
 
-def mean_consistency_baseline(tree, *, epsilons: Sequence[float], max_size: int,
-                              seed: int | Sequence[int] | None = None) -> tuple[pd.DataFrame, Budget]:
+def mean_consistency_baseline(
+    tree, *, epsilons: Sequence[float], max_size: int, seed: int | Sequence[int] | None = None
+) -> tuple[pd.DataFrame, Budget]:
     """Hay et al.'s mean-consistency on noisy Hc at every node: the real-valued baseline.
 
     Every node's Hc[0..K-1] gets double-geometric noise (Δ = 1, ε of its
@@ -56,12 +57,16 @@ def mean_consistency_baseline(tree, *, epsilons: Sequence[float], max_size: int,
     for level, (hc_hat, truth) in enumerate(zip(consistent, truths)):
         groups = tree.runs(level).groups()
         h_hat = np.diff(hc_hat, axis=1, prepend=0.0)
-        frames.append(pd.DataFrame({
-            "level": level,
-            "node": [node_label(p) for p in tree.nodes(level)],
-            "groups": groups,
-            "emd": np.abs(hc_hat - truth).sum(axis=1),
-            "negative_cells": (h_hat < -1e-9).sum(axis=1),
-            "most_negative": h_hat.min(axis=1),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "level": level,
+                    "node": [node_label(p) for p in tree.nodes(level)],
+                    "groups": groups,
+                    "emd": np.abs(hc_hat - truth).sum(axis=1),
+                    "negative_cells": (h_hat < -1e-9).sum(axis=1),
+                    "most_negative": h_hat.min(axis=1),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True), plan.cost().with_sampler(noise.name, notes)

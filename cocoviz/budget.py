@@ -23,8 +23,10 @@ from cocoviz.hierarchy import node_label
 __all__ = ["Charge", "Budget", "double_geometric_variance"]
 
 #: How the charges of one release compose.
-COMPOSITION = ("sequential across levels, parallel across the disjoint nodes of a level; "
-               "everything after the noisy measurements is post-processing")
+COMPOSITION = (
+    "sequential across levels, parallel across the disjoint nodes of a level; "
+    "everything after the noisy measurements is post-processing"
+)
 
 
 def double_geometric_variance(scale: float) -> float:
@@ -110,25 +112,29 @@ class Budget:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per charge: level, node, quantity, cells, Δ, ε, scale, noise variance."""
-        return pd.DataFrame({
-            "level": pd.array([c.level for c in self.charges], dtype="Int64"),
-            "node": [node_label(c.node) for c in self.charges],
-            "quantity": [c.quantity for c in self.charges],
-            "cells": [c.cells for c in self.charges],
-            "sensitivity": [c.sensitivity for c in self.charges],
-            "epsilon": [c.epsilon for c in self.charges],
-            "scale": [c.scale for c in self.charges],
-            "noise_variance": [c.noise_variance for c in self.charges],
-        })
+        return pd.DataFrame(
+            {
+                "level": pd.array([c.level for c in self.charges], dtype="Int64"),
+                "node": [node_label(c.node) for c in self.charges],
+                "quantity": [c.quantity for c in self.charges],
+                "cells": [c.cells for c in self.charges],
+                "sensitivity": [c.sensitivity for c in self.charges],
+                "epsilon": [c.epsilon for c in self.charges],
+                "scale": [c.scale for c in self.charges],
+                "noise_variance": [c.noise_variance for c in self.charges],
+            }
+        )
 
     def summary(self) -> pd.DataFrame:
         """One row per level and quantity: nodes measured, cells, Δ, ε and scale."""
         frame = self.to_frame()
         if frame.empty:
             return frame
-        return (frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=False, dropna=False)
-                .agg(nodes=("node", "size"), cells=("cells", "sum")).reset_index()
-                [["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale"]])
+        return (
+            frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=False, dropna=False)
+            .agg(nodes=("node", "size"), cells=("cells", "sum"))
+            .reset_index()[["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale"]]
+        )
 
     def describe(self) -> str:
         """The report as plain text."""
@@ -141,16 +147,20 @@ class Budget:
             lines.append(f"  {name}: ε = {eps:g}")
         for row in self.summary().itertuples(index=False):
             where = "whole data" if pd.isna(row.level) else f"level {int(row.level)}"
-            lines.append(f"  {where}: {row.quantity} on {row.nodes} node(s), {row.cells:,} cells, "
-                         f"Δ = {row.sensitivity:g}, scale Δ/ε = {row.scale:g}")
+            lines.append(
+                f"  {where}: {row.quantity} on {row.nodes} node(s), {row.cells:,} cells, "
+                f"Δ = {row.sensitivity:g}, scale Δ/ε = {row.scale:g}"
+            )
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal budget."""
         return {
-            "charges": [[c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon, c.noise_scale]
-                        for c in self.charges],
+            "charges": [
+                [c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon, c.noise_scale]
+                for c in self.charges
+            ],
             "extra": [list(e) for e in self.extra],
             "composition": self.composition,
             "sampler": self.sampler,
@@ -160,7 +170,14 @@ class Budget:
 
     @classmethod
     def from_dict(cls, data: dict) -> Budget:
-        charges = tuple(Charge(level, tuple(node), quantity, int(cells), float(delta), float(eps), scale)
-                        for level, node, quantity, cells, delta, eps, scale in data["charges"])
-        return cls(charges, tuple((str(n), float(e)) for n, e in data["extra"]), data["composition"],
-                   data["sampler"], tuple(data["notes"]))
+        charges = tuple(
+            Charge(level, tuple(node), quantity, int(cells), float(delta), float(eps), scale)
+            for level, node, quantity, cells, delta, eps, scale in data["charges"]
+        )
+        return cls(
+            charges,
+            tuple((str(n), float(e)) for n, e in data["extra"]),
+            data["composition"],
+            data["sampler"],
+            tuple(data["notes"]),
+        )

@@ -29,22 +29,31 @@ def _add_data(sub: argparse._SubParsersAction) -> None:
     """
     from cocoviz.datasets import dataset_names
 
-    parser = sub.add_parser("data", help="generate the synthetic datasets or rewrite the bundled ones",
-                            description="Generate a dataset (per-leaf counts as Parquet) and print its groups, "
-                                        "persons and distinct sizes next to the paper's; list the datasets; "
-                                        "show a data card; or rewrite the bundled files in data/.")
+    parser = sub.add_parser(
+        "data",
+        help="generate the synthetic datasets or rewrite the bundled ones",
+        description="Generate a dataset (per-leaf counts as Parquet) and print its groups, "
+        "persons and distinct sizes next to the paper's; list the datasets; "
+        "show a data card; or rewrite the bundled files in data/.",
+    )
     parser.add_argument("name", nargs="?", choices=dataset_names(), help="dataset to generate")
-    parser.add_argument("--scale", type=float, default=None,
-                        help="fraction of the paper's data (1.0 = full size; default: the bundled scale)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=None,
+        help="fraction of the paper's data (1.0 = full size; default: the bundled scale)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generator (default 0)")
     parser.add_argument("--out", default=None, help="write the table to this Parquet file")
     parser.add_argument("--list", action="store_true", help="list the datasets with their bundled figures")
     parser.add_argument("--card", action="store_true", help="print the data card of NAME (bundled default)")
-    parser.add_argument("--bundle", action="store_true",
-                        help="rewrite every bundled file and data/README.md (the data cards)")
+    parser.add_argument(
+        "--bundle", action="store_true", help="rewrite every bundled file and data/README.md (the data cards)"
+    )
     parser.add_argument("--data-dir", default=None, help="folder of the bundled files (default: data/)")
-    parser.add_argument("--no-full-scale", action="store_true",
-                        help="with --bundle: skip the scale-1.0 figures in the README")
+    parser.add_argument(
+        "--no-full-scale", action="store_true", help="with --bundle: skip the scale-1.0 figures in the README"
+    )
     parser.set_defaults(handler=_run_data)
 
 
@@ -64,8 +73,9 @@ def _run_data(args: argparse.Namespace) -> int:
             print(f"{name:14s} {spec.title}: {datasets.summary_line(tree)}")
         return 0
     if args.name is None:
-        raise ParameterError("name a dataset (one of " + ", ".join(datasets.dataset_names())
-                             + "), or use --list or --bundle")
+        raise ParameterError(
+            "name a dataset (one of " + ", ".join(datasets.dataset_names()) + "), or use --list or --bundle"
+        )
     if args.out:
         _check_out_folder(args.out, "--out")
     if args.card:
@@ -77,10 +87,12 @@ def _run_data(args: argparse.Namespace) -> int:
     tree = spec.build(table)
     seconds = time.perf_counter() - start
     scale = spec.bundle_scale if args.scale is None else args.scale
-    print(f"{args.name}: scale {scale if scale is not None else '-'}, seed {args.seed}, "
-          f"levels {' / '.join([spec.root, *spec.levels])}, "
-          f"nodes per level {' / '.join(f'{n:,}' for n in tree.summary()['nodes_per_level'])} "
-          f"({seconds:.1f} s)")
+    print(
+        f"{args.name}: scale {scale if scale is not None else '-'}, seed {args.seed}, "
+        f"levels {' / '.join([spec.root, *spec.levels])}, "
+        f"nodes per level {' / '.join(f'{n:,}' for n in tree.summary()['nodes_per_level'])} "
+        f"({seconds:.1f} s)"
+    )
     print(datasets.summary_line(tree, spec.paper if spec.regions is None else None, scale))
     if args.out:
         table.to_parquet(args.out, index=False, compression="zstd")
@@ -104,28 +116,44 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
 
     names = list(EXPERIMENTS)
     parser = sub.add_parser(
-        "experiment", help="reproduce the paper's experiments (tables, figures, CSV)",
+        "experiment",
+        help="reproduce the paper's experiments (tables, figures, CSV)",
         description="Run the paper's experiments on the synthetic stand-ins and write CSV, a markdown table "
-                    "and plotly figures (HTML, and PNG when kaleido works) to OUT/NAME/. Experiments: "
-                    + "; ".join(f"{e.name}: {e.title}" for e in EXPERIMENTS.values()) + ".")
+        "and plotly figures (HTML, and PNG when kaleido works) to OUT/NAME/. Experiments: "
+        + "; ".join(f"{e.name}: {e.title}" for e in EXPERIMENTS.values())
+        + ".",
+    )
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"experiment(s) to run: {', '.join(names)} or all")
     parser.add_argument("--list", action="store_true", help="list the experiments and the paper's findings")
     parser.add_argument("--out", default="results", help="output folder (default: results)")
-    parser.add_argument("--scale", type=float, default=None,
-                        help="dataset scale, a fraction of the paper's data (default: each dataset's bundled scale)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=None,
+        help="dataset scale, a fraction of the paper's data (default: each dataset's bundled scale)",
+    )
     parser.add_argument("--trials", type=int, default=10, help="independent trials (default 10, as the paper)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the noise (default 0)")
-    parser.add_argument("--data-seed", type=int, default=0,
-                        help="seed of the synthetic data (default 0: the bundled files)")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help=f"processes (default {default_workers()}; 1 runs inline)")
-    parser.add_argument("--datasets", default=None,
-                        help=f"comma-separated subset of {','.join(PAPER_DATASETS)} (default: the paper's)")
-    parser.add_argument("--epsilons", default=None,
-                        help="comma-separated ε grid (per level; the total for table4) instead of the default")
+    parser.add_argument(
+        "--data-seed", type=int, default=0, help="seed of the synthetic data (default 0: the bundled files)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=default_workers(), help=f"processes (default {default_workers()}; 1 runs inline)"
+    )
+    parser.add_argument(
+        "--datasets", default=None, help=f"comma-separated subset of {','.join(PAPER_DATASETS)} (default: the paper's)"
+    )
+    parser.add_argument(
+        "--epsilons",
+        default=None,
+        help="comma-separated ε grid (per level; the total for table4) instead of the default",
+    )
     parser.add_argument("--max-size", type=int, default=None, help="public bound K (default 100,000)")
-    parser.add_argument("--whole-country", action="store_true",
-                        help="figure6/table4 on national / state / county instead of the West Coast cut (slow)")
+    parser.add_argument(
+        "--whole-country",
+        action="store_true",
+        help="figure6/table4 on national / state / county instead of the West Coast cut (slow)",
+    )
     parser.add_argument("--no-png", action="store_true", help="write HTML figures only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -144,8 +172,12 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
             filled = int(width * done / total) if total else width
             eta = f", {now / done * (total - done):.0f} s left" if 0 < done < total else ""
             line = f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} releases, {now:.0f} s{eta}"
-            print(("\r" + line) if interactive else line, end="" if interactive and done < total else "\n",
-                  file=sys.stderr, flush=True)
+            print(
+                ("\r" + line) if interactive else line,
+                end="" if interactive and done < total else "\n",
+                file=sys.stderr,
+                flush=True,
+            )
 
         return show
 
@@ -154,8 +186,10 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
 
         if args.list:
             for e in EXPERIMENTS.values():
-                print(f"{e.name:8s} {e.title}\n         paper: {e.finding}\n         default datasets: "
-                      f"{', '.join(e.datasets)}; ε grid: {', '.join(f'{x:g}' for x in e.epsilons)}")
+                print(
+                    f"{e.name:8s} {e.title}\n         paper: {e.finding}\n         default datasets: "
+                    f"{', '.join(e.datasets)}; ε grid: {', '.join(f'{x:g}' for x in e.epsilons)}"
+                )
             return 0
         chosen = names if args.names == ["all"] else args.names
         if not chosen:
@@ -170,17 +204,30 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
         except ValueError:
             raise ParameterError(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
         for name in chosen:
-            result = run_experiment(name, out=args.out, scale=args.scale, trials=args.trials, seed=args.seed,
-                                    data_seed=args.data_seed, whole_country=args.whole_country,
-                                    workers=args.workers, datasets=datasets,
-                                    epsilons=epsilons, max_size=args.max_size, png=False if args.no_png else None,
-                                    progress=None if args.quiet else progress_bar(name))
+            result = run_experiment(
+                name,
+                out=args.out,
+                scale=args.scale,
+                trials=args.trials,
+                seed=args.seed,
+                data_seed=args.data_seed,
+                whole_country=args.whole_country,
+                workers=args.workers,
+                datasets=datasets,
+                epsilons=epsilons,
+                max_size=args.max_size,
+                png=False if args.no_png else None,
+                progress=None if args.quiet else progress_bar(name),
+            )
             folder = os.path.join(args.out, name)
             written = sorted(os.listdir(folder))
             print(f"{name}: {result.seconds:.0f} s, wrote {folder}/ ({', '.join(written)})")
             if not args.no_png and result.figures and not any(w.endswith(".png") for w in written):
-                print(f"{name}: no PNG written (kaleido needs an installed Chrome or Chromium); "
-                      "the figures are in figures.html", file=sys.stderr)
+                print(
+                    f"{name}: no PNG written (kaleido needs an installed Chrome or Chromium); "
+                    "the figures are in figures.html",
+                    file=sys.stderr,
+                )
         return 0
 
     parser.set_defaults(handler=run)

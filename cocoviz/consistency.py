@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from cocoviz.estimators import GroupEstimate
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.estimators import GroupEstimate
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
@@ -60,16 +60,16 @@ def _share(n_top, need, n_bot):  # pragma: no cover - compiled
     if need == 0 or n_top <= _PRODUCT_LIMIT // need:
         product = n_top * need
         return product // n_bot, product % n_bot
-    whole, part = n_top // n_bot, n_top % n_bot            # n_top = whole * n_bot + part
-    quotient, remainder = 0, 0                              # part * (bits of need so far)
+    whole, part = n_top // n_bot, n_top % n_bot  # n_top = whole * n_bot + part
+    quotient, remainder = 0, 0  # part * (bits of need so far)
     for bit in range(62, -1, -1):
         quotient *= 2
-        remainder *= 2                                      # < 2 n_bot <= 2**63 - 2**62
+        remainder *= 2  # < 2 n_bot <= 2**63 - 2**62
         if remainder >= n_bot:
             remainder -= n_bot
             quotient += 1
         if (need >> bit) & 1:
-            remainder += part                               # < 2 n_bot
+            remainder += part  # < 2 n_bot
             if remainder >= n_bot:
                 remainder -= n_bot
                 quotient += 1
@@ -77,8 +77,9 @@ def _share(n_top, need, n_bot):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _match_level(top_ptr, top_sizes, top_counts, bot_ptr, bot_sizes, bot_counts,
-                 bot_child):  # pragma: no cover - compiled
+def _match_level(
+    top_ptr, top_sizes, top_counts, bot_ptr, bot_sizes, bot_counts, bot_child
+):  # pragma: no cover - compiled
     """Algorithm 2 for every parent of a level at once.
 
     Parent k owns top runs ``top_ptr[k]:top_ptr[k+1]`` (sorted by size) and
@@ -166,8 +167,9 @@ def _match_level(top_ptr, top_sizes, top_counts, bot_ptr, bot_sizes, bot_counts,
     return seg[0, :n_seg], seg[1, :n_seg], seg[2, :n_seg]
 
 
-def match_runs(top_sizes: np.ndarray, top_counts: np.ndarray, child_sizes: Sequence[np.ndarray],
-               child_counts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def match_runs(
+    top_sizes: np.ndarray, top_counts: np.ndarray, child_sizes: Sequence[np.ndarray], child_counts: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Optimal matching of one parent's runs to its children's runs.
 
     Parameters
@@ -186,16 +188,26 @@ def match_runs(top_sizes: np.ndarray, top_counts: np.ndarray, child_sizes: Seque
     top_sizes = np.asarray(top_sizes, np.int64)
     top_counts = np.asarray(top_counts, np.int64)
     n_per_child = np.array([len(s) for s in child_sizes], np.int64)
-    sizes = np.concatenate([np.asarray(s, np.int64) for s in child_sizes]) if len(child_sizes) else np.zeros(0, np.int64)
-    counts = np.concatenate([np.asarray(c, np.int64) for c in child_counts]) if len(child_counts) else np.zeros(0, np.int64)
+    sizes = (
+        np.concatenate([np.asarray(s, np.int64) for s in child_sizes]) if len(child_sizes) else np.zeros(0, np.int64)
+    )
+    counts = (
+        np.concatenate([np.asarray(c, np.int64) for c in child_counts]) if len(child_counts) else np.zeros(0, np.int64)
+    )
     child = np.repeat(np.arange(len(child_sizes)), n_per_child)
     position = np.arange(len(sizes)) - np.repeat(np.cumsum(n_per_child) - n_per_child, n_per_child)
     if int(top_counts.sum()) != int(counts.sum()):
         raise InputError(f"the parent has {int(top_counts.sum())} groups but its children have {int(counts.sum())}")
     order = np.lexsort((position, child, sizes))
     seg_top, seg_bot, seg_cnt = _match_level(
-        np.array([0, len(top_sizes)], np.int64), top_sizes, top_counts,
-        np.array([0, len(sizes)], np.int64), sizes[order], counts[order], child[order])
+        np.array([0, len(top_sizes)], np.int64),
+        top_sizes,
+        top_counts,
+        np.array([0, len(sizes)], np.int64),
+        sizes[order],
+        counts[order],
+        child[order],
+    )
     return seg_top, child[order][seg_bot], position[order][seg_bot], seg_cnt
 
 
@@ -229,8 +241,9 @@ def match_groups(parent_sizes: np.ndarray, children_sizes: Sequence[np.ndarray])
     top_sizes, top_counts = np.unique(parent_sizes, return_counts=True)
     child_orders = [np.argsort(c, kind="stable") for c in children_sizes]
     child_runs = [np.unique(c, return_counts=True) for c in children_sizes]
-    top_run, child, child_run, count = match_runs(top_sizes, top_counts, [r[0] for r in child_runs],
-                                                  [r[1] for r in child_runs])
+    top_run, child, child_run, count = match_runs(
+        top_sizes, top_counts, [r[0] for r in child_runs], [r[1] for r in child_runs]
+    )
     # Expand segments to single groups: segments come in parent order, and
     # within a child in that child's sorted order.
     seg_child = np.repeat(child, count)
@@ -246,8 +259,9 @@ def match_groups(parent_sizes: np.ndarray, children_sizes: Sequence[np.ndarray])
     return matched_child, matched_index
 
 
-def merge_estimates(a: np.ndarray, va: np.ndarray, b: np.ndarray, vb: np.ndarray,
-                    how: str = "weighted") -> tuple[np.ndarray, np.ndarray]:
+def merge_estimates(
+    a: np.ndarray, va: np.ndarray, b: np.ndarray, vb: np.ndarray, how: str = "weighted"
+) -> tuple[np.ndarray, np.ndarray]:
     """Merge two estimates of the same groups' sizes.
 
     ``weighted``: inverse-variance weights, ``(a/Va + b/Vb) / (1/Va + 1/Vb)``
@@ -274,8 +288,12 @@ class LevelEstimates:
     def from_nodes(cls, estimates: Sequence[GroupEstimate]) -> LevelEstimates:
         ptr = np.zeros(len(estimates) + 1, np.int64)
         np.cumsum([len(e.sizes) for e in estimates], out=ptr[1:])
-        cat = (lambda name, dtype: np.concatenate([getattr(e, name) for e in estimates]).astype(dtype)
-               if estimates else np.zeros(0, dtype))
+
+        def cat(name, dtype):
+            return (
+                np.concatenate([getattr(e, name) for e in estimates]).astype(dtype) if estimates else np.zeros(0, dtype)
+            )
+
         return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64))
 
     def node_ids(self) -> np.ndarray:
@@ -286,8 +304,9 @@ class LevelEstimates:
         return aggregate_runs(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1)
 
 
-def _consistent_children(parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray,
-                         merge: str) -> LevelEstimates:
+def _consistent_children(
+    parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str
+) -> LevelEstimates:
     """Match every parent's groups with its children's, and merge each pair into the child."""
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
@@ -297,19 +316,27 @@ def _consistent_children(parents: LevelEstimates, children: LevelEstimates, pare
     bot_ptr = np.zeros(n_parents + 1, np.int64)
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
     seg_top, seg_bot, seg_cnt = _match_level(
-        parents.ptr, parents.sizes, parents.counts, bot_ptr, children.sizes[order], children.counts[order],
-        child_of_run[order])
+        parents.ptr,
+        parents.sizes,
+        parents.counts,
+        bot_ptr,
+        children.sizes[order],
+        children.counts[order],
+        child_of_run[order],
+    )
     bottom = order[seg_bot]
-    size, variance = merge_estimates(parents.sizes[seg_top], parents.variances[seg_top],
-                                     children.sizes[bottom], children.variances[bottom], merge)
+    size, variance = merge_estimates(
+        parents.sizes[seg_top], parents.variances[seg_top], children.sizes[bottom], children.variances[bottom], merge
+    )
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones.
     order = np.lexsort((variance, size, owner))
     owner, size, variance, count = owner[order], size[order], variance[order], seg_cnt[order]
     if len(order):
-        new = np.concatenate([[True], (owner[1:] != owner[:-1]) | (size[1:] != size[:-1])
-                              | (variance[1:] != variance[:-1])])
+        new = np.concatenate(
+            [[True], (owner[1:] != owner[:-1]) | (size[1:] != size[:-1]) | (variance[1:] != variance[:-1])]
+        )
         starts = np.flatnonzero(new)
         owner, size, variance, count = owner[starts], size[starts], variance[starts], np.add.reduceat(count, starts)
     n_children = len(children.ptr) - 1
@@ -318,7 +345,9 @@ def _consistent_children(parents: LevelEstimates, children: LevelEstimates, pare
     return LevelEstimates(ptr, size, count, variance)
 
 
-def top_down(estimates: Sequence[LevelEstimates], parents: Sequence[np.ndarray], merge: str = "weighted") -> list[LevelRuns]:
+def top_down(
+    estimates: Sequence[LevelEstimates], parents: Sequence[np.ndarray], merge: str = "weighted"
+) -> list[LevelRuns]:
     """Algorithm 1's consistency step on independent per-level estimates.
 
     Parameters
@@ -340,12 +369,18 @@ def top_down(estimates: Sequence[LevelEstimates], parents: Sequence[np.ndarray],
     result = [current.runs()]
     for level in range(len(estimates) - 1, 0, -1):
         below = result[0]
-        result.insert(0, aggregate_runs(parents[level][below.node_ids()], below.sizes, below.counts,
-                                        len(estimates[level - 1].ptr) - 1))
+        result.insert(
+            0,
+            aggregate_runs(
+                parents[level][below.node_ids()], below.sizes, below.counts, len(estimates[level - 1].ptr) - 1
+            ),
+        )
     return result
 
 
-def mean_consistency(noisy: Sequence[np.ndarray], variances: Sequence[float], parents: Sequence[np.ndarray]) -> list[np.ndarray]:
+def mean_consistency(
+    noisy: Sequence[np.ndarray], variances: Sequence[float], parents: Sequence[np.ndarray]
+) -> list[np.ndarray]:
     """Hay et al.'s mean-consistency (weighted least squares on a tree) of noisy Hc arrays.
 
     Parameters

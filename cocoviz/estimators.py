@@ -43,7 +43,6 @@ HG_SENSITIVITY = 1
 HC_SENSITIVITY = 1
 
 
-
 @dataclass(frozen=True)
 class GroupEstimate:
     """Estimated groups of one node as runs sorted by size.
@@ -85,8 +84,7 @@ def _from_histogram(h: np.ndarray, variance_numerator: float, epsilon: float) ->
     """Runs of an estimated H, each with variance ``numerator / (ε² · count)``."""
     sizes = np.flatnonzero(h)
     counts = h[sizes]
-    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64),
-                         variance_numerator / (epsilon**2 * counts))
+    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64), variance_numerator / (epsilon**2 * counts))
 
 
 def project_simplex(v: np.ndarray, total: float) -> np.ndarray:
@@ -138,8 +136,9 @@ def query_hg(sizes: np.ndarray, counts: np.ndarray, max_size: int | None = None)
     return np.repeat(np.asarray(sizes, np.int64), counts)
 
 
-def fit_naive(noisy: np.ndarray, *, groups: int, epsilon: float, p: int | None = None,
-              max_size: int | None = None) -> GroupEstimate:
+def fit_naive(
+    noisy: np.ndarray, *, groups: int, epsilon: float, p: int | None = None, max_size: int | None = None
+) -> GroupEstimate:
     """Simplex projection of noisy H[0..K] onto G groups, then largest-remainder integers.
 
     Variance per group: the noisy H[s] has variance ≈ 2·(2/ε)², shared by the
@@ -153,8 +152,7 @@ def fit_naive(noisy: np.ndarray, *, groups: int, epsilon: float, p: int | None =
     return _from_histogram(h_hat, 2 * NAIVE_SENSITIVITY**2, epsilon)
 
 
-def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1,
-           max_size: int | None = None) -> GroupEstimate:
+def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_size: int | None = None) -> GroupEstimate:
     """Bounded isotonic regression of noisy Hc[0..K-1] into [0, G], rounding, Hc[K] = G.
 
     Variance per group: the estimated H[s] = Hc[s] - Hc[s-1] has variance
@@ -172,8 +170,7 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1,
     return _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
 
 
-def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2,
-           max_size: int | None = None) -> GroupEstimate:
+def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:
     """Isotonic regression of noisy Hg with x ≥ 0, rounding, runs per block.
 
     Variance per group: ``2 / (|S_i| ε²)`` where S_i is the block (run of

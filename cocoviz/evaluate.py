@@ -30,8 +30,19 @@ from cocoviz.truncation import truncation_error
 
 __all__ = ["evaluate", "size_errors", "level_summary", "compare_histograms", "EVALUATION_COLUMNS"]
 
-EVALUATION_COLUMNS = ["level", "node", "groups", "sizes", "emd", "epsilon", "omniscient", "emd_per_group",
-                      "ratio", "bound", "truncation"]
+EVALUATION_COLUMNS = [
+    "level",
+    "node",
+    "groups",
+    "sizes",
+    "emd",
+    "epsilon",
+    "omniscient",
+    "emd_per_group",
+    "ratio",
+    "bound",
+    "truncation",
+]
 
 
 def _check(tree, release) -> None:
@@ -70,11 +81,23 @@ def evaluate(tree, release) -> pd.DataFrame:
             bound, truncation = np.zeros(truth.n_nodes, np.int64), np.zeros(truth.n_nodes, np.int64)
         else:
             truncation = np.array([truncation_error(*truth.node(k), int(b)) for k, b in enumerate(bound)], np.int64)
-        frames.append(pd.DataFrame({
-            "level": level, "node": [node_label(p) for p in tree.nodes(level)], "groups": groups,
-            "sizes": sizes, "emd": emd, "epsilon": eps, "omniscient": omniscient,
-            "emd_per_group": emd / groups, "ratio": emd / omniscient, "bound": bound, "truncation": truncation,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "level": level,
+                    "node": [node_label(p) for p in tree.nodes(level)],
+                    "groups": groups,
+                    "sizes": sizes,
+                    "emd": emd,
+                    "epsilon": eps,
+                    "omniscient": omniscient,
+                    "emd_per_group": emd / groups,
+                    "ratio": emd / omniscient,
+                    "bound": bound,
+                    "truncation": truncation,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)[EVALUATION_COLUMNS]
 
 
@@ -86,10 +109,17 @@ def size_errors(tree, release, node: Sequence[str]) -> np.ndarray:
 
 def level_summary(evaluation: pd.DataFrame) -> pd.DataFrame:
     """Per level of an :func:`evaluate` table: nodes, mean and maximum emd, mean yardstick and ratio."""
-    return (evaluation.groupby("level")
-            .agg(nodes=("node", "size"), mean_emd=("emd", "mean"), max_emd=("emd", "max"),
-                 omniscient=("omniscient", "mean"), ratio=("ratio", "mean"))
-            .reset_index())
+    return (
+        evaluation.groupby("level")
+        .agg(
+            nodes=("node", "size"),
+            mean_emd=("emd", "mean"),
+            max_emd=("emd", "max"),
+            omniscient=("omniscient", "mean"),
+            ratio=("ratio", "mean"),
+        )
+        .reset_index()
+    )
 
 
 def compare_histograms(tree, release) -> pd.DataFrame:
@@ -102,11 +132,19 @@ def compare_histograms(tree, release) -> pd.DataFrame:
     frames = []
     for level in range(tree.depth + 1):
         released, truth = release.runs(level), tree.runs(level)
-        frame = (pd.DataFrame({"node_id": np.concatenate([released.node_ids(), truth.node_ids()]),
-                               "size": np.concatenate([released.sizes, truth.sizes]),
-                               "private_count": np.concatenate([released.counts, np.zeros_like(truth.counts)]),
-                               "true_count": np.concatenate([np.zeros_like(released.counts), truth.counts])})
-                 .groupby(["node_id", "size"], sort=True).sum().reset_index())
+        frame = (
+            pd.DataFrame(
+                {
+                    "node_id": np.concatenate([released.node_ids(), truth.node_ids()]),
+                    "size": np.concatenate([released.sizes, truth.sizes]),
+                    "private_count": np.concatenate([released.counts, np.zeros_like(truth.counts)]),
+                    "true_count": np.concatenate([np.zeros_like(released.counts), truth.counts]),
+                }
+            )
+            .groupby(["node_id", "size"], sort=True)
+            .sum()
+            .reset_index()
+        )
         labels = np.array([node_label(p) for p in tree.nodes(level)], dtype=object)
         frame.insert(0, "node", labels[frame.pop("node_id").to_numpy()])
         frame.insert(0, "level", level)

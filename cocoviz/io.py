@@ -38,7 +38,7 @@ import io
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Union
+from typing import IO
 
 import pandas as pd
 
@@ -46,10 +46,17 @@ from cocoviz.errors import CocovizError, InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
 from cocoviz.hierarchy.tables import GROUPS_TABLE
 
-__all__ = ["FORMS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_ROWS", "MAX_UPLOAD_LEAVES", "read_table", "load_upload",
-           "table_to_hierarchy"]
+__all__ = [
+    "FORMS",
+    "MAX_UPLOAD_BYTES",
+    "MAX_UPLOAD_ROWS",
+    "MAX_UPLOAD_LEAVES",
+    "read_table",
+    "load_upload",
+    "table_to_hierarchy",
+]
 
-Source = Union[bytes, bytearray, memoryview, str, os.PathLike, IO[bytes]]
+Source = bytes | bytearray | memoryview | str | os.PathLike | IO[bytes]
 
 #: Roles of each form besides the level columns, with their default column names.
 FORMS: dict[str, dict[str, str]] = {
@@ -66,8 +73,10 @@ MAX_UPLOAD_ROWS = 5_000_000
 MAX_UPLOAD_LEAVES = 20_000
 
 _ROWS_NOTE = "rows are counted from 1 at the first row below the header"
-_SMALLER = ("aggregate it to the per-leaf counts form (one row per leaf and size, with the number of groups), "
-            "which is far smaller")
+_SMALLER = (
+    "aggregate it to the per-leaf counts form (one row per leaf and size, with the number of groups), "
+    "which is far smaller"
+)
 
 
 def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
@@ -86,7 +95,7 @@ def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
         except OSError as exc:
             raise InputError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
         name = path.name
-    elif hasattr(source, "getvalue"):          # Streamlit's UploadedFile, io.BytesIO
+    elif hasattr(source, "getvalue"):  # Streamlit's UploadedFile, io.BytesIO
         data, name = bytes(source.getvalue()), getattr(source, "name", None)
     elif hasattr(source, "read"):
         data, name = source.read(max_bytes + 1), getattr(source, "name", None)
@@ -100,8 +109,10 @@ def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
 
 def _check_bytes(size: int, max_bytes: int, name: str | None) -> None:
     if size > max_bytes:
-        raise InputError(f"{name or 'the file'} is {size / 2**20:,.1f} MB; uploads are limited to "
-                         f"{max_bytes / 2**20:,.0f} MB: {_SMALLER}")
+        raise InputError(
+            f"{name or 'the file'} is {size / 2**20:,.1f} MB; uploads are limited to "
+            f"{max_bytes / 2**20:,.0f} MB: {_SMALLER}"
+        )
 
 
 def _kind(data: bytes, name: str | None) -> str:
@@ -120,10 +131,12 @@ def _decode(data: bytes, encoding: str, name: str) -> str:
     except LookupError:
         raise ParameterError(f"unknown text encoding {encoding!r}") from None
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise InputError(f"{name} is not valid {encoding} text: byte 0x{data[exc.start]:02x} on line {line} "
-                         f"(byte offset {exc.start}) cannot be decoded; save the file as UTF-8 (or CSV UTF-8) "
-                         f"or give its encoding") from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{name} is not valid {encoding} text: byte 0x{data[exc.start]:02x} on line {line} "
+            f"(byte offset {exc.start}) cannot be decoded; save the file as UTF-8 (or CSV UTF-8) "
+            f"or give its encoding"
+        ) from None
 
 
 def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFrame:
@@ -141,13 +154,22 @@ def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFr
     if duplicated:
         raise InputError(f"{name}: column name(s) {duplicated} appear more than once in the header")
     if any(not c for c in header):
-        raise InputError(f"{name}: the header has {sum(not c for c in header)} empty column name(s); every column "
-                         f"needs a name (header: {header})")
+        raise InputError(
+            f"{name}: the header has {sum(not c for c in header)} empty column name(s); every column "
+            f"needs a name (header: {header})"
+        )
     try:
         # Everything as text: region codes keep their leading zeros ("01"), and the
         # hierarchy's validation reports non-numeric sizes with their rows.
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""],
-                            skipinitialspace=True, nrows=max_rows + 1, engine="c")
+        frame = pd.read_csv(
+            io.StringIO(text),
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            skipinitialspace=True,
+            nrows=max_rows + 1,
+            engine="c",
+        )
     except pd.errors.EmptyDataError:
         raise InputError(f"{name} is empty: it has no header and no rows") from None
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
@@ -179,12 +201,20 @@ def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
 
 
 def _too_many_rows(name: str, rows: int | str, max_rows: int) -> None:
-    raise InputError(f"{name} has {rows if isinstance(rows, str) else f'{rows:,}'} rows; uploads are limited to "
-                     f"{max_rows:,} rows: {_SMALLER}")
+    raise InputError(
+        f"{name} has {rows if isinstance(rows, str) else f'{rows:,}'} rows; uploads are limited to "
+        f"{max_rows:,} rows: {_SMALLER}"
+    )
 
 
-def read_table(source: Source, *, filename: str | None = None, encoding: str = "utf-8",
-               max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS) -> pd.DataFrame:
+def read_table(
+    source: Source,
+    *,
+    filename: str | None = None,
+    encoding: str = "utf-8",
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    max_rows: int = MAX_UPLOAD_ROWS,
+) -> pd.DataFrame:
     """Read a CSV or Parquet upload into a DataFrame, for previewing and column mapping.
 
     Parameters
@@ -239,10 +269,19 @@ def _levels(levels: Sequence[str] | str | None) -> list[str]:
     return [str(c).strip() for c in levels if str(c).strip()]
 
 
-def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] | str | None = (),
-                       size: str = "size", count: str = "count", group: str = "group",
-                       name: str = "the upload", max_leaves: int = MAX_UPLOAD_LEAVES,
-                       groups: pd.DataFrame | None = None, groups_name: str = "the groups table") -> Hierarchy:
+def table_to_hierarchy(
+    frame: pd.DataFrame,
+    *,
+    form: str,
+    levels: Sequence[str] | str | None = (),
+    size: str = "size",
+    count: str = "count",
+    group: str = "group",
+    name: str = "the upload",
+    max_leaves: int = MAX_UPLOAD_LEAVES,
+    groups: pd.DataFrame | None = None,
+    groups_name: str = "the groups table",
+) -> Hierarchy:
     """Build a :class:`Hierarchy` from a table read by :func:`read_table`, through the engine's validation.
 
     Parameters
@@ -283,8 +322,10 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
     needed = {role: roles[role] for role in FORMS[form]}
     clash = set(levels) & set(needed.values())
     if clash:
-        raise ParameterError(f"{name}: column(s) {sorted(clash)} cannot be both a level and the "
-                         f"{', '.join(r for r, c in needed.items() if c in clash)} column")
+        raise ParameterError(
+            f"{name}: column(s) {sorted(clash)} cannot be both a level and the "
+            f"{', '.join(r for r, c in needed.items() if c in clash)} column"
+        )
     missing = [c for c in [*levels, *needed.values()] if c not in frame.columns]
     if missing:
         roles_of = {c: r for r, c in needed.items()}
@@ -294,21 +335,26 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         raise InputError(f"{name}: at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}")
     if groups is not None:
         if form != "persons":
-            raise ParameterError(f"a public groups table goes with the persons form only; the {form} form is "
-                                 f"itself the groups table")
+            raise ParameterError(
+                f"a public groups table goes with the persons form only; the {form} form is itself the groups table"
+            )
         if not isinstance(groups, pd.DataFrame):
             raise ParameterError(f"groups must be a table (a DataFrame), got {type(groups).__name__}")
         absent = [c for c in [*levels, group] if c not in groups.columns]
         if absent:
-            raise InputError(f"{groups_name}: no column {', '.join(repr(c) for c in absent)} (the groups table needs "
-                             f"the group id and the level columns); its columns are {list(groups.columns)}")
+            raise InputError(
+                f"{groups_name}: no column {', '.join(repr(c) for c in absent)} (the groups table needs "
+                f"the group id and the level columns); its columns are {list(groups.columns)}"
+            )
     regions = frame if groups is None else groups
     if levels and len(regions):
         leaves = len(regions[levels].drop_duplicates())
         if leaves > max_leaves:
-            raise InputError(f"{groups_name if groups is not None else name} has {leaves:,} leaf regions; uploads "
-                             f"are limited to {max_leaves:,} (every leaf "
-                             f"is estimated on its own): drop the lowest level or merge small regions")
+            raise InputError(
+                f"{groups_name if groups is not None else name} has {leaves:,} leaf regions; uploads "
+                f"are limited to {max_leaves:,} (every leaf "
+                f"is estimated on its own): drop the lowest level or merge small regions"
+            )
     try:
         if form == "persons":
             return Hierarchy.from_persons(frame, group=group, levels=levels, groups=groups)
@@ -321,7 +367,7 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
             message += f" ({_ROWS_NOTE})"
         if groups is not None and message.startswith(GROUPS_TABLE):
             # A problem of the groups table alone: name its file.
-            raise InputError(f"{groups_name}: {message[len(GROUPS_TABLE):].lstrip(':, ')}") from None
+            raise InputError(f"{groups_name}: {message[len(GROUPS_TABLE) :].lstrip(':, ')}") from None
         if groups is not None:
             message = message.replace(f"the {GROUPS_TABLE}", groups_name)
         raise (type(exc) if isinstance(exc, CocovizError) else InputError)(f"{name}: {message}") from None
@@ -330,12 +376,23 @@ def table_to_hierarchy(frame: pd.DataFrame, *, form: str, levels: Sequence[str] 
         raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
 
 
-def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str] | str | None = (),
-                size: str = "size", count: str = "count", group: str = "group",
-                columns: Mapping[str, object] | None = None, filename: str | None = None,
-                encoding: str = "utf-8", max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS,
-                max_leaves: int = MAX_UPLOAD_LEAVES, kind: str | None = None,
-                groups: Source | pd.DataFrame | None = None) -> Hierarchy:
+def load_upload(
+    source: Source,
+    *,
+    form: str | None = None,
+    levels: Sequence[str] | str | None = (),
+    size: str = "size",
+    count: str = "count",
+    group: str = "group",
+    columns: Mapping[str, object] | None = None,
+    filename: str | None = None,
+    encoding: str = "utf-8",
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    max_rows: int = MAX_UPLOAD_ROWS,
+    max_leaves: int = MAX_UPLOAD_LEAVES,
+    kind: str | None = None,
+    groups: Source | pd.DataFrame | None = None,
+) -> Hierarchy:
     """Read an uploaded CSV or Parquet file and build its :class:`Hierarchy`, or refuse it whole.
 
     Parameters
@@ -395,16 +452,28 @@ def load_upload(source: Source, *, form: str | None = None, levels: Sequence[str
             groups_frame = groups
         else:
             groups_name = _source_name(groups, None, groups_name)
-            groups_frame = read_table(groups, filename=groups_name, encoding=encoding, max_bytes=max_bytes,
-                                      max_rows=max_rows)
-    return table_to_hierarchy(frame, form=form, levels=levels, size=size, count=count, group=group,
-                              name=_source_name(source, filename, "the upload"), max_leaves=max_leaves,
-                              groups=groups_frame, groups_name=groups_name)
+            groups_frame = read_table(
+                groups, filename=groups_name, encoding=encoding, max_bytes=max_bytes, max_rows=max_rows
+            )
+    return table_to_hierarchy(
+        frame,
+        form=form,
+        levels=levels,
+        size=size,
+        count=count,
+        group=group,
+        name=_source_name(source, filename, "the upload"),
+        max_leaves=max_leaves,
+        groups=groups_frame,
+        groups_name=groups_name,
+    )
 
 
 def _source_name(source: Source, filename: str | None, default: str) -> str:
     """The file name shown in messages: ``filename``, else the source's own name, else ``default``."""
-    name = filename or getattr(source, "name", None) or (Path(source).name if isinstance(source, (str, os.PathLike))
-                                                         else default)
+    name = (
+        filename
+        or getattr(source, "name", None)
+        or (Path(source).name if isinstance(source, (str, os.PathLike)) else default)
+    )
     return Path(str(name)).name
-

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from scipy.optimize import isotonic_regression
 
 from cocoviz.errors import ParameterError
-from scipy.optimize import isotonic_regression
 
 __all__ = ["isotonic", "isotonic_l1", "isotonic_l2", "block_sizes"]
 
@@ -100,8 +100,9 @@ def _backward(top: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _slope_trick_counts(y: np.ndarray, lo: float, width: int,
-                        max_steps: int) -> tuple[np.ndarray, bool]:  # pragma: no cover - compiled
+def _slope_trick_counts(
+    y: np.ndarray, lo: float, width: int, max_steps: int
+) -> tuple[np.ndarray, bool]:  # pragma: no cover - compiled
     """The slope trick on whole numbers in ``[lo, lo + width)``: a count per value and a pointer at the maximum.
 
     Returns ``(top, True)``, the running maxima, or ``(_, False)`` once the

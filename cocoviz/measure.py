@@ -37,12 +37,23 @@ from cocoviz.mechanisms import FastSampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, svt_bound, svt_grid
 
-__all__ = ["LevelMeasurement", "Measurements", "measure", "measure_level", "choose_bounds", "open_sampler",
-           "check_inputs", "map_nodes", "GROUPS_FROM_DATA"]
+__all__ = [
+    "LevelMeasurement",
+    "Measurements",
+    "measure",
+    "measure_level",
+    "choose_bounds",
+    "open_sampler",
+    "check_inputs",
+    "map_nodes",
+    "GROUPS_FROM_DATA",
+]
 
 #: The budget note of a release whose G and regions came from private rows.
-GROUPS_FROM_DATA = ("G per region and the region list were taken from the data (a persons table without a "
-                    "public groups table): not private, exploration only")
+GROUPS_FROM_DATA = (
+    "G per region and the region list were taken from the data (a persons table without a "
+    "public groups table): not private, exploration only"
+)
 
 # Levels with at least this many nodes are measured and fitted on _WORKERS threads.
 _PARALLEL_NODES = 8
@@ -61,7 +72,7 @@ class LevelMeasurement:
     bounds: np.ndarray | None = None  # K per node, for the methods that need one (a DP output when private)
 
     def node(self, k: int) -> np.ndarray:
-        return self.values[self.ptr[k]:self.ptr[k + 1]]
+        return self.values[self.ptr[k] : self.ptr[k + 1]]
 
     @property
     def n_nodes(self) -> int:
@@ -92,8 +103,9 @@ def map_nodes(fn: Callable[[int], object], n: int, workers: int | None) -> list:
         return list(pool.map(fn, range(n)))
 
 
-def open_sampler(seed=None, rng: np.random.Generator | None = None, sampler: str | None = None,
-                 secure: bool = False) -> FastSampler | SecureSampler:
+def open_sampler(
+    seed=None, rng: np.random.Generator | None = None, sampler: str | None = None, secure: bool = False
+) -> FastSampler | SecureSampler:
     """The sampler a call asks for: ``secure=True`` is ``sampler="secure"``; ``rng`` seeds the fast one.
 
     A ``numpy.random.Generator`` passed as ``rng`` gives the fast sampler a
@@ -125,20 +137,26 @@ def check_inputs(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> tupl
     notes = []
     if not plan.shape.public_groups:
         if sampler.secure:
-            raise PrivacyError("a secure release needs public G per region: this tree was built from a persons "
-                               "table alone, so G and the region list come from private rows (adding one person "
-                               "in a new group changes them). Give the public groups table (group -> region) too.")
+            raise PrivacyError(
+                "a secure release needs public G per region: this tree was built from a persons "
+                "table alone, so G and the region list come from private rows (adding one person "
+                "in a new group changes them). Give the public groups table (group -> region) too."
+            )
         notes.append(GROUPS_FROM_DATA)
     if not plan.k_levels():
         return tuple(notes)
     if plan.k_select != "public":
-        notes.append(f"K chosen privately ({plan.k_select}, ε_K = {plan.k_epsilon:g}, ceiling "
-                     f"{plan.max_size:,}): groups larger than K̂ count as size K̂ (Hc and naive)")
+        notes.append(
+            f"K chosen privately ({plan.k_select}, ε_K = {plan.k_epsilon:g}, ceiling "
+            f"{plan.max_size:,}): groups larger than K̂ count as size K̂ (Hc and naive)"
+        )
         return tuple(notes)
     if not sampler.secure and tree.max_size > plan.max_size:
-        raise ParameterError(f"max_size K = {plan.max_size:,} is below the largest group size in the data "
-                             f"({tree.max_size:,}; read from the private data, exploration only): choose "
-                             f"K >= {tree.max_size:,}")
+        raise ParameterError(
+            f"max_size K = {plan.max_size:,} is below the largest group size in the data "
+            f"({tree.max_size:,}; read from the private data, exploration only): choose "
+            f"K >= {tree.max_size:,}"
+        )
     notes.append(f"groups larger than the public K = {plan.max_size:,} count as size K (Hc and naive)")
     return tuple(notes)
 
@@ -164,8 +182,7 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
         single = ceiling
     elif plan.k_select == "noisy-max":
         noise = int(sampler.draw(np.zeros(1, np.int64), 1 / eps, (0, 0, 1))[0])
-        single = noisy_max_bound(_largest(tree.runs(0), 0), epsilon=eps, beta=plan.k_beta, ceiling=ceiling,
-                                 noise=noise)
+        single = noisy_max_bound(_largest(tree.runs(0), 0), epsilon=eps, beta=plan.k_beta, ceiling=ceiling, noise=noise)
     elif plan.k_select == "svt":
         sizes, counts = tree.runs(0).node(0)
         grid = svt_grid(ceiling)
@@ -177,17 +194,27 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
         for level in levels:
             runs = tree.runs(level)
             noise = [int(sampler.draw(np.zeros(1, np.int64), 1 / eps, (level, k, 1))[0]) for k in range(runs.n_nodes)]
-            bounds[level] = np.array([noisy_max_bound(_largest(runs, k), epsilon=eps, beta=plan.k_beta,
-                                                      ceiling=ceiling, noise=x) for k, x in enumerate(noise)],
-                                     np.int64)
+            bounds[level] = np.array(
+                [
+                    noisy_max_bound(_largest(runs, k), epsilon=eps, beta=plan.k_beta, ceiling=ceiling, noise=x)
+                    for k, x in enumerate(noise)
+                ],
+                np.int64,
+            )
         return bounds
     for level in levels:
         bounds[level] = np.full(len(plan.shape.paths[level]), single, np.int64)
     return bounds
 
 
-def measure_level(plan: Plan, tree, level: int, sampler: FastSampler | SecureSampler,
-                  workers: int | None = None, bounds: np.ndarray | None = None) -> LevelMeasurement:
+def measure_level(
+    plan: Plan,
+    tree,
+    level: int,
+    sampler: FastSampler | SecureSampler,
+    workers: int | None = None,
+    bounds: np.ndarray | None = None,
+) -> LevelMeasurement:
     """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes).
 
     ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
@@ -212,8 +239,16 @@ def measure_level(plan: Plan, tree, level: int, sampler: FastSampler | SecureSam
     return LevelMeasurement(level, method.name, eps, ptr, values, bounds if method.needs_k else None)
 
 
-def measure(plan: Plan, tree, *, seed: int | Sequence[int] | None = None, rng: np.random.Generator | None = None,
-            sampler: str | None = None, secure: bool = False, workers: int | None = None) -> Measurements:
+def measure(
+    plan: Plan,
+    tree,
+    *,
+    seed: int | Sequence[int] | None = None,
+    rng: np.random.Generator | None = None,
+    sampler: str | None = None,
+    secure: bool = False,
+    workers: int | None = None,
+) -> Measurements:
     """Noisy measurements of every node the plan measures: the only function that reads private data.
 
     Parameters

@@ -67,8 +67,9 @@ def check_epsilon(epsilon: float, what: str = "ε") -> float:
     value = float(epsilon)
     lo, hi = EPSILON_RANGE
     if not (math.isfinite(value) and lo <= value <= hi):
-        raise BudgetError(f"{what} must be between {lo:g} and {hi:g}, got {epsilon!r}"
-                          + (" (ε must be > 0)" if not value > 0 else ""))
+        raise BudgetError(
+            f"{what} must be between {lo:g} and {hi:g}, got {epsilon!r}" + (" (ε must be > 0)" if not value > 0 else "")
+        )
     return value
 
 
@@ -151,8 +152,9 @@ class SecureSampler:
         measurement = self._cache.get(scale)
         if measurement is None:
             dp = self._dp
-            measurement = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")),
-                                            dp.l1_distance(T="i64"), scale=float(scale))
+            measurement = dp.m.make_laplace(
+                dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=float(scale)
+            )
             self._cache[scale] = measurement
         return np.asarray(measurement(values.ravel().tolist()), np.int64).reshape(values.shape)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.runs import LevelRuns
 from cocoviz.histograms import pad
+from cocoviz.runs import LevelRuns
 
 __all__ = ["emd", "emd_runs", "emd_level", "error_by_size", "omniscient_emd"]
 
@@ -29,7 +29,10 @@ def emd_runs(sizes1: np.ndarray, counts1: np.ndarray, sizes2: np.ndarray, counts
     >>> emd_runs(np.array([1, 2, 4]), np.array([2, 1, 1]), np.array([1, 2, 3]), np.array([1, 2, 1]))
     2
     """
-    one = lambda s, c: LevelRuns(np.array([0, len(s)], np.int64), np.asarray(s, np.int64), np.asarray(c, np.int64))
+
+    def one(s, c):
+        return LevelRuns(np.array([0, len(s)], np.int64), np.asarray(s, np.int64), np.asarray(c, np.int64))
+
     return int(emd_level(one(sizes1, counts1), one(sizes2, counts2))[0])
 
 
@@ -74,5 +77,8 @@ def omniscient_emd(distinct_sizes: int | np.ndarray, epsilon: float) -> float | 
     >>> omniscient_emd(np.array([3, 10]), 0.5)
     array([ 6., 20.])
     """
-    return np.asarray(distinct_sizes, np.float64) / float(epsilon) if np.ndim(distinct_sizes) \
+    return (
+        np.asarray(distinct_sizes, np.float64) / float(epsilon)
+        if np.ndim(distinct_sizes)
         else float(distinct_sizes) / float(epsilon)
+    )

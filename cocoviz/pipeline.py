@@ -23,12 +23,25 @@ from cocoviz.release import Release
 __all__ = ["estimate", "compile_kernels"]
 
 
-def estimate(tree, *, epsilons: Sequence[float], methods: Sequence[str],
-             p: int | Sequence[int | None] | None = None, max_size: int | None = None,
-             consistency: str = "top-down", merge: str = "weighted", k_select: str = "public",
-             k_epsilon: float | None = None, k_beta: float | None = None, seed: int | Sequence[int] | None = None,
-             secure: bool = False, sampler: str | None = None, rng: np.random.Generator | None = None,
-             workers: int | None = None, level_cache: MutableMapping | None = None) -> Release:
+def estimate(
+    tree,
+    *,
+    epsilons: Sequence[float],
+    methods: Sequence[str],
+    p: int | Sequence[int | None] | None = None,
+    max_size: int | None = None,
+    consistency: str = "top-down",
+    merge: str = "weighted",
+    k_select: str = "public",
+    k_epsilon: float | None = None,
+    k_beta: float | None = None,
+    seed: int | Sequence[int] | None = None,
+    secure: bool = False,
+    sampler: str | None = None,
+    rng: np.random.Generator | None = None,
+    workers: int | None = None,
+    level_cache: MutableMapping | None = None,
+) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
     The one-call form of ``post_process(plan, measure(plan, tree, ...))`` with
@@ -64,13 +77,22 @@ def estimate(tree, *, epsilons: Sequence[float], methods: Sequence[str],
     -------
     Release
     """
-    plan = Plan.build(tree, epsilons=epsilons, methods=methods, p=p, max_size=max_size, consistency=consistency,
-                      merge=merge, k_select=k_select, k_epsilon=k_epsilon, k_beta=k_beta)
+    plan = Plan.build(
+        tree,
+        epsilons=epsilons,
+        methods=methods,
+        p=p,
+        max_size=max_size,
+        consistency=consistency,
+        merge=merge,
+        k_select=k_select,
+        k_epsilon=k_epsilon,
+        k_beta=k_beta,
+    )
     noise = open_sampler(seed, rng, sampler, secure)
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
     bounds = choose_bounds(plan, tree, noise)
-    memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) \
-        else None
+    memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
     estimates = [None] * (plan.shape.depth + 1)
     for level in plan.measured_levels():
         method = plan.level_method(level)
@@ -99,10 +121,13 @@ def compile_kernels() -> None:
     from cocoviz.hierarchy import Hierarchy
     from cocoviz.isotonic import isotonic_l1
 
-    tree = Hierarchy.from_counts(pd.DataFrame({"region": ["a", "a", "b"], "size": [1, 2, 3], "count": [2, 1, 1]}),
-                                 size="size", count="count", levels=["region"])
+    tree = Hierarchy.from_counts(
+        pd.DataFrame({"region": ["a", "a", "b"], "size": [1, 2, 3], "count": [2, 1, 1]}),
+        size="size",
+        count="count",
+        levels=["region"],
+    )
     for name, method in METHODS.items():
         for p in (1, 2) if method.default_p else (None,):
             estimate(tree, epsilons=[1.0, 1.0], methods=[name, name], p=p, max_size=8, seed=0)
     isotonic_l1(np.array([0.5, 0.25]))  # the heap, for inputs the counting path does not take
-

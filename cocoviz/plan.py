@@ -83,14 +83,38 @@ class Method:
 
 
 #: The method registry; the dashboard's pickers, validation, the plan's cost and the docs read it.
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("Hc", HC_SENSITIVITY, 1, True, query_hc, fit_hc,
-           "cumulative counts Hc[0..K-1], bounded isotonic regression (best on dense data)"),
-    Method("Hg", HG_SENSITIVITY, 2, False, query_hg, fit_hg,
-           "the sorted group sizes, isotonic regression (best on sparse data with large groups)"),
-    Method("naive", NAIVE_SENSITIVITY, None, True, query_naive, fit_naive,
-           "noisy H[0..K] projected onto G groups (the paper's strawman)"),
-)}
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "Hc",
+            HC_SENSITIVITY,
+            1,
+            True,
+            query_hc,
+            fit_hc,
+            "cumulative counts Hc[0..K-1], bounded isotonic regression (best on dense data)",
+        ),
+        Method(
+            "Hg",
+            HG_SENSITIVITY,
+            2,
+            False,
+            query_hg,
+            fit_hg,
+            "the sorted group sizes, isotonic regression (best on sparse data with large groups)",
+        ),
+        Method(
+            "naive",
+            NAIVE_SENSITIVITY,
+            None,
+            True,
+            query_naive,
+            fit_naive,
+            "noisy H[0..K] projected onto G groups (the paper's strawman)",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,10 +154,13 @@ class Shape:
     @classmethod
     def _of(cls, tree) -> Shape:
         depth = tree.depth
-        return cls(tuple(tree.levels), tuple(tuple(tree.nodes(lvl)) for lvl in range(depth + 1)),
-                   ((),) + tuple(tuple(int(x) for x in tree.parents(lvl)) for lvl in range(1, depth + 1)),
-                   tuple(tuple(int(g) for g in tree.runs(lvl).groups()) for lvl in range(depth + 1)),
-                   bool(getattr(tree, "public_groups", True)))
+        return cls(
+            tuple(tree.levels),
+            tuple(tuple(tree.nodes(lvl)) for lvl in range(depth + 1)),
+            ((),) + tuple(tuple(int(x) for x in tree.parents(lvl)) for lvl in range(1, depth + 1)),
+            tuple(tuple(int(g) for g in tree.runs(lvl).groups()) for lvl in range(depth + 1)),
+            bool(getattr(tree, "public_groups", True)),
+        )
 
     @property
     def depth(self) -> int:
@@ -164,18 +191,30 @@ class Shape:
 
     def same_as(self, other: Shape) -> bool:
         return self is other or (self.levels, self.paths, self.parents, self.groups) == (
-            other.levels, other.paths, other.parents, other.groups)
+            other.levels,
+            other.paths,
+            other.parents,
+            other.groups,
+        )
 
     def to_dict(self) -> dict:
-        return {"levels": list(self.levels), "paths": [[list(p) for p in ps] for ps in self.paths],
-                "parents": [list(p) for p in self.parents], "groups": [list(g) for g in self.groups],
-                "public_groups": self.public_groups}
+        return {
+            "levels": list(self.levels),
+            "paths": [[list(p) for p in ps] for ps in self.paths],
+            "parents": [list(p) for p in self.parents],
+            "groups": [list(g) for g in self.groups],
+            "public_groups": self.public_groups,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Shape:
-        return cls(tuple(data["levels"]), tuple(tuple(tuple(p) for p in ps) for ps in data["paths"]),
-                   tuple(tuple(int(x) for x in p) for p in data["parents"]),
-                   tuple(tuple(int(g) for g in gs) for gs in data["groups"]), bool(data["public_groups"]))
+        return cls(
+            tuple(data["levels"]),
+            tuple(tuple(tuple(p) for p in ps) for ps in data["paths"]),
+            tuple(tuple(int(x) for x in p) for p in data["parents"]),
+            tuple(tuple(int(g) for g in gs) for gs in data["groups"]),
+            bool(data["public_groups"]),
+        )
 
 
 _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -185,8 +224,10 @@ def _per_level(value, n_levels: int, name: str) -> list:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise ParameterError(f"{name} must be a sequence with one entry per level ({n_levels}), got {value!r}")
     if len(value) != n_levels:
-        raise ParameterError(f"{name} has {len(value)} entries but the hierarchy has {n_levels} levels "
-                             f"(the root and {n_levels - 1} below it): give one per level")
+        raise ParameterError(
+            f"{name} has {len(value)} entries but the hierarchy has {n_levels} levels "
+            f"(the root and {n_levels - 1} below it): give one per level"
+        )
     return list(value)
 
 
@@ -272,10 +313,20 @@ class Plan:
         check_beta(self.k_beta)
 
     @classmethod
-    def build(cls, source, *, epsilons: Sequence[float], methods: Sequence[str],
-              p: int | Sequence[int | None] | None = None, max_size: int | None = None,
-              consistency: str = "top-down", merge: str = "weighted", k_select: str = "public",
-              k_epsilon: float | None = None, k_beta: float | None = None) -> Plan:
+    def build(
+        cls,
+        source,
+        *,
+        epsilons: Sequence[float],
+        methods: Sequence[str],
+        p: int | Sequence[int | None] | None = None,
+        max_size: int | None = None,
+        consistency: str = "top-down",
+        merge: str = "weighted",
+        k_select: str = "public",
+        k_epsilon: float | None = None,
+        k_beta: float | None = None,
+    ) -> Plan:
         """A validated plan for ``source``: a :class:`Shape`, or a hierarchy whose public shape is taken.
 
         ``p`` is one loss for every level, one per level, or None for each
@@ -292,8 +343,18 @@ class Plan:
         ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
         ps = tuple(_check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
         k_epsilon = None if k_epsilon is None else check_epsilon(k_epsilon, "k_epsilon (ε of the private K)")
-        return cls(shape, eps, methods, ps, _check_k(max_size), consistency, merge, k_select, k_epsilon,
-                   DEFAULT_K_BETA if k_beta is None else check_beta(k_beta))
+        return cls(
+            shape,
+            eps,
+            methods,
+            ps,
+            _check_k(max_size),
+            consistency,
+            merge,
+            k_select,
+            k_epsilon,
+            DEFAULT_K_BETA if k_beta is None else check_beta(k_beta),
+        )
 
     # ---------------------------------------------------------------- what is measured
     def measured_levels(self) -> list[int]:
@@ -325,10 +386,22 @@ class Plan:
         if self.k_select == "svt":
             # AboveThreshold: threshold noise 2Δ/ε and query noise 4Δ/ε; ε-DP as a whole (Dwork & Roth, 3.6).
             cells = len(svt_grid(self.max_size)) + 1
-            return [Charge(0, (), "K: AboveThreshold over groups of size ≤ θ", cells, K_SENSITIVITY, eps,
-                           4 * K_SENSITIVITY / eps)]
-        return [Charge(level, path, "K: noisy max of the node's largest group size", 1, K_SENSITIVITY, eps)
-                for level in self.k_levels() for path in self.shape.paths[level]]
+            return [
+                Charge(
+                    0,
+                    (),
+                    "K: AboveThreshold over groups of size ≤ θ",
+                    cells,
+                    K_SENSITIVITY,
+                    eps,
+                    4 * K_SENSITIVITY / eps,
+                )
+            ]
+        return [
+            Charge(level, path, "K: noisy max of the node's largest group size", 1, K_SENSITIVITY, eps)
+            for level in self.k_levels()
+            for path in self.shape.paths[level]
+        ]
 
     def cost(self) -> Budget:
         """Every measurement with its level, node, query, cells, Δ and ε: the budget, before any noise.
@@ -340,21 +413,41 @@ class Plan:
             method, eps = self.level_method(level), self.level_epsilon(level)
             cells = method.cells(self.shape.group_counts(level), self.max_size)
             quantity = method.quantity(self.max_size, self.private_k())
-            charges.extend(Charge(level, path, quantity, int(c), float(method.sensitivity), eps)
-                           for path, c in zip(self.shape.paths[level], cells))
+            charges.extend(
+                Charge(level, path, quantity, int(c), float(method.sensitivity), eps)
+                for path, c in zip(self.shape.paths[level], cells)
+            )
         return Budget(tuple(charges))
 
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
-        return {"shape": self.shape.to_dict(), "epsilons": list(self.epsilons), "methods": list(self.methods),
-                "p": list(self.ps), "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge,
-                "k_select": self.k_select, "k_epsilon": self.k_epsilon, "k_beta": self.k_beta}
+        return {
+            "shape": self.shape.to_dict(),
+            "epsilons": list(self.epsilons),
+            "methods": list(self.methods),
+            "p": list(self.ps),
+            "max_size": self.max_size,
+            "consistency": self.consistency,
+            "merge": self.merge,
+            "k_select": self.k_select,
+            "k_epsilon": self.k_epsilon,
+            "k_beta": self.k_beta,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Plan:
-        return cls(Shape.from_dict(data["shape"]), tuple(data["epsilons"]), tuple(data["methods"]),
-                   tuple(data["p"]), data["max_size"], data["consistency"], data["merge"], data["k_select"],
-                   data["k_epsilon"], data["k_beta"])
+        return cls(
+            Shape.from_dict(data["shape"]),
+            tuple(data["epsilons"]),
+            tuple(data["methods"]),
+            tuple(data["p"]),
+            data["max_size"],
+            data["consistency"],
+            data["merge"],
+            data["k_select"],
+            data["k_epsilon"],
+            data["k_beta"],
+        )
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Plan) and self.shape.same_as(other.shape) and self.to_dict() == other.to_dict()

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 from cocoviz.consistency import LevelEstimates, top_down
 from cocoviz.errors import ParameterError
-from cocoviz.runs import LevelRuns, aggregate_runs
 from cocoviz.measure import LevelMeasurement, Measurements, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release
+from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = ["post_process", "fit_level", "consistent_levels"]
 
@@ -55,8 +55,9 @@ def consistent_levels(plan: Plan, estimates: Sequence[LevelEstimates | None]) ->
     levels = [estimates[shape.depth].runs()]
     for level in range(shape.depth, 0, -1):
         below = levels[0]
-        levels.insert(0, aggregate_runs(parents[level][below.node_ids()], below.sizes, below.counts,
-                                        len(shape.paths[level - 1])))
+        levels.insert(
+            0, aggregate_runs(parents[level][below.node_ids()], below.sizes, below.counts, len(shape.paths[level - 1]))
+        )
     return levels
 
 
@@ -70,8 +71,9 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     workers : threads per level for the per-node fits; never changes the result
     """
     if not isinstance(measurements, Measurements):
-        raise ParameterError(f"post_process needs the Measurements that measure() returned, "
-                             f"got {type(measurements).__name__}")
+        raise ParameterError(
+            f"post_process needs the Measurements that measure() returned, got {type(measurements).__name__}"
+        )
     if measurements.plan != plan:
         raise ParameterError("these measurements were made for another plan")
     estimates = [None if m is None else fit_level(plan, m, workers) for m in measurements.levels]

@@ -60,21 +60,26 @@ def _as_prior(prior: object, min_size: int = 0) -> np.ndarray:
     from cocoviz.hierarchy import Hierarchy
 
     if isinstance(prior, Hierarchy):
-        raise PrivacyError("a Hierarchy holds the true data: a prior must be public numbers (a published "
-                           "release, a public survey), never the data being protected")
+        raise PrivacyError(
+            "a Hierarchy holds the true data: a prior must be public numbers (a published "
+            "release, a public survey), never the data being protected"
+        )
     plain = "a prior must be a plain 1-D array, list, tuple or mapping {cell: number} of public numbers"
     if isinstance(prior, np.ndarray) and prior.dtype.kind in "iuf":
         values = prior.astype(float)
     elif isinstance(prior, (list, tuple)) and all(_is_number(v) for v in prior):
         values = np.asarray(prior, dtype=float)
-    elif isinstance(prior, Mapping) and all(isinstance(k, numbers.Integral) and not isinstance(k, bool)
-                                            and k >= 0 and _is_number(v) for k, v in prior.items()):
+    elif isinstance(prior, Mapping) and all(
+        isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 0 and _is_number(v)
+        for k, v in prior.items()
+    ):
         values = np.zeros(max([min_size, *(int(k) + 1 for k in prior)]))
         for k, v in prior.items():
             values[int(k)] = float(v)
     else:
-        raise PrivacyError(f"{plain}, got {type(prior).__name__}; if it holds public numbers, pass them "
-                           "as a numpy array")
+        raise PrivacyError(
+            f"{plain}, got {type(prior).__name__}; if it holds public numbers, pass them as a numpy array"
+        )
     if values.ndim != 1 or values.size == 0:
         raise ParameterError(f"a prior must be 1-D and non-empty, got shape {values.shape}")
     if not np.all(np.isfinite(values)) or np.any(values < 0):
@@ -153,7 +158,7 @@ def simplex_l1_fit(y: object, total: float = 1.0, *, at_most: bool = False) -> n
     u = np.sort(v)[::-1]
     excess = np.cumsum(u) - total
     active = np.flatnonzero(u - excess / np.arange(1, v.size + 1) > 0)
-    rho = active[-1] if active.size else 0          # none only when total underflows against u[0]
+    rho = active[-1] if active.size else 0  # none only when total underflows against u[0]
     return np.maximum(v - excess[rho] / (rho + 1), 0.0)
 
 
@@ -165,14 +170,17 @@ def _update(p: np.ndarray, labels: np.ndarray, y: np.ndarray) -> np.ndarray:
     width = np.bincount(lab, minlength=y.size)
     q = np.empty_like(p)
     m = mass[lab]
-    share = np.divide(p[covered], m, out=np.zeros_like(m), where=m > 0)     # ≤ 1: no overflow on tiny masses
-    q[covered] = np.where(m > 0, share * y[lab],                             # case 1
-                          y[lab] / np.maximum(width[lab], 1))                # case 2: uniform
+    share = np.divide(p[covered], m, out=np.zeros_like(m), where=m > 0)  # ≤ 1: no overflow on tiny masses
+    q[covered] = np.where(
+        m > 0,
+        share * y[lab],  # case 1
+        y[lab] / np.maximum(width[lab], 1),
+    )  # case 2: uniform
     rest = max(1.0 - float(y.sum()), 0.0)
     free = ~covered
     if free.any():
         free_mass = float(p[free].sum())
-        q[free] = p[free] / free_mass * rest if free_mass > 0 else rest / free.sum()   # cases 3, 4
+        q[free] = p[free] / free_mass * rest if free_mass > 0 else rest / free.sum()  # cases 3, 4
     return q
 
 
@@ -211,8 +219,9 @@ def update(prior: object, blocks: Blocks, targets: object) -> np.ndarray:
     labels = _labels(blocks, p.size)
     y = _as_targets(targets, len(blocks))
     if np.any(y < 0) or y.sum() > 1 + TOL:
-        raise ParameterError(f"targets must be ≥ 0 with sum ≤ 1, got sum {y.sum():.6g}; fit noisy answers "
-                             "with simplex_l1_fit first")
+        raise ParameterError(
+            f"targets must be ≥ 0 with sum ≤ 1, got sum {y.sum():.6g}; fit noisy answers with simplex_l1_fit first"
+        )
     if np.all(labels >= 0) and abs(y.sum() - 1) > TOL:
         raise ParameterError(f"the blocks cover every cell, so the targets must sum to 1, got {y.sum():.6g}")
     return _update(p, labels, y)
@@ -240,8 +249,11 @@ def marginal_blocks(shape: Sequence[int], axes: Sequence[int]) -> list[np.ndarra
     if not shape or min(shape) < 1 or len(set(axes)) != len(axes) or not all(0 <= a < len(shape) for a in axes):
         raise ParameterError(f"bad marginal: shape {shape}, axes {axes}")
     coords = np.indices(shape).reshape(len(shape), -1)
-    key = np.ravel_multi_index(tuple(coords[axes]), [shape[a] for a in axes]) if axes else np.zeros(coords.shape[1],
-                                                                                                   dtype=np.int64)
+    key = (
+        np.ravel_multi_index(tuple(coords[axes]), [shape[a] for a in axes])
+        if axes
+        else np.zeros(coords.shape[1], dtype=np.int64)
+    )
     n = int(np.prod([shape[a] for a in axes]))
     return [np.flatnonzero(key == k) for k in range(n)]
 
@@ -251,8 +263,14 @@ def _answers(q: np.ndarray, labels: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(labels[covered], weights=q[covered], minlength=n)
 
 
-def ide(prior: object, partitions: Sequence[Blocks], targets: Sequence[object], iterations: int, *,
-        reduce_domain: bool = False) -> tuple[np.ndarray, pd.DataFrame]:
+def ide(
+    prior: object,
+    partitions: Sequence[Blocks],
+    targets: Sequence[object],
+    iterations: int,
+    *,
+    reduce_domain: bool = False,
+) -> tuple[np.ndarray, pd.DataFrame]:
     """Iterative Distribution Estimation (Algorithm 1) over partitions taken in a fixed cyclic order.
 
     Update t (t = 1..T) uses partition ``(t − 1) mod len(partitions)``: its noisy targets are fit
@@ -288,8 +306,9 @@ def ide(prior: object, partitions: Sequence[Blocks], targets: Sequence[object], 
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 0:
         raise ParameterError(f"iterations must be a whole number ≥ 0, got {iterations!r}")
     if len(partitions) != len(targets) or not len(partitions):
-        raise ParameterError(f"one target vector per partition: {len(partitions)} partitions, "
-                             f"{len(targets)} target vectors")
+        raise ParameterError(
+            f"one target vector per partition: {len(partitions)} partitions, {len(targets)} target vectors"
+        )
     p = _as_prior(prior, _max_cell(*partitions))
     keep = np.flatnonzero(p > 0) if reduce_domain else np.arange(p.size)
     labels, given, fitted = [], [], []
@@ -297,7 +316,7 @@ def ide(prior: object, partitions: Sequence[Blocks], targets: Sequence[object], 
         lab = _labels(blocks, p.size)
         y = _as_targets(raw, len(blocks), f"targets of partition {s}")
         sub = lab[keep]
-        alive = np.bincount(sub[sub >= 0], minlength=len(blocks)) > 0   # blocks with cells in the domain
+        alive = np.bincount(sub[sub >= 0], minlength=len(blocks)) > 0  # blocks with cells in the domain
         fit = np.zeros_like(y)
         fit[alive] = simplex_l1_fit(y[alive], 1.0, at_most=bool(np.any(sub < 0)))
         labels.append(lab)
@@ -345,8 +364,13 @@ def share_buckets(prior: object, buckets: Blocks, counts: object, groups: int) -
     p = _as_prior(prior, _max_cell(buckets))
     labels = _labels(buckets, p.size, "bucket")
     c = np.asarray(counts)
-    if (c.shape != (len(buckets),) or c.dtype.kind not in "iuf" or not np.all(np.isfinite(c))
-            or np.any(c < 0) or np.any(c != np.round(c))):
+    if (
+        c.shape != (len(buckets),)
+        or c.dtype.kind not in "iuf"
+        or not np.all(np.isfinite(c))
+        or np.any(c < 0)
+        or np.any(c != np.round(c))
+    ):
         raise ParameterError(f"counts must be {len(buckets)} whole numbers ≥ 0, one per bucket")
     c = c.astype(np.int64)
     if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or int(c.sum()) != groups:

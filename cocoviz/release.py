@@ -20,8 +20,8 @@ import pandas as pd
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import node_label
-from cocoviz.runs import LevelRuns, aggregate_runs
 from cocoviz.plan import Plan
+from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = ["Release", "load_release", "RELEASE_FORMAT"]
 
@@ -44,8 +44,14 @@ class Release:
         private ``k_select`` these are the chosen K̂, differentially private outputs like the histograms
     """
 
-    def __init__(self, plan: Plan, levels: Sequence[LevelRuns], budget: Budget, selection: dict | None = None,
-                 bounds: Sequence[np.ndarray | None] | None = None):
+    def __init__(
+        self,
+        plan: Plan,
+        levels: Sequence[LevelRuns],
+        budget: Budget,
+        selection: dict | None = None,
+        bounds: Sequence[np.ndarray | None] | None = None,
+    ):
         self.plan = plan
         self._levels = list(levels)
         self.budget = budget
@@ -87,7 +93,7 @@ class Release:
         hists = [self.histogram(c) for c in children]
         total = np.zeros(max(len(self.histogram(node)), *(len(h) for h in hists)), np.int64)
         for h in hists:
-            total[:len(h)] += h
+            total[: len(h)] += h
         return total
 
     def persons(self, node: Sequence[str]) -> int:
@@ -127,10 +133,14 @@ class Release:
                 return False
         for level in range(1, shape.depth + 1):
             below, above = self._levels[level], self._levels[level - 1]
-            summed = aggregate_runs(shape.parent_index(level)[below.node_ids()], below.sizes, below.counts,
-                                    above.n_nodes)
-            if not (np.array_equal(summed.ptr, above.ptr) and np.array_equal(summed.sizes, above.sizes)
-                    and np.array_equal(summed.counts, above.counts)):
+            summed = aggregate_runs(
+                shape.parent_index(level)[below.node_ids()], below.sizes, below.counts, above.n_nodes
+            )
+            if not (
+                np.array_equal(summed.ptr, above.ptr)
+                and np.array_equal(summed.sizes, above.sizes)
+                and np.array_equal(summed.counts, above.counts)
+            ):
                 return False
         return True
 
@@ -142,8 +152,11 @@ class Release:
         frames = []
         for level, runs in enumerate(self._levels):
             labels = np.array([node_label(p) for p in self.shape.paths[level]], dtype=object)
-            frames.append(pd.DataFrame({"level": level, "node": labels[runs.node_ids()],
-                                        "size": runs.sizes, "count": runs.counts}))
+            frames.append(
+                pd.DataFrame(
+                    {"level": level, "node": labels[runs.node_ids()], "size": runs.sizes, "count": runs.counts}
+                )
+            )
         return pd.concat(frames, ignore_index=True)
 
     def parameters(self) -> dict:
@@ -159,8 +172,16 @@ class Release:
             "merge": plan.merge,
             "sampler": self.sampler,
             "epsilon_spent": self.budget.total,
-            **({"k_select": plan.k_select, "k_epsilon": plan.k_epsilon, "k_beta": plan.k_beta,
-                "k_chosen": self.chosen_bounds()} if plan.k_select != "public" else {}),
+            **(
+                {
+                    "k_select": plan.k_select,
+                    "k_epsilon": plan.k_epsilon,
+                    "k_beta": plan.k_beta,
+                    "k_chosen": self.chosen_bounds(),
+                }
+                if plan.k_select != "public"
+                else {}
+            ),
             **({"selection": self.selection} if self.selection else {}),
         }
 
@@ -176,16 +197,28 @@ class Release:
 
         level = np.concatenate([np.full(r.sizes.size, k, np.int64) for k, r in enumerate(self._levels)])
         node = np.concatenate([r.node_ids() for r in self._levels])
-        table = pa.table({"level": level, "node": node,
-                          "size": np.concatenate([r.sizes for r in self._levels]),
-                          "count": np.concatenate([r.counts for r in self._levels])})
-        meta = {"format": RELEASE_FORMAT, "plan": self.plan.to_dict(), "budget": self.budget.to_dict(),
-                "selection": self.selection, "bounds": self.chosen_bounds()}
+        table = pa.table(
+            {
+                "level": level,
+                "node": node,
+                "size": np.concatenate([r.sizes for r in self._levels]),
+                "count": np.concatenate([r.counts for r in self._levels]),
+            }
+        )
+        meta = {
+            "format": RELEASE_FORMAT,
+            "plan": self.plan.to_dict(),
+            "budget": self.budget.to_dict(),
+            "selection": self.selection,
+            "bounds": self.chosen_bounds(),
+        }
         pq.write_table(table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()}), path)
 
     def __repr__(self) -> str:
-        return (f"Release({len(self._levels)} levels, methods {list(self.plan.methods)}, "
-                f"ε spent {self.budget.total:g}, sampler {self.sampler!r})")
+        return (
+            f"Release({len(self._levels)} levels, methods {list(self.plan.methods)}, "
+            f"ε spent {self.budget.total:g}, sampler {self.sampler!r})"
+        )
 
 
 def load_release(path: str | os.PathLike) -> Release:
@@ -204,8 +237,11 @@ def load_release(path: str | os.PathLike) -> Release:
     levels = []
     for level in range(plan.shape.depth + 1):
         mine = columns["level"] == level
-        levels.append(aggregate_runs(columns["node"][mine], columns["size"][mine], columns["count"][mine],
-                                     len(plan.shape.paths[level])))
+        levels.append(
+            aggregate_runs(
+                columns["node"][mine], columns["size"][mine], columns["count"][mine], len(plan.shape.paths[level])
+            )
+        )
     bounds = [None] * len(levels)
     for level, b in (meta.get("bounds") or {}).items():
         bounds[int(level)] = np.asarray(b, np.int64)

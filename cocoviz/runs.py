@@ -55,8 +55,7 @@ class LevelRuns:
         return np.repeat(np.arange(self.n_nodes), np.diff(self.ptr))
 
 
-def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                   n_nodes: int) -> LevelRuns:
+def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n_nodes: int) -> LevelRuns:
     """Sum counts of equal (node, size) pairs and return them as sorted CSR runs."""
     order = np.lexsort((sizes, node_of_run))
     node_sorted, size_sorted, count_sorted = node_of_run[order], sizes[order], counts[order]

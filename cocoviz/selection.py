@@ -41,8 +41,9 @@ def mix_name(methods: Sequence[str]) -> str:
     return " x ".join(methods)
 
 
-def selection_cost(tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[float],
-                   epsilon_select: float, **options) -> float:
+def selection_cost(
+    tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[float], epsilon_select: float, **options
+) -> float:
     """The whole ε a :func:`select_mix` call would spend, from the candidates' plans, before any noise.
 
     >>> import pandas as pd
@@ -56,8 +57,16 @@ def selection_cost(tree, candidates: Sequence[Sequence[str]], *, epsilons: Seque
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
 
 
-def select_mix(tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[float], epsilon_select: float,
-               seed: int | Sequence[int] | None = None, secure: bool = False, **options) -> Release:
+def select_mix(
+    tree,
+    candidates: Sequence[Sequence[str]],
+    *,
+    epsilons: Sequence[float],
+    epsilon_select: float,
+    seed: int | Sequence[int] | None = None,
+    secure: bool = False,
+    **options,
+) -> Release:
     """The best candidate mix by a private selection, as a release that carries the whole cost.
 
     One person changes a node's emd by at most 1 and lies in one node per
@@ -84,17 +93,32 @@ def select_mix(tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[
         raise ParameterError("give at least one candidate method mix")
     entropy = None if secure else check_seed(seed)
     plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
-    releases = [post_process(plan, measure(plan, tree, seed=None if secure else (*entropy, k + 1), secure=secure))
-                for k, plan in enumerate(plans)]
+    releases = [
+        post_process(plan, measure(plan, tree, seed=None if secure else (*entropy, k + 1), secure=secure))
+        for k, plan in enumerate(plans)
+    ]
     scores = np.array([evaluate(tree, r)["emd"].sum() for r in releases], np.int64)
     n_levels = tree.depth + 1
     noise = open_sampler(None if secure else (*entropy, 0), secure=secure)
     noisy = noise.draw(scores, 2 * n_levels / epsilon_select, (0, 0, 0))
     chosen = int(np.argmin(noisy))
-    charge = Charge(None, (), f"candidate scores, total emd (Δ = {n_levels}; noisy min needs 2Δ)", len(scores),
-                    float(2 * n_levels), epsilon_select)
-    budget = Budget((charge,), tuple((f"candidate {k + 1}: {mix_name(mix)}", r.budget.total)
-                                     for k, (mix, r) in enumerate(zip(candidates, releases))),
-                    SELECTION_COMPOSITION, noise.name, releases[chosen].budget.notes)
+    charge = Charge(
+        None,
+        (),
+        f"candidate scores, total emd (Δ = {n_levels}; noisy min needs 2Δ)",
+        len(scores),
+        float(2 * n_levels),
+        epsilon_select,
+    )
+    budget = Budget(
+        (charge,),
+        tuple(
+            (f"candidate {k + 1}: {mix_name(mix)}", r.budget.total)
+            for k, (mix, r) in enumerate(zip(candidates, releases))
+        ),
+        SELECTION_COMPOSITION,
+        noise.name,
+        releases[chosen].budget.notes,
+    )
     selection = {"candidates": [list(c) for c in candidates], "chosen": chosen, "epsilon_select": epsilon_select}
     return Release(plans[chosen], [releases[chosen].runs(level) for level in range(n_levels)], budget, selection)

@@ -35,8 +35,18 @@ import numpy as np
 
 from cocoviz.errors import ParameterError
 
-__all__ = ["K_SELECT", "DEFAULT_K_BETA", "K_SENSITIVITY", "noisy_max_bound", "noisy_max_offset", "svt_grid",
-           "svt_bound", "truncation_error", "bound_from_release", "check_beta"]
+__all__ = [
+    "K_SELECT",
+    "DEFAULT_K_BETA",
+    "K_SENSITIVITY",
+    "noisy_max_bound",
+    "noisy_max_offset",
+    "svt_grid",
+    "svt_bound",
+    "truncation_error",
+    "bound_from_release",
+    "check_beta",
+]
 
 #: How K is chosen: a public input, or privately from the data.
 K_SELECT = ("public", "noisy-max", "noisy-max-per-node", "svt")
@@ -73,8 +83,9 @@ def svt_grid(ceiling: int) -> np.ndarray:
     return np.array([*grid, int(ceiling)], np.int64)
 
 
-def svt_bound(counts_at_most: np.ndarray, groups: int, grid: np.ndarray, *, threshold_noise: int,
-              query_noise: np.ndarray) -> int:
+def svt_bound(
+    counts_at_most: np.ndarray, groups: int, grid: np.ndarray, *, threshold_noise: int, query_noise: np.ndarray
+) -> int:
     """AboveThreshold: the first θ_i with count(size ≤ θ_i) + ν_i ≥ G + ρ (the ceiling if none).
 
     ``counts_at_most[i]`` is the true number of groups of size ≤ ``grid[i]``;

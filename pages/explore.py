@@ -24,31 +24,43 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
     cells = plan.cost().cells
     if params.secure:
         if not plan.shape.public_groups:
-            st.error("A secure release needs public G per region: this persons table came without its public "
-                     "groups table, so G and the region list are read from private rows. Add the groups table in "
-                     "the sidebar, or switch the secure release off to explore.", icon=":material/lock:")
+            st.error(
+                "A secure release needs public G per region: this persons table came without its public "
+                "groups table, so G and the region list are read from private rows. Add the groups table in "
+                "the sidebar, or switch the secure release off to explore.",
+                icon=":material/lock:",
+            )
             st.stop()
         if k_from_data and any(cocoviz.METHODS[m].needs_k for m in params.methods):
-            st.error("A secure release needs a K from public knowledge: the K in the sidebar is the suggestion read "
-                     "from the private data. Type the public bound you know (or use Hg, which needs no K).",
-                     icon=":material/lock:")
+            st.error(
+                "A secure release needs a K from public knowledge: the K in the sidebar is the suggestion read "
+                "from the private data. Type the public bound you know (or use Hg, which needs no K).",
+                icon=":material/lock:",
+            )
             st.stop()
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
-            st.warning(f"**Secure release**: OpenDP will noise **{cells:,} cells** (Hc: K per node, Hg: G per node) "
-                       f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
-                       f"**ε = {plan.cost().total:g}** more in this session.", icon=":material/lock:")
+            st.warning(
+                f"**Secure release**: OpenDP will noise **{cells:,} cells** (Hc: K per node, Hg: G per node) "
+                f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
+                f"**ε = {plan.cost().total:g}** more in this session.",
+                icon=":material/lock:",
+            )
             if not st.button("Draw the secure release", type="primary", key="explore.secure"):
-                st.info("Press the button to draw the noise with the secure sampler, or switch the secure release "
-                        "off to explore with the fast sampler.")
+                st.info(
+                    "Press the button to draw the noise with the secure sampler, or switch the secure release "
+                    "off to explore with the fast sampler."
+                )
                 st.stop()
         with st.spinner(f"Drawing {cells:,} noise cells with OpenDP…"):
             return engine.estimate(data_key, tree, params)
     guess = engine.estimated_seconds(plan)
     if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):
-        st.warning(f"This release is estimated to take about **{guess:,.0f} s**: it noises {cells:,} cells (Hc and "
-                   "naive measure K cells per node). A smaller public bound K, or Hg, is much quicker.",
-                   icon=":material/hourglass_top:")
+        st.warning(
+            f"This release is estimated to take about **{guess:,.0f} s**: it noises {cells:,} cells (Hc and "
+            "naive measure K cells per node). A smaller public bound K, or Hg, is much quicker.",
+            icon=":material/hourglass_top:",
+        )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
     with st.spinner("Computing the release…"):
@@ -59,10 +71,16 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, seconds: float, nam
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
     m1.metric("Total ε spent", f"{budget.total:g}", help=HELP["epsilon"])
-    m2.metric("Release computed in", f"{seconds:.2f} s",
-              help="Time of cocoviz.estimate for these settings (cached afterwards: changing back is instant).")
-    m3.metric("Consistent", "yes ✓" if release.is_consistent() else "no ✗",
-              help="Integral, non-negative, G kept at every node and parent = Σ children everywhere.")
+    m2.metric(
+        "Release computed in",
+        f"{seconds:.2f} s",
+        help="Time of cocoviz.estimate for these settings (cached afterwards: changing back is instant).",
+    )
+    m3.metric(
+        "Consistent",
+        "yes ✓" if release.is_consistent() else "no ✗",
+        help="Integral, non-negative, G kept at every node and parent = Σ children everywhere.",
+    )
     m4.metric("Mean emd per node (all levels)", fmt(float(errors["emd"].mean())), help=HELP["emd"])
     per_level = " · ".join(f"{names[k]} {eps:g}" for k, eps in budget.per_level().items())
     secure = not release.sampler.startswith("fast")
@@ -73,31 +91,46 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, seconds: float, nam
             st.warning(text, icon=":material/visibility:")
     drawn, spent = engine.ledger_total()
     if drawn:
-        st.info(f"Secure releases drawn in this session: **{drawn}**, spending **ε = {spent:g}** together "
-                "(every draw is a new release of the same people).", icon=":material/receipt_long:")
+        st.info(
+            f"Secure releases drawn in this session: **{drawn}**, spending **ε = {spent:g}** together "
+            "(every draw is a new release of the same people).",
+            icon=":material/receipt_long:",
+        )
 
 
 def budget_section(release: cocoviz.Release, names: list[str]) -> None:
     budget = release.budget
-    panel = st.expander("Privacy budget — per level, total, and what each measurement cost", key="explore.budget",
-                        on_change="rerun")
+    panel = st.expander(
+        "Privacy budget — per level, total, and what each measurement cost", key="explore.budget", on_change="rerun"
+    )
     if not panel.open:
         return
     with panel:
         if release.sampler.startswith("fast"):
-            st.warning("Noise from the **fast sampler** — seeded numpy: **exploration only, not for release**.",
-                       icon=":material/science:")
+            st.warning(
+                "Noise from the **fast sampler** — seeded numpy: **exploration only, not for release**.",
+                icon=":material/science:",
+            )
         else:
             st.success(f"Noise from the **secure sampler**: {release.sampler}.", icon=":material/lock:")
-        st.plotly_chart(plots.budget_figure(budget.per_level(), level_names=names, extra=dict(budget.extra)),
-                        theme="streamlit", key="budget_fig")
+        st.plotly_chart(
+            plots.budget_figure(budget.per_level(), level_names=names, extra=dict(budget.extra)),
+            theme="streamlit",
+            key="budget_fig",
+        )
         summary = budget.summary().copy()
         if not summary.empty:
             summary.insert(1, "level name", [names[int(k)] if pd.notna(k) else "whole data" for k in summary["level"]])
-        st.dataframe(summary, hide_index=True, width="stretch",
-                     column_config={"sensitivity": st.column_config.NumberColumn("Δ (sensitivity)"),
-                                    "scale": st.column_config.NumberColumn("noise scale Δ/ε", format="%.3g"),
-                                    "cells": st.column_config.NumberColumn("noised cells", format="%d")})
+        st.dataframe(
+            summary,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "sensitivity": st.column_config.NumberColumn("Δ (sensitivity)"),
+                "scale": st.column_config.NumberColumn("noise scale Δ/ε", format="%.3g"),
+                "cells": st.column_config.NumberColumn("noised cells", format="%d"),
+            },
+        )
         st.caption(budget.composition)
         for text in budget.notes:
             st.caption(f"Note: {text}")
@@ -111,46 +144,85 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c2.metric("Groups G (public)", f"{int(row['groups']):,}")
     c3.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
     c4.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
-    st.caption(f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}; emd / yardstick = "
-               f"{row['ratio']:.3g} (about 1: as good as knowing which sizes exist) · "
-               f"{row['emd_per_group']:.3g} persons misplaced per group.")
+    st.caption(
+        f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}; emd / yardstick = "
+        f"{row['ratio']:.3g} (about 1: as good as knowing which sizes exist) · "
+        f"{row['emd_per_group']:.3g} persons misplaced per group."
+    )
 
 
 def histogram_tab(tree, info, node, h_true, h_priv) -> None:
     a, b, c, d = st.columns([2, 2, 1, 1])
-    layout = a.segmented_control("Layout", ["overlay", "side"], **state.bind("hist.layout", "overlay"),
-                                 format_func=lambda v: "overlay" if v == "overlay" else "side by side") or "overlay"
-    view = b.segmented_control("View", ["H", "cumulative"], **state.bind("hist.view", "H"),
-                               format_func=lambda v: "H (groups of size j)" if v == "H" else "Hc (cumulative)",
-                               help="H[j] = groups with exactly j persons; Hc[j] = groups with at most j.") or "H"
+    layout = (
+        a.segmented_control(
+            "Layout",
+            ["overlay", "side"],
+            **state.bind("hist.layout", "overlay"),
+            format_func=lambda v: "overlay" if v == "overlay" else "side by side",
+        )
+        or "overlay"
+    )
+    view = (
+        b.segmented_control(
+            "View",
+            ["H", "cumulative"],
+            **state.bind("hist.view", "H"),
+            format_func=lambda v: "H (groups of size j)" if v == "H" else "Hc (cumulative)",
+            help="H[j] = groups with exactly j persons; Hc[j] = groups with at most j.",
+        )
+        or "H"
+    )
     # Long-tailed data (sizes in the thousands) reads best on log axes: the default there.
     long_tail = tree.max_size > plots.BAR_LIMIT
     log_x = c.toggle("log x", **state.bind(f"hist.logx.{info.label}", long_tail))
     log_y = d.toggle("log y", **state.bind(f"hist.logy.{info.label}", long_tail))
-    st.plotly_chart(plots.histogram_figure(h_true, h_priv, view=view, layout=layout, log_x=log_x, log_y=log_y,
-                                           title=f"{node_label(node)}: true vs. private"),
-                    theme="streamlit", key="hist_fig")
+    st.plotly_chart(
+        plots.histogram_figure(
+            h_true,
+            h_priv,
+            view=view,
+            layout=layout,
+            log_x=log_x,
+            log_y=log_y,
+            title=f"{node_label(node)}: true vs. private",
+        ),
+        theme="streamlit",
+        key="hist_fig",
+    )
 
 
 def size_tab(tree, info, release, node) -> None:
     ls = st.toggle("log x", **state.bind(f"size.logx.{info.label}", tree.max_size > plots.BAR_LIMIT))
-    st.plotly_chart(plots.error_by_size_figure({"release": cocoviz.size_errors(tree, release, node)}, log_x=ls,
-                                               title=f"{node_label(node)}: |Ĥc[s] − Hc[s]| by size s"),
-                    theme="streamlit", key="size_fig")
-    st.caption("Each point is how far the private cumulative count at size s is from the true one; the curve sums "
-               "to the node's emd. Hg's error tends to sit at small sizes, Hc's spreads over the rest.")
+    st.plotly_chart(
+        plots.error_by_size_figure(
+            {"release": cocoviz.size_errors(tree, release, node)},
+            log_x=ls,
+            title=f"{node_label(node)}: |Ĥc[s] − Hc[s]| by size s",
+        ),
+        theme="streamlit",
+        key="size_fig",
+    )
+    st.caption(
+        "Each point is how far the private cumulative count at size s is from the true one; the curve sums "
+        "to the node's emd. Hg's error tends to sit at small sizes, Hc's spreads over the rest."
+    )
 
 
 def levels_tab(tree, errors: pd.DataFrame, node, names: list[str]) -> None:
     lev = level_summary(errors)
     st.plotly_chart(plots.level_error_figure(lev, level_names=names), theme="streamlit", key="level_fig")
     lev.insert(1, "level name", [names[int(k)] for k in lev["level"]])
-    st.dataframe(lev, hide_index=True, width="stretch",
-                 column_config={"mean_emd": st.column_config.NumberColumn("mean emd", format="%.1f", help=HELP["emd"]),
-                                "max_emd": st.column_config.NumberColumn("max emd", format="%d"),
-                                "omniscient": st.column_config.NumberColumn("yardstick D/ε", format="%.1f",
-                                                                            help=HELP["omniscient"]),
-                                "ratio": st.column_config.NumberColumn("emd / yardstick", format="%.2f")})
+    st.dataframe(
+        lev,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "mean_emd": st.column_config.NumberColumn("mean emd", format="%.1f", help=HELP["emd"]),
+            "max_emd": st.column_config.NumberColumn("max emd", format="%d"),
+            "omniscient": st.column_config.NumberColumn("yardstick D/ε", format="%.1f", help=HELP["omniscient"]),
+            "ratio": st.column_config.NumberColumn("emd / yardstick", format="%.2f"),
+        },
+    )
     kids = tree.children(node)
     if kids:
         st.markdown(f"emd of the children of **{node_label(node)}**")
@@ -167,22 +239,38 @@ def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
     n = max(len(summed), len(h_priv))
     gap = int(np.abs(np.pad(summed, (0, n - len(summed))) - np.pad(h_priv, (0, n - len(h_priv)))).sum())
     if gap == 0:
-        st.success(f"parent = Σ children: the {len(kids)} children of {node_label(node)} add up exactly to its "
-                   "released histogram.", icon=":material/check_circle:")
+        st.success(
+            f"parent = Σ children: the {len(kids)} children of {node_label(node)} add up exactly to its "
+            "released histogram.",
+            icon=":material/check_circle:",
+        )
     else:
-        st.error(f"parent ≠ Σ children: they differ by {gap:,} group counts (consistency is '{consistency}': "
-                 "independent estimates do not add up).", icon=":material/cancel:")
+        st.error(
+            f"parent ≠ Σ children: they differ by {gap:,} group counts (consistency is '{consistency}': "
+            "independent estimates do not add up).",
+            icon=":material/cancel:",
+        )
     view = st.segmented_control("View", ["cumulative", "H"], **state.bind("cons.view", "cumulative")) or "cumulative"
-    st.plotly_chart(plots.consistency_figure(h_priv, {k[-1]: release.histogram(k) for k in kids}, view=view,
-                                             title=f"{node_label(node)}: parent vs. stacked children"),
-                    theme="streamlit", key="cons_fig")
+    st.plotly_chart(
+        plots.consistency_figure(
+            h_priv,
+            {k[-1]: release.histogram(k) for k in kids},
+            view=view,
+            title=f"{node_label(node)}: parent vs. stacked children",
+        ),
+        theme="streamlit",
+        key="cons_fig",
+    )
 
 
 def downloads_tab(tree, info, release, params: engine.Params, names: list[str]) -> None:
-    include_true = st.checkbox("Include the true counts (for your own checks)", **state.bind("dl.true", False),
-                               disabled=not info.own_data,
-                               help="The true counts are the confidential data: never publish a file that "
-                                    "contains them. Without them, the file is the release and may be published.")
+    include_true = st.checkbox(
+        "Include the true counts (for your own checks)",
+        **state.bind("dl.true", False),
+        disabled=not info.own_data,
+        help="The true counts are the confidential data: never publish a file that "
+        "contains them. Without them, the file is the release and may be published.",
+    )
     include_true = include_true and info.own_data
     stem = f"cocoviz_{info.label.replace(' ', '_').replace(':', '')}"
 
@@ -201,31 +289,71 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str]) 
         release.save(buf)
         return buf.getvalue()
 
-    parameters = {**release.parameters(), "dataset": info.label, "seed": params.seed,
-                  "levels_used": list(tree.levels), "budget": release.budget.describe()}
+    parameters = {
+        **release.parameters(),
+        "dataset": info.label,
+        "seed": params.seed,
+        "levels_used": list(tree.levels),
+        "budget": release.budget.describe(),
+    }
     d1, d2, d3, d4 = st.columns(4)
-    d1.download_button("Table as CSV", lambda: frame().to_csv(index=False).encode(), file_name=f"{stem}.csv",
-                       mime="text/csv", key="dl_csv", on_click="ignore", icon=":material/download:")
-    d2.download_button("Table as Parquet", as_parquet, file_name=f"{stem}.parquet",
-                       mime="application/vnd.apache.parquet", key="dl_parquet", on_click="ignore",
-                       icon=":material/download:")
-    d3.download_button("Release file (plan and budget inside)", saved_release, file_name=f"{stem}_release.parquet",
-                       mime="application/vnd.apache.parquet", key="dl_release", on_click="ignore",
-                       icon=":material/inventory_2:", help="cocoviz.load_release reads it back exactly.")
-    d4.download_button("Parameters as JSON", json.dumps(parameters, indent=2, default=str).encode(),
-                       file_name=f"{stem}_parameters.json", mime="application/json", key="dl_json",
-                       on_click="ignore", icon=":material/download:")
-    st.caption("Columns: level, node, level_name, size, " + ("private_count, true_count — one row per (node, size) "
-               "where a count is non-zero" if include_true else "count — one row per released (node, size)") + ".")
+    d1.download_button(
+        "Table as CSV",
+        lambda: frame().to_csv(index=False).encode(),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        key="dl_csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    d2.download_button(
+        "Table as Parquet",
+        as_parquet,
+        file_name=f"{stem}.parquet",
+        mime="application/vnd.apache.parquet",
+        key="dl_parquet",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    d3.download_button(
+        "Release file (plan and budget inside)",
+        saved_release,
+        file_name=f"{stem}_release.parquet",
+        mime="application/vnd.apache.parquet",
+        key="dl_release",
+        on_click="ignore",
+        icon=":material/inventory_2:",
+        help="cocoviz.load_release reads it back exactly.",
+    )
+    d4.download_button(
+        "Parameters as JSON",
+        json.dumps(parameters, indent=2, default=str).encode(),
+        file_name=f"{stem}_parameters.json",
+        mime="application/json",
+        key="dl_json",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    st.caption(
+        "Columns: level, node, level_name, size, "
+        + (
+            "private_count, true_count — one row per (node, size) where a count is non-zero"
+            if include_true
+            else "count — one row per released (node, size)"
+        )
+        + "."
+    )
     if release.sampler.startswith("fast"):
         st.caption(":material/science: This release used the fast sampler: exploration only, not for release.")
 
 
 def main() -> None:
     st.title("Explore a private release")
-    st.caption("Pick a dataset, a budget ε and a method per level in the sidebar; the release below is recomputed "
-               "(and cached) for every setting. Figures compare the private histogram with the true one — which "
-               "only you, the data holder, can see.")
+    st.caption(
+        "Pick a dataset, a budget ε and a method per level in the sidebar; the release below is recomputed "
+        "(and cached) for every setting. Figures compare the private histogram with the true one — which "
+        "only you, the data holder, can see."
+    )
     tree, info, _full = controls.dataset_panel()
     params, k_from_data = controls.release_controls(tree, info)
     names = controls.level_names(tree, info)
@@ -244,17 +372,21 @@ def main() -> None:
     st.subheader("A node of the hierarchy")
     node = controls.node_picker(tree, info.label)
     level = len(node)
-    node_metrics(errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0], node, level,
-                 names)
+    node_metrics(errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0], node, level, names)
     h_true, h_priv = tree.histogram(node), release.histogram(node)
     # Stateful tabs: only the open tab's content is computed and sent to the browser.
-    tabs = st.tabs(["Histogram", "Error by size", "Errors per level", "Consistency check", "Downloads"],
-                   key="explore.tab", on_change="rerun")
-    bodies = [lambda: histogram_tab(tree, info, node, h_true, h_priv),
-              lambda: size_tab(tree, info, release, node),
-              lambda: levels_tab(tree, errors, node, names),
-              lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
-              lambda: downloads_tab(tree, info, release, params, names)]
+    tabs = st.tabs(
+        ["Histogram", "Error by size", "Errors per level", "Consistency check", "Downloads"],
+        key="explore.tab",
+        on_change="rerun",
+    )
+    bodies = [
+        lambda: histogram_tab(tree, info, node, h_true, h_priv),
+        lambda: size_tab(tree, info, release, node),
+        lambda: levels_tab(tree, errors, node, names),
+        lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
+        lambda: downloads_tab(tree, info, release, params, names),
+    ]
     for tab, body in zip(tabs, bodies):
         if tab.open:
             with tab:

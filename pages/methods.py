@@ -12,9 +12,11 @@ from pages.common import controls, engine, state, sweeps
 from pages.common.controls import HELP
 
 st.title("Method selection")
-st.caption("Every mix of Hc and Hg across the levels, top-down with weighted merging, against bottom-up (the whole "
-           "budget on the leaves) and naive; error per level against ε per level, mean ± standard error over N "
-           "trials. Hc tends to win on dense data (many distinct sizes), Hg on sparse data with large gaps.")
+st.caption(
+    "Every mix of Hc and Hg across the levels, top-down with weighted merging, against bottom-up (the whole "
+    "budget on the leaves) and naive; error per level against ε per level, mean ± standard error over N "
+    "trials. Hc tends to win on dense data (many distinct sizes), Hg on sparse data with large gaps."
+)
 
 tree, info, max_size, seed, names = controls.comparison_sidebar()
 n_levels = tree.depth + 1
@@ -22,51 +24,78 @@ n_levels = tree.depth + 1
 mixes = sweeps.all_mixes(n_levels)
 mix_labels = [sweeps.mix_label(m) for m in mixes]
 BU_HC, BU_HG, NAIVE = "bottom-up (Hc leaves)", "bottom-up (Hg leaves)", "naive×…×naive"
-extra = {BU_HC: sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", BU_HC),
-         BU_HG: sweeps.Config(("Hg",) * n_levels, "bottom-up", "weighted", BU_HG),
-         NAIVE: sweeps.Config(("naive",) * n_levels, "top-down", "weighted", NAIVE)}
+extra = {
+    BU_HC: sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", BU_HC),
+    BU_HG: sweeps.Config(("Hg",) * n_levels, "bottom-up", "weighted", BU_HG),
+    NAIVE: sweeps.Config(("naive",) * n_levels, "top-down", "weighted", NAIVE),
+}
 options = mix_labels + list(extra)
 
 # Stateful tabs: only the open tab runs (a sweep is not recomputed while you read the tables).
-tab_sweep, tab_tables, tab_select = st.tabs(["Error against ε", "Tables 3 and 4", "Private algorithm selection"],
-                                            key="methods.tab", on_change="rerun")
+tab_sweep, tab_tables, tab_select = st.tabs(
+    ["Error against ε", "Tables 3 and 4", "Private algorithm selection"], key="methods.tab", on_change="rerun"
+)
 
 
 # ------------------------------------------------------------------ the sweep
 def sweep_tab() -> None:
     """Every candidate's error per level against ε."""
     c1, c2, c3 = st.columns([3, 4, 1])
-    eps_grid = c1.multiselect("ε per level", [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
-                              **state.bind("methods.eps", [0.25, 0.5, 1.0, 2.0]), help=HELP["epsilon"])
-    chosen = c2.multiselect("Candidates", options,
-                            help=HELP["method"] + " Bottom-up spends ε per level × levels on the leaves, so every "
-                                 "series has the same total ε.",
-                            **state.bind(f"methods.configs.{n_levels}",
-                                         (mix_labels if len(mix_labels) <= 8 else mix_labels[:2]) + [BU_HC],
-                                         valid=lambda v: isinstance(v, list) and set(v) <= set(options)))
-    trials = int(c3.number_input("Trials N", min_value=1, max_value=100, step=1,
-                                 **state.bind("methods.trials", 10), help="Noise draws per point."))
+    eps_grid = c1.multiselect(
+        "ε per level",
+        [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
+        **state.bind("methods.eps", [0.25, 0.5, 1.0, 2.0]),
+        help=HELP["epsilon"],
+    )
+    chosen = c2.multiselect(
+        "Candidates",
+        options,
+        help=HELP["method"] + " Bottom-up spends ε per level × levels on the leaves, so every "
+        "series has the same total ε.",
+        **state.bind(
+            f"methods.configs.{n_levels}",
+            (mix_labels if len(mix_labels) <= 8 else mix_labels[:2]) + [BU_HC],
+            valid=lambda v: isinstance(v, list) and set(v) <= set(options),
+        ),
+    )
+    trials = int(
+        c3.number_input(
+            "Trials N",
+            min_value=1,
+            max_value=100,
+            step=1,
+            **state.bind("methods.trials", 10),
+            help="Noise draws per point.",
+        )
+    )
     if not eps_grid or not chosen:
         st.error("Choose at least one ε per level and one candidate.", icon=":material/warning:")
     else:
-        configs = [extra[c] if c in extra else sweeps.Config(mixes[mix_labels.index(c)], "top-down", "weighted")
-                   for c in chosen]
+        configs = [
+            extra[c] if c in extra else sweeps.Config(mixes[mix_labels.index(c)], "top-down", "weighted")
+            for c in chosen
+        ]
         eps_grid = sorted(eps_grid)
         raw = sweeps.gated_run("methods", info.key, tree, configs, eps_grid, trials, max_size, seed)
         if raw is not None:
             summary = sweeps.summarize(raw)
-            st.plotly_chart(plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
-                            theme="streamlit", key="methods_fig")
+            st.plotly_chart(
+                plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
+                theme="streamlit",
+                key="methods_fig",
+            )
             st.subheader("Best candidate per level")
             best = summary.loc[summary.groupby(["level", "epsilon"])["mean"].idxmin()]
-            table = best.assign(cell=[f"{s} ({m:,.1f})" for s, m in zip(best["series"], best["mean"])]) \
-                .pivot(index="level", columns="epsilon", values="cell")
+            table = best.assign(cell=[f"{s} ({m:,.1f})" for s, m in zip(best["series"], best["mean"])]).pivot(
+                index="level", columns="epsilon", values="cell"
+            )
             table.index = [f"{k}: {names[int(k)]}" for k in table.index]
             table.columns = [f"ε = {e:g}" for e in table.columns]
             st.dataframe(table, width="stretch")
             wins = best.groupby("level")["series"].agg(lambda s: s.value_counts().index[0])
-            st.markdown("**Most often best, per level:** " + "; ".join(
-                f"{names[int(k)]}: {v}" for k, v in wins.items()))
+            st.markdown(
+                "**Most often best, per level:** " + "; ".join(f"{names[int(k)]}: {v}" for k, v in wins.items())
+            )
             with st.expander("All results (mean ± se per level and ε)"):
                 st.dataframe(summary, hide_index=True, width="stretch")
 
@@ -75,76 +104,140 @@ def sweep_tab() -> None:
 def tables() -> None:
     """Tables in the form of the paper's Tables 3 and 4, computed on request."""
     c1, c2 = st.columns([1, 1])
-    t_eps = c1.number_input("ε (Table 3: per level; Table 4: total)", min_value=0.0, max_value=100.0, step=0.1,
-                            format="%.3f", **state.bind("methods.table_eps", 1.0), help=HELP["epsilon"])
-    t_trials = int(c2.number_input("Trials", min_value=1, max_value=100, step=1,
-                                   **state.bind("methods.table_trials", 10)))
+    t_eps = c1.number_input(
+        "ε (Table 3: per level; Table 4: total)",
+        min_value=0.0,
+        max_value=100.0,
+        step=0.1,
+        format="%.3f",
+        **state.bind("methods.table_eps", 1.0),
+        help=HELP["epsilon"],
+    )
+    t_trials = int(
+        c2.number_input("Trials", min_value=1, max_value=100, step=1, **state.bind("methods.table_trials", 10))
+    )
     if t_eps <= 0:
         st.error("ε must be a finite number > 0.", icon=":material/warning:")
         return
     table3 = [sweeps.Config((m,) * n_levels, "none", "weighted", m) for m in ("naive", "Hc", "Hg")]
     per_level = float(t_eps) / n_levels
-    table4 = [sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", "BU"),
-              sweeps.Config(("Hc",) * n_levels, "top-down", "weighted", "Hc")]
+    table4 = [
+        sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", "BU"),
+        sweeps.Config(("Hc",) * n_levels, "top-down", "weighted", "Hc"),
+    ]
     raw3 = sweeps.cached(sweeps.sweep_key(info.key, tree, table3, [float(t_eps)], t_trials, max_size, seed))
     raw4 = sweeps.cached(sweeps.sweep_key(info.key, tree, table4, [per_level], t_trials, max_size, seed))
     if raw3 is None or raw4 is None:
         n_runs = (len(table3) + len(table4)) * t_trials
         if not st.button(f"Compute the tables ({n_runs} releases)", type="primary", key="tables_run"):
-            st.info("Naive measures K + 1 cells per node and is slow for a large K: the tables are computed on "
-                    "request.")
+            st.info(
+                "Naive measures K + 1 cells per node and is slow for a large K: the tables are computed on request."
+            )
             return
         bar = st.progress(0.0, text="Table 3…")
-        raw3 = engine.guard(sweeps.run, info.key, tree, table3, [float(t_eps)], t_trials, max_size, seed,
-                            progress=lambda d, t: bar.progress(d / t, text=f"Table 3: {d} / {t} releases"))
-        raw4 = engine.guard(sweeps.run, info.key, tree, table4, [per_level], t_trials, max_size, seed,
-                            progress=lambda d, t: bar.progress(d / t, text=f"Table 4: {d} / {t} releases"))
+        raw3 = engine.guard(
+            sweeps.run,
+            info.key,
+            tree,
+            table3,
+            [float(t_eps)],
+            t_trials,
+            max_size,
+            seed,
+            progress=lambda d, t: bar.progress(d / t, text=f"Table 3: {d} / {t} releases"),
+        )
+        raw4 = engine.guard(
+            sweeps.run,
+            info.key,
+            tree,
+            table4,
+            [per_level],
+            t_trials,
+            max_size,
+            seed,
+            progress=lambda d, t: bar.progress(d / t, text=f"Table 4: {d} / {t} releases"),
+        )
         bar.empty()
     s3 = sweeps.summarize(raw3)
     top = s3[s3["level"] == 0].set_index("series")["mean"].reindex(["naive", "Hc", "Hg"])
     t3 = pd.DataFrame({info.label: top.to_numpy()}, index=["Naive", "Hc", "Hg"])
-    st.markdown(f"**Table 3 form** — average error (emd) at the top level, each node estimated on its own "
-                f"with ε = {t_eps:g}, mean over {t_trials} trial(s)")
+    st.markdown(
+        f"**Table 3 form** — average error (emd) at the top level, each node estimated on its own "
+        f"with ε = {t_eps:g}, mean over {t_trials} trial(s)"
+    )
     st.dataframe(t3.style.format("{:,.1f}"), width="stretch")
     s4 = sweeps.summarize(raw4)
     rows = []
     for level in range(n_levels):
         for series in ("BU", "Hc"):
             v = s4[(s4["level"] == level) & (s4["series"] == series)]["mean"]
-            rows.append({"level": f"Level {level} ({names[level]})", "method": series,
-                         info.label: float(v.iloc[0]) if len(v) else np.nan})
-    st.markdown(f"**Table 4 form** — bottom-up (total ε = {t_eps:g} on the leaves) against top-down "
-                f"Hc×…×Hc (ε = {per_level:g} per level), mean emd per node")
+            rows.append(
+                {
+                    "level": f"Level {level} ({names[level]})",
+                    "method": series,
+                    info.label: float(v.iloc[0]) if len(v) else np.nan,
+                }
+            )
+    st.markdown(
+        f"**Table 4 form** — bottom-up (total ε = {t_eps:g} on the leaves) against top-down "
+        f"Hc×…×Hc (ε = {per_level:g} per level), mean emd per node"
+    )
     st.dataframe(pd.DataFrame(rows).style.format({info.label: "{:,.1f}"}), hide_index=True, width="stretch")
-
 
 
 # ------------------------------------------------------------ private selection
 def selection_tab() -> None:
     """Chaudhuri et al.'s private selection among method mixes, with its full cost."""
-    st.markdown("Choosing the best mix by looking at the true errors leaks private information. **Private "
-                "algorithm selection** (Chaudhuri et al.) runs every candidate with the full budget, scores each by "
-                "its total emd plus noise and releases the lowest noisy score — and its privacy cost is **every "
-                "candidate's budget plus the selection's**, by sequential composition.")
+    st.markdown(
+        "Choosing the best mix by looking at the true errors leaks private information. **Private "
+        "algorithm selection** (Chaudhuri et al.) runs every candidate with the full budget, scores each by "
+        "its total emd plus noise and releases the lowest noisy score — and its privacy cost is **every "
+        "candidate's budget plus the selection's**, by sequential composition."
+    )
     c1, c2, c3 = st.columns(3)
-    s_eps = c1.number_input("ε per level", min_value=0.0, max_value=100.0, step=0.1, format="%.3f",
-                            **state.bind("select.eps", 1.0), help=HELP["epsilon"])
-    s_sel = c2.number_input("ε of the selection", min_value=0.0, max_value=100.0, step=0.1, format="%.3f",
-                            **state.bind("select.eps_select", 0.1),
-                            help="Budget of the noisy comparison of the candidates' scores.")
-    cands = c3.multiselect("Candidates", mix_labels,
-                           **state.bind(f"select.candidates.{n_levels}", mix_labels[:2],
-                                        valid=lambda v: isinstance(v, list) and set(v) <= set(mix_labels)))
+    s_eps = c1.number_input(
+        "ε per level",
+        min_value=0.0,
+        max_value=100.0,
+        step=0.1,
+        format="%.3f",
+        **state.bind("select.eps", 1.0),
+        help=HELP["epsilon"],
+    )
+    s_sel = c2.number_input(
+        "ε of the selection",
+        min_value=0.0,
+        max_value=100.0,
+        step=0.1,
+        format="%.3f",
+        **state.bind("select.eps_select", 0.1),
+        help="Budget of the noisy comparison of the candidates' scores.",
+    )
+    cands = c3.multiselect(
+        "Candidates",
+        mix_labels,
+        **state.bind(
+            f"select.candidates.{n_levels}",
+            mix_labels[:2],
+            valid=lambda v: isinstance(v, list) and set(v) <= set(mix_labels),
+        ),
+    )
     if not cands:
         st.error("Choose at least one candidate.", icon=":material/warning:")
         return
     candidates = [mixes[mix_labels.index(c)] for c in cands]
     options = dict(epsilons=[float(s_eps)] * n_levels, epsilon_select=float(s_sel), max_size=max_size)
     total_cost = engine.guard(cocoviz.selection_cost, tree, candidates, **options)
-    single = engine.guard(cocoviz.Plan.build, tree, epsilons=options["epsilons"], methods=candidates[0],
-                          max_size=max_size).cost().total
-    st.info(f"Whole privacy cost, from the candidates' plans: {len(cands)} candidate release(s) and the selection = "
-            f"**ε = {total_cost:g}**, against ε = {single:g} for a single release.", icon=":material/payments:")
+    single = (
+        engine.guard(cocoviz.Plan.build, tree, epsilons=options["epsilons"], methods=candidates[0], max_size=max_size)
+        .cost()
+        .total
+    )
+    st.info(
+        f"Whole privacy cost, from the candidates' plans: {len(cands)} candidate release(s) and the selection = "
+        f"**ε = {total_cost:g}**, against ε = {single:g} for a single release.",
+        icon=":material/payments:",
+    )
     if st.button("Run the private selection", type="primary", key="select_run"):
         with st.spinner(f"Running {len(candidates)} candidate releases and the noisy selection…"):
             chosen = engine.guard(cocoviz.select_mix, tree, candidates, seed=seed, **options)
@@ -153,11 +246,16 @@ def selection_tab() -> None:
     if result is not None and result[0] == info.key and result[1] == tuple(tree.levels):
         chosen = result[3]
         label = sweeps.mix_label(chosen.plan.methods)
-        st.success(f"Selected: **{label}** — whole cost ε = {chosen.budget.total:g} (carried by the published "
-                   "release's own budget report)", icon=":material/flag:")
+        st.success(
+            f"Selected: **{label}** — whole cost ε = {chosen.budget.total:g} (carried by the published "
+            "release's own budget report)",
+            icon=":material/flag:",
+        )
         st.code(chosen.budget.describe(), language=None, wrap_lines=True)
-        st.caption("Only the chosen release is published; the losing candidates and their noisy scores are not "
-                   "shown, because report-noisy-min protects only the winner's identity.")
+        st.caption(
+            "Only the chosen release is published; the losing candidates and their noisy scores are not "
+            "shown, because report-noisy-min protects only the winner's identity."
+        )
 
 
 for tab, body in ((tab_sweep, sweep_tab), (tab_tables, tables), (tab_select, selection_tab)):

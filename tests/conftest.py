@@ -19,18 +19,30 @@ from hypothesis import HealthCheck, settings
 
 from cocoviz.hierarchy import Hierarchy
 
-settings.register_profile("cocoviz", derandomize=True, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("explore", derandomize=False, deadline=None, max_examples=500,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "cocoviz",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "explore",
+    derandomize=False,
+    deadline=None,
+    max_examples=500,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cocoviz"))
 
 #: The slides' Persons table: group sizes 4, 2, 1, 1; groups 1 and 3 in region a.
-TOY_PERSONS = pd.DataFrame({
-    "person": ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"],
-    "group": [1, 1, 1, 1, 2, 2, 3, 4],
-    "region": ["a", "a", "a", "a", "b", "b", "a", "b"],
-})
+TOY_PERSONS = pd.DataFrame(
+    {
+        "person": ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"],
+        "group": [1, 1, 1, 1, 2, 2, 3, 4],
+        "region": ["a", "a", "a", "a", "b", "b", "a", "b"],
+    }
+)
 
 
 @pytest.fixture

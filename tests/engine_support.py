@@ -34,7 +34,7 @@ class RandomTree:
         """H of ``node`` summed from the leaves below it, from size 0 to its largest size."""
         total: dict[int, int] = {}
         for path, runs in self.leaves.items():
-            if path[:len(node)] == tuple(node):
+            if path[: len(node)] == tuple(node):
                 for s, c in runs.items():
                     total[s] = total.get(s, 0) + c
         sizes = [s for s, c in total.items() if c > 0]
@@ -48,8 +48,7 @@ class RandomTree:
 
 
 @st.composite
-def random_trees(draw, max_depth: int = 3, max_size: int = 6, max_fanout: int = 3,
-                 max_runs: int = 4) -> RandomTree:
+def random_trees(draw, max_depth: int = 3, max_size: int = 6, max_fanout: int = 3, max_runs: int = 4) -> RandomTree:
     """A random hierarchy built with ``Hierarchy.from_counts`` from shuffled rows.
 
     Rows may repeat a (leaf, size) pair (their counts add up) and may have a
@@ -84,11 +83,15 @@ def release_options(draw, n_levels: int, largest: int) -> dict:
     """Keyword arguments for ``estimate``: ε, method and p per level, K, consistency, merge, seed."""
     methods = [draw(st.sampled_from(["Hc", "Hg", "naive"])) for _ in range(n_levels)]
     return {
-        "epsilons": draw(st.lists(st.sampled_from([0.05, 0.3, 1.0, 4.0]), min_size=n_levels,
-                                  max_size=n_levels)),
+        "epsilons": draw(st.lists(st.sampled_from([0.05, 0.3, 1.0, 4.0]), min_size=n_levels, max_size=n_levels)),
         "methods": methods,
-        "p": draw(st.one_of(st.none(), st.sampled_from([1, 2]),
-                            st.lists(st.sampled_from([1, 2]), min_size=n_levels, max_size=n_levels))),
+        "p": draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from([1, 2]),
+                st.lists(st.sampled_from([1, 2]), min_size=n_levels, max_size=n_levels),
+            )
+        ),
         "max_size": max(largest, 1) + draw(st.integers(0, 3)),
         "consistency": draw(st.sampled_from(["top-down", "bottom-up", "none"])),
         "merge": draw(st.sampled_from(["weighted", "average"])),
@@ -98,5 +101,5 @@ def release_options(draw, n_levels: int, largest: int) -> dict:
 
 def padded(h: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, np.int64)
-    out[:len(h)] = h
+    out[: len(h)] = h
     return out

@@ -8,12 +8,17 @@ from cocoviz.budget import Budget, Charge, double_geometric_variance
 
 
 def test_budget_composition_and_report():
-    budget = Budget((
-        Charge(0, (), "Hc[0..9]", 10, 1.0, 1.0),
-        Charge(1, ("a",), "Hg", 4, 1.0, 0.5),
-        Charge(1, ("b",), "Hg", 3, 1.0, 0.7),   # parallel: the level costs its largest ε
-        Charge(None, (), "scores", 2, 6.0, 0.2),  # a whole-data measurement adds up
-    ), extra=(("selection", 0.3),), sampler="test sampler", notes=("a note",))
+    budget = Budget(
+        (
+            Charge(0, (), "Hc[0..9]", 10, 1.0, 1.0),
+            Charge(1, ("a",), "Hg", 4, 1.0, 0.5),
+            Charge(1, ("b",), "Hg", 3, 1.0, 0.7),  # parallel: the level costs its largest ε
+            Charge(None, (), "scores", 2, 6.0, 0.2),  # a whole-data measurement adds up
+        ),
+        extra=(("selection", 0.3),),
+        sampler="test sampler",
+        notes=("a note",),
+    )
     assert budget.per_level() == {0: 1.0, 1: 0.7}
     assert budget.total == pytest.approx(1.0 + 0.7 + 0.2 + 0.3)
     assert budget.cells == 19

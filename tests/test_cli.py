@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cocoviz", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "cocoviz", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def _bad_data_dir(tmp_path: Path) -> str:
@@ -22,15 +23,18 @@ def _bad_data_dir(tmp_path: Path) -> str:
     return str(tmp_path)
 
 
-@pytest.mark.parametrize("args, words", [
-    (["data", "housing", "--out", "/nonexistent/dir/x.parquet"], "does not exist"),
-    (["data", "housing", "--scale", "abc"], "invalid float value"),
-    (["data", "nosuch"], "invalid choice"),
-    (["data"], "name a dataset"),
-    (["experiment", "nosuch"], "unknown experiment"),
-    (["experiment", "table3", "--out", "/proc/cocoviz-results"], "/proc/cocoviz-results"),
-    (["data", "--list", "--data-dir", "BAD"], "unreadable file"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["data", "housing", "--out", "/nonexistent/dir/x.parquet"], "does not exist"),
+        (["data", "housing", "--scale", "abc"], "invalid float value"),
+        (["data", "nosuch"], "invalid choice"),
+        (["data"], "name a dataset"),
+        (["experiment", "nosuch"], "unknown experiment"),
+        (["experiment", "table3", "--out", "/proc/cocoviz-results"], "/proc/cocoviz-results"),
+        (["data", "--list", "--data-dir", "BAD"], "unreadable file"),
+    ],
+)
 def test_user_errors_are_one_line(tmp_path, args, words):
     args = [_bad_data_dir(tmp_path) if a == "BAD" else a for a in args]
     done = run(*args)

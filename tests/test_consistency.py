@@ -13,10 +13,10 @@ from scipy.optimize import linear_sum_assignment
 
 import cocoviz.consistency
 from cocoviz import match_groups
+from cocoviz.budget import double_geometric_variance
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, merge_estimates, top_down
 from cocoviz.estimators import GroupEstimate
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.budget import double_geometric_variance
 from cocoviz.mechanisms import FastSampler
 
 
@@ -83,9 +83,9 @@ def shares(top_run, child, count, run, n_children):
 
 def test_papers_proportional_example():
     # Parent: 300 groups of size 1 and 100 of size 2.  Children: 200, 100 and 100 groups of size 1.
-    top_run, child, child_run, count = match_runs(np.array([1, 2]), np.array([300, 100]),
-                                                  [np.array([1])] * 3,
-                                                  [np.array([200]), np.array([100]), np.array([100])])
+    top_run, child, child_run, count = match_runs(
+        np.array([1, 2]), np.array([300, 100]), [np.array([1])] * 3, [np.array([200]), np.array([100]), np.array([100])]
+    )
     # The 300 size-1 parent groups go 50 % / 25 % / 25 %; then the 100 size-2 groups
     # take the children's 50 + 25 + 25 size-1 groups still unmatched.
     assert shares(top_run, child, count, 0, 3) == [150, 75, 75]
@@ -99,7 +99,7 @@ def largest_remainder_shares(t: int, needs: list[int]) -> list[int]:
     exact = [Fraction(t * k, n) for k in needs]
     out = [int(x) for x in exact]  # floors
     by_remainder = sorted(range(len(needs)), key=lambda c: (-(exact[c] - out[c]), c))
-    for c in by_remainder[:t - sum(out)]:
+    for c in by_remainder[: t - sum(out)]:
         out[c] += 1
     return out
 
@@ -111,7 +111,8 @@ def test_proportional_shares_sum_exactly(needs, data):
     t = data.draw(st.integers(1, n - 1))
     # Parent: t groups of size 0, n - t of size 5; child c: needs[c] groups of size 0.
     top_run, child, child_run, count = match_runs(
-        np.array([0, 5]), np.array([t, n - t]), [np.array([0])] * len(needs), [np.array([k]) for k in needs])
+        np.array([0, 5]), np.array([t, n - t]), [np.array([0])] * len(needs), [np.array([k]) for k in needs]
+    )
     got = shares(top_run, child, count, 0, len(needs))
     assert sum(got) == t
     for c, k in enumerate(needs):
@@ -125,8 +126,7 @@ def test_proportional_shares_sum_exactly(needs, data):
 
 def test_shares_tie_goes_to_the_earlier_child():
     # 2 parent groups, 3 children with one group each: 2/3 each, equal remainders.
-    top_run, child, _, count = match_runs(np.array([0, 9]), np.array([2, 1]), [np.array([0])] * 3,
-                                          [np.array([1])] * 3)
+    top_run, child, _, count = match_runs(np.array([0, 9]), np.array([2, 1]), [np.array([0])] * 3, [np.array([1])] * 3)
     assert shares(top_run, child, count, 0, 3) == [1, 1, 0]
     assert shares(top_run, child, count, 1, 3) == [0, 0, 1]
 
@@ -167,8 +167,7 @@ SLIDE_ROOT = [1, 1, 1, 1, 2, 3, 3, 6, 9]
 @pytest.mark.parametrize("merge", ["weighted", "average"])
 def test_slides_back_substitution_when_estimates_agree(merge):
     # Parent and children agree: the optimal matching pairs equal sizes, merging keeps them.
-    estimates = [LevelEstimates.from_nodes([est(SLIDE_ROOT)]),
-                 LevelEstimates.from_nodes([est(SLIDE_A), est(SLIDE_B)])]
+    estimates = [LevelEstimates.from_nodes([est(SLIDE_ROOT)]), LevelEstimates.from_nodes([est(SLIDE_A), est(SLIDE_B)])]
     root, leaves = top_down(estimates, [None, np.array([0, 0])], merge)
     assert level_hg(leaves, 0) == SLIDE_A
     assert level_hg(leaves, 1) == SLIDE_B
@@ -178,8 +177,10 @@ def test_slides_back_substitution_when_estimates_agree(merge):
 def test_slides_back_substitution_replaces_the_parent_estimate():
     # The parent's own estimate is useless (huge variance): the leaves keep theirs and the
     # root becomes the sorted union of the leaves' final groups.
-    estimates = [LevelEstimates.from_nodes([est([0, 0, 5, 5, 5, 5, 20, 20, 20], var=1e12)]),
-                 LevelEstimates.from_nodes([est(SLIDE_A), est(SLIDE_B)])]
+    estimates = [
+        LevelEstimates.from_nodes([est([0, 0, 5, 5, 5, 5, 20, 20, 20], var=1e12)]),
+        LevelEstimates.from_nodes([est(SLIDE_A), est(SLIDE_B)]),
+    ]
     root, leaves = top_down(estimates, [None, np.array([0, 0])])
     assert level_hg(leaves, 0) == SLIDE_A
     assert level_hg(leaves, 1) == SLIDE_B
@@ -189,8 +190,10 @@ def test_slides_back_substitution_replaces_the_parent_estimate():
 def test_children_adopt_an_exact_parent():
     # Children's estimates are useless: sorted children 2,2,2,2,2 (a) 3,3,3,3 (b) are paired with the
     # sorted parent 1,1,1,1,2 | 3,3,6,9, so a becomes [1,1,1,1,2] and b [3,3,6,9].
-    estimates = [LevelEstimates.from_nodes([est(SLIDE_ROOT, var=1e-9)]),
-                 LevelEstimates.from_nodes([est([2] * 5, var=1e9), est([3] * 4, var=1e9)])]
+    estimates = [
+        LevelEstimates.from_nodes([est(SLIDE_ROOT, var=1e-9)]),
+        LevelEstimates.from_nodes([est([2] * 5, var=1e9), est([3] * 4, var=1e9)]),
+    ]
     root, leaves = top_down(estimates, [None, np.array([0, 0])])
     assert level_hg(leaves, 0) == [1, 1, 1, 1, 2]
     assert level_hg(leaves, 1) == [3, 3, 6, 9]
@@ -202,8 +205,11 @@ def test_merged_estimate_and_variance_carry_down_three_levels(merge, final):
     # Root 10 (V 1), middle 4 (V 1), leaf 1 (V 0.25).
     # weighted: middle (10 + 4) / 2 = 7 with V 0.5; leaf (7/0.5 + 1/0.25) / (2 + 4) = 18 / 6 = 3.
     # average:  middle 7 with V (1 + 1)/4 = 0.5;       leaf (7 + 1) / 2 = 4.
-    estimates = [LevelEstimates.from_nodes([est([10], 1.0)]), LevelEstimates.from_nodes([est([4], 1.0)]),
-                 LevelEstimates.from_nodes([est([1], 0.25)])]
+    estimates = [
+        LevelEstimates.from_nodes([est([10], 1.0)]),
+        LevelEstimates.from_nodes([est([4], 1.0)]),
+        LevelEstimates.from_nodes([est([1], 0.25)]),
+    ]
     levels = top_down(estimates, [None, np.array([0]), np.array([0])], merge)
     assert [level_hg(r, 0) for r in levels] == [[final]] * 3
 
@@ -228,7 +234,7 @@ def estimate_trees(draw):
     depth = draw(st.integers(1, 2))
     parents = [None]
     n_nodes = [1]
-    for level in range(1, depth + 1):
+    for _ in range(1, depth + 1):
         kids = draw(st.lists(st.integers(1, 3), min_size=n_nodes[-1], max_size=n_nodes[-1]))
         parents.append(np.repeat(np.arange(n_nodes[-1]), kids))
         n_nodes.append(sum(kids))
@@ -290,8 +296,10 @@ def gls(noisy, variances, parents):
     a = np.array(rows) * np.array(weights)[:, None]
     b = np.array(targets) * np.array(weights)[:, None]
     leaves = np.linalg.lstsq(a, b, rcond=None)[0]
-    return [np.array([leaves[ancestors[level] == k].sum(axis=0) for k in range(len(noisy[level]))])
-            for level in range(depth + 1)]
+    return [
+        np.array([leaves[ancestors[level] == k].sum(axis=0) for k in range(len(noisy[level]))])
+        for level in range(depth + 1)
+    ]
 
 
 @pytest.mark.parametrize("variances", [[1.0, 1.0, 1.0], [4.0, 1.0, 0.5], [0.2, 3.0, 9.0]])
@@ -322,9 +330,13 @@ def test_mean_consistency_keeps_consistent_input():
 
 
 def sparse_tree() -> Hierarchy:
-    groups = pd.DataFrame({"state": ["s"] * 6 + ["t"] * 6,
-                           "county": list("xxxyyy") + list("zzzwww"),
-                           "size": [0, 1, 1, 0, 0, 2, 1, 1, 1, 0, 3, 3]})
+    groups = pd.DataFrame(
+        {
+            "state": ["s"] * 6 + ["t"] * 6,
+            "county": list("xxxyyy") + list("zzzwww"),
+            "size": [0, 1, 1, 0, 0, 2, 1, 1, 1, 0, 3, 3],
+        }
+    )
     return Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
 
 
@@ -337,8 +349,9 @@ def test_mean_consistency_is_consistent_but_can_go_negative():
         sampler = FastSampler(seed)
         noisy = []
         for level in range(3):
-            hc = np.stack([np.cumsum(np.bincount(np.repeat(*tree.node_runs(n)), minlength=k + 1))[:-1]
-                           for n in tree.nodes(level)])
+            hc = np.stack(
+                [np.cumsum(np.bincount(np.repeat(*tree.node_runs(n)), minlength=k + 1))[:-1] for n in tree.nodes(level)]
+            )
             noisy.append(sampler.draw(hc, 1 / eps, (level, 0, 0)))
         out = mean_consistency(noisy, [double_geometric_variance(1 / eps)] * 3, parents)
         for level in (1, 2):
@@ -352,10 +365,19 @@ def test_mean_consistency_is_consistent_but_can_go_negative():
     assert found is not None, "no seed in 0..19 gave a negative count"
 
 
-@pytest.mark.parametrize("n_top, need, n_bot", [
-    (2**40, 2**40, 2**40 + 1), (2**40 - 1, 2**40 - 3, 2**40), (2**40 - 7, 3, 2**40 - 1),
-    (4_000_000_000, 4_000_000_000, 8_000_000_005), (0, 2**40, 2**40), (2**40, 0, 2**40), (1, 1, 1),
-])
+# ------------------------------------------------------------ billions of groups of one size
+@pytest.mark.parametrize(
+    "n_top, need, n_bot",
+    [
+        (2**40, 2**40, 2**40 + 1),
+        (2**40 - 1, 2**40 - 3, 2**40),
+        (2**40 - 7, 3, 2**40 - 1),
+        (4_000_000_000, 4_000_000_000, 8_000_000_005),
+        (0, 2**40, 2**40),
+        (2**40, 0, 2**40),
+        (1, 1, 1),
+    ],
+)
 def test_share_is_exact_where_the_product_overflows(n_top, need, n_bot):
     assert cocoviz.consistency._share(n_top, need, n_bot) == divmod(n_top * need, n_bot)
 
@@ -364,7 +386,7 @@ def test_share_matches_python_integers_at_random():
     share = cocoviz.consistency._share
     rng = np.random.default_rng(0)
     for _ in range(2000):
-        n_bot = int(rng.integers(1, 2**int(rng.integers(1, 63)), endpoint=True))
+        n_bot = int(rng.integers(1, 2 ** int(rng.integers(1, 63)), endpoint=True))
         n_top, need = (int(x) for x in rng.integers(0, n_bot, size=2, endpoint=True))
         assert share(n_top, need, n_bot) == divmod(n_top * need, n_bot)
 
@@ -386,7 +408,12 @@ def test_billions_of_equal_groups_do_not_crash_the_matching():
     import sys
     from pathlib import Path
 
-    done = subprocess.run([sys.executable, "-c", _CRASH], capture_output=True, text=True, timeout=600,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASH],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert done.returncode >= 0, f"killed by signal {-done.returncode}"
     assert done.returncode == 0 or "Error" in done.stderr.strip().splitlines()[-1], done.stderr

@@ -21,8 +21,8 @@ from cocoviz.datasets import (
     load_dataset,
 )
 from cocoviz.datasets.geography import WEST_COAST, county_weights, states
-from cocoviz.histograms import ranked
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.histograms import ranked
 
 REQUIRED = ["toy", "housing", "housing-west", "white", "hawaiian", "taxi"]
 
@@ -35,10 +35,17 @@ def figures(table: pd.DataFrame) -> tuple[int, int, int]:
 def same_runs(a: Hierarchy, b: Hierarchy) -> bool:
     if a.levels != b.levels or a.summary() != b.summary():
         return False
-    return all(a.nodes(lvl) == b.nodes(lvl) and all(np.array_equal(x, y) for x, y in
-               zip((a.runs(lvl).ptr, a.runs(lvl).sizes, a.runs(lvl).counts),
-                   (b.runs(lvl).ptr, b.runs(lvl).sizes, b.runs(lvl).counts)))
-               for lvl in range(a.depth + 1))
+    return all(
+        a.nodes(lvl) == b.nodes(lvl)
+        and all(
+            np.array_equal(x, y)
+            for x, y in zip(
+                (a.runs(lvl).ptr, a.runs(lvl).sizes, a.runs(lvl).counts),
+                (b.runs(lvl).ptr, b.runs(lvl).sizes, b.runs(lvl).counts),
+            )
+        )
+        for lvl in range(a.depth + 1)
+    )
 
 
 # ----------------------------------------------------------------------- toy
@@ -47,8 +54,8 @@ def test_toy_is_the_slides_example():
     assert tree.levels == ("region",)
     assert tree.histogram(()).tolist() == [0, 2, 1, 0, 1]
     assert ranked(tree.histogram(())).tolist() == [1, 1, 2, 4]
-    assert tree.histogram(("a",)).tolist() == [0, 1, 0, 0, 1]   # Alice-Dave, Judy
-    assert tree.histogram(("b",)).tolist() == [0, 1, 1]         # Eve and Frank, Nick
+    assert tree.histogram(("a",)).tolist() == [0, 1, 0, 0, 1]  # Alice-Dave, Judy
+    assert tree.histogram(("b",)).tolist() == [0, 1, 1]  # Eve and Frank, Nick
     assert tree.summary()["persons"] == 8
 
 
@@ -91,8 +98,17 @@ def test_bad_seed(seed):
 
 
 # ---------------------------------------------------------------- generators
-@pytest.mark.parametrize("name, scale", [("housing", 0.002), ("white", 0.005), ("hawaiian", 0.005),
-                                         ("taxi", 0.05), ("housing-west", 0.01), ("white-west", 0.02)])
+@pytest.mark.parametrize(
+    "name, scale",
+    [
+        ("housing", 0.002),
+        ("white", 0.005),
+        ("hawaiian", 0.005),
+        ("taxi", 0.05),
+        ("housing-west", 0.01),
+        ("white-west", 0.02),
+    ],
+)
 def test_deterministic_for_a_seed(name, scale):
     a = generate(name, scale=scale, seed=7)
     b = generate(name, scale=scale, seed=7)
@@ -110,8 +126,9 @@ def test_west_coast_is_the_same_states_of_the_national_data(family):
         assert same_runs(national.subtree((state,)), west.subtree((state,)))
 
 
-@pytest.mark.parametrize("name, scale, tol", [("housing", 0.01, 0.05), ("white", 0.02, 0.05),
-                                               ("taxi", 0.05, 0.05), ("hawaiian", 0.05, 0.15)])
+@pytest.mark.parametrize(
+    "name, scale, tol", [("housing", 0.01, 0.05), ("white", 0.02, 0.05), ("taxi", 0.05, 0.05), ("hawaiian", 0.05, 0.15)]
+)
 def test_groups_and_persons_scale_linearly(name, scale, tol):
     groups, persons, distinct = figures(generate(name, scale=scale, seed=0))
     paper_groups, paper_persons, paper_distinct = PAPER_FIGURES[name]
@@ -159,12 +176,12 @@ def test_county_sizes_do_not_depend_on_the_seed():
 def test_race_data_dense_white_sparse_hawaiian_concentrated_in_hawaii():
     white = load_dataset("white", scale=0.05, seed=0)
     hawaiian = load_dataset("hawaiian", scale=0.05, seed=0)
-    assert white.groups(()) == hawaiian.groups(())          # the same blocks
+    assert white.groups(()) == hawaiian.groups(())  # the same blocks
     sizes, counts = white.node_runs(())
     assert counts[sizes >= 100].sum() > 0.03 * counts.sum()  # many blocks with hundreds of persons
     assert sizes.max() > 1000
     h_all, h_hi = hawaiian.histogram(()), hawaiian.histogram(("HI",))
-    assert h_all[0] > 0.98 * h_all.sum()                     # mostly zero
+    assert h_all[0] > 0.98 * h_all.sum()  # mostly zero
     assert 1 - h_hi[0] / h_hi.sum() > 10 * (1 - h_all[0] / h_all.sum())
 
 

@@ -41,8 +41,7 @@ def run(method: str, sizes, counts, *, epsilon=1.0, max_size=10, p=1, noise=None
     answer = m.query(sizes, counts, max_size)
     if noise is not None:
         answer = noise(answer, m.sensitivity / epsilon)
-    return m.fit(answer, groups=int(np.sum(counts)), epsilon=epsilon, p=p if m.default_p else None,
-                 max_size=max_size)
+    return m.fit(answer, groups=int(np.sum(counts)), epsilon=epsilon, p=p if m.default_p else None, max_size=max_size)
 
 
 def expand(est: GroupEstimate) -> tuple[np.ndarray, np.ndarray]:
@@ -66,8 +65,13 @@ METHOD_P = [("Hc", 1), ("Hc", 2), ("Hg", 1), ("Hg", 2), ("naive", None)]
 
 # ------------------------------------------------------------------ every estimate is a histogram of G groups
 @settings(max_examples=120)
-@given(node_runs(), st.sampled_from(METHOD_P), st.sampled_from([0.02, 0.2, 1.0, 5.0]), st.integers(0, 4),
-       st.integers(0, 10_000))
+@given(
+    node_runs(),
+    st.sampled_from(METHOD_P),
+    st.sampled_from([0.02, 0.2, 1.0, 5.0]),
+    st.integers(0, 4),
+    st.integers(0, 10_000),
+)
 def test_estimate_is_integral_nonnegative_and_keeps_g(runs, method_p, epsilon, extra_k, seed):
     sizes, counts = runs
     method, p = method_p
@@ -107,9 +111,9 @@ def test_measured_quantities_sensitivities_and_cells():
     sizes, counts = np.array([0, 2, 3]), np.array([1, 2, 4])  # G = 7; H = [1, 0, 2, 4], Hc = [1, 1, 3, 7]
     k = 6
     for method, delta, values in [
-        ("Hc", 1, [1, 1, 3, 7, 7, 7]),              # Hc[0..K-1]; Hc[K] = G is public
-        ("Hg", 1, [0, 2, 2, 3, 3, 3, 3]),           # the sorted sizes
-        ("naive", 2, [1, 0, 2, 4, 0, 0, 0]),        # H[0..K]
+        ("Hc", 1, [1, 1, 3, 7, 7, 7]),  # Hc[0..K-1]; Hc[K] = G is public
+        ("Hg", 1, [0, 2, 2, 3, 3, 3, 3]),  # the sorted sizes
+        ("naive", 2, [1, 0, 2, 4, 0, 0, 0]),  # H[0..K]
     ]:
         m = METHODS[method]
         answer = m.query(sizes, counts, k)
@@ -124,8 +128,7 @@ def test_measured_quantities_sensitivities_and_cells():
 def test_hc_and_naive_variance(runs, epsilon, seed):
     sizes, counts = runs
     for method, numerator in [("Hc", 4.0), ("naive", 8.0)]:
-        est = run(method, sizes, counts, epsilon=epsilon, max_size=int(sizes.max()) + 2, p=1,
-                  noise=Noisy(seed))
+        est = run(method, sizes, counts, epsilon=epsilon, max_size=int(sizes.max()) + 2, p=1, noise=Noisy(seed))
         # One run per estimated size; every group of it shares numerator / (ε² · Ĥ[size]).
         np.testing.assert_allclose(est.variances, numerator / (epsilon**2 * est.counts), rtol=1e-12)
 
@@ -195,10 +198,15 @@ def test_hc_by_hand():
 
 # ------------------------------------------------------------------ simplex projection
 def project_reference(v: np.ndarray, total: float) -> np.ndarray:
-    res = minimize(lambda x: 0.5 * np.sum((x - v) ** 2), np.full(len(v), total / len(v)),
-                   jac=lambda x: x - v, method="SLSQP", bounds=[(0, None)] * len(v),
-                   constraints=[{"type": "eq", "fun": lambda x: x.sum() - total, "jac": lambda x: np.ones_like(x)}],
-                   options={"ftol": 1e-12, "maxiter": 500})
+    res = minimize(
+        lambda x: 0.5 * np.sum((x - v) ** 2),
+        np.full(len(v), total / len(v)),
+        jac=lambda x: x - v,
+        method="SLSQP",
+        bounds=[(0, None)] * len(v),
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - total, "jac": lambda x: np.ones_like(x)}],
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
     return res.x
 
 
@@ -211,8 +219,7 @@ def test_project_simplex_by_hand():
 
 
 @settings(max_examples=150)
-@given(st.lists(st.floats(-30, 30, allow_nan=False, width=32), min_size=1, max_size=10),
-       st.floats(0.5, 40))
+@given(st.lists(st.floats(-30, 30, allow_nan=False, width=32), min_size=1, max_size=10), st.floats(0.5, 40))
 def test_project_simplex_kkt_and_reference(v, total):
     v = np.array(v, np.float64)
     before = v.copy()
@@ -232,7 +239,9 @@ def test_project_simplex_kkt_and_reference(v, total):
 # ------------------------------------------------------------------ largest remainder
 def test_largest_remainder_by_hand():
     np.testing.assert_array_equal(largest_remainder(np.array([0.5, 1.25, 0.25]), 2), [1, 1, 0])
-    np.testing.assert_array_equal(largest_remainder(np.array([0.5, 0.5, 0.5, 0.5]), 2), [1, 1, 0, 0])  # ties: lower index
+    np.testing.assert_array_equal(
+        largest_remainder(np.array([0.5, 0.5, 0.5, 0.5]), 2), [1, 1, 0, 0]
+    )  # ties: lower index
     np.testing.assert_array_equal(largest_remainder(np.array([2.0, 3.0]), 5), [2, 3])
     np.testing.assert_array_equal(largest_remainder(np.array([0.9, 0.05, 0.05]), 1), [1, 0, 0])
 
@@ -249,4 +258,3 @@ def test_largest_remainder_of_projection(raw, total):
     up = out > np.floor(x)
     if up.any() and (~up).any():
         assert frac[up].min() >= frac[~up].max() - 1e-12
-

@@ -6,14 +6,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cocoviz import InputError, Hierarchy, emd, estimate, evaluate, level_summary, size_errors
+from cocoviz import Hierarchy, InputError, emd, estimate, evaluate, level_summary, size_errors
 
 
 def test_evaluate_columns_and_yardstick(toy_public_tree):
     release = estimate(toy_public_tree, epsilons=[0.5, 2.0], methods=["Hc", "Hg"], max_size=10, seed=3)
     ev = evaluate(toy_public_tree, release)
-    assert list(ev.columns) == ["level", "node", "groups", "sizes", "emd", "epsilon", "omniscient",
-                                "emd_per_group", "ratio", "bound", "truncation"]
+    assert list(ev.columns) == [
+        "level",
+        "node",
+        "groups",
+        "sizes",
+        "emd",
+        "epsilon",
+        "omniscient",
+        "emd_per_group",
+        "ratio",
+        "bound",
+        "truncation",
+    ]
     assert ev["bound"].tolist() == [10, 0, 0] and ev["truncation"].tolist() == [0, 0, 0]  # Hc root, Hg regions
     # Root: sizes {1, 2, 4} -> D = 3 at ε = 0.5; a: {1, 4}, b: {1, 2} at ε = 2.
     assert ev["sizes"].tolist() == [3, 2, 2]
@@ -26,8 +37,9 @@ def test_evaluate_columns_and_yardstick(toy_public_tree):
 
 
 def test_bottom_up_yardstick_uses_the_whole_budget(toy_public_tree):
-    release = estimate(toy_public_tree, epsilons=[0.5, 1.5], methods=["Hc", "Hc"], max_size=10, seed=3,
-                       consistency="bottom-up")
+    release = estimate(
+        toy_public_tree, epsilons=[0.5, 1.5], methods=["Hc", "Hc"], max_size=10, seed=3, consistency="bottom-up"
+    )
     assert evaluate(toy_public_tree, release)["epsilon"].tolist() == [2.0, 2.0, 2.0]
 
 
@@ -58,8 +70,10 @@ def test_yardstick_is_near_the_best_method_on_many_groups():
     rng = np.random.default_rng(0)
     sizes = rng.geometric(0.4, 20_000)
     tree = Hierarchy.from_groups(pd.DataFrame({"size": sizes}), size="size", levels=[])
-    best = min(evaluate(tree, estimate(tree, epsilons=[1.0], methods=[m], max_size=100, seed=2))["ratio"].iloc[0]
-               for m in ("Hc", "Hg"))
+    best = min(
+        evaluate(tree, estimate(tree, epsilons=[1.0], methods=[m], max_size=100, seed=2))["ratio"].iloc[0]
+        for m in ("Hc", "Hg")
+    )
     assert 0.2 < best < 5
 
 
@@ -69,7 +83,7 @@ def test_compare_histograms_holds_both_counts(toy_public_tree):
     release = estimate(toy_public_tree, epsilons=[0.3, 0.3], methods=["Hc", "Hg"], max_size=10, seed=1)
     table = compare_histograms(toy_public_tree, release)
     assert list(table.columns) == ["level", "node", "size", "private_count", "true_count"]
-    for (lvl, node), part in table.groupby(["level", "node"]):
+    for (_lvl, node), part in table.groupby(["level", "node"]):
         path = () if node == "(root)" else (node,)
         truth = toy_public_tree.histogram(path)
         assert part["true_count"].sum() == part["private_count"].sum() == toy_public_tree.groups(path)

@@ -17,8 +17,8 @@ from cocoviz.cli import main
 from cocoviz.experiments import (
     EXPERIMENTS,
     FRAME_COLUMNS,
-    WEST_COAST,
     SUMMARY_COLUMNS,
+    WEST_COAST,
     Data,
     Sweep,
     markdown_table,
@@ -51,8 +51,15 @@ def stub_loader(name: str, *, scale=None, seed: int = 0) -> Hierarchy:
 
 
 def tiny_sweep(**kw) -> Sweep:
-    defaults = dict(datasets=[Data("a", tree=small_tree("a"), depth=1)], mixes=["Hc×Hg", "Hg"],
-                    epsilons=[0.5, 1.0], merges=["weighted", "average"], trials=3, seed=7, max_size=200)
+    defaults = dict(
+        datasets=[Data("a", tree=small_tree("a"), depth=1)],
+        mixes=["Hc×Hg", "Hg"],
+        epsilons=[0.5, 1.0],
+        merges=["weighted", "average"],
+        trials=3,
+        seed=7,
+        max_size=200,
+    )
     defaults.update(kw)
     return Sweep(**defaults)
 
@@ -97,8 +104,15 @@ def test_two_workers_give_the_same_frame_and_report_progress():
 
 
 def test_budget_total_splits_evenly_and_bottom_up_spends_it_on_the_leaves():
-    sweep = Sweep(datasets=[Data("a", tree=small_tree("a"))], mixes=["Hc"], epsilons=[0.9], budget="total",
-                  consistencies=["bottom-up", "top-down"], trials=1, max_size=200)
+    sweep = Sweep(
+        datasets=[Data("a", tree=small_tree("a"))],
+        mixes=["Hc"],
+        epsilons=[0.9],
+        budget="total",
+        consistencies=["bottom-up", "top-down"],
+        trials=1,
+        max_size=200,
+    )
     frame = run_sweep(sweep)
     assert np.allclose(frame["epsilon"], 0.3) and np.allclose(frame["total_epsilon"], 0.9)
     bu, td = frame[frame["consistency"] == "bottom-up"], frame[frame["consistency"] == "top-down"]
@@ -147,7 +161,7 @@ def test_summarize_on_a_hand_made_frame():
     frame["epsilon"] = 0.5
     frame["omniscient"] = frame["groups"] / 0.5
     out = summarize(frame).set_index("level")
-    assert list(out.columns[-len(SUMMARY_COLUMNS):]) == SUMMARY_COLUMNS
+    assert list(out.columns[-len(SUMMARY_COLUMNS) :]) == SUMMARY_COLUMNS
     assert out.at[0, "mean"] == pytest.approx(30.0)
     assert out.at[0, "sd"] == pytest.approx(math.sqrt(((10 - 30) ** 2 + (20 - 30) ** 2 + (60 - 30) ** 2) / 2))
     assert out.at[0, "se"] == pytest.approx(out.at[0, "sd"] / math.sqrt(3))
@@ -163,12 +177,14 @@ def test_summarize_on_a_hand_made_frame():
 def test_summarize_keeps_configurations_apart():
     frame = run_sweep(tiny_sweep(trials=2))
     out = summarize(frame)
-    assert len(out) == 2 * 2 * 2 * 2          # mixes × ε × merges × levels
+    assert len(out) == 2 * 2 * 2 * 2  # mixes × ε × merges × levels
     assert (out["trials"] == 2).all()
-    one = frame[(frame["mix"] == "Hg×Hg") & (frame["epsilon"] == 1.0) & (frame["merge"] == "average")
-                & (frame["level"] == 1)]
-    row = out[(out["mix"] == "Hg×Hg") & (out["epsilon"] == 1.0) & (out["merge"] == "average")
-              & (out["level"] == 1)].iloc[0]
+    one = frame[
+        (frame["mix"] == "Hg×Hg") & (frame["epsilon"] == 1.0) & (frame["merge"] == "average") & (frame["level"] == 1)
+    ]
+    row = out[
+        (out["mix"] == "Hg×Hg") & (out["epsilon"] == 1.0) & (out["merge"] == "average") & (out["level"] == 1)
+    ].iloc[0]
     assert row["mean"] == pytest.approx(one.groupby("trial")["emd"].mean().mean())
 
 
@@ -176,8 +192,11 @@ def test_error_by_size_sums_to_the_emd():
     tree = small_tree()
     curves, trials = run_error_by_size([Data("a", tree=tree)], epsilon=1.0, trials=2, max_size=200)
     assert set(curves["method"]) == {"Hg", "Hc"} and len(trials) == 4
-    root = run_sweep(Sweep(datasets=[Data("a", tree=tree, depth=0)], mixes=["Hg", "Hc"], consistencies=["none"],
-                           trials=2, max_size=200))
+    root = run_sweep(
+        Sweep(
+            datasets=[Data("a", tree=tree, depth=0)], mixes=["Hg", "Hc"], consistencies=["none"], trials=2, max_size=200
+        )
+    )
     # The same seed gives the same releases, so the curves' sums are the sweep's emd.
     assert sorted(trials["emd"]) == sorted(root["emd"])
     assert (trials["error_p25_size"] <= trials["error_p75_size"]).all()
@@ -185,8 +204,9 @@ def test_error_by_size_sums_to_the_emd():
 
 def test_png_export_writes_real_images(tmp_path):
     # kaleido drives the system Chromium (the test command installs both): the CLI's PNGs are real images.
-    result = run_experiment("table3", out=tmp_path, trials=1, epsilons=[1.0], max_size=200, loader=stub_loader,
-                            png=True)
+    result = run_experiment(
+        "table3", out=tmp_path, trials=1, epsilons=[1.0], max_size=200, loader=stub_loader, png=True
+    )
     pngs = sorted((tmp_path / "table3").glob("*.png"))
     assert [p.stem for p in pngs] == sorted(result.figures)
     for path in pngs:
@@ -206,18 +226,17 @@ SWEEP_EXPERIMENTS = ("table3", "figure4", "figure5", "figure6", "table4")
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_each_experiment_runs_end_to_end(name, tmp_path):
     eps = [1.0] if name in ("table3", "table4", "figure1") else [0.5, 1.0]
-    result = run_experiment(name, out=tmp_path, trials=2, epsilons=eps, max_size=200, loader=stub_loader,
-                            png=False)
+    result = run_experiment(name, out=tmp_path, trials=2, epsilons=eps, max_size=200, loader=stub_loader, png=False)
     folder = tmp_path / name
     for file in ("table.md", "figures.html", "config.json"):
         assert (folder / file).stat().st_size > 0
     trials = pd.read_csv(folder / "trials.csv")
     assert set(trials["trial"]) == {0, 1}
-    assert trials.notna().all().all()         # no value reads back as NA
+    assert trials.notna().all().all()  # no value reads back as NA
     if name == "figure1":
         assert {"emd", "error_p50_size", "method"} <= set(trials.columns)
         assert {"size", "error", "mean_error"} <= set(pd.read_csv(folder / "curves.csv").columns)
-    elif name in SWEEP_EXPERIMENTS:          # the others have their own tests (wu-e1 here, tao-e6, wu-e2/e3)
+    elif name in SWEEP_EXPERIMENTS:  # the others have their own tests (wu-e1 here, tao-e6, wu-e2/e3)
         assert list(trials.columns) == FRAME_COLUMNS
         summary = pd.read_csv(folder / "summary.csv")
         assert {"mean", "se", "trials", "level"} <= set(summary.columns)
@@ -240,8 +259,7 @@ def test_experiment_datasets_follow_the_paper():
 
     r5 = run_experiment("figure5", trials=1, epsilons=[1.0], max_size=200, loader=loader, datasets=["white"])
     assert set(r5.frames["trials"]["level"]) == {0, 1}
-    r6 = run_experiment("figure6", trials=1, epsilons=[1.0], max_size=200, loader=loader,
-                        datasets=["housing", "taxi"])
+    r6 = run_experiment("figure6", trials=1, epsilons=[1.0], max_size=200, loader=loader, datasets=["housing", "taxi"])
     assert set(r6.frames["trials"]["dataset"]) == {"housing-west", "taxi"}
     assert set(r6.frames["trials"]["level"]) == {0, 1, 2}
     assert {"white", "housing-west", "taxi"} <= set(seen)
@@ -258,8 +276,25 @@ def test_cli_lists_and_runs_an_experiment(tmp_path, capsys):
     assert main(["experiment", "--list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in EXPERIMENTS)
-    code = main(["experiment", "table3", "--out", str(tmp_path), "--scale", "0.001", "--trials", "2",
-                 "--workers", "1", "--datasets", "taxi,hawaiian", "--max-size", "20000", "--no-png"])
+    code = main(
+        [
+            "experiment",
+            "table3",
+            "--out",
+            str(tmp_path),
+            "--scale",
+            "0.001",
+            "--trials",
+            "2",
+            "--workers",
+            "1",
+            "--datasets",
+            "taxi,hawaiian",
+            "--max-size",
+            "20000",
+            "--no-png",
+        ]
+    )
     assert code == 0
     captured = capsys.readouterr()
     assert "table3:" in captured.out and "releases" in captured.err
@@ -271,14 +306,15 @@ def test_cli_lists_and_runs_an_experiment(tmp_path, capsys):
 
 
 def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
-    result = run_experiment("wu-e1", out=tmp_path, trials=3, epsilons=[0.5, 2.0], max_size=200,
-                            loader=stub_loader, datasets=["housing"])
+    result = run_experiment(
+        "wu-e1", out=tmp_path, trials=3, epsilons=[0.5, 2.0], max_size=200, loader=stub_loader, datasets=["housing"]
+    )
     summary = result.frames["summary"].set_index(["k_choice", "epsilon"])
     assert set(summary.index.get_level_values(0)) == {"public", "noisy-max", "svt", "oracle"}
     true_max = int(summary["true_max"].iloc[0])
     assert (summary.loc["public", "mean_K"] == 200).all()
     assert (summary.loc["oracle", "mean_K"] == true_max).all()
-    assert (summary.loc["noisy-max", "mean_K"] >= true_max).all()        # β = 1e-6: never below here
+    assert (summary.loc["noisy-max", "mean_K"] >= true_max).all()  # β = 1e-6: never below here
     assert (summary.loc[["public", "oracle", "noisy-max"], "mean_truncation"] == 0).all()
     assert (summary.loc["noisy-max", "total_epsilon"] == summary.loc["public", "total_epsilon"] + 0.1).all()
     trials = result.frames["trials"]

@@ -37,8 +37,8 @@ def test_tiny_run_converges_on_exact_targets_and_is_seeded():
     # The prior never saw sizes 6 and 7+: those households cannot be placed, the fit stays off.
     assert runs.loc[runs["prior"] == "similar, 6+ unseen", "l1"].min() > 0.05
     noisy = runs[runs["targets"] == "noisy"]
-    assert (noisy["gap"] >= -1e-9).all()                  # nothing beats the stage-1 optimum
-    assert (noisy["last_cycle_change"] < 1e-6).all()      # settled within T (10 cycles)
+    assert (noisy["gap"] >= -1e-9).all()  # nothing beats the stage-1 optimum
+    assert (noisy["last_cycle_change"] < 1e-6).all()  # settled within T (10 cycles)
     again = run_e6(epsilons=[1.0], trials=2, households=800, sweeps=10)[1]
     np.testing.assert_array_equal(runs["joint_error"], again["joint_error"])
 
@@ -61,7 +61,26 @@ def test_bad_options_are_refused():
 
 
 def test_command_line(tmp_path, capsys):
-    assert main(["experiment", "tao-e6", "--trials", "1", "--epsilons", "1", "--scale", "0.1", "--workers", "1",
-                 "--out", str(tmp_path), "--no-png", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "tao-e6",
+                "--trials",
+                "1",
+                "--epsilons",
+                "1",
+                "--scale",
+                "0.1",
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path),
+                "--no-png",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "tao-e6:" in capsys.readouterr().out
     assert (tmp_path / "tao-e6" / "table.md").exists()

@@ -24,16 +24,64 @@ LEVELS = ["L1", "L2"]
 #: Messages that are about the whole table rather than one column.
 _TABLE_WIDE = ("empty region(s) with no groups", "table is empty")
 
-_adversarial_numbers = st.sampled_from([0, 1, 2, 3, -1, -(2**31), 2**31, 2**40, 2**40 + 1, 2**62, 2**63 - 1,
-                                        math.nan, math.inf, -math.inf, 1.5, -0.0, True, False, None,
-                                        "3", " 4", "x", "", "1e3", "0x10", 1 + 2j, [1]])
+_adversarial_numbers = st.sampled_from(
+    [
+        0,
+        1,
+        2,
+        3,
+        -1,
+        -(2**31),
+        2**31,
+        2**40,
+        2**40 + 1,
+        2**62,
+        2**63 - 1,
+        math.nan,
+        math.inf,
+        -math.inf,
+        1.5,
+        -0.0,
+        True,
+        False,
+        None,
+        "3",
+        " 4",
+        "x",
+        "",
+        "1e3",
+        "0x10",
+        1 + 2j,
+        [1],
+    ]
+)
 numbers = st.one_of(st.integers(0, 6), st.integers(0, 6), _adversarial_numbers)
-labels = st.one_of(st.sampled_from(["a", "b", "é", "東京", "a b", "1"]),
-                   st.sampled_from(["", " ", None, math.nan, 1, 0, -1, 1.0, True, ["a"], "🙂"]))
+labels = st.one_of(
+    st.sampled_from(["a", "b", "é", "東京", "a b", "1"]),
+    st.sampled_from(["", " ", None, math.nan, 1, 0, -1, 1.0, True, ["a"], "🙂"]),
+)
 # CSV cells are text: the same adversarial values as they come out of a file.
-cells = st.one_of(st.sampled_from(["a", "b", "é", "東京", "0", "1", "2", "3"]),
-                  st.sampled_from(["", " ", "-1", "2147483648", "4611686018427387904", "1099511627777", "nan",
-                                   "inf", "1.5", "True", "x,y", '"q"', "🙂", "1e3"]))
+cells = st.one_of(
+    st.sampled_from(["a", "b", "é", "東京", "0", "1", "2", "3"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "-1",
+            "2147483648",
+            "4611686018427387904",
+            "1099511627777",
+            "nan",
+            "inf",
+            "1.5",
+            "True",
+            "x,y",
+            '"q"',
+            "🙂",
+            "1e3",
+        ]
+    ),
+)
 
 
 def _column(values: list) -> pd.Series:
@@ -71,8 +119,13 @@ def check_tree(tree: Hierarchy, methods: list[str]) -> None:
         np.testing.assert_array_equal(summed.counts, above.counts)
     # A release only where it stays small: Hg expands every group, Hc is as long as K.
     if tree.max_size <= 64 and tree.groups(()) <= 5_000:
-        release = cocoviz.estimate(tree, epsilons=[1.0] * (tree.depth + 1), methods=methods[:tree.depth + 1],
-                                   max_size=max(tree.max_size, 1), seed=0)
+        release = cocoviz.estimate(
+            tree,
+            epsilons=[1.0] * (tree.depth + 1),
+            methods=methods[: tree.depth + 1],
+            max_size=max(tree.max_size, 1),
+            seed=0,
+        )
         assert release.is_consistent()
 
 
@@ -137,8 +190,11 @@ def _hashable(value) -> bool:
 
 
 @settings(max_examples=120)
-@given(tables(("size", "count", "gid"), value_cells=cells, label_cells=cells),
-       st.sampled_from(["persons", "groups", "counts"]), methods)
+@given(
+    tables(("size", "count", "gid"), value_cells=cells, label_cells=cells),
+    st.sampled_from(["persons", "groups", "counts"]),
+    methods,
+)
 def test_csv_uploads(table, form, mix):
     df, levels = table
     data = df.to_csv(index=False).encode()

@@ -30,8 +30,14 @@ def test_slides_persons_table(toy_tree):
     assert toy_tree.persons(()) == 8
     assert toy_tree.persons(("a",)) == 5
     assert toy_tree.max_size == 4
-    assert toy_tree.summary() == {"groups": 4, "persons": 8, "distinct_sizes": 3, "max_size": 4,
-                                  "levels": ["region"], "nodes_per_level": [1, 2]}
+    assert toy_tree.summary() == {
+        "groups": 4,
+        "persons": 8,
+        "distinct_sizes": 3,
+        "max_size": 4,
+        "levels": ["region"],
+        "nodes_per_level": [1, 2],
+    }
 
 
 def test_three_table_shapes_agree(toy_persons):
@@ -47,8 +53,9 @@ def test_three_table_shapes_agree(toy_persons):
 
 def test_row_order_does_not_matter(toy_persons):
     a = Hierarchy.from_persons(toy_persons, group="group", levels=["region"])
-    b = Hierarchy.from_persons(toy_persons.sample(frac=1.0, random_state=3).reset_index(drop=True),
-                               group="group", levels=["region"])
+    b = Hierarchy.from_persons(
+        toy_persons.sample(frac=1.0, random_state=3).reset_index(drop=True), group="group", levels=["region"]
+    )
     assert a.nodes(1) == b.nodes(1)
     for node in a.nodes(1) + [()]:
         np.testing.assert_array_equal(a.histogram(node), b.histogram(node))
@@ -104,11 +111,13 @@ def test_bad_level_number(toy_tree):
 
 # ------------------------------------------------------------------ restructuring
 def _two_level() -> Hierarchy:
-    groups = pd.DataFrame({
-        "state": ["s", "s", "s", "t", "t", "t"],
-        "county": ["x", "x", "y", "z", "z", "w"],
-        "size": [1, 3, 2, 5, 1, 0],
-    })
+    groups = pd.DataFrame(
+        {
+            "state": ["s", "s", "s", "t", "t", "t"],
+            "county": ["x", "x", "y", "z", "z", "w"],
+            "size": [1, 3, 2, 5, 1, 0],
+        }
+    )
     return Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
 
 
@@ -146,8 +155,9 @@ def test_keep_levels_drop_middle_attaches_to_grandparent():
 
 
 def test_keep_levels_of_three():
-    groups = pd.DataFrame({"s": ["p", "p", "p", "q"], "c": ["x", "x", "y", "z"], "t": ["1", "2", "3", "4"],
-                           "size": [1, 2, 3, 4]})
+    groups = pd.DataFrame(
+        {"s": ["p", "p", "p", "q"], "c": ["x", "x", "y", "z"], "t": ["1", "2", "3", "4"], "size": [1, 2, 3, 4]}
+    )
     tree = Hierarchy.from_groups(groups, size="size", levels=["s", "c", "t"])
     same = tree.keep_levels(["s", "c", "t"])
     assert same.levels == tree.levels and same.nodes(3) == tree.nodes(3)
@@ -242,14 +252,17 @@ def test_persons_frame_is_not_mutated(toy_persons):
 
 
 # ------------------------------------------------------------------ bad input
-@pytest.mark.parametrize("sizes, problem", [
-    ([1, -2, 3], "negative group size"),
-    ([1, 2.5, 3], "fractional group size"),
-    ([1, None, 3], "missing group size"),
-    ([1, float("nan"), 3], "missing group size"),
-    (["1", "two", "3"], "must be a number"),
-    ([1, float("inf"), 3], "infinite group size"),
-])
+@pytest.mark.parametrize(
+    "sizes, problem",
+    [
+        ([1, -2, 3], "negative group size"),
+        ([1, 2.5, 3], "fractional group size"),
+        ([1, None, 3], "missing group size"),
+        ([1, float("nan"), 3], "missing group size"),
+        (["1", "two", "3"], "must be a number"),
+        ([1, float("inf"), 3], "infinite group size"),
+    ],
+)
 def test_bad_group_sizes(sizes, problem):
     groups = pd.DataFrame({"r": ["a", "a", "b"], "size": sizes})
     with pytest.raises(ValueError, match=problem):
@@ -317,8 +330,9 @@ def test_level_runs_groups_with_empty_nodes():
     np.testing.assert_array_equal(runs.node_ids(), [1, 1, 3])
     sizes, counts = runs.node(2)
     assert sizes.size == 0 and counts.size == 0
-    np.testing.assert_array_equal(LevelRuns(np.zeros(1, np.int64), np.zeros(0, np.int64),
-                                            np.zeros(0, np.int64)).groups(), [])
+    np.testing.assert_array_equal(
+        LevelRuns(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)).groups(), []
+    )
 
 
 def test_aggregate_runs_sums_and_sorts():
@@ -333,6 +347,10 @@ def test_too_many_levels():
     groups = pd.DataFrame({**cols, "size": [1]})
     with pytest.raises(ValueError, match=f"at most {MAX_DEPTH} levels"):
         Hierarchy.from_groups(groups, size="size", levels=list(cols))
+
+
+# ------------------------------------------------------------------ the public groups table (persons form)
+TOY_GROUPS = pd.DataFrame({"group": [1, 2, 3, 4], "region": ["a", "b", "a", "b"]})
 
 
 def test_public_groups_flag(toy_persons, toy_tree):
@@ -363,66 +381,87 @@ def test_toy_persons_with_and_without_a_groups_table(toy_persons, toy_tree):
 
 def test_neighbouring_persons_tables_and_public_g(toy_persons):
     # The neighbour adds one person in a NEW group 9 (region b).
-    neighbour = pd.concat([toy_persons, pd.DataFrame({"person": ["Zed"], "group": [9], "region": ["b"]})],
-                          ignore_index=True)
+    neighbour = pd.concat(
+        [toy_persons, pd.DataFrame({"person": ["Zed"], "group": [9], "region": ["b"]})], ignore_index=True
+    )
     plain = [Hierarchy.from_persons(t, group="group", levels=["region"]) for t in (toy_persons, neighbour)]
-    assert plain[0].groups(("b",)) != plain[1].groups(("b",))      # G leaks the new person
+    assert plain[0].groups(("b",)) != plain[1].groups(("b",))  # G leaks the new person
     listed = pd.concat([TOY_GROUPS, pd.DataFrame({"group": [9], "region": ["b"]})], ignore_index=True)
-    public = [Hierarchy.from_persons(t, group="group", levels=["region"], groups=listed)
-              for t in (toy_persons, neighbour)]
+    public = [
+        Hierarchy.from_persons(t, group="group", levels=["region"], groups=listed) for t in (toy_persons, neighbour)
+    ]
     for node in [(), ("a",), ("b",)]:
         assert public[0].groups(node) == public[1].groups(node)
-    np.testing.assert_array_equal(public[0].histogram(("b",)), [1, 1, 1])   # group 9 has size 0
-    np.testing.assert_array_equal(public[1].histogram(("b",)), [0, 2, 1])   # ... and size 1 next door
+    np.testing.assert_array_equal(public[0].histogram(("b",)), [1, 1, 1])  # group 9 has size 0
+    np.testing.assert_array_equal(public[1].histogram(("b",)), [0, 2, 1])  # ... and size 1 next door
 
 
 def test_groups_table_refusals(toy_persons):
     twice = pd.DataFrame({"group": [1, 2, 3, 4, 2], "region": ["a", "b", "a", "b", "a"]})
-    with pytest.raises(InputError, match=r"groups table, column 'group': group id\(s\) 2 listed more than once"
-                                         r".*rows 1, 4"):
+    with pytest.raises(
+        InputError,
+        match=r"groups table, column 'group': group id\(s\) 2 listed more than once"
+        r".*rows 1, 4",
+    ):
         Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=twice)
-    moved = TOY_GROUPS.assign(region=["a", "a", "a", "b"])   # group 2 listed in a, its persons are in b
-    with pytest.raises(InputError, match=r"column 'group': group 2 lies in region a in the groups table but persons "
-                                         r"in rows 4, 5 place it in b"):
+    moved = TOY_GROUPS.assign(region=["a", "a", "a", "b"])  # group 2 listed in a, its persons are in b
+    with pytest.raises(
+        InputError,
+        match=r"column 'group': group 2 lies in region a in the groups table but persons "
+        r"in rows 4, 5 place it in b",
+    ):
         Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=moved)
     with pytest.raises(InputError, match=r"column 'group': group\(s\) 4 in rows 7 are not in the groups table"):
         Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS.iloc[:3])
     with pytest.raises(InputError, match=r"groups table: missing column\(s\) \['region'\]"):
         Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS[["group"]])
     with pytest.raises(InputError, match="groups table, column 'region': missing region label in rows 1"):
-        Hierarchy.from_persons(toy_persons, group="group", levels=["region"],
-                               groups=TOY_GROUPS.assign(region=["a", None, "a", "b"]))
+        Hierarchy.from_persons(
+            toy_persons, group="group", levels=["region"], groups=TOY_GROUPS.assign(region=["a", None, "a", "b"])
+        )
 
 
 def test_group_in_two_regions_with_a_groups_table(toy_persons):
     toy_persons.loc[7, "group"] = 1  # Nick (region b) joins group 1 (listed in region a)
-    with pytest.raises(InputError, match=r"group 1 lies in region a in the groups table but persons in rows 7 "
-                                         r"place it in b"):
+    with pytest.raises(
+        InputError,
+        match=r"group 1 lies in region a in the groups table but persons in rows 7 "
+        r"place it in b",
+    ):
         Hierarchy.from_persons(toy_persons, group="group", levels=["region"], groups=TOY_GROUPS)
 
 
 # ------------------------------------------------------------------ types are checked, not coerced; limits
-@pytest.mark.parametrize("sizes, problem", [
-    ([True, False, True], r"column 'size': group size must be a whole number, not true/false"),
-    ([1, True, 2], r"column 'size': group size must be a whole number, not bool, in rows 1"),
-    ([1 + 0j, 2, 3], r"column 'size': group size must be a whole number, not complex128"),
-    ([1, [2], 3], r"column 'size': group size must be a whole number, not list, in rows 1"),
-    ([1, float("nan"), 3], r"column 'size': missing group size in rows 1"),
-    ([1, float("-inf"), 3], r"column 'size': infinite group size in rows 1"),
-    ([1, 2**40 + 1, 3], r"column 'size': group size too large in rows 1; at most 2\*\*40"),
-])
+@pytest.mark.parametrize(
+    "sizes, problem",
+    [
+        ([True, False, True], r"column 'size': group size must be a whole number, not true/false"),
+        ([1, True, 2], r"column 'size': group size must be a whole number, not bool, in rows 1"),
+        ([1 + 0j, 2, 3], r"column 'size': group size must be a whole number, not complex128"),
+        ([1, [2], 3], r"column 'size': group size must be a whole number, not list, in rows 1"),
+        ([1, float("nan"), 3], r"column 'size': missing group size in rows 1"),
+        ([1, float("-inf"), 3], r"column 'size': infinite group size in rows 1"),
+        ([1, 2**40 + 1, 3], r"column 'size': group size too large in rows 1; at most 2\*\*40"),
+    ],
+)
 def test_sizes_are_checked_not_coerced(sizes, problem):
     groups = pd.DataFrame({"r": ["a", "a", "b"], "size": pd.Series(sizes, dtype=None)})
     with pytest.raises(InputError, match=problem):
         Hierarchy.from_groups(groups, size="size", levels=["r"])
 
 
-@pytest.mark.parametrize("labels, problem", [
-    ([["a"], "b", "b"], r"column 'r': a region label must be text or a number, not list, in rows 0"),
-    ([True, False, True], r"column 'r': a region label must be text or a number, not true/false"),
-    ([1, "1", "b"], r"column 'r': values 1, '1' are different but print as the same region label '1' \(rows 0, 1\)"),
-    (["a", "", "b"], r"column 'r': empty region label in rows 1"),
-])
+@pytest.mark.parametrize(
+    "labels, problem",
+    [
+        ([["a"], "b", "b"], r"column 'r': a region label must be text or a number, not list, in rows 0"),
+        ([True, False, True], r"column 'r': a region label must be text or a number, not true/false"),
+        (
+            [1, "1", "b"],
+            r"column 'r': values 1, '1' are different but print as the same region label '1' \(rows 0, 1\)",
+        ),
+        (["a", "", "b"], r"column 'r': empty region label in rows 1"),
+    ],
+)
 def test_region_labels_are_text(labels, problem):
     groups = pd.DataFrame({"r": labels, "size": [1, 2, 3]})
     with pytest.raises(InputError, match=problem):

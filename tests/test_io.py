@@ -42,12 +42,18 @@ def test_persons_form_is_the_toy_example():
     assert tree.histogram(()).tolist() == [0, 2, 1, 0, 1]
 
 
-@pytest.mark.parametrize("form, frame, roles", [
-    ("persons", toy_persons(), {"group": "group", "levels": ["region"]}),
-    ("groups", pd.DataFrame({"st": ["a", "a", "b"], "n": [4, 1, 0]}), {"size": "n", "levels": ["st"]}),
-    ("counts", pd.DataFrame({"st": ["a", "b"], "n": [2, 0], "k": [3, 5]}), {"size": "n", "count": "k",
-                                                                             "levels": ["st"]}),
-])
+@pytest.mark.parametrize(
+    "form, frame, roles",
+    [
+        ("persons", toy_persons(), {"group": "group", "levels": ["region"]}),
+        ("groups", pd.DataFrame({"st": ["a", "a", "b"], "n": [4, 1, 0]}), {"size": "n", "levels": ["st"]}),
+        (
+            "counts",
+            pd.DataFrame({"st": ["a", "b"], "n": [2, 0], "k": [3, 5]}),
+            {"size": "n", "count": "k", "levels": ["st"]},
+        ),
+    ],
+)
 def test_parquet_and_csv_give_the_same_tree(form, frame, roles):
     from_parquet = load_upload(parquet_bytes(frame), form=form, columns=roles, filename="x.parquet")
     from_csv = load_upload(csv_bytes(frame), form=form, columns=roles, filename="x.csv")
@@ -64,7 +70,7 @@ def test_sources_path_file_object_and_uploaded_file(tmp_path):
     with open(path, "rb") as handle:
         assert load_upload(handle, levels=["state", "county"]).summary() == expected
 
-    class UploadedFile(io.BytesIO):   # what Streamlit hands over: getvalue() and a name
+    class UploadedFile(io.BytesIO):  # what Streamlit hands over: getvalue() and a name
         name = "from-browser.csv"
 
     assert load_upload(UploadedFile(GROUPS_CSV), levels=["state", "county"]).summary() == expected
@@ -76,11 +82,11 @@ def test_dashboard_call_style_with_kind():
 
 
 def test_text_details_are_tolerated():
-    bom = "\ufeffstate,size\n CA, 3\nCA,2.0\n".encode("utf-8")          # BOM, spaces, integral float
+    bom = "\ufeffstate,size\n CA, 3\nCA,2.0\n".encode("utf-8")  # BOM, spaces, integral float
     assert load_upload(bom, levels=["state"]).histogram(()).tolist() == [0, 0, 1, 1]
     latin = "région,size\nÎle,1\n".encode("latin-1")
     assert load_upload(latin, levels=["région"], encoding="latin-1").nodes(1) == [("Île",)]
-    codes = b"fips,size\n01,1\n1,2\n"                                   # codes keep leading zeros
+    codes = b"fips,size\n01,1\n1,2\n"  # codes keep leading zeros
     assert load_upload(codes, levels=["fips"]).nodes(1) == [("01",), ("1",)]
 
 
@@ -99,28 +105,50 @@ BAD = [
     # (name, bytes, options, message pattern)
     ("wrong column", GROUPS_CSV, {"size": "persons", "levels": ["state"]}, r"no column 'persons' \(size\)"),
     ("wrong level column", GROUPS_CSV, {"levels": ["province"]}, r"no column 'province' \(level\)"),
-    ("persons without group column", b"name,region\nAl,a\n", {"form": "persons", "levels": ["region"]},
-     r"no column 'group' \(group\)"),
-    ("text in numbers", b"state,size\nCA,3\nCA,three\nOR,x\n", {"levels": ["state"]},
-     r"not a number in rows 2, 3"),
+    (
+        "persons without group column",
+        b"name,region\nAl,a\n",
+        {"form": "persons", "levels": ["region"]},
+        r"no column 'group' \(group\)",
+    ),
+    ("text in numbers", b"state,size\nCA,3\nCA,three\nOR,x\n", {"levels": ["state"]}, r"not a number in rows 2, 3"),
     ("negative size", b"state,size\nCA,3\nCA,1\nOR,-2\n", {"levels": ["state"]}, r"negative group size in rows 3"),
     ("fractional size", b"state,size\nCA,2.5\n", {"levels": ["state"]}, r"fractional group size in rows 1"),
     ("missing size", b"state,size\nCA,\nCA,2\n", {"levels": ["state"]}, r"missing group size in rows 1"),
-    ("negative count", b"state,size,count\nCA,2,-1\n", {"form": "counts", "levels": ["state"]},
-     r"negative number of groups"),
-    ("empty region", b"state,size,count\nCA,2,0\nOR,1,1\n", {"form": "counts", "levels": ["state"]},
-     r"empty region.*CA"),
-    ("group in two regions", b"group,region\n1,a\n1,a\n1,b\n2,b\n", {"form": "persons", "levels": ["region"]},
-     r"group\(s\) 1 appear in more than one region \(group 1 in rows 1, 2, 3\)"),
-    ("missing region label", b"state,size\nCA,1\n,2\n", {"levels": ["state"]},
-     r"missing region label in rows 2"),
-    ("missing group id", b"group,region\n1,a\n,a\n", {"form": "persons", "levels": ["region"]},
-     r"missing group id in rows 2"),
+    (
+        "negative count",
+        b"state,size,count\nCA,2,-1\n",
+        {"form": "counts", "levels": ["state"]},
+        r"negative number of groups",
+    ),
+    (
+        "empty region",
+        b"state,size,count\nCA,2,0\nOR,1,1\n",
+        {"form": "counts", "levels": ["state"]},
+        r"empty region.*CA",
+    ),
+    (
+        "group in two regions",
+        b"group,region\n1,a\n1,a\n1,b\n2,b\n",
+        {"form": "persons", "levels": ["region"]},
+        r"group\(s\) 1 appear in more than one region \(group 1 in rows 1, 2, 3\)",
+    ),
+    ("missing region label", b"state,size\nCA,1\n,2\n", {"levels": ["state"]}, r"missing region label in rows 2"),
+    (
+        "missing group id",
+        b"group,region\n1,a\n,a\n",
+        {"form": "persons", "levels": ["region"]},
+        r"missing group id in rows 2",
+    ),
     ("empty file", b"", {}, r"empty \(0 bytes\)"),
     ("blank file", b"  \n\n", {}, r"is empty"),
     ("header only", b"state,size\n", {"levels": ["state"]}, r"the table is empty"),
-    ("wrong encoding", "state,size\nQuébec,1\n".encode("latin-1"), {"levels": ["state"]},
-     r"not valid utf-8 text: byte 0xe9 on line 2"),
+    (
+        "wrong encoding",
+        "state,size\nQuébec,1\n".encode("latin-1"),
+        {"levels": ["state"]},
+        r"not valid utf-8 text: byte 0xe9 on line 2",
+    ),
     ("utf-16", "state,size\nCA,1\n".encode("utf-16"), {"levels": ["state"]}, r"not valid utf-8 text"),
     ("ragged rows", b"state,size\nCA,1\nCA,2,7,9\n", {"levels": ["state"]}, r"not a well-formed CSV"),
     ("unclosed quote", b'state,size\n"CA,1\nOR,2\n', {"levels": ["state"]}, r"not a well-formed CSV"),
@@ -203,8 +231,7 @@ _cell = st.one_of(st.integers(-5, 50).map(str), st.sampled_from(["", "x", "1.5",
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(_cell, _cell, _cell), max_size=12),
-       st.sampled_from(["persons", "groups", "counts"]))
+@given(st.lists(st.tuples(_cell, _cell, _cell), max_size=12), st.sampled_from(["persons", "groups", "counts"]))
 def test_arbitrary_tables_load_whole_or_are_refused(rows, form):
     text = "state,size,count\n" + "".join(",".join(r) + "\n" for r in rows)
     options = {"persons": {"group": "size"}, "groups": {}, "counts": {}}[form]
@@ -237,18 +264,25 @@ def test_persons_form_with_a_public_groups_table(tmp_path):
     path.write_bytes(groups_csv)
     same = load_upload(PERSONS_CSV, form="persons", levels=["region"], groups=path)
     assert same.histogram(()).tolist() == tree.histogram(()).tolist()
-    direct = table_to_hierarchy(read_table(PERSONS_CSV), form="persons", levels=["region"],
-                                groups=read_table(groups_csv))
+    direct = table_to_hierarchy(
+        read_table(PERSONS_CSV), form="persons", levels=["region"], groups=read_table(groups_csv)
+    )
     assert direct.public_groups and direct.groups(()) == 3
 
 
-@pytest.mark.parametrize("groups_csv, pattern", [
-    (b"group,region\n1,a\n1,b\n2,b\n", r"^groups\.csv: column 'group': group id\(s\) 1 listed more than once"),
-    (b"group,region\n1,b\n2,b\n", r"^p\.csv: column 'group': group 1 lies in region b in groups\.csv but persons in "
-                                  r"rows 1, 2 place it in a"),
-    (b"group,region\n1,a\n", r"^p\.csv: column 'group': group\(s\) 2 in rows 3 are not in groups\.csv"),
-    (b"group\n1\n", r"^groups\.csv: no column 'region'"),
-])
+@pytest.mark.parametrize(
+    "groups_csv, pattern",
+    [
+        (b"group,region\n1,a\n1,b\n2,b\n", r"^groups\.csv: column 'group': group id\(s\) 1 listed more than once"),
+        (
+            b"group,region\n1,b\n2,b\n",
+            r"^p\.csv: column 'group': group 1 lies in region b in groups\.csv but persons in "
+            r"rows 1, 2 place it in a",
+        ),
+        (b"group,region\n1,a\n", r"^p\.csv: column 'group': group\(s\) 2 in rows 3 are not in groups\.csv"),
+        (b"group\n1\n", r"^groups\.csv: no column 'region'"),
+    ],
+)
 def test_groups_table_problems_name_the_right_file(tmp_path, groups_csv, pattern):
     path = tmp_path / "groups.csv"
     path.write_bytes(groups_csv)

@@ -12,7 +12,8 @@ from cocoviz.isotonic import block_sizes, isotonic, isotonic_l1, isotonic_l2
 
 small_integers = st.lists(st.integers(-6, 12), min_size=1, max_size=9).map(lambda x: np.array(x, np.float64))
 small_floats = st.lists(st.floats(-20, 20, allow_nan=False, width=32), min_size=1, max_size=9).map(
-    lambda x: np.array(x, np.float64))
+    lambda x: np.array(x, np.float64)
+)
 
 
 def l1_lp(y: np.ndarray, lower: float | None = None, upper: float | None = None) -> float:
@@ -27,9 +28,13 @@ def l1_lp(y: np.ndarray, lower: float | None = None, upper: float | None = None)
     chain = np.zeros((max(n - 1, 0), 2 * n))
     for i in range(n - 1):
         chain[i, i], chain[i, i + 1] = 1.0, -1.0
-    res = linprog(np.concatenate([np.zeros(n), np.ones(n)]), A_ub=np.vstack([a_abs, chain]),
-                  b_ub=np.concatenate([b_abs, np.zeros(n - 1)]),
-                  bounds=[(lower, upper)] * n + [(0, None)] * n, method="highs")
+    res = linprog(
+        np.concatenate([np.zeros(n), np.ones(n)]),
+        A_ub=np.vstack([a_abs, chain]),
+        b_ub=np.concatenate([b_abs, np.zeros(n - 1)]),
+        bounds=[(lower, upper)] * n + [(0, None)] * n,
+        method="highs",
+    )
     assert res.status == 0
     return float(res.fun)
 
@@ -192,11 +197,11 @@ from cocoviz.isotonic import _integer_span, _slope_trick, _slope_trick_counts  #
 
 
 @settings(max_examples=300)
-@given(st.lists(st.integers(-50, 50), min_size=1, max_size=200), st.integers(-10**6, 10**6))
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=200), st.integers(-(10**6), 10**6))
 def test_counting_path_equals_the_heap_on_whole_numbers(values, shift):
     y = np.array(values, np.float64) + shift
     np.testing.assert_array_equal(isotonic_l1(y), _slope_trick(y))
-    np.testing.assert_array_equal(isotonic_l1(y.astype(np.int64)), _slope_trick(y))   # integer-typed input
+    np.testing.assert_array_equal(isotonic_l1(y.astype(np.int64)), _slope_trick(y))  # integer-typed input
 
 
 def test_counting_path_equals_the_heap_on_noisy_hc():
@@ -207,7 +212,7 @@ def test_counting_path_equals_the_heap_on_noisy_hc():
         noisy = hc + np.floor(rng.exponential(scale, hc.size)) - np.floor(rng.exponential(scale, hc.size))
         lo, hi, whole = _integer_span(noisy)
         top, done = _slope_trick_counts(noisy, lo, int(hi - lo) + 1, 16 * noisy.size + 4096)
-        assert whole and done                       # the fast path, within its step budget
+        assert whole and done  # the fast path, within its step budget
         np.testing.assert_array_equal(isotonic_l1(noisy), _slope_trick(noisy))
 
 

@@ -25,8 +25,9 @@ from cocoviz.measure import GROUPS_FROM_DATA, measure_level, open_sampler
 def wide_tree() -> Hierarchy:
     rng = np.random.default_rng(4)
     rows = [(s, f"{s}{c}", int(size)) for s in "pqr" for c in range(4) for size in rng.integers(0, 9, 15)]
-    return Hierarchy.from_groups(pd.DataFrame(rows, columns=["state", "county", "size"]), size="size",
-                                 levels=["state", "county"])
+    return Hierarchy.from_groups(
+        pd.DataFrame(rows, columns=["state", "county", "size"]), size="size", levels=["state", "county"]
+    )
 
 
 @pytest.mark.parametrize("consistency", ["top-down", "none", "bottom-up"])
@@ -79,7 +80,7 @@ def test_measurements_hold_the_declared_noisy_answers(toy_public_tree):
     m = measure(plan, toy_public_tree, seed=0)
     assert isinstance(m, Measurements)
     np.testing.assert_array_equal(m.levels[0].node(0), [0, 2, 3, 3, 4, 4])  # Hc[0..K-1] with no noise
-    assert [m.levels[1].node(k).size for k in range(2)] == [2, 2]          # Hg: G cells per node
+    assert [m.levels[1].node(k).size for k in range(2)] == [2, 2]  # Hg: G cells per node
     assert m.levels[1].method == "Hg" and m.levels[1].epsilon == 1.0
 
 
@@ -99,8 +100,7 @@ def test_keyed_noise_does_not_depend_on_order_or_threads():
 # ------------------------------------------------------------------ the privacy holes, closed
 def neighbours(toy_persons):
     """The toy persons, and the same with one person added in a new group (Zoe, group 5, region b)."""
-    more = pd.concat([toy_persons, pd.DataFrame({"person": ["Zoe"], "group": [5], "region": ["b"]})],
-                     ignore_index=True)
+    more = pd.concat([toy_persons, pd.DataFrame({"person": ["Zoe"], "group": [5], "region": ["b"]})], ignore_index=True)
     return toy_persons, more
 
 
@@ -119,8 +119,9 @@ def test_persons_alone_give_g_from_the_data_and_no_secure_release(toy_persons):
 
 def test_a_public_groups_table_makes_neighbours_share_their_public_facts(toy_persons):
     groups = pd.DataFrame({"group": [1, 2, 3, 4, 5], "region": ["a", "b", "a", "b", "b"]})
-    trees = [Hierarchy.from_persons(p, group="group", levels=["region"], groups=groups)
-             for p in neighbours(toy_persons)]
+    trees = [
+        Hierarchy.from_persons(p, group="group", levels=["region"], groups=groups) for p in neighbours(toy_persons)
+    ]
     assert [t.groups(()) for t in trees] == [5, 5]  # group 5 has size 0 before Zoe joins
     plans = [Plan.build(t, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10) for t in trees]
     assert plans[0] == plans[1]
@@ -142,4 +143,3 @@ def test_secure_release_never_reads_the_private_maximum(toy_public_tree, monkeyp
     monkeypatch.setattr(Hierarchy, "max_size", property(lambda self: pytest.fail("read the private maximum")))
     release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=3, secure=True)
     assert release.is_consistent()
-

@@ -42,9 +42,12 @@ def test_emd_counts_persons_moved():
 
 def equal_g_pairs(max_groups=12, max_size=8):
     """Two histograms with the same number of groups, as Hg arrays."""
-    return st.integers(1, max_groups).flatmap(lambda g: st.tuples(
-        st.lists(st.integers(0, max_size), min_size=g, max_size=g),
-        st.lists(st.integers(0, max_size), min_size=g, max_size=g)))
+    return st.integers(1, max_groups).flatmap(
+        lambda g: st.tuples(
+            st.lists(st.integers(0, max_size), min_size=g, max_size=g),
+            st.lists(st.integers(0, max_size), min_size=g, max_size=g),
+        )
+    )
 
 
 @settings(max_examples=150)
@@ -62,8 +65,11 @@ def test_emd_forms_agree(pair):
 
 
 @settings(max_examples=100)
-@given(st.integers(1, 10).flatmap(lambda g: st.lists(st.lists(st.integers(0, 8), min_size=g, max_size=g),
-                                                     min_size=3, max_size=3)))
+@given(
+    st.integers(1, 10).flatmap(
+        lambda g: st.lists(st.lists(st.integers(0, 8), min_size=g, max_size=g), min_size=3, max_size=3)
+    )
+)
 def test_emd_is_a_metric(triple):
     a, b, c = (from_ranked(np.array(x)) for x in triple)
     assert emd(a, c) <= emd(a, b) + emd(b, c)
@@ -86,8 +92,15 @@ def test_emd_level_is_emd_per_node(pairs):
 
 
 @settings(max_examples=60)
-@given(st.lists(st.tuples(st.lists(st.integers(0, 8), min_size=1, max_size=6),
-                          st.lists(st.integers(0, 8), min_size=1, max_size=6)), min_size=2, max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 8), min_size=1, max_size=6), st.lists(st.integers(0, 8), min_size=1, max_size=6)
+        ),
+        min_size=2,
+        max_size=5,
+    )
+)
 def test_emd_level_restarts_at_every_node(pairs):
     # Unequal G inside a node: the running difference does not return to 0 at its end,
     # so a node's emd must not leak into the next one.  (Hg arrays have no trailing empty

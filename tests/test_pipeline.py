@@ -75,7 +75,7 @@ def check_release(tree: Hierarchy, release, opts: dict) -> None:
         for node in all_nodes(tree):
             if tree.children(node):
                 h = release.histogram(node)
-                np.testing.assert_array_equal(release.children_sum(node)[:len(h)], h)
+                np.testing.assert_array_equal(release.children_sum(node)[: len(h)], h)
     used = [opts["methods"][-1]] if opts["consistency"] == "bottom-up" else opts["methods"]
     if "Hg" not in used:
         assert all(len(release.histogram(n)) <= opts["max_size"] + 1 for n in all_nodes(tree))
@@ -121,8 +121,11 @@ def test_toy_release(toy_public_tree):
     release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
     assert release.is_consistent()
     assert release.budget.total == 2.0
-    check_release(toy_public_tree, release, {"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "max_size": 10,
-                                             "consistency": "top-down"})
+    check_release(
+        toy_public_tree,
+        release,
+        {"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "max_size": 10, "consistency": "top-down"},
+    )
     assert release.parameters()["epsilon_spent"] == 2.0
     assert release.parameters()["p"] == [1, 2]  # the defaults: Hc p = 1, Hg p = 2
 
@@ -162,23 +165,31 @@ def test_level_cache_gives_the_uncached_release_and_reuses_unchanged_levels(data
     tree = rt.tree
     cache: dict = {}
     first = data.draw(release_options(tree.depth + 1, tree.max_size))
-    second = dict(first, epsilons=[first["epsilons"][0] * 2, *first["epsilons"][1:]],
-                  merge=data.draw(st.sampled_from(["weighted", "average"])),
-                  consistency=data.draw(st.sampled_from(["top-down", "none", first["consistency"]])))
+    second = dict(
+        first,
+        epsilons=[first["epsilons"][0] * 2, *first["epsilons"][1:]],
+        merge=data.draw(st.sampled_from(["weighted", "average"])),
+        consistency=data.draw(st.sampled_from(["top-down", "none", first["consistency"]])),
+    )
     for opts in (first, second, first):
         assert_identical(estimate(tree, **opts, level_cache=cache), estimate(tree, **opts))
     measured = {"bottom-up": 1}.get(first["consistency"], tree.depth + 1)
-    assert len(cache) <= measured + (tree.depth + 1)   # the third call reused everything
+    assert len(cache) <= measured + (tree.depth + 1)  # the third call reused everything
     if first["consistency"] != "bottom-up" and second["consistency"] != "bottom-up" and tree.depth:
         assert len(cache) == tree.depth + 2  # only the root's ε changed: the levels below were fitted once
 
 
 def test_level_cache_is_not_used_with_the_secure_sampler_or_an_rng(toy_public_tree):
     cache: dict = {}
-    estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, secure=True,
-             level_cache=cache)
-    estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10,
-             rng=np.random.default_rng(0), level_cache=cache)
+    estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, secure=True, level_cache=cache)
+    estimate(
+        toy_public_tree,
+        epsilons=[1.0, 1.0],
+        methods=["Hc", "Hg"],
+        max_size=10,
+        rng=np.random.default_rng(0),
+        level_cache=cache,
+    )
     assert cache == {}
 
 
@@ -208,8 +219,9 @@ def wide_tree() -> Hierarchy:
     """12 leaves under 3 states, enough nodes for the threaded path."""
     rng = np.random.default_rng(4)
     rows = [(s, f"{s}{c}", int(size)) for s in "pqr" for c in range(4) for size in rng.integers(0, 9, 15)]
-    return Hierarchy.from_groups(pd.DataFrame(rows, columns=["state", "county", "size"]), size="size",
-                                 levels=["state", "county"])
+    return Hierarchy.from_groups(
+        pd.DataFrame(rows, columns=["state", "county", "size"]), size="size", levels=["state", "county"]
+    )
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
@@ -236,8 +248,9 @@ def test_noise_is_keyed_by_level_and_node():
 def test_seed_and_rng_reproduce_and_seeds_differ():
     tree = wide_tree()
     kwargs = dict(epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hc", "Hg"], max_size=12)
-    assert_identical(estimate(tree, rng=np.random.default_rng(3), **kwargs),
-                     estimate(tree, rng=np.random.default_rng(3), **kwargs))
+    assert_identical(
+        estimate(tree, rng=np.random.default_rng(3), **kwargs), estimate(tree, rng=np.random.default_rng(3), **kwargs)
+    )
     a, b = estimate(tree, seed=3, **kwargs), estimate(tree, seed=4, **kwargs)
     assert not a.to_frame().equals(b.to_frame())
     assert not estimate(tree, seed=(3, 1), **kwargs).to_frame().equals(a.to_frame())
@@ -296,8 +309,12 @@ def test_error_shrinks_as_epsilon_grows():
     tree = wide_tree()
     mean_emd = {}
     for eps in (0.1, 0.3, 1.0, 3.0, 100.0):
-        emds = [evaluate(tree, estimate(tree, epsilons=[eps] * 3, methods=["Hc", "Hg", "Hc"], max_size=12,
-                                        seed=s))["emd"].mean() for s in range(5)]
+        emds = [
+            evaluate(tree, estimate(tree, epsilons=[eps] * 3, methods=["Hc", "Hg", "Hc"], max_size=12, seed=s))[
+                "emd"
+            ].mean()
+            for s in range(5)
+        ]
         mean_emd[eps] = float(np.mean(emds))
     assert mean_emd[0.1] > mean_emd[0.3] > mean_emd[1.0] > mean_emd[3.0] > 0
     assert mean_emd[3.0] < mean_emd[0.1] / 10
@@ -308,8 +325,9 @@ def test_error_shrinks_as_epsilon_grows():
 @pytest.mark.parametrize("consistency", ["top-down", "none", "bottom-up"])
 def test_budget_report(consistency):
     tree = wide_tree()
-    release = estimate(tree, epsilons=[0.5, 0.25, 1.0], methods=["Hc", "Hg", "naive"], max_size=12,
-                       consistency=consistency, seed=0)
+    release = estimate(
+        tree, epsilons=[0.5, 0.25, 1.0], methods=["Hc", "Hg", "naive"], max_size=12, consistency=consistency, seed=0
+    )
     budget = release.budget
     assert budget.total == pytest.approx(1.75)
     text = budget.describe()

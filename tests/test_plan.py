@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 import numpy as np
+import pandas as pd
 import pytest
 from engine_support import random_trees, release_options
 from hypothesis import given, settings
@@ -49,7 +48,10 @@ def test_release_budget_is_the_plan_cost(data):
 def test_cost_per_method_and_mode(toy_public_tree):
     charges = build(toy_public_tree, methods=["naive", "Hg"]).cost().charges
     assert [(c.level, c.node, c.quantity, c.cells, c.sensitivity, c.epsilon) for c in charges] == [
-        (0, (), "H[0..10]", 11, 2.0, 1.0), (1, ("a",), "Hg", 2, 1.0, 1.0), (1, ("b",), "Hg", 2, 1.0, 1.0)]
+        (0, (), "H[0..10]", 11, 2.0, 1.0),
+        (1, ("a",), "Hg", 2, 1.0, 1.0),
+        (1, ("b",), "Hg", 2, 1.0, 1.0),
+    ]
     bottom = build(toy_public_tree, epsilons=[0.25, 0.5], consistency="bottom-up").cost()
     assert [(c.level, c.epsilon) for c in bottom.charges] == [(1, 0.75), (1, 0.75)]
     assert bottom.total == 0.75
@@ -64,41 +66,45 @@ def test_registry_drives_validation_and_cost():
         assert method.needs_k == (name != "Hg")
 
 
-@pytest.mark.parametrize("change, problem", [
-    ({"epsilons": [0.0, 1.0]}, "ε of level 0 must be between"),
-    ({"epsilons": [1.0, -1.0]}, "ε of level 1 must be between"),
-    ({"epsilons": [float("inf"), 1.0]}, "ε of level 0 must be between"),
-    ({"epsilons": [1.0, float("nan")]}, "ε of level 1 must be between"),
-    ({"epsilons": [1e-300, 1.0]}, "ε of level 0 must be between 1e-06 and 1e\\+06"),
-    ({"epsilons": [1e300, 1.0]}, "ε of level 0 must be between"),
-    ({"epsilons": [True, 1.0]}, "ε of level 0 must be a real number"),
-    ({"epsilons": [1 + 0j, 1.0]}, "ε of level 0 must be a real number"),
-    ({"epsilons": ["one", 1.0]}, "ε of level 0 must be a real number"),
-    ({"epsilons": "1.0"}, "epsilons must be a sequence"),
-    ({"epsilons": 1.0}, "epsilons must be a sequence"),
-    ({"epsilons": [1.0]}, "epsilons has 1 entries but the hierarchy has 2 levels"),
-    ({"epsilons": [1.0, 1.0, 1.0]}, "epsilons has 3 entries"),
-    ({"methods": ["Hc"]}, "methods has 1 entries but the hierarchy has 2 levels"),
-    ({"methods": ["Hc", "hist"]}, "method of level 1 must be one of"),
-    ({"methods": ["Hc", ["Hg"]]}, "method of level 1 must be one of"),
-    ({"p": 3}, "p of level 0 must be 1 or 2"),
-    ({"p": True}, "p of level 0 must be 1 or 2"),
-    ({"p": 1.0}, "p of level 0 must be 1 or 2"),
-    ({"p": [1, 0]}, "p of level 1 must be 1 or 2"),
-    ({"p": [1]}, "p has 1 entries"),
-    ({"max_size": 0}, "whole number from 1 to"),
-    ({"max_size": 4.5}, "whole number from 1 to"),
-    ({"max_size": True}, "whole number from 1 to"),
-    ({"max_size": 10**12}, "whole number from 1 to 10,000,000"),
-    ({"consistency": "sideways"}, "consistency must be one of"),
-    ({"merge": "median"}, "merge must be one of"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({"epsilons": [0.0, 1.0]}, "ε of level 0 must be between"),
+        ({"epsilons": [1.0, -1.0]}, "ε of level 1 must be between"),
+        ({"epsilons": [float("inf"), 1.0]}, "ε of level 0 must be between"),
+        ({"epsilons": [1.0, float("nan")]}, "ε of level 1 must be between"),
+        ({"epsilons": [1e-300, 1.0]}, "ε of level 0 must be between 1e-06 and 1e\\+06"),
+        ({"epsilons": [1e300, 1.0]}, "ε of level 0 must be between"),
+        ({"epsilons": [True, 1.0]}, "ε of level 0 must be a real number"),
+        ({"epsilons": [1 + 0j, 1.0]}, "ε of level 0 must be a real number"),
+        ({"epsilons": ["one", 1.0]}, "ε of level 0 must be a real number"),
+        ({"epsilons": "1.0"}, "epsilons must be a sequence"),
+        ({"epsilons": 1.0}, "epsilons must be a sequence"),
+        ({"epsilons": [1.0]}, "epsilons has 1 entries but the hierarchy has 2 levels"),
+        ({"epsilons": [1.0, 1.0, 1.0]}, "epsilons has 3 entries"),
+        ({"methods": ["Hc"]}, "methods has 1 entries but the hierarchy has 2 levels"),
+        ({"methods": ["Hc", "hist"]}, "method of level 1 must be one of"),
+        ({"methods": ["Hc", ["Hg"]]}, "method of level 1 must be one of"),
+        ({"p": 3}, "p of level 0 must be 1 or 2"),
+        ({"p": True}, "p of level 0 must be 1 or 2"),
+        ({"p": 1.0}, "p of level 0 must be 1 or 2"),
+        ({"p": [1, 0]}, "p of level 1 must be 1 or 2"),
+        ({"p": [1]}, "p has 1 entries"),
+        ({"max_size": 0}, "whole number from 1 to"),
+        ({"max_size": 4.5}, "whole number from 1 to"),
+        ({"max_size": True}, "whole number from 1 to"),
+        ({"max_size": 10**12}, "whole number from 1 to 10,000,000"),
+        ({"consistency": "sideways"}, "consistency must be one of"),
+        ({"merge": "median"}, "merge must be one of"),
+    ],
+)
 def test_bad_plan_parameters(toy_public_tree, change, problem):
     with pytest.raises(ParameterError, match=problem):
         build(toy_public_tree, **change)
     with pytest.raises(ParameterError, match=problem):  # and through the one-call form
-        estimate(toy_public_tree, **{"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "max_size": 10, "seed": 0,
-                                     **change})
+        estimate(
+            toy_public_tree, **{"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "max_size": 10, "seed": 0, **change}
+        )
 
 
 def test_epsilon_errors_are_budget_errors(toy_public_tree):
@@ -125,15 +131,26 @@ def test_plan_round_trips_through_a_dict(toy_public_tree):
     assert again == plan and again.cost() == plan.cost()
 
 
-
 # ------------------------------------------------------------------ parameter fuzzing
 ADVERSARIAL = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**64), 2**64), st.booleans(), st.none(),
-    st.text(max_size=3), st.complex_numbers(max_magnitude=10), st.lists(st.integers(0, 3), max_size=2),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**64), 2**64),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.complex_numbers(max_magnitude=10),
+    st.lists(st.integers(0, 3), max_size=2),
     st.sampled_from([0, 1, 2, 3, 1e-300, 1e300, 1e-6, 1e6, 2**31, 2**62, float("nan"), -1]),
 )
-NAMES = {"epsilons": "ε", "methods": "method", "p": "p", "max_size": "max_size", "seed": "seed",
-         "consistency": "consistency", "merge": "merge"}
+NAMES = {
+    "epsilons": "ε",
+    "methods": "method",
+    "p": "p",
+    "max_size": "max_size",
+    "seed": "seed",
+    "consistency": "consistency",
+    "merge": "merge",
+}
 
 
 @settings(max_examples=150)
@@ -142,14 +159,24 @@ def test_any_parameter_is_refused_by_name_or_gives_a_consistent_release(data):
     """Every parameter, good or adversarial: a CocovizError naming it, or a release that is consistent."""
     from cocoviz import CocovizError, Hierarchy
 
-    tree = Hierarchy.from_groups(pd.DataFrame({"r": list("aabb"), "size": [4, 1, 2, 1]}), size="size",
-                                 levels=["r"])
-    good = {"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "p": None, "max_size": 10, "seed": 0,
-            "consistency": "top-down", "merge": "weighted"}
+    tree = Hierarchy.from_groups(pd.DataFrame({"r": list("aabb"), "size": [4, 1, 2, 1]}), size="size", levels=["r"])
+    good = {
+        "epsilons": [1.0, 1.0],
+        "methods": ["Hc", "Hg"],
+        "p": None,
+        "max_size": 10,
+        "seed": 0,
+        "consistency": "top-down",
+        "merge": "weighted",
+    }
     name = data.draw(st.sampled_from(sorted(good)))
-    value = data.draw(st.one_of(ADVERSARIAL, st.lists(ADVERSARIAL, min_size=2, max_size=2),
-                                st.lists(st.sampled_from(["Hc", "Hg", "naive", "hc", ""]), min_size=2,
-                                         max_size=2)))
+    value = data.draw(
+        st.one_of(
+            ADVERSARIAL,
+            st.lists(ADVERSARIAL, min_size=2, max_size=2),
+            st.lists(st.sampled_from(["Hc", "Hg", "naive", "hc", ""]), min_size=2, max_size=2),
+        )
+    )
     kwargs = dict(good, **{name: value})
     try:
         release = estimate(tree, **kwargs)

@@ -10,7 +10,7 @@ import pytest
 
 from cocoviz import match_groups, plots
 
-H_TRUE = np.array([0, 2, 1, 0, 1])   # slides: two groups of size 1, one of 2, one of 4
+H_TRUE = np.array([0, 2, 1, 0, 1])  # slides: two groups of size 1, one of 2, one of 4
 H_PRIV = np.array([0, 1, 2, 1])
 
 
@@ -38,7 +38,7 @@ def test_histogram_overlay_bars_hold_both_histograms_padded():
     assert [t.type for t in fig.data] == ["bar", "bar"]
     assert [t.name for t in fig.data] == ["true", "private"]
     assert list(fig.data[0].y) == [0, 2, 1, 0, 1]
-    assert list(fig.data[1].y) == [0, 1, 2, 1, 0]        # padded to the common length
+    assert list(fig.data[1].y) == [0, 1, 2, 1, 0]  # padded to the common length
     assert list(fig.data[0].x) == [0, 1, 2, 3, 4]
     assert fig.layout.barmode == "overlay"
     assert fig.layout.xaxis.type == "linear" and fig.layout.yaxis.type == "linear"
@@ -49,7 +49,7 @@ def test_histogram_cumulative_view_is_hc_as_steps():
     fig = plots.histogram_figure(H_TRUE, H_PRIV, view="cumulative")
     true, priv = fig.data
     assert true.line.shape == "hv" and true.mode == "lines"
-    assert _expand_steps(true.x, true.y, 5).tolist() == [0, 2, 3, 3, 4]      # Hc of the slides
+    assert _expand_steps(true.x, true.y, 5).tolist() == [0, 2, 3, 3, 4]  # Hc of the slides
     assert _expand_steps(priv.x, priv.y, 5).tolist() == [0, 1, 3, 4, 4]
     assert "Hc" in fig.layout.yaxis.title.text
 
@@ -66,7 +66,7 @@ def test_histogram_log_axes_drop_size_zero_and_say_so():
     h[[0, 3, 999]] = [5, 2, 1]
     fig = plots.histogram_figure(h, h, log_x=True, log_y=True)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    assert fig.data[0].type == "scatter"                 # long H: sparse markers, not 1000 bars
+    assert fig.data[0].type == "scatter"  # long H: sparse markers, not 1000 bars
     assert list(fig.data[0].x) == [3, 999] and list(fig.data[0].y) == [2, 1]
     assert any("size 0" in a.text for a in fig.layout.annotations)
 
@@ -97,8 +97,9 @@ def test_error_by_size_sums_to_emd_in_legend():
 
 
 def test_level_error_figure_bars_and_reference():
-    frame = pd.DataFrame({"level": [0, 1], "nodes": [1, 2], "mean_emd": [10.0, 4.0], "max_emd": [10, 6],
-                          "omniscient": [4.0, 2.0]})
+    frame = pd.DataFrame(
+        {"level": [0, 1], "nodes": [1, 2], "mean_emd": [10.0, 4.0], "max_emd": [10, 6], "omniscient": [4.0, 2.0]}
+    )
     fig = plots.level_error_figure(frame, level_names=["root", "state"])
     bar, ref = fig.data
     assert bar.type == "bar" and list(bar.x) == ["root", "state"] and list(bar.y) == [10.0, 4.0]
@@ -107,8 +108,9 @@ def test_level_error_figure_bars_and_reference():
 
 
 def test_budget_figure_stacks_levels_to_the_total():
-    fig = plots.budget_figure({0: 0.5, 1: 1.0, 2: 0.25}, level_names=["root", "state", "county"],
-                              extra={"selection": 0.1})
+    fig = plots.budget_figure(
+        {0: 0.5, 1: 1.0, 2: 0.25}, level_names=["root", "state", "county"], extra={"selection": 0.1}
+    )
     assert fig.layout.barmode == "stack"
     assert [t.x[0] for t in fig.data] == [0.5, 1.0, 0.25, 0.1]
     assert fig.layout.title.text == "total ε = 1.85"
@@ -141,8 +143,7 @@ def test_sweep_figure_one_panel_per_level_with_error_bars():
     for level in (0, 1):
         for series in ("Hc, weighted", "Hc, plain"):
             for eps in (0.5, 1.0):
-                rows.append({"level": level, "series": series, "epsilon": eps, "mean": 10 / eps + level,
-                             "se": 0.5})
+                rows.append({"level": level, "series": series, "epsilon": eps, "mean": 10 / eps + level, "se": 0.5})
     fig = plots.sweep_figure(pd.DataFrame(rows), facet_names=["root", "state"])
     assert len(fig.data) == 4
     assert {t.xaxis for t in fig.data} == {"x", "x2"}
@@ -173,7 +174,7 @@ def test_isotonic_figure_shades_one_rect_per_block():
     noisy = np.array([3.0, 1.0, 2.0, 5.0, 4.0])
     fit = np.array([2.0, 2.0, 2.0, 4.5, 4.5])
     fig = plots.isotonic_figure(noisy, fit, truth=[1, 2, 2, 4, 5], rounded=np.rint(fit))
-    assert len(fig.layout.shapes) == 2                   # two blocks
+    assert len(fig.layout.shapes) == 2  # two blocks
     assert fig.layout.shapes[0].x0 == -0.45 and fig.layout.shapes[0].x1 == 2.45
     names = [t.name for t in fig.data]
     assert names[0].startswith("isotonic fit") and "noisy" in names and "true" in names and "rounded fit" in names
@@ -187,7 +188,7 @@ def test_matching_figure_draws_one_line_per_parent_group_with_optimal_cost():
     fig = plots.matching_figure(parent, kids, child, index, parent_name="root")
     lines = fig.data[0]
     xs = [v for v in lines.x]
-    assert xs.count(None) == len(parent)                 # one segment per match
+    assert xs.count(None) == len(parent)  # one segment per match
     assert list(lines.y[:2]) == [1, 0]
     top = fig.data[2]
     assert top.name == "root" and list(top.text) == [str(s) for s in parent]
@@ -208,10 +209,16 @@ def test_matching_figure_cost_is_sorted_pairing():
 
 
 def test_merge_figure_has_both_estimates_and_merges():
-    fig = plots.merge_figure([1, 4], [2, 6], {"weighted": [1.5, 5.0], "plain": [1.5, 5.0]}, labels=["a:1", "a:2"],
-                             truth=[1, 5])
-    assert [t.name for t in fig.data] == ["parent's estimate", "child's estimate", "merged: weighted",
-                                          "merged: plain", "true"]
+    fig = plots.merge_figure(
+        [1, 4], [2, 6], {"weighted": [1.5, 5.0], "plain": [1.5, 5.0]}, labels=["a:1", "a:2"], truth=[1, 5]
+    )
+    assert [t.name for t in fig.data] == [
+        "parent's estimate",
+        "child's estimate",
+        "merged: weighted",
+        "merged: plain",
+        "true",
+    ]
     assert list(fig.data[2].y) == [1.5, 5.0]
     assert fig.layout.xaxis.type == "category"
 
@@ -219,9 +226,14 @@ def test_merge_figure_has_both_estimates_and_merges():
 def test_figures_keep_the_ambient_template_so_the_theme_applies():
     """No builder forces a template or background: Streamlit's light/dark theme (or plotly's default) applies."""
     ambient = pio.templates[pio.templates.default]
-    figs = (plots.histogram_figure(H_TRUE, H_PRIV, layout="side"), plots.representations_figure(H_TRUE),
-            plots.budget_figure({0: 1.0}), plots.error_by_size_figure({"x": np.array([1, 0])}),
-            plots.isotonic_figure([1.0, 0.0], [0.5, 0.5]), plots.consistency_figure(H_TRUE, {"a": H_TRUE}))
+    figs = (
+        plots.histogram_figure(H_TRUE, H_PRIV, layout="side"),
+        plots.representations_figure(H_TRUE),
+        plots.budget_figure({0: 1.0}),
+        plots.error_by_size_figure({"x": np.array([1, 0])}),
+        plots.isotonic_figure([1.0, 0.0], [0.5, 0.5]),
+        plots.consistency_figure(H_TRUE, {"a": H_TRUE}),
+    )
     for fig in figs:
         assert fig.layout.template == ambient
         assert fig.layout.paper_bgcolor is None and fig.layout.plot_bgcolor is None

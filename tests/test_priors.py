@@ -37,6 +37,7 @@ def block_sums(q: np.ndarray, blocks) -> np.ndarray:
 
 # ------------------------------------------------------------------ the issue's exact examples
 
+
 def test_definition_3_1_cases_1_and_3():
     np.testing.assert_allclose(update([0.5, 0.3, 0.2], [[0]], [0.2]), [0.2, 0.48, 0.32], atol=1e-15)
 
@@ -55,16 +56,18 @@ def test_definition_3_1_case_2_and_zero_targets():
     np.testing.assert_allclose(update([0.5, 0.3, 0.2], [[0, 1]], [0.0]), [0, 0, 1])
 
 
-@given(st.lists(weights, min_size=1, max_size=8).filter(lambda v: sum(v) > 0),
-       st.lists(weights, min_size=8, max_size=8).filter(lambda v: sum(v) > 0))
+@given(
+    st.lists(weights, min_size=1, max_size=8).filter(lambda v: sum(v) > 0),
+    st.lists(weights, min_size=8, max_size=8).filter(lambda v: sum(v) > 0),
+)
 def test_identity_workload_returns_the_targets(prior, raw):
-    y = np.asarray(raw[:len(prior)]) + 1e-3
+    y = np.asarray(raw[: len(prior)]) + 1e-3
     y /= y.sum()
     np.testing.assert_allclose(update(prior, [[j] for j in range(len(prior))], y), y, atol=1e-15)
 
 
 def test_share_buckets_example():
-    got = share_buckets([0, .4, .2, .2, .1, .1, 0, 0], [[0], [1], [2, 3], [4, 5, 6, 7]], [1, 3, 4, 2], 10)
+    got = share_buckets([0, 0.4, 0.2, 0.2, 0.1, 0.1, 0, 0], [[0], [1], [2, 3], [4, 5, 6, 7]], [1, 3, 4, 2], 10)
     assert got.tolist() == [1, 3, 2, 2, 1, 1, 0, 0]
 
 
@@ -82,6 +85,7 @@ def test_ipf_on_two_by_two():
 
 # ------------------------------------------------------------------ stage 1: the simplex L1 fit
 
+
 def l1_optimum(y: np.ndarray, total: float, at_most: bool) -> float:
     """min ‖x − y‖₁ over x ≥ 0, Σx = total (≤ with at_most), by linear programming."""
     n = y.size
@@ -89,11 +93,15 @@ def l1_optimum(y: np.ndarray, total: float, at_most: bool) -> float:
     a_ub = np.block([[eye, -eye], [-eye, -eye]])
     b_ub = np.concatenate([y, -y])
     row = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
-    res = linprog(np.concatenate([np.zeros(n), np.ones(n)]),
-                  A_ub=np.vstack([a_ub, row]) if at_most else a_ub,
-                  b_ub=np.append(b_ub, total) if at_most else b_ub,
-                  A_eq=None if at_most else row, b_eq=None if at_most else [total], bounds=(0, None),
-                  method="highs")
+    res = linprog(
+        np.concatenate([np.zeros(n), np.ones(n)]),
+        A_ub=np.vstack([a_ub, row]) if at_most else a_ub,
+        b_ub=np.append(b_ub, total) if at_most else b_ub,
+        A_eq=None if at_most else row,
+        b_eq=None if at_most else [total],
+        bounds=(0, None),
+        method="highs",
+    )
     assert res.status == 0
     return float(res.fun)
 
@@ -118,6 +126,7 @@ def test_simplex_l1_fit_seeded_batch():
 
 # ------------------------------------------------------------------ the update: constraints, Theorem 3.1
 
+
 @given(partitions())
 def test_update_meets_its_block_constraints(case):
     p, blocks, y, _ = case
@@ -130,7 +139,7 @@ def test_update_meets_its_block_constraints(case):
 def kl_optimum(p: np.ndarray, blocks, y: np.ndarray, start: np.ndarray) -> float:
     """min KL(q‖p) over distributions with the block sums y, by SLSQP."""
     n = p.size
-    covered = sum(len(b) for b in blocks) == n      # then Σq = 1 follows from the blocks (SLSQP wants full rank)
+    covered = sum(len(b) for b in blocks) == n  # then Σq = 1 follows from the blocks (SLSQP wants full rank)
     cons = [] if covered else [{"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones(n)}]
     for b, t in zip(blocks, y):
         mask = np.isin(np.arange(n), b).astype(float)
@@ -143,8 +152,15 @@ def kl_optimum(p: np.ndarray, blocks, y: np.ndarray, start: np.ndarray) -> float
     def grad(q):
         return np.log(np.maximum(q, eps) / p) + 1
 
-    res = minimize(kl, start, jac=grad, constraints=cons, bounds=[(0, 1)] * n, method="SLSQP",
-                   options={"ftol": 1e-14, "maxiter": 500})
+    res = minimize(
+        kl,
+        start,
+        jac=grad,
+        constraints=cons,
+        bounds=[(0, 1)] * n,
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     assert res.success, res.message
     assert abs(res.x.sum() - 1) < 1e-8 and np.abs(block_sums(res.x, blocks) - y).max(initial=0) < 1e-8
     return float(res.fun)
@@ -156,7 +172,7 @@ def test_update_is_the_kl_projection(case):
     p, blocks, y, z = case
     p = p / p.sum()
     q = update(p, blocks, y)
-    assert kl_divergence(q, p) <= kl_divergence(z, p) + 1e-12        # z meets the same targets
+    assert kl_divergence(q, p) <= kl_divergence(z, p) + 1e-12  # z meets the same targets
     assert kl_divergence(q, p) <= kl_optimum(p, blocks, y, z) + 1e-7
     # Equation 3: q/p is constant on every block and on the rest (one Lagrange multiplier each).
     rest = [j for j in range(p.size) if not any(j in b for b in blocks)]
@@ -167,6 +183,7 @@ def test_update_is_the_kl_projection(case):
 
 
 # ------------------------------------------------------------------ IDE
+
 
 def joint_margins(x: np.ndarray, shape, pairs):
     parts = [marginal_blocks(shape, axes) for axes in pairs]
@@ -191,7 +208,7 @@ def test_ide_with_a_prior_that_has_the_joint_recovers_it():
     rng = np.random.default_rng(7)
     x = rng.dirichlet(np.ones(12))
     parts, targets = joint_margins(x, (3, 2, 2), [(0, 1), (0, 2), (1, 2)])
-    q, report = ide(x * 5, parts, targets, iterations=6)     # not normalised: normalised by ide
+    q, report = ide(x * 5, parts, targets, iterations=6)  # not normalised: normalised by ide
     np.testing.assert_allclose(q, x, atol=1e-14)
     assert report["kl"].abs().max() < 1e-12
 
@@ -212,13 +229,13 @@ def test_ide_partition_that_does_not_cover_fits_at_most_one():
 
 
 def test_reduce_domain_makes_unseen_cells_impossible():
-    prior = [0.5, 0.5, 0.0]                      # the prior never saw cell 2
+    prior = [0.5, 0.5, 0.0]  # the prior never saw cell 2
     parts = [[[0], [1], [2]]]
     q, report = ide(prior, parts, [[0.2, 0.3, 0.5]], iterations=1)
     np.testing.assert_allclose(q, [0.2, 0.3, 0.5])
     assert report["kl"].iloc[-1] == np.inf
     q, report = ide(prior, parts, [[0.2, 0.3, 0.5]], iterations=1, reduce_domain=True)
-    np.testing.assert_allclose(q, [0.45, 0.55, 0.0])   # [0.2, 0.3] fit onto the support's simplex
+    np.testing.assert_allclose(q, [0.45, 0.55, 0.0])  # [0.2, 0.3] fit onto the support's simplex
     assert np.isfinite(report["kl"]).all()
 
 
@@ -229,6 +246,7 @@ def test_ide_zero_iterations_is_the_prior():
 
 # ------------------------------------------------------------------ share_buckets
 
+
 @given(st.lists(weights, min_size=1, max_size=10).filter(lambda v: sum(v) > 0), st.data())
 def test_share_buckets_keeps_every_bucket_total(prior, data):
     n = len(prior)
@@ -238,7 +256,7 @@ def test_share_buckets_keeps_every_bucket_total(prior, data):
     got = share_buckets(prior, buckets, counts, sum(counts))
     assert got.dtype == np.int64 and np.all(got >= 0) and got.sum() == sum(counts)
     assert [int(got[b].sum()) for b in buckets] == counts
-    for b, c in zip(buckets, counts):          # every cell within 1 of its real-valued share
+    for b, c in zip(buckets, counts):  # every cell within 1 of its real-valued share
         w = np.asarray(prior, dtype=float)[b]
         share = c * w / w.sum() if w.sum() > 0 else np.full(len(b), c / len(b))
         assert np.all(np.abs(got[b] - share) < 1)
@@ -258,15 +276,29 @@ def test_share_buckets_refuses_counts_that_miss_g():
 
 # ------------------------------------------------------------------ refusals and normalisation
 
+
 def test_a_hierarchy_prior_is_refused(toy_tree):
-    for fn in (lambda p: update(p, [[0]], [0.5]), lambda p: ide(p, [[[0]]], [[0.5]], 1),
-               lambda p: share_buckets(p, [[0]], [1], 1)):
+    for fn in (
+        lambda p: update(p, [[0]], [0.5]),
+        lambda p: ide(p, [[[0]]], [[0.5]], 1),
+        lambda p: share_buckets(p, [[0]], [1], 1),
+    ):
         with pytest.raises(PrivacyError, match="true data"):
             fn(toy_tree)
 
 
-@pytest.mark.parametrize("prior", [pd.Series([0.5, 0.5]), pd.DataFrame({"share": [0.5, 0.5]}), "0.5,0.5",
-                                   [0.5, "0.5"], object(), np.array(["a", "b"]), [True, False]])
+@pytest.mark.parametrize(
+    "prior",
+    [
+        pd.Series([0.5, 0.5]),
+        pd.DataFrame({"share": [0.5, 0.5]}),
+        "0.5,0.5",
+        [0.5, "0.5"],
+        object(),
+        np.array(["a", "b"]),
+        [True, False],
+    ],
+)
 def test_objects_that_are_not_plain_numbers_are_refused(prior):
     with pytest.raises(PrivacyError, match="plain"):
         update(prior, [[0]], [0.5])
@@ -283,10 +315,18 @@ def test_a_prior_is_normalised_and_a_mapping_is_a_prior():
     np.testing.assert_allclose(update({0: 0.5, 1: 0.3, 2: 0.2}, [[0]], [0.2]), [0.2, 0.48, 0.32])
 
 
-@pytest.mark.parametrize("blocks, targets, match", [
-    ([[0], [0, 1]], [0.2, 0.3], "overlaps"), ([[0], []], [0.2, 0.3], "non-empty"),
-    ([[0], [5]], [0.2, 0.3], "outside"), ([[0]], [1.2], "sum ≤ 1"), ([[0]], [-0.1], "≥ 0"),
-    ([[0, 1], [2]], [0.5, 0.4], "must sum to 1"), ([[0]], [0.2, 0.3], "one per block")])
+@pytest.mark.parametrize(
+    "blocks, targets, match",
+    [
+        ([[0], [0, 1]], [0.2, 0.3], "overlaps"),
+        ([[0], []], [0.2, 0.3], "non-empty"),
+        ([[0], [5]], [0.2, 0.3], "outside"),
+        ([[0]], [1.2], "sum ≤ 1"),
+        ([[0]], [-0.1], "≥ 0"),
+        ([[0, 1], [2]], [0.5, 0.4], "must sum to 1"),
+        ([[0]], [0.2, 0.3], "one per block"),
+    ],
+)
 def test_bad_partitions_and_targets_are_refused(blocks, targets, match):
     with pytest.raises(ParameterError, match=match):
         update([0.5, 0.3, 0.2], blocks, targets)

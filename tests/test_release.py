@@ -16,17 +16,23 @@ from cocoviz.hierarchy import LevelRuns
 def level(*nodes):
     """LevelRuns from one ``{size: count}`` dict per node."""
     ptr = np.cumsum([0] + [len(n) for n in nodes])
-    return LevelRuns(ptr, np.array([s for n in nodes for s in sorted(n)], np.int64),
-                     np.array([n[s] for n in nodes for s in sorted(n)], np.int64))
+    return LevelRuns(
+        ptr,
+        np.array([s for n in nodes for s in sorted(n)], np.int64),
+        np.array([n[s] for n in nodes for s in sorted(n)], np.int64),
+    )
 
 
-@pytest.mark.parametrize("root, a, b, consistent", [
-    ({1: 2, 2: 2}, {1: 1, 2: 1}, {1: 1, 2: 1}, True),
-    ({1: 3, 2: 1}, {1: 1, 2: 1}, {1: 1, 2: 1}, False),   # same sizes, counts differ from the children's sum
-    ({1: 2, 3: 2}, {1: 1, 2: 1}, {1: 1, 2: 1}, False),   # sizes differ
-    ({1: 2, 2: 2}, {1: 1, 2: 1}, {1: 3, 2: -1}, False),  # a negative count (G still 2)
-    ({1: 3, 2: 2}, {1: 2, 2: 1}, {1: 1, 2: 1}, False),   # sums agree but G is not kept
-])
+@pytest.mark.parametrize(
+    "root, a, b, consistent",
+    [
+        ({1: 2, 2: 2}, {1: 1, 2: 1}, {1: 1, 2: 1}, True),
+        ({1: 3, 2: 1}, {1: 1, 2: 1}, {1: 1, 2: 1}, False),  # same sizes, counts differ from the children's sum
+        ({1: 2, 3: 2}, {1: 1, 2: 1}, {1: 1, 2: 1}, False),  # sizes differ
+        ({1: 2, 2: 2}, {1: 1, 2: 1}, {1: 3, 2: -1}, False),  # a negative count (G still 2)
+        ({1: 3, 2: 2}, {1: 2, 2: 1}, {1: 1, 2: 1}, False),  # sums agree but G is not kept
+    ],
+)
 def test_is_consistent_on_crafted_releases(toy_public_tree, root, a, b, consistent):
     plan = Plan.build(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=10)
     release = Release(plan, [level(root), level(a, b)], Budget())

@@ -13,8 +13,9 @@ from cocoviz.release import Release
 def wide_tree() -> Hierarchy:
     rng = np.random.default_rng(4)
     rows = [(s, f"{s}{c}", int(size)) for s in "pqr" for c in range(4) for size in rng.integers(0, 9, 15)]
-    return Hierarchy.from_groups(pd.DataFrame(rows, columns=["state", "county", "size"]), size="size",
-                                 levels=["state", "county"])
+    return Hierarchy.from_groups(
+        pd.DataFrame(rows, columns=["state", "county", "size"]), size="size", levels=["state", "county"]
+    )
 
 
 def test_select_mix_publishes_the_winner_with_the_whole_cost(toy_public_tree):
@@ -23,8 +24,11 @@ def test_select_mix_publishes_the_winner_with_the_whole_cost(toy_public_tree):
     assert isinstance(chosen, Release) and chosen.is_consistent()
     assert chosen.budget.total == pytest.approx(3 * 1.5 + 0.25)
     assert tuple(chosen.plan.methods) == candidates[chosen.selection["chosen"]]
-    assert chosen.selection == {"candidates": [list(c) for c in candidates], "chosen": chosen.selection["chosen"],
-                                "epsilon_select": 0.25}
+    assert chosen.selection == {
+        "candidates": [list(c) for c in candidates],
+        "chosen": chosen.selection["chosen"],
+        "epsilon_select": 0.25,
+    }
     assert set(chosen.selection) == {"candidates", "chosen", "epsilon_select"}  # no loser's score
     (charge,) = chosen.budget.charges
     assert (charge.level, charge.cells, charge.epsilon, charge.sensitivity) == (None, 3, 0.25, 4.0)
@@ -42,8 +46,14 @@ def test_select_mix_picks_the_lowest_total_emd():
     # A huge selection budget makes the noise on the scores vanish (scale 6/10^6).
     chosen = select_mix(tree, candidates, epsilons=[0.2, 0.2, 0.2], epsilon_select=1e6, max_size=12, seed=5)
     # Candidate k drew from the streams keyed (5, k + 1): replay them to know every score.
-    totals = [int(evaluate(tree, estimate(tree, epsilons=[0.2] * 3, methods=list(mix), max_size=12,
-                                          seed=(5, k + 1)))["emd"].sum()) for k, mix in enumerate(candidates)]
+    totals = [
+        int(
+            evaluate(tree, estimate(tree, epsilons=[0.2] * 3, methods=list(mix), max_size=12, seed=(5, k + 1)))[
+                "emd"
+            ].sum()
+        )
+        for k, mix in enumerate(candidates)
+    ]
     assert len(set(totals)) == 3
     assert chosen.selection["chosen"] == int(np.argmin(totals))
 

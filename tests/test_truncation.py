@@ -28,9 +28,9 @@ from cocoviz.truncation import (
 def neighbours(sizes: list[int]):
     """Every dataset one person away: a person added to, or removed from, one group (G is public)."""
     for i, s in enumerate(sizes):
-        yield sizes[:i] + [s + 1] + sizes[i + 1:]
+        yield sizes[:i] + [s + 1] + sizes[i + 1 :]
         if s > 0:
-            yield sizes[:i] + [s - 1] + sizes[i + 1:]
+            yield sizes[:i] + [s - 1] + sizes[i + 1 :]
 
 
 def runs(sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -54,16 +54,21 @@ def test_brute_forced_sensitivities_equal_the_declared_ones(sizes):
         worst["at_most"] = max(worst["at_most"], max(at_most))
         for name, query in (("Hc", query_hc), ("Hg", query_hg), ("naive", query_naive)):
             worst[name] = max(worst[name], int(np.abs(query(*changed, k) - query(*base, k)).sum()))
-    assert worst == {"max": 1, "at_most": 1, "Hc": METHODS["Hc"].sensitivity, "Hg": METHODS["Hg"].sensitivity,
-                     "naive": METHODS["naive"].sensitivity}
+    assert worst == {
+        "max": 1,
+        "at_most": 1,
+        "Hc": METHODS["Hc"].sensitivity,
+        "Hg": METHODS["Hg"].sensitivity,
+        "naive": METHODS["naive"].sensitivity,
+    }
 
 
 def test_toy_examples():
     # Noisy max with ε_K = 1, β = 0.01 and an injected noise of -2: K̂ = 4 - 2 + ⌈ln 100⌉ = 7.
     assert noisy_max_offset(1.0, 0.01) == 5
     assert noisy_max_bound(4, epsilon=1.0, beta=0.01, ceiling=100, noise=-2) == 7
-    assert noisy_max_bound(4, epsilon=1.0, beta=0.01, ceiling=6, noise=-2) == 6          # the public ceiling
-    assert noisy_max_bound(0, epsilon=1.0, beta=0.5, ceiling=6, noise=-9) == 1           # at least 1
+    assert noisy_max_bound(4, epsilon=1.0, beta=0.01, ceiling=6, noise=-2) == 6  # the public ceiling
+    assert noisy_max_bound(0, epsilon=1.0, beta=0.5, ceiling=6, noise=-9) == 1  # at least 1
     assert svt_grid(100_000)[-3:].tolist() == [32_768, 65_536, 100_000]
     # Toy root H = [0, 2, 1, 0, 1]: P(1..4) = 2, 4, 4, 8 from a release, at no ε.
     groups = pd.DataFrame({"region": list("abab"), "size": [4, 2, 1, 1]})
@@ -78,24 +83,31 @@ def test_toy_examples():
 def wide_tree(seed: int = 4) -> Hierarchy:
     rng = np.random.default_rng(seed)
     rows = [(s, f"{s}{c}", int(size)) for s in "pqr" for c in range(4) for size in rng.geometric(0.3, 40)]
-    return Hierarchy.from_groups(pd.DataFrame(rows, columns=["state", "county", "size"]), size="size",
-                                 levels=["state", "county"])
+    return Hierarchy.from_groups(
+        pd.DataFrame(rows, columns=["state", "county", "size"]), size="size", levels=["state", "county"]
+    )
 
 
 @pytest.mark.parametrize("k_select", ["noisy-max", "noisy-max-per-node", "svt"])
 @pytest.mark.parametrize("consistency", ["top-down", "none", "bottom-up"])
 def test_budget_is_the_plan_cost_with_epsilon_k(k_select, consistency):
     tree = wide_tree()
-    opts = dict(epsilons=[0.5, 0.25, 1.0], methods=["Hc", "Hg", "Hc"], max_size=500, consistency=consistency,
-                k_select=k_select, k_epsilon=0.1)
+    opts = dict(
+        epsilons=[0.5, 0.25, 1.0],
+        methods=["Hc", "Hg", "Hc"],
+        max_size=500,
+        consistency=consistency,
+        k_select=k_select,
+        k_epsilon=0.1,
+    )
     plan = Plan.build(tree, **opts)
     release = estimate(tree, seed=1, **opts)
     assert release.budget.charges == plan.cost().charges
     k_levels = [2] if consistency == "bottom-up" else [0, 2]
     level_eps = {0: 0.5, 1: 0.25, 2: 1.0} if consistency != "bottom-up" else {2: 1.75}
-    if k_select == "noisy-max-per-node":   # ε_K once per level that needs K, by parallel composition
+    if k_select == "noisy-max-per-node":  # ε_K once per level that needs K, by parallel composition
         want = {lvl: e + (0.1 if lvl in k_levels else 0) for lvl, e in level_eps.items()}
-    else:                                   # one K̂ measured at the root
+    else:  # one K̂ measured at the root
         want = {**level_eps, 0: level_eps.get(0, 0) + 0.1}
     assert release.budget.per_level() == pytest.approx(want)
     assert release.budget.total == pytest.approx(sum(want.values()))
@@ -112,7 +124,7 @@ def test_noisy_max_cuts_cells_and_rarely_truncates():
     private = estimate(tree, seed=2, k_select="noisy-max-per-node", k_epsilon=0.5, **opts)
     ev = evaluate(tree, private)
     assert (ev["truncation"] == 0).all()
-    assert ev["bound"].max() < 100                         # K̂ ≈ max + ⌈ln(10^6)/0.5⌉ = max + 28
+    assert ev["bound"].max() < 100  # K̂ ≈ max + ⌈ln(10^6)/0.5⌉ = max + 28
     assert (ev["bound"] >= ev["bound"].where(ev["truncation"] > 0, 0)).all()
 
 
@@ -132,16 +144,18 @@ def test_secure_noisy_max_never_reads_the_private_maximum(monkeypatch):
     tree = wide_tree()
     monkeypatch.setattr(Hierarchy, "max_size", property(lambda self: pytest.fail("read the private maximum")))
     for k_select in ("noisy-max", "noisy-max-per-node", "svt"):
-        release = estimate(tree, epsilons=[1.0] * 3, methods=["Hc"] * 3, max_size=1000, k_select=k_select,
-                           k_epsilon=0.5, secure=True)
+        release = estimate(
+            tree, epsilons=[1.0] * 3, methods=["Hc"] * 3, max_size=1000, k_select=k_select, k_epsilon=0.5, secure=True
+        )
         assert release.is_consistent()
 
 
 def test_truncation_is_counted_not_refused():
     tree = wide_tree()
     # SVT with a small ε_K stops early and truncates (Wu's method, kept for teaching).
-    release = estimate(tree, epsilons=[1.0] * 3, methods=["Hc"] * 3, max_size=1000, k_select="svt",
-                       k_epsilon=0.05, seed=0)
+    release = estimate(
+        tree, epsilons=[1.0] * 3, methods=["Hc"] * 3, max_size=1000, k_select="svt", k_epsilon=0.05, seed=0
+    )
     ev = evaluate(tree, release)
     for row in ev.itertuples():
         path = () if row.node == "(root)" else tuple(row.node.split("/"))
@@ -158,8 +172,7 @@ def test_bound_from_an_hg_release():
 # ------------------------------------------------------------------ empirical privacy on neighbouring data
 def sample_bounds(tree, k_select: str, eps_k: float, seeds: range, scale_factor: float = 1.0) -> np.ndarray:
     """K̂ of the root over many seeds, through the engine's own choose_bounds."""
-    plan = Plan.build(tree, epsilons=[1.0], methods=["Hc"], max_size=64, k_select=k_select, k_epsilon=eps_k,
-                      k_beta=0.2)
+    plan = Plan.build(tree, epsilons=[1.0], methods=["Hc"], max_size=64, k_select=k_select, k_epsilon=eps_k, k_beta=0.2)
     out = []
     for seed in seeds:
         sampler = open_sampler(seed)
@@ -180,24 +193,29 @@ def worst_log_ratio(a: np.ndarray, b: np.ndarray, min_count: int = 400) -> float
     return max(ratios)
 
 
-@pytest.mark.parametrize("k_select, eps_k, bound", [
-    ("noisy-max", 0.7, 0.7),
-    # AboveThreshold is charged ε_K, but against the public threshold G one person moves one query by
-    # at most 1, so on neighbours its law moves by at most e^(ε_K/4) (query noise 4/ε_K): the check
-    # uses that tighter bound, which a noise scale 0.4 times too small breaks.
-    ("svt", 1.2, 1.2 / 4),
-])
+@pytest.mark.parametrize(
+    "k_select, eps_k, bound",
+    [
+        ("noisy-max", 0.7, 0.7),
+        # AboveThreshold is charged ε_K, but against the public threshold G one person moves one query by
+        # at most 1, so on neighbours its law moves by at most e^(ε_K/4) (query noise 4/ε_K): the check
+        # uses that tighter bound, which a noise scale 0.4 times too small breaks.
+        ("svt", 1.2, 1.2 / 4),
+    ],
+)
 def test_empirical_privacy_on_neighbouring_toy_data(k_select, eps_k, bound):
     """One person added to the largest group: the law of K̂ moves by at most e^bound; at 0.4 times the
     noise scale (a wrong mechanism) the same check fails."""
     one = Hierarchy.from_groups(pd.DataFrame({"size": [4, 2, 1, 1]}), size="size", levels=[])
     other = Hierarchy.from_groups(pd.DataFrame({"size": [5, 2, 1, 1]}), size="size", levels=[])
     n, tolerance = 15_000, 0.1
-    right = worst_log_ratio(sample_bounds(one, k_select, eps_k, range(n)),
-                            sample_bounds(other, k_select, eps_k, range(n, 2 * n)))
+    right = worst_log_ratio(
+        sample_bounds(one, k_select, eps_k, range(n)), sample_bounds(other, k_select, eps_k, range(n, 2 * n))
+    )
     assert right <= bound + tolerance
-    wrong = worst_log_ratio(sample_bounds(one, k_select, eps_k, range(n), 0.4),
-                            sample_bounds(other, k_select, eps_k, range(n, 2 * n), 0.4))
+    wrong = worst_log_ratio(
+        sample_bounds(one, k_select, eps_k, range(n), 0.4), sample_bounds(other, k_select, eps_k, range(n, 2 * n), 0.4)
+    )
     assert wrong > bound + tolerance, (right, wrong)
 
 
@@ -206,11 +224,13 @@ def test_k_select_parameters_are_checked():
 
     tree = wide_tree()
     opts = dict(epsilons=[1.0] * 3, methods=["Hc"] * 3)
-    for bad, problem in [(dict(k_select="guess"), "k_select must be one of"),
-                         (dict(k_select="noisy-max"), "give its budget k_epsilon"),
-                         (dict(k_epsilon=0.5), "with a private k_select"),
-                         (dict(k_select="svt", k_epsilon=0.0), "k_epsilon"),
-                         (dict(k_select="noisy-max", k_epsilon=0.5, k_beta=1.5), "k_beta")]:
+    for bad, problem in [
+        (dict(k_select="guess"), "k_select must be one of"),
+        (dict(k_select="noisy-max"), "give its budget k_epsilon"),
+        (dict(k_epsilon=0.5), "with a private k_select"),
+        (dict(k_select="svt", k_epsilon=0.0), "k_epsilon"),
+        (dict(k_select="noisy-max", k_epsilon=0.5, k_beta=1.5), "k_beta"),
+    ]:
         with pytest.raises(ParameterError, match=problem):
             Plan.build(tree, **opts, **bad)
     assert list(itertools.islice(neighbours([1, 0]), 3)) == [[2, 0], [0, 0], [1, 1]]

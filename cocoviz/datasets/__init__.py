@@ -56,8 +56,24 @@ from cocoviz.datasets.taxi import generate_taxi
 from cocoviz.datasets.toy import toy_groups, toy_persons
 
 __all__ = [
-    "DATA_DIR", "DEFAULT_DATASET", "BUNDLE_SEED", "PAPER_FIGURES", "PAPER_MAX_SIZE", "Dataset",
-    "dataset_names", "dataset", "load_dataset", "generate", "generate_housing", "generate_race",
-    "generate_taxi", "dataset_card", "card_markdown", "summary_line", "toy_persons", "toy_groups", "write_bundle",
+    "DATA_DIR",
+    "DEFAULT_DATASET",
+    "BUNDLE_SEED",
+    "PAPER_FIGURES",
+    "PAPER_MAX_SIZE",
+    "Dataset",
+    "dataset_names",
+    "dataset",
+    "load_dataset",
+    "generate",
+    "generate_housing",
+    "generate_race",
+    "generate_taxi",
+    "dataset_card",
+    "card_markdown",
+    "summary_line",
+    "toy_persons",
+    "toy_groups",
+    "write_bundle",
     "full_scale_figures",
 ]

@@ -31,8 +31,13 @@ __all__ = ["dataset_card", "summary_line", "card_markdown", "full_scale_figures"
 
 def _figures(tree: Hierarchy) -> dict:
     s = tree.summary()
-    return {"groups": s["groups"], "persons": s["persons"], "distinct_sizes": s["distinct_sizes"],
-            "max_size": s["max_size"], "nodes_per_level": s["nodes_per_level"]}
+    return {
+        "groups": s["groups"],
+        "persons": s["persons"],
+        "distinct_sizes": s["distinct_sizes"],
+        "max_size": s["max_size"],
+        "nodes_per_level": s["nodes_per_level"],
+    }
 
 
 def dataset_card(name: str, *, data_dir: str | Path | None = None) -> dict:
@@ -57,14 +62,21 @@ def dataset_card(name: str, *, data_dir: str | Path | None = None) -> dict:
         g, p, d = PAPER_FIGURES[spec.paper]
         paper = {"groups": g, "persons": p, "distinct_sizes": d}
     card = {
-        "name": spec.name, "title": spec.title,
+        "name": spec.name,
+        "title": spec.title,
         "description": f"{spec.title}: imitates {spec.imitates}.",
-        "imitates": spec.imitates, "recipe": spec.recipe, "root": spec.root,
-        "levels": list(spec.levels), "level_names": [spec.root, *spec.levels],
+        "imitates": spec.imitates,
+        "recipe": spec.recipe,
+        "root": spec.root,
+        "levels": list(spec.levels),
+        "level_names": [spec.root, *spec.levels],
         **_figures(tree),
-        "scale": spec.bundle_scale, "seed": None if spec.bundle_scale is None else BUNDLE_SEED,
-        "file": f"data/{spec.filename}", "form": "persons" if spec.name == "toy" else "counts",
-        "public_max_size": spec.public_max_size, "paper": paper,
+        "scale": spec.bundle_scale,
+        "seed": None if spec.bundle_scale is None else BUNDLE_SEED,
+        "file": f"data/{spec.filename}",
+        "form": "persons" if spec.name == "toy" else "counts",
+        "public_max_size": spec.public_max_size,
+        "paper": paper,
     }
     return card
 
@@ -73,8 +85,9 @@ def summary_line(tree: Hierarchy, paper: str | None = None, scale: float | None 
     """Groups, persons and distinct sizes of ``tree``, against the paper's figures at ``scale``."""
     s = tree.summary()
     parts = []
-    for i, (key, label) in enumerate((("groups", "groups"), ("persons", "persons"),
-                                      ("distinct_sizes", "distinct sizes"))):
+    for i, (key, label) in enumerate(
+        (("groups", "groups"), ("persons", "persons"), ("distinct_sizes", "distinct sizes"))
+    ):
         text = f"{label} {s[key]:,}"
         if paper is not None and scale is not None:
             target = PAPER_FIGURES[paper][i] * (scale if i < 2 else 1.0)
@@ -101,8 +114,10 @@ def card_markdown(name: str, *, data_dir: str | Path | None = None) -> str:
     ]
     if c["paper"] is not None:
         p = c["paper"]
-        lines.append(f"- **Paper (scale 1.0, national)**: {p['groups']:,} groups, {p['persons']:,} persons, "
-                     f"{p['distinct_sizes']:,} distinct sizes.")
+        lines.append(
+            f"- **Paper (scale 1.0, national)**: {p['groups']:,} groups, {p['persons']:,} persons, "
+            f"{p['distinct_sizes']:,} distinct sizes."
+        )
     return "\n".join(lines)
 
 
@@ -139,29 +154,42 @@ def _bytes(n: int) -> str:
 
 
 def _bundle_table(rows: list[tuple[str, Hierarchy, Dataset, int]]) -> str:
-    out = ["| dataset | root / levels | nodes per level | groups | persons | distinct sizes | scale | file |",
-           "|---|---|---|---:|---:|---:|---:|---|"]
+    out = [
+        "| dataset | root / levels | nodes per level | groups | persons | distinct sizes | scale | file |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
     for name, tree, spec, size in rows:
         s = tree.summary()
-        out.append(f"| `{name}` | {' / '.join([spec.root, *spec.levels])} | "
-                   f"{' / '.join(f'{n:,}' for n in s['nodes_per_level'])} | {s['groups']:,} | {s['persons']:,} | "
-                   f"{s['distinct_sizes']:,} | {'—' if spec.bundle_scale is None else f'{spec.bundle_scale:g}'} | "
-                   f"`{spec.filename}` ({_bytes(size)}) |")
+        out.append(
+            f"| `{name}` | {' / '.join([spec.root, *spec.levels])} | "
+            f"{' / '.join(f'{n:,}' for n in s['nodes_per_level'])} | {s['groups']:,} | {s['persons']:,} | "
+            f"{s['distinct_sizes']:,} | {'—' if spec.bundle_scale is None else f'{spec.bundle_scale:g}'} | "
+            f"`{spec.filename}` ({_bytes(size)}) |"
+        )
     return "\n".join(out)
 
 
 def full_scale_figures(seed: int = 0) -> list[dict]:
     """Groups, persons and distinct sizes of every paper dataset at scale 1.0, against the paper's."""
     out = []
-    for key, make in (("housing", lambda: generate_housing(1.0, seed)),
-                      ("white", lambda: generate_race("white", 1.0, seed)),
-                      ("hawaiian", lambda: generate_race("hawaiian", 1.0, seed)),
-                      ("taxi", lambda: generate_taxi(1.0, seed))):
+    for key, make in (
+        ("housing", lambda: generate_housing(1.0, seed)),
+        ("white", lambda: generate_race("white", 1.0, seed)),
+        ("hawaiian", lambda: generate_race("hawaiian", 1.0, seed)),
+        ("taxi", lambda: generate_taxi(1.0, seed)),
+    ):
         table = make()
         sizes, counts = table["size"].to_numpy(), table["count"].to_numpy()
         got = (int(counts.sum()), int(np.dot(sizes, counts)), int(np.unique(sizes).size))
-        out.append({"dataset": key, "seed": seed, "ours": got, "paper": PAPER_FIGURES[key],
-                    "relative": tuple(g / p - 1 for g, p in zip(got, PAPER_FIGURES[key]))})
+        out.append(
+            {
+                "dataset": key,
+                "seed": seed,
+                "ours": got,
+                "paper": PAPER_FIGURES[key],
+                "relative": tuple(g / p - 1 for g, p in zip(got, PAPER_FIGURES[key])),
+            }
+        )
     return out
 
 
@@ -205,13 +233,15 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
         rows.append((spec.name, spec.build(table), spec, size))
     _load_cached.cache_clear()
     parts = [_README_HEAD, "## The bundled files\n", _bundle_table(rows), ""]
-    parts.append(f"The dashboard opens `{DEFAULT_DATASET}`. Each bundled file was generated with seed "
-                 f"{BUNDLE_SEED}.\n")
+    parts.append(f"The dashboard opens `{DEFAULT_DATASET}`. Each bundled file was generated with seed {BUNDLE_SEED}.\n")
     if full_scale:
-        parts += ["## Scale 1.0 against the paper\n",
-                  "Generated at `scale=1.0, seed=0` by the same code (also printed by "
-                  "`python benchmarks/datasets_scale.py`); the paper's figures in brackets.\n",
-                  _full_scale_table(full_scale_figures()), ""]
+        parts += [
+            "## Scale 1.0 against the paper\n",
+            "Generated at `scale=1.0, seed=0` by the same code (also printed by "
+            "`python benchmarks/datasets_scale.py`); the paper's figures in brackets.\n",
+            _full_scale_table(full_scale_figures()),
+            "",
+        ]
     parts.append("## Data cards\n")
     parts += [card_markdown(spec.name, data_dir=folder) + "\n" for spec in _DATASETS]
     readme = folder / "README.md"

@@ -132,6 +132,8 @@ def _states_frame(per_state: Callable[[int, State], Runs], only_states: Sequence
         county, sizes, counts = per_state(k, state)
         names = np.array(state.counties, dtype=object)
         parts.append((np.full(len(sizes), state.postal, dtype=object), names[county], sizes, counts))
-    return _counts_frame({"state": np.concatenate([p[0] for p in parts]),
-                          "county": np.concatenate([p[1] for p in parts])},
-                         np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
+    return _counts_frame(
+        {"state": np.concatenate([p[0] for p in parts]), "county": np.concatenate([p[1] for p in parts])},
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]),
+    )

@@ -106,7 +106,7 @@ def _housing_state(k: int, state: State, scale: float, seed: int) -> Runs:
     # Households of sizes 1..7: county totals first, then sizes within each county
     # (the same law as assigning each household to a county in proportion to its size).
     per_county = _split_at_least_one(rng, base, w)
-    by_size = rng.multinomial(per_county, p)                        # counties x 7
+    by_size = rng.multinomial(per_county, p)  # counties x 7
     # The tail past 7 keeps the state's 7/6 ratio between neighbouring sizes.
     ratio = p[6] / p[5]
     tail, n = [], int(by_size[:, 6].sum())
@@ -121,16 +121,17 @@ def _housing_state(k: int, state: State, scale: float, seed: int) -> Runs:
     out_sizes = rng.integers(1, _OUTLIER_MAX + 1, n_out)
     out_county = rng.choice(n_counties, n_out, p=w)
 
-    county = np.concatenate([np.repeat(np.arange(n_counties), 7),
-                             np.tile(np.arange(n_counties), len(tail)), out_county])
-    sizes = np.concatenate([np.tile(np.arange(1, 8), n_counties),
-                            np.repeat(np.arange(8, 8 + len(tail)), n_counties), out_sizes])
+    county = np.concatenate(
+        [np.repeat(np.arange(n_counties), 7), np.tile(np.arange(n_counties), len(tail)), out_county]
+    )
+    sizes = np.concatenate(
+        [np.tile(np.arange(1, 8), n_counties), np.repeat(np.arange(8, 8 + len(tail)), n_counties), out_sizes]
+    )
     counts = np.concatenate([by_size.ravel(), tail_by_county.ravel(), np.ones(n_out, np.int64)])
     return _aggregate(county, sizes, counts)
 
 
-def generate_housing(scale: float = 1.0, seed: int = 0, *, only_states: Sequence[str] | None = None
-                     ) -> pd.DataFrame:
+def generate_housing(scale: float = 1.0, seed: int = 0, *, only_states: Sequence[str] | None = None) -> pd.DataFrame:
     """Partially synthetic housing: households by state and county, per-leaf counts.
 
     The paper's recipe (§6.1), per state: household sizes 1–7 from the

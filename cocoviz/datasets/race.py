@@ -74,12 +74,12 @@ def recipe(race: str) -> str:
 def _block_plan() -> tuple[np.ndarray, np.ndarray]:
     """Per state: share of the blocks, and log-mean of persons per populated block."""
     pops = np.array([s.population for s in states()], float)
-    share = pops ** _BLOCK_EXPONENT
+    share = pops**_BLOCK_EXPONENT
     share /= share.sum()
     populated = _BLOCKS * share * (1 - _EMPTY_BLOCK_SHARE)
     # E[1 + floor(X)] ~ 0.5 + E[X] for a lognormal X: solve its mu for the state's persons.
     mean = pops / populated
-    mu = np.log(mean - 0.5) - _BLOCK_SIGMA ** 2 / 2
+    mu = np.log(mean - 0.5) - _BLOCK_SIGMA**2 / 2
     return share, mu
 
 
@@ -109,8 +109,9 @@ def _race_state(k: int, state: State, scale: float, seed: int, race: str) -> Run
     return _aggregate(county, rng.binomial(persons, share))
 
 
-def generate_race(race: str, scale: float = 1.0, seed: int = 0, *,
-                  only_states: Sequence[str] | None = None) -> pd.DataFrame:
+def generate_race(
+    race: str, scale: float = 1.0, seed: int = 0, *, only_states: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Persons of one race per census block, by state and county, per-leaf counts.
 
     Every block is a group (size 0 allowed).  Blocks are spread over states

@@ -14,8 +14,16 @@ from cocoviz.datasets.geography import WEST_COAST
 from cocoviz.errors import ParameterError
 from cocoviz.hierarchy import Hierarchy
 
-__all__ = ["DATA_DIR", "DEFAULT_DATASET", "BUNDLE_SEED", "Dataset", "dataset_names", "dataset", "generate",
-           "load_dataset"]
+__all__ = [
+    "DATA_DIR",
+    "DEFAULT_DATASET",
+    "BUNDLE_SEED",
+    "Dataset",
+    "dataset_names",
+    "dataset",
+    "generate",
+    "load_dataset",
+]
 
 #: Where the bundled files live (the repository's ``data/`` folder).
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -86,41 +94,95 @@ class Dataset:
         return Hierarchy.from_counts(table, size="size", count="count", levels=list(self.levels))
 
 
-_WEST = (" Cut to the West Coast, as in the paper's 3-level experiments: the Census Bureau's Pacific division "
-         "(Alaska, California, Hawaii, Oregon, Washington).")
+_WEST = (
+    " Cut to the West Coast, as in the paper's 3-level experiments: the Census Bureau's Pacific division "
+    "(Alaska, California, Hawaii, Oregon, Washington)."
+)
 _STATE_LEVELS = ("state", "county")
 # Per race: title, the paper's dataset it imitates, and how that one looks.
-_RACES = {"white": ("White persons per census block", "White race distribution",
-                    "dense, sizes from 0 to a few thousand"),
-          "hawaiian": ("Native Hawaiian and Pacific Islander persons per census block", "Hawaiian race distribution",
-                       "sparse, most blocks 0, concentrated in Hawaii")}
+_RACES = {
+    "white": ("White persons per census block", "White race distribution", "dense, sizes from 0 to a few thousand"),
+    "hawaiian": (
+        "Native Hawaiian and Pacific Islander persons per census block",
+        "Hawaiian race distribution",
+        "sparse, most blocks 0, concentrated in Hawaii",
+    ),
+}
 
 
 def _race_datasets(key: str) -> tuple[Dataset, Dataset]:
     """The national and West Coast datasets of one race."""
     title, imitates, looks = _RACES[key]
-    return (Dataset(key, title, f"the paper's {imitates} (2010 SF1): {looks}", race.recipe(key), "national",
-                    _STATE_LEVELS, key, 0.09),
-            Dataset(f"{key}-west", f"{title}, West Coast",
-                    f"the paper's {imitates} as used in its 3-level experiments: West Coast / state / county",
-                    race.recipe(key) + _WEST, "West Coast", _STATE_LEVELS, key, 0.66, WEST_COAST))
+    return (
+        Dataset(
+            key,
+            title,
+            f"the paper's {imitates} (2010 SF1): {looks}",
+            race.recipe(key),
+            "national",
+            _STATE_LEVELS,
+            key,
+            0.09,
+        ),
+        Dataset(
+            f"{key}-west",
+            f"{title}, West Coast",
+            f"the paper's {imitates} as used in its 3-level experiments: West Coast / state / county",
+            race.recipe(key) + _WEST,
+            "West Coast",
+            _STATE_LEVELS,
+            key,
+            0.66,
+            WEST_COAST,
+        ),
+    )
 
 
 _DATASETS: tuple[Dataset, ...] = (
-    Dataset("toy", "The slides' toy example",
-            "the Persons table of the paper's slides (teaching example)",
-            toy.RECIPE, "everyone", ("region",), None, None, public_max_size=10),
-    Dataset("housing", "Partially synthetic housing",
-            "the paper's partially synthetic housing data (2010 Census SF1 household sizes with a heavy tail)",
-            housing.RECIPE, "national", _STATE_LEVELS, "housing", 0.004),
-    Dataset("housing-west", "Partially synthetic housing, West Coast",
-            "the paper's housing data as used in its 3-level experiments: West Coast / state / county",
-            housing.RECIPE + _WEST, "West Coast", _STATE_LEVELS, "housing", 0.028, WEST_COAST),
+    Dataset(
+        "toy",
+        "The slides' toy example",
+        "the Persons table of the paper's slides (teaching example)",
+        toy.RECIPE,
+        "everyone",
+        ("region",),
+        None,
+        None,
+        public_max_size=10,
+    ),
+    Dataset(
+        "housing",
+        "Partially synthetic housing",
+        "the paper's partially synthetic housing data (2010 Census SF1 household sizes with a heavy tail)",
+        housing.RECIPE,
+        "national",
+        _STATE_LEVELS,
+        "housing",
+        0.004,
+    ),
+    Dataset(
+        "housing-west",
+        "Partially synthetic housing, West Coast",
+        "the paper's housing data as used in its 3-level experiments: West Coast / state / county",
+        housing.RECIPE + _WEST,
+        "West Coast",
+        _STATE_LEVELS,
+        "housing",
+        0.028,
+        WEST_COAST,
+    ),
     *_race_datasets("white"),
     *_race_datasets("hawaiian"),
-    Dataset("taxi", "NYC taxi pickups per medallion and neighbourhood",
-            "the paper's 2013 NYC taxi data: Manhattan / upper, lower / 28 neighbourhoods",
-            taxi.RECIPE, "Manhattan", ("half", "neighbourhood"), "taxi", 1.0),
+    Dataset(
+        "taxi",
+        "NYC taxi pickups per medallion and neighbourhood",
+        "the paper's 2013 NYC taxi data: Manhattan / upper, lower / 28 neighbourhoods",
+        taxi.RECIPE,
+        "Manhattan",
+        ("half", "neighbourhood"),
+        "taxi",
+        1.0,
+    ),
 )
 _BY_NAME = {d.name: d for d in _DATASETS}
 
@@ -162,8 +224,9 @@ def generate(name: str, *, scale: float | None = None, seed: int = 0) -> pd.Data
     return spec.generate(spec.bundle_scale if scale is None else _check_scale(scale), _check_seed(seed))
 
 
-def load_dataset(name: str, *, scale: float | None = None, seed: int = 0,
-                 data_dir: str | Path | None = None) -> Hierarchy:
+def load_dataset(
+    name: str, *, scale: float | None = None, seed: int = 0, data_dir: str | Path | None = None
+) -> Hierarchy:
     """A dataset as a :class:`~cocoviz.hierarchy.Hierarchy`.
 
     Parameters

@@ -50,12 +50,13 @@ _AREA_PREFERENCE_SHAPE = 20.0
 #: How the taxi data is made, for its data card.
 RECIPE = (
     "13,237 medallions (2013) at scale 1. Pickups of a medallion in a neighbourhood are Poisson with mean "
-    "T * activity * share * preference: activity ~ Gamma(shape {a}) and area preference ~ Gamma(shape {b}), both "
+    f"T * activity * share * preference: activity ~ Gamma(shape {_ACTIVITY_SHAPE}) and area preference ~ "
+    f"Gamma(shape {_AREA_PREFERENCE_SHAPE}), both "
     "of mean 1; the neighbourhood's share of pickups is fixed (Midtown busiest, Inwood quietest, upper Manhattan "
     "small as for 2013 yellow cabs); T makes 131 million trips at scale 1. A group is a medallion in a "
     "neighbourhood where it had at least one pickup. Neighbourhoods are Manhattan's 28 residential NTAs, split "
     "into upper and lower Manhattan at 59th Street."
-).format(a=_ACTIVITY_SHAPE, b=_AREA_PREFERENCE_SHAPE)
+)
 
 
 def generate_taxi(scale: float = 1.0, seed: int = 0) -> pd.DataFrame:

@@ -27,11 +27,13 @@ def toy_persons() -> pd.DataFrame:
     >>> toy_persons().groupby("group").size().tolist()
     [4, 2, 1, 1]
     """
-    return pd.DataFrame({
-        "person": ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"],
-        "group": [1, 1, 1, 1, 2, 2, 3, 4],
-        "region": ["a", "a", "a", "a", "b", "b", "a", "b"],
-    })
+    return pd.DataFrame(
+        {
+            "person": ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Judy", "Nick"],
+            "group": [1, 1, 1, 1, 2, 2, 3, 4],
+            "region": ["a", "a", "a", "a", "b", "b", "a", "b"],
+        }
+    )
 
 
 def toy_groups() -> pd.DataFrame:

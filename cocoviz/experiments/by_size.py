@@ -31,8 +31,15 @@ class _SizeTask:
 
 def _size_task(task: _SizeTask, trees: Sequence[Hierarchy], keys: Sequence[str]) -> np.ndarray:
     tree = trees[task.data].keep_levels([])
-    release = estimate(tree, epsilons=[task.epsilon], methods=[task.method], p=task.p, max_size=task.max_size,
-                       consistency="none", seed=trial_seed(task.seed, task.trial))
+    release = estimate(
+        tree,
+        epsilons=[task.epsilon],
+        methods=[task.method],
+        p=task.p,
+        max_size=task.max_size,
+        consistency="none",
+        seed=trial_seed(task.seed, task.trial),
+    )
     return release_error_by_size(release, tree)
 
 
@@ -51,10 +58,19 @@ def _error_location(err: np.ndarray, h_true: np.ndarray) -> dict:
     return out
 
 
-def run_error_by_size(datasets: Sequence, *, methods: Sequence[str] = ("Hg", "Hc"), epsilon: float = 1.0,
-                      trials: int = 10, seed: int = 0, max_size: int | None = None, p: int | None = None,
-                      progress: Progress | None = None, workers: int | None = 1,
-                      loader: Loader | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_error_by_size(
+    datasets: Sequence,
+    *,
+    methods: Sequence[str] = ("Hg", "Hc"),
+    epsilon: float = 1.0,
+    trials: int = 10,
+    seed: int = 0,
+    max_size: int | None = None,
+    p: int | None = None,
+    progress: Progress | None = None,
+    workers: int | None = 1,
+    loader: Loader | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Error by size ``|Ĥc[s] − Hc[s]|`` at the root of each dataset (paper, Figure 1).
 
     Every trial estimates the root alone with the whole ``epsilon``.
@@ -74,8 +90,12 @@ def run_error_by_size(datasets: Sequence, *, methods: Sequence[str] = ("Hg", "Hc
     for m in methods:
         if m not in METHODS:
             raise ParameterError(f"unknown method {m!r}; methods are {tuple(METHODS)}")
-    tasks = [_SizeTask(d, m, float(epsilon), t, int(seed), max_size, p)
-             for d in range(len(trees)) for m in methods for t in range(int(trials))]
+    tasks = [
+        _SizeTask(d, m, float(epsilon), t, int(seed), max_size, p)
+        for d in range(len(trees))
+        for m in methods
+        for t in range(int(trials))
+    ]
     arrays = _execute(_size_task, tasks, trees, keys, workers, progress)
     curves, rows = [], []
     for d, tree in enumerate(trees):
@@ -89,11 +109,21 @@ def run_error_by_size(datasets: Sequence, *, methods: Sequence[str] = ("Hg", "Hc
             change[1:] = (first[1:] != first[:-1]) | (mean[1:] != mean[:-1])
             change[-1] = True
             sizes = np.flatnonzero(change)
-            curves.append(pd.DataFrame({"dataset": keys[d], "method": m, "size": sizes,
-                                        "error": first[sizes], "mean_error": mean[sizes]}))
+            curves.append(
+                pd.DataFrame(
+                    {"dataset": keys[d], "method": m, "size": sizes, "error": first[sizes], "mean_error": mean[sizes]}
+                )
+            )
             for t, e in enumerate(errs):
-                rows.append({"dataset": keys[d], "method": m, "epsilon": float(epsilon), "trial": t,
-                             **_error_location(e, h_true)})
+                rows.append(
+                    {
+                        "dataset": keys[d],
+                        "method": m,
+                        "epsilon": float(epsilon),
+                        "trial": t,
+                        **_error_location(e, h_true),
+                    }
+                )
     return pd.concat(curves, ignore_index=True), pd.DataFrame(rows)
 
 
@@ -107,4 +137,3 @@ def summarize_error_by_size(trials: pd.DataFrame) -> pd.DataFrame:
     out["trials"] = g.size()
     out = out.join(g[["group_p50_size", "group_p90_size", "group_max_size"]].first())
     return out.reset_index()
-

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from cocoviz.errors import ParameterError
 from cocoviz.datasets.geography import WEST_COAST  # the states of the paper's 3-level "West Coast" cut
+from cocoviz.errors import ParameterError
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import METHODS
 
@@ -56,8 +56,9 @@ def regional_cut(tree: Hierarchy, regions: Sequence[str]) -> Hierarchy:
             for i, level in enumerate(tree.levels):
                 part[level] = path[i]
             parts.append(part)
-    return Hierarchy.from_counts(pd.concat(parts, ignore_index=True), size="__size", count="__count",
-                                 levels=list(tree.levels))
+    return Hierarchy.from_counts(
+        pd.concat(parts, ignore_index=True), size="__size", count="__count", levels=list(tree.levels)
+    )
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,7 @@ class Data:
     def __post_init__(self):
         if self.regions is not None:
             object.__setattr__(self, "regions", tuple(str(r) for r in self.regions))
-        if self.depth is not None and (isinstance(self.depth, bool) or int(self.depth) != self.depth
-                                       or self.depth < 0):
+        if self.depth is not None and (isinstance(self.depth, bool) or int(self.depth) != self.depth or self.depth < 0):
             raise ParameterError(f"depth must be a whole number >= 0, got {self.depth!r}")
 
     @property
@@ -112,9 +112,10 @@ class Data:
             tree = regional_cut(tree, self.regions)
         if self.depth is not None:
             if self.depth > tree.depth:
-                raise ParameterError(f"dataset {self.key!r} has {tree.depth} level(s) below the root, "
-                                 f"cannot keep {self.depth}")
-            tree = tree.keep_levels(list(tree.levels[:self.depth]))
+                raise ParameterError(
+                    f"dataset {self.key!r} has {tree.depth} level(s) below the root, cannot keep {self.depth}"
+                )
+            tree = tree.keep_levels(list(tree.levels[: self.depth]))
         if use_cache:
             if len(_TREE_CACHE) >= _TREE_CACHE_SIZE:
                 _TREE_CACHE.pop(next(iter(_TREE_CACHE)))
@@ -163,7 +164,8 @@ def _methods_for(mix: tuple[str, ...], n_levels: int, dataset: str) -> tuple[str
     if len(mix) == 1:
         return mix * n_levels
     if len(mix) != n_levels:
-        raise ParameterError(f"mix {mix_label(mix)} has {len(mix)} methods but dataset {dataset!r} has "
-                         f"{n_levels} levels (the root and {n_levels - 1} below it)")
+        raise ParameterError(
+            f"mix {mix_label(mix)} has {len(mix)} methods but dataset {dataset!r} has "
+            f"{n_levels} levels (the root and {n_levels - 1} below it)"
+        )
     return mix
-

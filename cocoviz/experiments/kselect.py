@@ -37,8 +37,16 @@ def _options(choice: str, ceiling: int, true_max: int, k_epsilon: float) -> dict
     return {"max_size": ceiling, "k_select": choice, "k_epsilon": k_epsilon}
 
 
-def run_kselect(tree, *, epsilons, trials: int, seed: int, ceiling: int = DEFAULT_MAX_SIZE,
-                k_epsilon: float = DEFAULT_K_EPSILON, dataset: str = "data") -> pd.DataFrame:
+def run_kselect(
+    tree,
+    *,
+    epsilons,
+    trials: int,
+    seed: int,
+    ceiling: int = DEFAULT_MAX_SIZE,
+    k_epsilon: float = DEFAULT_K_EPSILON,
+    dataset: str = "data",
+) -> pd.DataFrame:
     """One row per (K choice, ε, trial) at the root of ``tree``: emd, truncation, K, cells, seconds.
 
     Every choice draws trial ``t``'s noise from the seed ``(seed, t)``, so the comparison is paired.
@@ -53,10 +61,21 @@ def run_kselect(tree, *, epsilons, trials: int, seed: int, ceiling: int = DEFAUL
                 release = estimate(root, epsilons=[eps], methods=["Hc"], seed=(seed, trial), **options)
                 seconds = time.perf_counter() - start
                 ev = evaluate(root, release).iloc[0]
-                rows.append({"dataset": dataset, "k_choice": choice, "epsilon": eps, "trial": trial,
-                             "emd": int(ev["emd"]), "truncation": int(ev["truncation"]), "K": int(ev["bound"]),
-                             "true_max": root.max_size, "cells": int(ev["bound"]), "seconds": seconds,
-                             "total_epsilon": release.budget.total})
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "k_choice": choice,
+                        "epsilon": eps,
+                        "trial": trial,
+                        "emd": int(ev["emd"]),
+                        "truncation": int(ev["truncation"]),
+                        "K": int(ev["bound"]),
+                        "true_max": root.max_size,
+                        "cells": int(ev["bound"]),
+                        "seconds": seconds,
+                        "total_epsilon": release.budget.total,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -69,12 +88,26 @@ def summarize_kselect(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (dataset, choice, eps), part in frame.groupby(["dataset", "k_choice", "epsilon"], sort=False):
         emd_lo, emd_hi = band(part["emd"])
-        rows.append({"dataset": dataset, "k_choice": choice, "epsilon": eps, "trials": len(part),
-                     "mean_emd": part["emd"].mean(), "emd_p5": emd_lo, "emd_p95": emd_hi,
-                     "mean_K": part["K"].mean(), "K_p5": band(part["K"])[0], "K_p95": band(part["K"])[1],
-                     "true_max": int(part["true_max"].iloc[0]), "truncated_share": (part["truncation"] > 0).mean(),
-                     "mean_truncation": part["truncation"].mean(), "mean_cells": part["cells"].mean(),
-                     "median_seconds": part["seconds"].median(), "total_epsilon": part["total_epsilon"].iloc[0]})
+        rows.append(
+            {
+                "dataset": dataset,
+                "k_choice": choice,
+                "epsilon": eps,
+                "trials": len(part),
+                "mean_emd": part["emd"].mean(),
+                "emd_p5": emd_lo,
+                "emd_p95": emd_hi,
+                "mean_K": part["K"].mean(),
+                "K_p5": band(part["K"])[0],
+                "K_p95": band(part["K"])[1],
+                "true_max": int(part["true_max"].iloc[0]),
+                "truncated_share": (part["truncation"] > 0).mean(),
+                "mean_truncation": part["truncation"].mean(),
+                "mean_cells": part["cells"].mean(),
+                "median_seconds": part["seconds"].median(),
+                "total_epsilon": part["total_epsilon"].iloc[0],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -86,13 +119,35 @@ def _figures(summary: pd.DataFrame) -> dict[str, object]:
     for dataset, part in summary.groupby("dataset", sort=False):
         fig = make_subplots(rows=1, cols=2, subplot_titles=("root emd (mean, 5–95% band)", "noise cells (K)"))
         for choice, series in part.groupby("k_choice", sort=False):
-            fig.add_trace(go.Scatter(x=series["epsilon"], y=series["mean_emd"], name=choice, legendgroup=choice,
-                                     error_y=dict(type="data", symmetric=False,
-                                                  array=series["emd_p95"] - series["mean_emd"],
-                                                  arrayminus=series["mean_emd"] - series["emd_p5"]),
-                                     mode="lines+markers"), row=1, col=1)
-            fig.add_trace(go.Scatter(x=series["epsilon"], y=series["mean_cells"], name=choice, legendgroup=choice,
-                                     showlegend=False, mode="lines+markers"), row=1, col=2)
+            fig.add_trace(
+                go.Scatter(
+                    x=series["epsilon"],
+                    y=series["mean_emd"],
+                    name=choice,
+                    legendgroup=choice,
+                    error_y=dict(
+                        type="data",
+                        symmetric=False,
+                        array=series["emd_p95"] - series["mean_emd"],
+                        arrayminus=series["mean_emd"] - series["emd_p5"],
+                    ),
+                    mode="lines+markers",
+                ),
+                row=1,
+                col=1,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=series["epsilon"],
+                    y=series["mean_cells"],
+                    name=choice,
+                    legendgroup=choice,
+                    showlegend=False,
+                    mode="lines+markers",
+                ),
+                row=1,
+                col=2,
+            )
         fig.update_xaxes(type="log", title_text="ε of the release (ε_K on top for private K)")
         fig.update_yaxes(type="log")
         fig.update_layout(title=f"E1: how K is chosen — {dataset}", height=450)
@@ -106,26 +161,40 @@ def _kselect(exp: Experiment, run: RunOptions) -> ExperimentResult:
     frames = []
     for name in config["datasets"]:
         tree = run.root_data(name).load(run.loader)
-        frames.append(run_kselect(tree, epsilons=config["epsilons"], trials=run.trials, seed=run.seed,
-                                  ceiling=config["max_size"], dataset=name))
+        frames.append(
+            run_kselect(
+                tree,
+                epsilons=config["epsilons"],
+                trials=run.trials,
+                seed=run.seed,
+                ceiling=config["max_size"],
+                dataset=name,
+            )
+        )
     frame = pd.concat(frames, ignore_index=True)
     summary = summarize_kselect(frame)
     table = summary.assign(
-        emd=[f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in
-             zip(summary["mean_emd"], summary["emd_p5"], summary["emd_p95"])],
-        K=[f"{_num(m)} [{_num(lo)}, {_num(hi)}]" for m, lo, hi in
-           zip(summary["mean_K"], summary["K_p5"], summary["K_p95"])],
+        emd=[
+            f"{_num(m)} [{_num(lo)}, {_num(hi)}]"
+            for m, lo, hi in zip(summary["mean_emd"], summary["emd_p5"], summary["emd_p95"])
+        ],
+        K=[
+            f"{_num(m)} [{_num(lo)}, {_num(hi)}]"
+            for m, lo, hi in zip(summary["mean_K"], summary["K_p5"], summary["K_p95"])
+        ],
         truncated=[f"{s:.0%}" for s in summary["truncated_share"]],
         truncation=[_num(x) for x in summary["mean_truncation"]],
         seconds=[f"{s:.3f}" for s in summary["median_seconds"]],
         epsilon=[f"{e:g}" for e in summary["epsilon"]],
         total_epsilon=[f"{e:g}" for e in summary["total_epsilon"]],
-    )[["dataset", "k_choice", "epsilon", "total_epsilon", "emd", "K", "true_max", "truncated", "truncation",
-       "seconds"]]
-    md = "\n\n".join([
-        f"Root of each dataset, all-Hc, {run.trials} trials per cell; mean [5%, 95%] of the emd and of K; "
-        f"noise cells = K. Private choices spend ε_K = {DEFAULT_K_EPSILON:g} on top of ε (total_epsilon); "
-        "the oracle reads the true maximum (a yardstick, not a mechanism). 'truncated' is the share of "
-        "trials with K̂ below the largest group, 'truncation' the mean persons lost to K alone.",
-        markdown_table(table)])
+    )[["dataset", "k_choice", "epsilon", "total_epsilon", "emd", "K", "true_max", "truncated", "truncation", "seconds"]]
+    md = "\n\n".join(
+        [
+            f"Root of each dataset, all-Hc, {run.trials} trials per cell; mean [5%, 95%] of the emd and of K; "
+            f"noise cells = K. Private choices spend ε_K = {DEFAULT_K_EPSILON:g} on top of ε (total_epsilon); "
+            "the oracle reads the true maximum (a yardstick, not a mechanism). 'truncated' is the share of "
+            "trials with K̂ below the largest group, 'truncation' the mean persons lost to K alone.",
+            markdown_table(table),
+        ]
+    )
     return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, _figures(summary), md, config)

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Loader
+from cocoviz.experiments.kselect import _kselect
 from cocoviz.experiments.kuo_figures import _figure1, _figure4, _figure5, _figure6
 from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, Experiment
-from cocoviz.experiments.kselect import _kselect
 from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
@@ -18,29 +18,71 @@ from cocoviz.experiments.tao import E6
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
-    Experiment("table3", "Table 3: naive vs. Hc vs. Hg at the top level, ε = 1.0",
-               "Naive is orders of magnitude (billions) worse than Hc and Hg.", PAPER_DATASETS, (1.0,), _table3),
-    Experiment("figure4", "Figure 4: weighted vs. plain average merge, 2 levels",
-               "The weighted merge beats the plain average at the top level for every budget and mix, "
-               "modestly at the second level.", ("housing", "white", "hawaiian"), EPSILON_GRID, _figure4),
-    Experiment("figure5", "Figure 5: 2-level top-down consistency, method mixes",
-               "No mix dominates; Hc wins on dense data (white), Hg on sparse data with gaps (housing "
-               "nationally); the best mix is close to the omniscient D/ε.", ("housing", "white", "hawaiian"),
-               EPSILON_GRID, _figure5),
-    Experiment("figure6", "Figure 6: 3 levels with and without consistency",
-               "No method dominates; Hc-based estimation tends to be much better than Hg overall.",
-               PAPER_DATASETS, EPSILON_GRID, _figure6),
-    Experiment("table4", "Table 4: bottom-up vs. top-down Hc, total ε = 1.0",
-               "Bottom-up is worse at the upper levels and better at the leaves.", PAPER_DATASETS, (1.0,), _table4),
-    Experiment("figure1", "Figure 1: error by size, Hg and Hc",
-               "Hg's error sits at small sizes; Hc's is spread over the rest.", PAPER_DATASETS, (1.0,), _figure1),
-    Experiment("wu-e1", "E1 (Wu et al.): K public, by noisy max, by SVT or the true maximum, against ε",
-               "Noisy max lands within a few per cent of the true maximum and (almost) never truncates; SVT "
-               "stops early and truncates; a private K cuts Hc's noise cells by orders of magnitude.",
-               ("housing", "white", "hawaiian", "taxi"), (0.1, 0.25, 0.5, 1.0, 2.0), _kselect),
-    E6,
-]}
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in [
+        Experiment(
+            "table3",
+            "Table 3: naive vs. Hc vs. Hg at the top level, ε = 1.0",
+            "Naive is orders of magnitude (billions) worse than Hc and Hg.",
+            PAPER_DATASETS,
+            (1.0,),
+            _table3,
+        ),
+        Experiment(
+            "figure4",
+            "Figure 4: weighted vs. plain average merge, 2 levels",
+            "The weighted merge beats the plain average at the top level for every budget and mix, "
+            "modestly at the second level.",
+            ("housing", "white", "hawaiian"),
+            EPSILON_GRID,
+            _figure4,
+        ),
+        Experiment(
+            "figure5",
+            "Figure 5: 2-level top-down consistency, method mixes",
+            "No mix dominates; Hc wins on dense data (white), Hg on sparse data with gaps (housing "
+            "nationally); the best mix is close to the omniscient D/ε.",
+            ("housing", "white", "hawaiian"),
+            EPSILON_GRID,
+            _figure5,
+        ),
+        Experiment(
+            "figure6",
+            "Figure 6: 3 levels with and without consistency",
+            "No method dominates; Hc-based estimation tends to be much better than Hg overall.",
+            PAPER_DATASETS,
+            EPSILON_GRID,
+            _figure6,
+        ),
+        Experiment(
+            "table4",
+            "Table 4: bottom-up vs. top-down Hc, total ε = 1.0",
+            "Bottom-up is worse at the upper levels and better at the leaves.",
+            PAPER_DATASETS,
+            (1.0,),
+            _table4,
+        ),
+        Experiment(
+            "figure1",
+            "Figure 1: error by size, Hg and Hc",
+            "Hg's error sits at small sizes; Hc's is spread over the rest.",
+            PAPER_DATASETS,
+            (1.0,),
+            _figure1,
+        ),
+        Experiment(
+            "wu-e1",
+            "E1 (Wu et al.): K public, by noisy max, by SVT or the true maximum, against ε",
+            "Noisy max lands within a few per cent of the true maximum and (almost) never truncates; SVT "
+            "stops early and truncates; a private K cuts Hc's noise cells by orders of magnitude.",
+            ("housing", "white", "hawaiian", "taxi"),
+            (0.1, 0.25, 0.5, 1.0, 2.0),
+            _kselect,
+        ),
+        E6,
+    ]
+}
 
 
 def experiment_names() -> list[str]:
@@ -48,11 +90,23 @@ def experiment_names() -> list[str]:
     return list(EXPERIMENTS)
 
 
-def run_experiment(name: str, *, out: str | os.PathLike | None = None, scale: float | None = None,
-                   trials: int = 10, seed: int = 0, workers: int | None = 1, progress: Progress | None = None,
-                   datasets: Sequence[str] | None = None, epsilons: Sequence[float] | None = None,
-                   max_size: int | None = None, loader: Loader | None = None, data_seed: int = 0,
-                   whole_country: bool = False, png: bool | None = None) -> ExperimentResult:
+def run_experiment(
+    name: str,
+    *,
+    out: str | os.PathLike | None = None,
+    scale: float | None = None,
+    trials: int = 10,
+    seed: int = 0,
+    workers: int | None = 1,
+    progress: Progress | None = None,
+    datasets: Sequence[str] | None = None,
+    epsilons: Sequence[float] | None = None,
+    max_size: int | None = None,
+    loader: Loader | None = None,
+    data_seed: int = 0,
+    whole_country: bool = False,
+    png: bool | None = None,
+) -> ExperimentResult:
     """Run one named experiment and, with ``out``, write its files to ``<out>/<name>/``.
 
     Parameters
@@ -72,10 +126,19 @@ def run_experiment(name: str, *, out: str | os.PathLike | None = None, scale: fl
     if name not in EXPERIMENTS:
         raise ParameterError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
     start = time.perf_counter()
-    result = EXPERIMENTS[name].run(scale=scale, trials=trials, seed=seed, workers=workers, progress=progress,
-                                   datasets=datasets, epsilons=None if epsilons is None else tuple(epsilons),
-                                   max_size=max_size, loader=loader, data_seed=data_seed,
-                                   whole_country=whole_country)
+    result = EXPERIMENTS[name].run(
+        scale=scale,
+        trials=trials,
+        seed=seed,
+        workers=workers,
+        progress=progress,
+        datasets=datasets,
+        epsilons=None if epsilons is None else tuple(epsilons),
+        max_size=max_size,
+        loader=loader,
+        data_seed=data_seed,
+        whole_country=whole_country,
+    )
     result.seconds = time.perf_counter() - start
     result.config["workers"] = workers
     if out is not None:

@@ -15,80 +15,118 @@ from cocoviz.experiments.tables import _best_counts, _best_table, _label_levels,
 
 __all__: list[str] = []
 
+
 def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
-    frame = run.run_grid(config, [run.two_level_data(d) for d in config["datasets"]], mixes=TWO_LEVEL_MIXES,
-                         merges=["weighted", "average"])
+    frame = run.run_grid(
+        config,
+        [run.two_level_data(d) for d in config["datasets"]],
+        mixes=TWO_LEVEL_MIXES,
+        merges=["weighted", "average"],
+    )
     summary = summarize(frame)
     wins = _paired_wins(summary, "merge", "weighted", "average", ["dataset", "level", "level_name"])
     overall = _paired_wins(summary, "merge", "weighted", "average", ["level", "level_name"])
     index = ["dataset", "level", "level_name", "mix", "epsilon"]
     wide = summary.pivot_table(index=index, columns="merge", values="mean", aggfunc="first").reset_index()
     wide["average / weighted"] = wide["average"] / wide["weighted"]
-    ratio = wide.pivot_table(index=["dataset", "level", "level_name", "mix"], columns="epsilon",
-                             values="average / weighted", aggfunc="first")
+    ratio = wide.pivot_table(
+        index=["dataset", "level", "level_name", "mix"], columns="epsilon", values="average / weighted", aggfunc="first"
+    )
     ratio.columns = [f"ε={c:g}" for c in ratio.columns]
     ratio = ratio.reset_index()
     _label_levels(ratio, 1)
     for t in (wins, overall):
         _label_levels(t, 0)
-    md = "\n\n".join([
-        "Cells where the weighted merge had the lower mean emd than the plain average (a cell = one mix "
-        "and one ε), and the ratio average / weighted of the means (> 1: weighted is better):",
-        markdown_table(overall.rename(columns={"cells": "cells", "wins": "weighted better"})),
-        "By dataset:", markdown_table(wins.rename(columns={"wins": "weighted better"})),
-        "Ratio average / weighted of the mean emd per node, by mix and ε per level:", markdown_table(ratio)])
-    figures = _sweep_figures(summary, lambda s: s["mix"] + " " + s["merge"],
-                             "Figure 4: weighted vs. plain average merge")
-    return ExperimentResult(exp.name, {"trials": frame, "summary": summary, "ratios": wide},
-                            figures, md, config)
+    md = "\n\n".join(
+        [
+            "Cells where the weighted merge had the lower mean emd than the plain average (a cell = one mix "
+            "and one ε), and the ratio average / weighted of the means (> 1: weighted is better):",
+            markdown_table(overall.rename(columns={"cells": "cells", "wins": "weighted better"})),
+            "By dataset:",
+            markdown_table(wins.rename(columns={"wins": "weighted better"})),
+            "Ratio average / weighted of the mean emd per node, by mix and ε per level:",
+            markdown_table(ratio),
+        ]
+    )
+    figures = _sweep_figures(
+        summary, lambda s: s["mix"] + " " + s["merge"], "Figure 4: weighted vs. plain average merge"
+    )
+    return ExperimentResult(exp.name, {"trials": frame, "summary": summary, "ratios": wide}, figures, md, config)
+
 
 def _figure5(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
-    frame = run.run_grid(config, [run.two_level_data(d) for d in config["datasets"]], mixes=TWO_LEVEL_MIXES,
-                         merges=["weighted"])
+    frame = run.run_grid(
+        config, [run.two_level_data(d) for d in config["datasets"]], mixes=TWO_LEVEL_MIXES, merges=["weighted"]
+    )
     summary = summarize(frame)
     table = _best_table(summary, "mix", TWO_LEVEL_MIXES)
     counts = _best_counts(table, TWO_LEVEL_MIXES)
-    uniform = _paired_wins(summary[summary["mix"].isin(["Hc×Hc", "Hg×Hg"])], "mix", "Hc×Hc", "Hg×Hg",
-                           ["dataset", "level", "level_name"])
+    uniform = _paired_wins(
+        summary[summary["mix"].isin(["Hc×Hc", "Hg×Hg"])], "mix", "Hc×Hc", "Hg×Hg", ["dataset", "level", "level_name"]
+    )
     _label_levels(uniform, 1)
-    md = "\n\n".join([
-        "How often each mix had the lowest mean emd over the ε grid (top-down, weighted merge):",
-        markdown_table(counts),
-        "Hc against Hg at every level (Hc×Hc vs. Hg×Hg): cells (ε values) where Hc×Hc had the lower mean, "
-        "and the ratio Hg×Hg / Hc×Hc of the means (> 1: Hc is better):",
-        markdown_table(uniform.rename(columns={"wins": "Hc×Hc better"})),
-        f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); the references, averaged "
-        "over the nodes of the level: the omniscient yardstick D/ε (D = the node's distinct group sizes; METHOD.md):",
-        markdown_table(table.drop(columns="best"))])
-    figures = _sweep_figures(summary, lambda s: s["mix"], "Figure 5: 2-level top-down consistency",
-                             omniscient=True)
+    md = "\n\n".join(
+        [
+            "How often each mix had the lowest mean emd over the ε grid (top-down, weighted merge):",
+            markdown_table(counts),
+            "Hc against Hg at every level (Hc×Hc vs. Hg×Hg): cells (ε values) where Hc×Hc had the lower mean, "
+            "and the ratio Hg×Hg / Hc×Hc of the means (> 1: Hc is better):",
+            markdown_table(uniform.rename(columns={"wins": "Hc×Hc better"})),
+            f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); the reference, "
+            "averaged over the nodes of the level: the omniscient yardstick D/ε (D = the node's distinct group "
+            "sizes; METHOD.md):",
+            markdown_table(table.drop(columns="best")),
+        ]
+    )
+    figures = _sweep_figures(summary, lambda s: s["mix"], "Figure 5: 2-level top-down consistency", omniscient=True)
     return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, figures, md, config)
+
 
 def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
     config["whole_country"] = run.whole_country
-    frame = run.run_grid(config, [run.three_level_data(d) for d in config["datasets"]], mixes=["Hc", "Hg"],
-                         consistencies=["top-down", "none"], merges=["weighted"])
+    frame = run.run_grid(
+        config,
+        [run.three_level_data(d) for d in config["datasets"]],
+        mixes=["Hc", "Hg"],
+        consistencies=["top-down", "none"],
+        merges=["weighted"],
+    )
     summary = summarize(frame)
     summary["series"] = summary["mix"] + " " + summary["consistency"]
     order = ["Hc×Hc×Hc top-down", "Hc×Hc×Hc none", "Hg×Hg×Hg top-down", "Hg×Hg×Hg none"]
     table = _best_table(summary, "series", order)
     counts = _best_counts(table, order)
-    wins = _paired_wins(summary.drop(columns="series"), "consistency", "top-down", "none",
-                        ["dataset", "mix", "level", "level_name"], ignore=("merge",))
+    wins = _paired_wins(
+        summary.drop(columns="series"),
+        "consistency",
+        "top-down",
+        "none",
+        ["dataset", "mix", "level", "level_name"],
+        ignore=("merge",),
+    )
     _label_levels(wins, 2)
-    md = "\n\n".join([
-        "How often each series had the lowest mean emd over the ε grid:", markdown_table(counts),
-        "Top-down consistency against independent estimates (same noise, paired): cells where top-down "
-        "had the lower mean, and the ratio none / top-down (> 1: consistency helped):",
-        markdown_table(wins.rename(columns={"wins": "top-down better"})),
-        f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); references as in figure5:",
-        markdown_table(table.drop(columns="best"))])
-    figures = _sweep_figures(summary.drop(columns="series"), lambda s: s["mix"] + " " + s["consistency"],
-                             "Figure 6: 3 levels with and without consistency", omniscient=True)
+    md = "\n\n".join(
+        [
+            "How often each series had the lowest mean emd over the ε grid:",
+            markdown_table(counts),
+            "Top-down consistency against independent estimates (same noise, paired): cells where top-down "
+            "had the lower mean, and the ratio none / top-down (> 1: consistency helped):",
+            markdown_table(wins.rename(columns={"wins": "top-down better"})),
+            f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); references as in figure5:",
+            markdown_table(table.drop(columns="best")),
+        ]
+    )
+    figures = _sweep_figures(
+        summary.drop(columns="series"),
+        lambda s: s["mix"] + " " + s["consistency"],
+        "Figure 6: 3 levels with and without consistency",
+        omniscient=True,
+    )
     return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, figures, md, config)
+
 
 def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
     from cocoviz.plots import error_by_size_figure
@@ -97,24 +135,43 @@ def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
     eps = config["epsilons"][0]
     if len(config["epsilons"]) != 1:
         raise ParameterError("figure1 takes one ε")
-    curves, per_trial = run_error_by_size([run.root_data(d) for d in config["datasets"]], methods=("Hg", "Hc"),
-                                          epsilon=eps, trials=run.trials, seed=run.seed, max_size=run.max_size,
-                                          progress=run.progress, workers=run.workers, loader=run.loader)
+    curves, per_trial = run_error_by_size(
+        [run.root_data(d) for d in config["datasets"]],
+        methods=("Hg", "Hc"),
+        epsilon=eps,
+        trials=run.trials,
+        seed=run.seed,
+        max_size=run.max_size,
+        progress=run.progress,
+        workers=run.workers,
+        loader=run.loader,
+    )
     summary = summarize_error_by_size(per_trial)
-    table = pd.DataFrame({
-        "dataset": summary["dataset"], "method": summary["method"],
-        "emd": [_pm(m, s) for m, s in zip(summary["emd"], summary["emd_se"])],
-        **{f"{q}% of the error at sizes ≤": [_pm(m, s) for m, s in zip(summary[f"error_p{q}_size"],
-                                                                     summary[f"error_p{q}_size_se"])]
-           for q in (25, 50, 75)},
-        "groups: median / 90th pct. / largest size": [f"{a:,} / {b:,} / {c:,}" for a, b, c in zip(
-            summary["group_p50_size"], summary["group_p90_size"], summary["group_max_size"])],
-    })
-    md = "\n\n".join([
-        f"Where the root's error |Ĥc[s] − Hc[s]| lies by size s, whole ε = {eps:g} at the root: the sizes up to "
-        f"which 25%, 50% and 75% of the emd has accumulated (mean ± standard error over {run.trials} trials), "
-        "against the sizes of the groups themselves.",
-        markdown_table(table)])
+    table = pd.DataFrame(
+        {
+            "dataset": summary["dataset"],
+            "method": summary["method"],
+            "emd": [_pm(m, s) for m, s in zip(summary["emd"], summary["emd_se"])],
+            **{
+                f"{q}% of the error at sizes ≤": [
+                    _pm(m, s) for m, s in zip(summary[f"error_p{q}_size"], summary[f"error_p{q}_size_se"])
+                ]
+                for q in (25, 50, 75)
+            },
+            "groups: median / 90th pct. / largest size": [
+                f"{a:,} / {b:,} / {c:,}"
+                for a, b, c in zip(summary["group_p50_size"], summary["group_p90_size"], summary["group_max_size"])
+            ],
+        }
+    )
+    md = "\n\n".join(
+        [
+            f"Where the root's error |Ĥc[s] − Hc[s]| lies by size s, whole ε = {eps:g} at the root: the sizes up to "
+            f"which 25%, 50% and 75% of the emd has accumulated (mean ± standard error over {run.trials} trials), "
+            "against the sizes of the groups themselves.",
+            markdown_table(table),
+        ]
+    )
     figures = {}
     for dataset, part in curves.groupby("dataset", sort=False):
         errors = {}
@@ -124,7 +181,7 @@ def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
             idx = np.searchsorted(c["size"].to_numpy(), np.arange(len(full)), side="right") - 1
             full[:] = c["error"].to_numpy()[idx]
             errors[method] = full
-        figures[dataset] = error_by_size_figure(errors, log_x=True, title=f"Figure 1: error by size (trial 0, "
-                                                f"ε = {eps:g}) — {dataset}")
-    return ExperimentResult(exp.name, {"curves": curves, "trials": per_trial, "summary": summary},
-                            figures, md, config)
+        figures[dataset] = error_by_size_figure(
+            errors, log_x=True, title=f"Figure 1: error by size (trial 0, ε = {eps:g}) — {dataset}"
+        )
+    return ExperimentResult(exp.name, {"curves": curves, "trials": per_trial, "summary": summary}, figures, md, config)

@@ -81,18 +81,28 @@ class RunOptions:
         chosen = tuple(self.datasets)
         unknown = [d for d in chosen if d not in PAPER_DATASETS]
         if unknown or not chosen:
-            raise ParameterError(f"unknown dataset(s) {unknown or chosen} for experiment {exp.name}; "
-                                 f"choose from {PAPER_DATASETS}")
+            raise ParameterError(
+                f"unknown dataset(s) {unknown or chosen} for experiment {exp.name}; choose from {PAPER_DATASETS}"
+            )
         return chosen
 
     def config(self, exp: Experiment) -> dict:
         """The run's parameters as written to ``config.json``."""
-        return {"experiment": exp.name, "title": exp.title, "finding": exp.finding, "scale": self.scale,
-                "data_seed": self.data_seed, "trials": self.trials, "seed": self.seed,
-                "datasets": list(self.pick(exp)),
-                "epsilons": list(self.epsilons if self.epsilons is not None else exp.epsilons),
-                "max_size": DEFAULT_MAX_SIZE if self.max_size is None else self.max_size,
-                "python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__}
+        return {
+            "experiment": exp.name,
+            "title": exp.title,
+            "finding": exp.finding,
+            "scale": self.scale,
+            "data_seed": self.data_seed,
+            "trials": self.trials,
+            "seed": self.seed,
+            "datasets": list(self.pick(exp)),
+            "epsilons": list(self.epsilons if self.epsilons is not None else exp.epsilons),
+            "max_size": DEFAULT_MAX_SIZE if self.max_size is None else self.max_size,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "pandas": pd.__version__,
+        }
 
     def root_data(self, name: str) -> Data:
         """The root of dataset ``name`` alone."""
@@ -110,8 +120,14 @@ class RunOptions:
 
     def sweep(self, config: dict, data: Sequence[Data], **grid) -> Sweep:
         """The sweep of ``data`` × ``grid`` (mixes, merges, consistencies, budget) with the config's ε grid."""
-        return Sweep(datasets=list(data), epsilons=config["epsilons"], trials=self.trials, seed=self.seed,
-                     max_size=self.max_size, **grid)
+        return Sweep(
+            datasets=list(data),
+            epsilons=config["epsilons"],
+            trials=self.trials,
+            seed=self.seed,
+            max_size=self.max_size,
+            **grid,
+        )
 
     def run_sweep(self, sweep: Sweep) -> pd.DataFrame:
         """:func:`run_sweep` with the run's progress, workers and loader."""

@@ -15,26 +15,41 @@ __all__ = ["PAPER_TABLE3", "PAPER_TABLE4", "TABLE4_METHODS"]
 
 
 #: The paper's Table 3 (slides): mean emd at the top level, ε = 1.0: naive, Hc, Hg, on the full data.
-PAPER_TABLE3 = {"housing": (4_462_728_374, 3_742.0, 2_219.6), "white": (4_809_679_734, 1_838.9, 6_115.3),
-                "hawaiian": (4_027_891_692, 254.0, 516.2), "taxi": (208_977_518.4, 2_819.8, 11_227.6)}
+PAPER_TABLE3 = {
+    "housing": (4_462_728_374, 3_742.0, 2_219.6),
+    "white": (4_809_679_734, 1_838.9, 6_115.3),
+    "hawaiian": (4_027_891_692, 254.0, 516.2),
+    "taxi": (208_977_518.4, 2_819.8, 11_227.6),
+}
 
 
 def _table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
-    sweep = run.sweep(config, [run.root_data(d) for d in config["datasets"]], mixes=["naive", "Hc", "Hg"],
-                      consistencies=["none"])
+    sweep = run.sweep(
+        config, [run.root_data(d) for d in config["datasets"]], mixes=["naive", "Hc", "Hg"], consistencies=["none"]
+    )
     frame = run.run_sweep(sweep)
     summary = summarize(frame)
     rows = []
     for eps in sweep.epsilons:
         for mix in ("naive", "Hc", "Hg"):
             part = summary[(summary["mix"] == mix) & (summary["epsilon"] == eps)].set_index("dataset")
-            rows.append({"ε": f"{eps:g}", "method": mix,
-                         **{d: _pm(part.at[d, "mean"], part.at[d, "se"]) for d in config["datasets"]}})
+            rows.append(
+                {
+                    "ε": f"{eps:g}",
+                    "method": mix,
+                    **{d: _pm(part.at[d, "mean"], part.at[d, "se"]) for d in config["datasets"]},
+                }
+            )
     if 1.0 in sweep.epsilons:
         for k, mix in enumerate(("naive", "Hc", "Hg")):
-            rows.append({"ε": "1", "method": f"{mix} (paper, full data)",
-                         **{d: _num(PAPER_TABLE3[d][k]) for d in config["datasets"]}})
+            rows.append(
+                {
+                    "ε": "1",
+                    "method": f"{mix} (paper, full data)",
+                    **{d: _num(PAPER_TABLE3[d][k]) for d in config["datasets"]},
+                }
+            )
     table = pd.DataFrame(rows)
     wide = summary.pivot_table(index=["dataset", "epsilon"], columns="mix", values="mean").reset_index()
     wide["naive / best of Hc, Hg"] = wide["naive"] / wide[["Hc", "Hg"]].min(axis=1)
@@ -44,16 +59,38 @@ def _table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
     wide.insert(2, "distinct sizes D", wide["dataset"].map(first["sizes"]).astype(np.int64))
     wide["D/ε"] = wide["distinct sizes D"] / wide["epsilon"]
     wide["best of Hc, Hg / (D/ε)"] = wide[["Hc", "Hg"]].min(axis=1) / wide["D/ε"]
-    md = "\n\n".join([
-        f"Mean emd of the root (± standard error over {run.trials} trials), whole ε at the root, K = "
-        f"{config['max_size']:,}:", markdown_table(table),
-        "Ratios of the means, and the root's number of distinct group sizes D against the best method:",
-        markdown_table(wide[["dataset", "groups G", "distinct sizes D", "epsilon", "naive / best of Hc, Hg",
-                             "Hg / Hc", "D/ε", "best of Hc, Hg / (D/ε)"]])])
-    fig = _bar_figure(summary.rename(columns={"mix": "method"}), x="dataset", series="method", facet=None,
-                      title="Table 3: naive vs. Hc vs. Hg at the top level (log scale)")
-    return ExperimentResult(exp.name, {"trials": frame, "summary": summary, "ratios": wide},
-                            {"table3": fig}, md, config)
+    md = "\n\n".join(
+        [
+            f"Mean emd of the root (± standard error over {run.trials} trials), whole ε at the root, K = "
+            f"{config['max_size']:,}:",
+            markdown_table(table),
+            "Ratios of the means, and the root's number of distinct group sizes D against the best method:",
+            markdown_table(
+                wide[
+                    [
+                        "dataset",
+                        "groups G",
+                        "distinct sizes D",
+                        "epsilon",
+                        "naive / best of Hc, Hg",
+                        "Hg / Hc",
+                        "D/ε",
+                        "best of Hc, Hg / (D/ε)",
+                    ]
+                ]
+            ),
+        ]
+    )
+    fig = _bar_figure(
+        summary.rename(columns={"mix": "method"}),
+        x="dataset",
+        series="method",
+        facet=None,
+        title="Table 3: naive vs. Hc vs. Hg at the top level (log scale)",
+    )
+    return ExperimentResult(
+        exp.name, {"trials": frame, "summary": summary, "ratios": wide}, {"table3": fig}, md, config
+    )
 
 
 #: Table 4's rows: the method shown for each consistency.
@@ -70,8 +107,14 @@ PAPER_TABLE4 = {
 def _table4(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
     config["whole_country"] = run.whole_country
-    frame = run.run_grid(config, [run.three_level_data(d) for d in config["datasets"]], mixes=["Hc"],
-                         budget="total", consistencies=["bottom-up", "top-down", "none"], merges=["weighted"])
+    frame = run.run_grid(
+        config,
+        [run.three_level_data(d) for d in config["datasets"]],
+        mixes=["Hc"],
+        budget="total",
+        consistencies=["bottom-up", "top-down", "none"],
+        merges=["weighted"],
+    )
     frames, figures, md = _table4_report(frame)
     return ExperimentResult(exp.name, frames, figures, md, config)
 
@@ -86,35 +129,54 @@ def _table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
     for eps in sorted(summary["total_epsilon"].unique()):
         for level in sorted(summary["level"].unique()):
             for method in TABLE4_METHODS.values():
-                part = summary[(summary["total_epsilon"] == eps) & (summary["level"] == level)
-                               & (summary["method"] == method)].set_index("dataset")
-                rows.append({"total ε": f"{eps:g}", "level": int(level), "method": method,
-                             **{d: _pm(part.at[d, "mean"], part.at[d, "se"]) if d in part.index else "–"
-                                for d in datasets}})
+                part = summary[
+                    (summary["total_epsilon"] == eps) & (summary["level"] == level) & (summary["method"] == method)
+                ].set_index("dataset")
+                rows.append(
+                    {
+                        "total ε": f"{eps:g}",
+                        "level": int(level),
+                        "method": method,
+                        **{d: _pm(part.at[d, "mean"], part.at[d, "se"]) if d in part.index else "–" for d in datasets},
+                    }
+                )
             if eps == 1.0 and level < 3 and any(d in PAPER_TABLE4 for d in datasets):
                 for k, method in enumerate(("BU (paper, full data)", "Hc top-down (paper, full data)")):
-                    rows.append({"total ε": "1", "level": int(level), "method": method,
-                                 **{d: _num(PAPER_TABLE4[d][level][k]) if d in PAPER_TABLE4 else "–"
-                                    for d in datasets}})
+                    rows.append(
+                        {
+                            "total ε": "1",
+                            "level": int(level),
+                            "method": method,
+                            **{d: _num(PAPER_TABLE4[d][level][k]) if d in PAPER_TABLE4 else "–" for d in datasets},
+                        }
+                    )
     table = pd.DataFrame(rows)
-    wide = summary.pivot_table(index=["dataset", "total_epsilon", "level", "level_name"], columns="method",
-                               values="mean", aggfunc="first").reset_index()
+    wide = summary.pivot_table(
+        index=["dataset", "total_epsilon", "level", "level_name"], columns="method", values="mean", aggfunc="first"
+    ).reset_index()
     wide["BU / top-down"] = wide["BU"] / wide["Hc top-down"]
     wide["independent / top-down"] = wide[TABLE4_METHODS["none"]] / wide["Hc top-down"]
     _label_levels(wide, 2)
-    md = "\n\n".join([
-        "Mean emd per node ± standard error over "
-        f"{trials} trials; BU = the whole budget on the leaves (Hc), parents are sums; top-down = Hc at every "
-        "level with the total split evenly, weighted merge; independent = the same Hc estimates as top-down "
-        "without the consistency step (not consistent; a reference):", markdown_table(table),
-        "Ratios of the means (BU / top-down > 1: top-down is better):",
-        markdown_table(wide[["dataset", "total_epsilon", "level", "BU / top-down", "independent / top-down"]])])
+    md = "\n\n".join(
+        [
+            "Mean emd per node ± standard error over "
+            f"{trials} trials; BU = the whole budget on the leaves (Hc), parents are sums; top-down = Hc at every "
+            "level with the total split evenly, weighted merge; independent = the same Hc estimates as top-down "
+            "without the consistency step (not consistent; a reference):",
+            markdown_table(table),
+            "Ratios of the means (BU / top-down > 1: top-down is better):",
+            markdown_table(wide[["dataset", "total_epsilon", "level", "BU / top-down", "independent / top-down"]]),
+        ]
+    )
     part = summary.copy()
     part["panel"] = _panel_labels(part)
     figures = {}
     for eps in sorted(summary["total_epsilon"].unique()):
         figures[f"table4-eps{eps:g}"] = _bar_figure(
-            part[part["total_epsilon"] == eps], x="dataset", series="method", facet="panel",
-            title=f"Table 4: bottom-up vs. top-down Hc, total ε = {eps:g} (log scale)")
+            part[part["total_epsilon"] == eps],
+            x="dataset",
+            series="method",
+            facet="panel",
+            title=f"Table 4: bottom-up vs. top-down Hc, total ε = {eps:g} (log scale)",
+        )
     return {"trials": frame, "summary": summary.drop(columns="method"), "ratios": wide}, figures, md
-

@@ -43,19 +43,27 @@ class ExperimentResult:
         path.write_text(self.markdown + "\n", encoding="utf-8")
         written["md"].append(path)
         html = [f"<h1>{self.config.get('title', self.name)}</h1>"]
-        for k, (key, fig) in enumerate(self.figures.items()):
+        for k, fig in enumerate(self.figures.values()):
             # plotly.js embedded once, so the page works offline.
             html.append(fig.to_html(full_html=False, include_plotlyjs=k == 0))
         path = folder / "figures.html"
-        path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + self.name
-                        + "</title></head><body>" + "\n".join(html) + "</body></html>", encoding="utf-8")
+        path.write_text(
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+            + self.name
+            + "</title></head><body>"
+            + "\n".join(html)
+            + "</body></html>",
+            encoding="utf-8",
+        )
         written["html"].append(path)
         if png is not False and self.figures:
             written["png"] = _write_pngs(self.figures, folder, required=bool(png))
-        config = dict(self.config, seconds=round(self.seconds, 1), written=sorted(
-            str(p.relative_to(folder)) for paths in written.values() for p in paths))
+        config = dict(
+            self.config,
+            seconds=round(self.seconds, 1),
+            written=sorted(str(p.relative_to(folder)) for paths in written.values() for p in paths),
+        )
         path = folder / "config.json"
         path.write_text(json.dumps(config, indent=2, default=str) + "\n", encoding="utf-8")
         written["json"].append(path)
         return written
-

@@ -24,12 +24,39 @@ from cocoviz.hierarchy import Hierarchy
 from cocoviz.pipeline import estimate
 from cocoviz.plan import CONSISTENCY, DEFAULT_MAX_SIZE
 
-__all__ = ["Sweep", "run_sweep", "summarize", "trial_seed", "default_workers", "release_node_errors",
-           "release_error_by_size", "FRAME_COLUMNS", "SUMMARY_KEYS", "SUMMARY_COLUMNS", "NO_MERGE", "Progress"]
+__all__ = [
+    "Sweep",
+    "run_sweep",
+    "summarize",
+    "trial_seed",
+    "default_workers",
+    "release_node_errors",
+    "release_error_by_size",
+    "FRAME_COLUMNS",
+    "SUMMARY_KEYS",
+    "SUMMARY_COLUMNS",
+    "NO_MERGE",
+    "Progress",
+]
 
 #: Columns of :func:`run_sweep`'s frame, in order.
-FRAME_COLUMNS = ["dataset", "mix", "consistency", "merge", "epsilon", "total_epsilon", "trial", "level",
-                 "level_name", "node", "groups", "sizes", "emd", "level_epsilon", "omniscient"]
+FRAME_COLUMNS = [
+    "dataset",
+    "mix",
+    "consistency",
+    "merge",
+    "epsilon",
+    "total_epsilon",
+    "trial",
+    "level",
+    "level_name",
+    "node",
+    "groups",
+    "sizes",
+    "emd",
+    "level_epsilon",
+    "omniscient",
+]
 #: Keys :func:`summarize` groups by (those present in the frame).
 SUMMARY_KEYS = ["dataset", "mix", "consistency", "merge", "epsilon", "total_epsilon", "level", "level_name"]
 #: Columns of :func:`summarize`'s output after the keys.
@@ -82,8 +109,12 @@ class Sweep:
         epsilons = tuple(float(e) for e in self.epsilons)
         merges = tuple(self.merges)
         consistencies = tuple(self.consistencies)
-        for name, values in (("mixes", mixes), ("epsilons", epsilons), ("merges", merges),
-                             ("consistencies", consistencies)):
+        for name, values in (
+            ("mixes", mixes),
+            ("epsilons", epsilons),
+            ("merges", merges),
+            ("consistencies", consistencies),
+        ):
             if not values:
                 raise ParameterError(f"a sweep needs at least one of {name}")
         for e in epsilons:
@@ -99,8 +130,13 @@ class Sweep:
             raise ParameterError(f"budget must be 'per-level' or 'total', got {self.budget!r}")
         _check_whole("trials", self.trials, 1)
         _check_whole("seed", self.seed, 0)
-        for name, value in (("datasets", datasets), ("mixes", mixes), ("epsilons", epsilons),
-                            ("merges", merges), ("consistencies", consistencies)):
+        for name, value in (
+            ("datasets", datasets),
+            ("mixes", mixes),
+            ("epsilons", epsilons),
+            ("merges", merges),
+            ("consistencies", consistencies),
+        ):
             object.__setattr__(self, name, value)
 
 
@@ -112,9 +148,9 @@ def _check_whole(name: str, value, least: int) -> None:
 
 @dataclass(frozen=True)
 class _Task:
-    data: int                       # index into the loaded trees
+    data: int  # index into the loaded trees
     methods: tuple[str, ...]
-    epsilons: tuple[float, ...]     # per level
+    epsilons: tuple[float, ...]  # per level
     consistency: str
     merge: str
     trial: int
@@ -126,7 +162,6 @@ class _Task:
 def trial_seed(seed: int, trial: int) -> tuple[int, int]:
     """The fast sampler's seed of trial ``trial``: its noise streams are keyed by (seed, trial, level, node)."""
     return int(seed), int(trial)
-
 
 
 # ------------------------------------------------ the Release error methods (the only calls)
@@ -148,9 +183,16 @@ def release_error_by_size(release, tree: Hierarchy) -> np.ndarray:
 # ---------------------------------------------------------------------- tasks
 def _sweep_task(task: _Task, trees: Sequence[Hierarchy], keys: Sequence[str]) -> pd.DataFrame:
     tree = trees[task.data]
-    release = estimate(tree, epsilons=list(task.epsilons), methods=list(task.methods), p=task.p,
-                       max_size=task.max_size, consistency=task.consistency, merge=task.merge,
-                       seed=trial_seed(task.seed, task.trial))
+    release = estimate(
+        tree,
+        epsilons=list(task.epsilons),
+        methods=list(task.methods),
+        p=task.p,
+        max_size=task.max_size,
+        consistency=task.consistency,
+        merge=task.merge,
+        seed=trial_seed(task.seed, task.trial),
+    )
     errors = release_node_errors(release, tree)
     errors["dataset"] = keys[task.data]
     errors["mix"] = mix_label(task.methods)
@@ -175,8 +217,19 @@ def _sweep_tasks(sweep: Sweep, trees: Sequence[Hierarchy], keys: Sequence[str]) 
                     merges = sweep.merges if consistency == "top-down" else sweep.merges[:1]
                     for merge in merges:
                         for trial in range(sweep.trials):
-                            tasks.append(_Task(d, methods, (per_level,) * n_levels, consistency, merge, trial,
-                                               int(sweep.seed), max_size, sweep.p))
+                            tasks.append(
+                                _Task(
+                                    d,
+                                    methods,
+                                    (per_level,) * n_levels,
+                                    consistency,
+                                    merge,
+                                    trial,
+                                    int(sweep.seed),
+                                    max_size,
+                                    sweep.p,
+                                )
+                            )
     return tasks
 
 
@@ -199,8 +252,9 @@ def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _execute(fn, tasks: list, trees: list[Hierarchy], keys: list[str], workers: int | None,
-             progress: Progress | None) -> list:
+def _execute(
+    fn, tasks: list, trees: list[Hierarchy], keys: list[str], workers: int | None, progress: Progress | None
+) -> list:
     """``fn(task, trees, keys)`` for every task, in task order; ``workers`` > 1 uses processes."""
     workers = default_workers() if workers is None else workers
     _check_whole("workers", workers, 1)
@@ -216,9 +270,12 @@ def _execute(fn, tasks: list, trees: list[Hierarchy], keys: list[str], workers: 
         return results
     # "spawn": a fresh interpreter per worker, safe from any host process's threads
     # (the dashboard's); the trees are sent once per worker, not once per task.
-    pool = ProcessPoolExecutor(max_workers=min(int(workers), total),
-                               mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(list(trees), list(keys)))
+    pool = ProcessPoolExecutor(
+        max_workers=min(int(workers), total),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_worker,
+        initargs=(list(trees), list(keys)),
+    )
     try:
         pending = {pool.submit(_call_in_worker, fn, task): k for k, task in enumerate(tasks)}
         done = 0
@@ -238,8 +295,9 @@ def _load_all(datasets: Sequence[Data], loader: Loader | None) -> tuple[list[Hie
     return [d.load(loader) for d in datasets], [d.key for d in datasets]
 
 
-def run_sweep(sweep: Sweep, *, progress: Progress | None = None, workers: int | None = 1,
-              loader: Loader | None = None) -> pd.DataFrame:
+def run_sweep(
+    sweep: Sweep, *, progress: Progress | None = None, workers: int | None = 1, loader: Loader | None = None
+) -> pd.DataFrame:
     """Run every release of ``sweep``: one row per (dataset, mix, ε, consistency, merge, trial, node).
 
     Parameters
@@ -280,13 +338,21 @@ def summarize(frame: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFr
     if frame.empty:
         return pd.DataFrame(columns=[*keys, *SUMMARY_COLUMNS])
     extra = [c for c in ("groups", "sizes", "omniscient") if c in frame.columns]
-    per_trial = (frame.groupby([*keys, "trial"], sort=False, dropna=False)
-                 .agg(emd=("emd", "mean"), nodes=("emd", "size"), **{c: (c, "mean") for c in extra})
-                 .reset_index())
-    out = (per_trial.groupby(keys, sort=False, dropna=False)
-           .agg(mean=("emd", "mean"), sd=("emd", "std"), trials=("emd", "size"), nodes=("nodes", "max"),
-                **{c: (c, "mean") for c in extra})
-           .reset_index())
+    per_trial = (
+        frame.groupby([*keys, "trial"], sort=False, dropna=False)
+        .agg(emd=("emd", "mean"), nodes=("emd", "size"), **{c: (c, "mean") for c in extra})
+        .reset_index()
+    )
+    out = (
+        per_trial.groupby(keys, sort=False, dropna=False)
+        .agg(
+            mean=("emd", "mean"),
+            sd=("emd", "std"),
+            trials=("emd", "size"),
+            nodes=("nodes", "max"),
+            **{c: (c, "mean") for c in extra},
+        )
+        .reset_index()
+    )
     out["se"] = out["sd"] / np.sqrt(out["trials"])
     return out.reindex(columns=[*keys, *SUMMARY_COLUMNS])
-

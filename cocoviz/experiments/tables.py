@@ -30,8 +30,16 @@ def markdown_table(frame: pd.DataFrame) -> str:
     cols = list(frame.columns)
     lines = ["| " + " | ".join(str(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in frame.itertuples(index=False):
-        cells = [v if isinstance(v, str) else _num(float(v)) if isinstance(v, (float, np.floating))
-                 else f"{v:,}" if isinstance(v, (int, np.integer)) else str(v) for v in row]
+        cells = [
+            v
+            if isinstance(v, str)
+            else _num(float(v))
+            if isinstance(v, (float, np.floating))
+            else f"{v:,}"
+            if isinstance(v, (int, np.integer))
+            else str(v)
+            for v in row
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -40,7 +48,6 @@ def _level_label(level: int, name: str) -> str:
     """``0 (root)``, ``1 (state)``."""
     name = str(name)
     return f"{level} {name}" if name.startswith("(") else f"{level} ({name})"
-
 
 
 def _label_levels(frame: pd.DataFrame, at: int) -> None:
@@ -54,9 +61,9 @@ def _panel_labels(summary: pd.DataFrame) -> pd.Series:
     return summary["level"].map(lambda k: f"level {k}: {names[k]}")
 
 
-
-def _paired_wins(summary: pd.DataFrame, column: str, better: str, worse: str, keys: Sequence[str],
-                 ignore: Sequence[str] = ()) -> pd.DataFrame:
+def _paired_wins(
+    summary: pd.DataFrame, column: str, better: str, worse: str, keys: Sequence[str], ignore: Sequence[str] = ()
+) -> pd.DataFrame:
     """Per ``keys``: in how many cells ``better`` had the lower mean than ``worse``, and the median ratio.
 
     A cell is one value of every other key column (mix, ε, ...), minus ``ignore``.
@@ -64,11 +71,17 @@ def _paired_wins(summary: pd.DataFrame, column: str, better: str, worse: str, ke
     index = [c for c in summary.columns if c not in (column, *ignore, *SUMMARY_COLUMNS)]
     wide = summary.pivot_table(index=index, columns=column, values="mean", aggfunc="first").reset_index()
     wide["ratio"] = wide[worse] / wide[better]
-    return (wide.groupby(list(keys), sort=False)
-            .agg(cells=("ratio", "size"), wins=("ratio", lambda r: int((r > 1).sum())),
-                 median_ratio=("ratio", "median"), min_ratio=("ratio", "min"), max_ratio=("ratio", "max"))
-            .reset_index())
-
+    return (
+        wide.groupby(list(keys), sort=False)
+        .agg(
+            cells=("ratio", "size"),
+            wins=("ratio", lambda r: int((r > 1).sum())),
+            median_ratio=("ratio", "median"),
+            min_ratio=("ratio", "min"),
+            max_ratio=("ratio", "max"),
+        )
+        .reset_index()
+    )
 
 
 def _best_counts(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
@@ -83,8 +96,7 @@ def _best_counts(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
 def _best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) -> pd.DataFrame:
     """Rows (dataset, level, ε), a column per series with mean ± se (the lowest mean in bold), omniscient D/ε."""
     rows = []
-    for (dataset, level, name, eps), part in summary.groupby(["dataset", "level", "level_name", "epsilon"],
-                                                             sort=False):
+    for (dataset, level, name, eps), part in summary.groupby(["dataset", "level", "level_name", "epsilon"], sort=False):
         part = part.set_index(series_col)
         best = part["mean"].idxmin()
         row = {"dataset": dataset, "level": _level_label(level, name), "ε/level": f"{eps:g}"}
@@ -96,4 +108,3 @@ def _best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) ->
         row["best"] = best
         rows.append(row)
     return pd.DataFrame(rows)
-

@@ -58,8 +58,9 @@ DELTA = 4.0
 MARGIN_NAMES = tuple("×".join(AXES[a] for a in pair) for pair in PAIRS)
 
 
-def synthetic_joint(seed: int | Sequence[int], *, three_way: float = 1.0, jitter: float = 0.15,
-                    drift: float = 0.0) -> np.ndarray:
+def synthetic_joint(
+    seed: int | Sequence[int], *, three_way: float = 1.0, jitter: float = 0.15, drift: float = 0.0
+) -> np.ndarray:
     """The E6 recipe: a distribution on size × tenure × age (shape :data:`SHAPE`), flattened row-major.
 
     Parameters
@@ -80,9 +81,9 @@ def synthetic_joint(seed: int | Sequence[int], *, three_way: float = 1.0, jitter
     owner = (np.arange(2) == 0)[None, :, None]
     age = np.arange(3)[None, None, :]
     log = np.log([0.28, 0.34, 0.15, 0.13, 0.06, 0.025, 0.015])[:, None, None] + 0.4 * owner
-    log = log + np.array([-0.3, 0.6, 0.2])[age]                                      # main effects
+    log = log + np.array([-0.3, 0.6, 0.2])[age]  # main effects
     log = log + 0.15 * size * owner + np.array([0.1, 0.15, -0.5])[age] * np.minimum(size, 4)
-    log = log + np.where(owner, np.array([-0.8, 0.0, 0.6])[age], 0.0)                 # two-way effects
+    log = log + np.where(owner, np.array([-0.8, 0.0, 0.6])[age], 0.0)  # two-way effects
     log = log + three_way * (0.7 * (owner & (age == 0) & (size >= 2)) + 0.6 * (~owner & (age == 2) & (size == 0)))
     log = log + drift * (-0.5 * owner - 0.15 * size + 0.4 * (age == 2) + 0.1 * size * owner)
     log = log + jitter * np.random.default_rng(seed).normal(size=SHAPE)
@@ -95,11 +96,13 @@ def e6_priors(data_seed: int) -> dict[str, tuple[np.ndarray, bool]]:
     similar = synthetic_joint([data_seed, 2])
     unseen = similar.reshape(SHAPE).copy()
     unseen[5:] = 0.0
-    return {"uniform": (np.full(similar.size, 1.0 / similar.size), False),
-            "same population, earlier": (synthetic_joint([data_seed, 0], drift=1.0), False),
-            "similar": (similar, False),
-            "mismatched": (synthetic_joint([data_seed, 3], three_way=-1.0), False),
-            "similar, 6+ unseen": (unseen.ravel() / unseen.sum(), True)}
+    return {
+        "uniform": (np.full(similar.size, 1.0 / similar.size), False),
+        "same population, earlier": (synthetic_joint([data_seed, 0], drift=1.0), False),
+        "similar": (similar, False),
+        "mismatched": (synthetic_joint([data_seed, 3], three_way=-1.0), False),
+        "similar, 6+ unseen": (unseen.ravel() / unseen.sum(), True),
+    }
 
 
 def _stage1_optimum(partitions: list[list[np.ndarray]], targets: list[np.ndarray], cells: np.ndarray) -> float:
@@ -108,9 +111,15 @@ def _stage1_optimum(partitions: list[list[np.ndarray]], targets: list[np.ndarray
     y = np.concatenate(targets)
     m, n = w.shape
     eye = np.eye(m)
-    res = linprog(np.concatenate([np.zeros(n), np.ones(m)]), A_ub=np.block([[w, -eye], [-w, -eye]]),
-                  b_ub=np.concatenate([y, -y]), A_eq=np.concatenate([np.ones(n), np.zeros(m)])[None, :],
-                  b_eq=[1.0], bounds=(0, None), method="highs")
+    res = linprog(
+        np.concatenate([np.zeros(n), np.ones(m)]),
+        A_ub=np.block([[w, -eye], [-w, -eye]]),
+        b_ub=np.concatenate([y, -y]),
+        A_eq=np.concatenate([np.ones(n), np.zeros(m)])[None, :],
+        b_eq=[1.0],
+        bounds=(0, None),
+        method="highs",
+    )
     if res.status != 0:  # pragma: no cover - a feasible LP
         raise RuntimeError(f"stage-1 linear program failed: {res.message}")
     return float(res.fun)
@@ -120,8 +129,16 @@ def _margins(q: np.ndarray, partitions: list[list[np.ndarray]]) -> list[np.ndarr
     return [np.array([q[b].sum() for b in part]) for part in partitions]
 
 
-def run_e6(*, epsilons: Sequence[float] = E6_EPSILONS, trials: int = 10, seed: int = 0, data_seed: int = 0,
-           households: int = HOUSEHOLDS, sweeps: int = SWEEPS, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_e6(
+    *,
+    epsilons: Sequence[float] = E6_EPSILONS,
+    trials: int = 10,
+    seed: int = 0,
+    data_seed: int = 0,
+    households: int = HOUSEHOLDS,
+    sweeps: int = SWEEPS,
+    progress=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run E6: the per-update frame (``trials``) and the per-run frame (``runs``).
 
     ``epsilons`` must be positive; the exact-target runs are listed with ε = ∞ and trial 0.
@@ -142,8 +159,10 @@ def run_e6(*, epsilons: Sequence[float] = E6_EPSILONS, trials: int = 10, seed: i
     for t in range(trials):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(t,)))
         noise = [rng.laplace(0.0, 1.0, len(part)) for part in partitions]
-        cases += [("noisy", float(e), t, [m + z * DELTA / float(e) / households for m, z in zip(exact, noise)])
-                  for e in epsilons]
+        cases += [
+            ("noisy", float(e), t, [m + z * DELTA / float(e) / households for m, z in zip(exact, noise)])
+            for e in epsilons
+        ]
     priors = e6_priors(data_seed)
     per_update, per_run = [], []
     total, done = len(priors) * len(cases), 0
@@ -152,18 +171,29 @@ def run_e6(*, epsilons: Sequence[float] = E6_EPSILONS, trials: int = 10, seed: i
         for kind, eps, trial, targets in cases:
             q, report = ide(prior, partitions, targets, len(partitions) * sweeps, reduce_domain=reduce)
             key = {"prior": name, "targets": kind, "epsilon": eps, "trial": trial}
-            per_update.append(report.assign(**key, partition=report["partition"].map(
-                lambda k: "prior" if pd.isna(k) else MARGIN_NAMES[k])))
+            per_update.append(
+                report.assign(
+                    **key, partition=report["partition"].map(lambda k: "prior" if pd.isna(k) else MARGIN_NAMES[k])
+                )
+            )
             optimum = _stage1_optimum(partitions, targets, cells)
             gaps = report["l1"].to_numpy() - optimum
             reached = np.flatnonzero(gaps <= 1e-3)
-            per_run.append({**key, "l1": report["l1"].iloc[-1], "stage1_optimum": optimum,
-                            "gap": gaps[-1], "updates_to_gap_1e-3": int(reached[0]) if reached.size else -1,
-                            "last_cycle_change": abs(report["l1"].iloc[-1] - report["l1"].iloc[-1 - len(partitions)]),
-                            "kl": report["kl"].iloc[-1],
-                            "margin_error": sum(np.abs(a - b).sum() for a, b in zip(_margins(q, partitions), exact)),
-                            "noise_margin_error": sum(np.abs(a - b).sum() for a, b in zip(targets, exact)),
-                            "joint_error": np.abs(q - x).sum(), "prior_joint_error": np.abs(prior - x).sum()})
+            per_run.append(
+                {
+                    **key,
+                    "l1": report["l1"].iloc[-1],
+                    "stage1_optimum": optimum,
+                    "gap": gaps[-1],
+                    "updates_to_gap_1e-3": int(reached[0]) if reached.size else -1,
+                    "last_cycle_change": abs(report["l1"].iloc[-1] - report["l1"].iloc[-1 - len(partitions)]),
+                    "kl": report["kl"].iloc[-1],
+                    "margin_error": sum(np.abs(a - b).sum() for a, b in zip(_margins(q, partitions), exact)),
+                    "noise_margin_error": sum(np.abs(a - b).sum() for a, b in zip(targets, exact)),
+                    "joint_error": np.abs(q - x).sum(),
+                    "prior_joint_error": np.abs(prior - x).sum(),
+                }
+            )
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -172,8 +202,16 @@ def run_e6(*, epsilons: Sequence[float] = E6_EPSILONS, trials: int = 10, seed: i
 
 
 #: The per-run columns summarised (mean and standard error over trials).
-SUMMARY_METRICS = ("l1", "stage1_optimum", "gap", "kl", "margin_error", "noise_margin_error", "joint_error",
-                   "prior_joint_error")
+SUMMARY_METRICS = (
+    "l1",
+    "stage1_optimum",
+    "gap",
+    "kl",
+    "margin_error",
+    "noise_margin_error",
+    "joint_error",
+    "prior_joint_error",
+)
 
 
 def summarize_e6(runs: pd.DataFrame) -> pd.DataFrame:
@@ -191,10 +229,15 @@ def _convergence(runs: pd.DataFrame) -> pd.DataFrame:
     for (prior, kind, eps), part in runs.groupby(["prior", "targets", "epsilon"], sort=False):
         reached = part["updates_to_gap_1e-3"]
         rel = part["gap"] / part["stage1_optimum"] if kind == "noisy" or part["stage1_optimum"].gt(0).all() else None
-        rows.append({"targets": kind if kind == "exact" else f"ε = {eps:g}", "prior": prior,
-                     "updates to gap ≤ 1e-3": "never" if (reached < 0).any() else f"{reached.median():g}",
-                     "gap / optimum": "–" if rel is None else _g(float(rel.mean())),
-                     "last-cycle change": _g(float(part["last_cycle_change"].max()))})
+        rows.append(
+            {
+                "targets": kind if kind == "exact" else f"ε = {eps:g}",
+                "prior": prior,
+                "updates to gap ≤ 1e-3": "never" if (reached < 0).any() else f"{reached.median():g}",
+                "gap / optimum": "–" if rel is None else _g(float(rel.mean())),
+                "last-cycle change": _g(float(part["last_cycle_change"].max())),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -209,43 +252,77 @@ def _report(trials: pd.DataFrame, runs: pd.DataFrame, summary: pd.DataFrame, con
     from cocoviz.plots import SERIES_COLORS
 
     label = summary["targets"].where(summary["targets"] == "exact", "ε = " + summary["epsilon"].map("{:g}".format))
-    table = pd.DataFrame({
-        "targets": label, "prior": summary["prior"],
-        "‖Wq − ỹ‖₁ at T": [f"{_g(m)} ± {_g(s)}" if np.isfinite(s) else _g(m)
-                           for m, s in zip(summary["l1"], summary["l1_se"])],
-        "stage-1 optimum": summary["stage1_optimum"].map(_g), "gap": summary["gap"].map(_g),
-        "KL(q‖p)": summary["kl"].map(_g), "margin error ‖Wq − Wx‖₁": summary["margin_error"].map(_g),
-        "noisy margins ‖ỹ − Wx‖₁": summary["noise_margin_error"].map(_g),
-        "joint error ‖q − x‖₁": summary["joint_error"].map(_g),
-        "prior alone ‖p − x‖₁": summary["prior_joint_error"].map(_g)})
-    md = "\n\n".join([
-        f"IDE with the pairwise margins of size × tenure × age ({config['households']:,} households, "
-        f"{config['iterations']} updates = {config['sweeps']} cycles over the 3 margins, Δ = {config['delta']:g}, "
-        f"{config['trials']} noisy trials per ε; mean ± s.e. over trials). The gap is ‖Wq − ỹ‖₁ at T minus the "
-        "stage-1 optimum (0 for exact targets).", markdown_table(table),
-        "Convergence: updates until ‖Wq − ỹ‖₁ is within 1e-3 of the stage-1 optimum (median over trials; "
-        "never: not within T), the gap relative to the optimum at T, and the largest change of ‖Wq − ỹ‖₁ over "
-        "the last cycle (≈ 0: settled, on a fixed point or a cycle through the margins):",
-        markdown_table(_convergence(runs))])
+    table = pd.DataFrame(
+        {
+            "targets": label,
+            "prior": summary["prior"],
+            "‖Wq − ỹ‖₁ at T": [
+                f"{_g(m)} ± {_g(s)}" if np.isfinite(s) else _g(m) for m, s in zip(summary["l1"], summary["l1_se"])
+            ],
+            "stage-1 optimum": summary["stage1_optimum"].map(_g),
+            "gap": summary["gap"].map(_g),
+            "KL(q‖p)": summary["kl"].map(_g),
+            "margin error ‖Wq − Wx‖₁": summary["margin_error"].map(_g),
+            "noisy margins ‖ỹ − Wx‖₁": summary["noise_margin_error"].map(_g),
+            "joint error ‖q − x‖₁": summary["joint_error"].map(_g),
+            "prior alone ‖p − x‖₁": summary["prior_joint_error"].map(_g),
+        }
+    )
+    md = "\n\n".join(
+        [
+            f"IDE with the pairwise margins of size × tenure × age ({config['households']:,} households, "
+            f"{config['iterations']} updates = {config['sweeps']} cycles over the 3 margins, Δ = {config['delta']:g}, "
+            f"{config['trials']} noisy trials per ε; mean ± s.e. over trials). The gap is ‖Wq − ỹ‖₁ at T minus the "
+            "stage-1 optimum (0 for exact targets).",
+            markdown_table(table),
+            "Convergence: updates until ‖Wq − ỹ‖₁ is within 1e-3 of the stage-1 optimum (median over trials; "
+            "never: not within T), the gap relative to the optimum at T, and the largest change of ‖Wq − ỹ‖₁ over "
+            "the last cycle (≈ 0: settled, on a fixed point or a cycle through the margins):",
+            markdown_table(_convergence(runs)),
+        ]
+    )
     panels = [("exact", np.inf)] + [("noisy", float(e)) for e in config["epsilons"]]
     mean = trials.groupby(["targets", "epsilon", "prior", "iteration"], sort=False)[["l1", "kl"]].mean().reset_index()
     figures = {}
     for metric, title in (("l1", "‖Wq − ỹ‖₁ per update"), ("kl", "KL(q‖p) per update")):
-        fig = make_subplots(rows=1, cols=len(panels), horizontal_spacing=0.05,
-                            subplot_titles=[f"noisy, ε = {e:g}" if k == "noisy" else "exact targets"
-                                            for k, e in panels])
+        fig = make_subplots(
+            rows=1,
+            cols=len(panels),
+            horizontal_spacing=0.05,
+            subplot_titles=[f"noisy, ε = {e:g}" if k == "noisy" else "exact targets" for k, e in panels],
+        )
         for col, (kind, eps) in enumerate(panels, start=1):
             for k, prior in enumerate(config["priors"]):
                 s = mean[(mean["targets"] == kind) & (mean["epsilon"] == eps) & (mean["prior"] == prior)]
                 y = s[metric].clip(lower=1e-16) if metric == "l1" else s[metric]
-                fig.add_trace(go.Scatter(x=s["iteration"], y=y, mode="lines", name=prior, legendgroup=prior,
-                                         showlegend=col == 1, line={"color": SERIES_COLORS[k % len(SERIES_COLORS)]}),
-                              row=1, col=col)
-            if metric == "l1" and kind == "noisy":   # the stage-1 optimum on the full domain (every full-domain prior)
+                fig.add_trace(
+                    go.Scatter(
+                        x=s["iteration"],
+                        y=y,
+                        mode="lines",
+                        name=prior,
+                        legendgroup=prior,
+                        showlegend=col == 1,
+                        line={"color": SERIES_COLORS[k % len(SERIES_COLORS)]},
+                    ),
+                    row=1,
+                    col=col,
+                )
+            if metric == "l1" and kind == "noisy":  # the stage-1 optimum on the full domain (every full-domain prior)
                 best = summary.loc[(summary["epsilon"] == eps) & (summary["prior"] == "uniform"), "stage1_optimum"]
-                fig.add_trace(go.Scatter(x=[0, config["iterations"]], y=[best.iloc[0]] * 2, mode="lines",
-                                         name="stage-1 optimum (LP)", legendgroup="lp", showlegend=col == 2,
-                                         line={"color": "black", "dash": "dot"}), row=1, col=col)
+                fig.add_trace(
+                    go.Scatter(
+                        x=[0, config["iterations"]],
+                        y=[best.iloc[0]] * 2,
+                        mode="lines",
+                        name="stage-1 optimum (LP)",
+                        legendgroup="lp",
+                        showlegend=col == 2,
+                        line={"color": "black", "dash": "dot"},
+                    ),
+                    row=1,
+                    col=col,
+                )
         fig.update_yaxes(type="log" if metric == "l1" else "linear")
         fig.update_yaxes(title_text=f"{title} (mean over trials)", col=1)
         fig.update_xaxes(title_text="update t")
@@ -259,19 +336,46 @@ def _e6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         raise ParameterError("tao-e6 runs on its own synthetic joint distribution; --datasets does not apply")
     epsilons = tuple(float(e) for e in (run.epsilons if run.epsilons is not None else exp.epsilons))
     households = HOUSEHOLDS if run.scale is None else max(1, round(HOUSEHOLDS * run.scale))
-    trials, runs = run_e6(epsilons=epsilons, trials=run.trials, seed=run.seed, data_seed=run.data_seed,
-                          households=households, sweeps=SWEEPS, progress=run.progress)
+    trials, runs = run_e6(
+        epsilons=epsilons,
+        trials=run.trials,
+        seed=run.seed,
+        data_seed=run.data_seed,
+        households=households,
+        sweeps=SWEEPS,
+        progress=run.progress,
+    )
     summary = summarize_e6(runs)
-    config = {"experiment": exp.name, "title": exp.title, "finding": exp.finding, "households": households,
-              "scale": run.scale, "sweeps": SWEEPS, "iterations": SWEEPS * len(PAIRS), "delta": DELTA,
-              "epsilons": list(epsilons), "trials": run.trials, "seed": run.seed, "data_seed": run.data_seed,
-              "domain": dict(zip(AXES, SHAPE)), "partitions": [[AXES[a] for a in p] for p in PAIRS],
-              "priors": list(e6_priors(run.data_seed)), "python": platform.python_version(),
-              "numpy": np.__version__, "pandas": pd.__version__}
+    config = {
+        "experiment": exp.name,
+        "title": exp.title,
+        "finding": exp.finding,
+        "households": households,
+        "scale": run.scale,
+        "sweeps": SWEEPS,
+        "iterations": SWEEPS * len(PAIRS),
+        "delta": DELTA,
+        "epsilons": list(epsilons),
+        "trials": run.trials,
+        "seed": run.seed,
+        "data_seed": run.data_seed,
+        "domain": dict(zip(AXES, SHAPE)),
+        "partitions": [[AXES[a] for a in p] for p in PAIRS],
+        "priors": list(e6_priors(run.data_seed)),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+    }
     md, figures = _report(trials, runs, summary, config)
     return ExperimentResult(exp.name, {"trials": trials, "runs": runs, "summary": summary}, figures, md, config)
 
 
-E6 = Experiment("tao-e6", "E6 (Tao et al.): IDE convergence on overlapping pairwise margins",
-                "The paper leaves convergence open: after enough iterations ‖Wq − ỹ‖₁ should be close to the "
-                "minimum and KL(q‖p) low.", ("synthetic joint",), E6_EPSILONS, _e6)
+E6 = Experiment(
+    "tao-e6",
+    "E6 (Tao et al.): IDE convergence on overlapping pairwise margins",
+    "The paper leaves convergence open: after enough iterations ‖Wq − ỹ‖₁ should be close to the "
+    "minimum and KL(q‖p) low.",
+    ("synthetic joint",),
+    E6_EPSILONS,
+    _e6,
+)

@@ -31,5 +31,13 @@ from cocoviz.hierarchy.tables import MAX_DEPTH, MAX_GROUP_SIZE, MAX_GROUPS, MAX_
 from cocoviz.hierarchy.tree import Hierarchy, node_label
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["Hierarchy", "LevelRuns", "MAX_DEPTH", "MAX_GROUPS", "MAX_GROUP_SIZE", "MAX_PERSONS", "aggregate_runs",
-           "node_label"]
+__all__ = [
+    "Hierarchy",
+    "LevelRuns",
+    "MAX_DEPTH",
+    "MAX_GROUPS",
+    "MAX_GROUP_SIZE",
+    "MAX_PERSONS",
+    "aggregate_runs",
+    "node_label",
+]

@@ -16,8 +16,7 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_GROUP_SIZE", "MAX_PERSONS", "counts_table", "groups_table",
-           "persons_table"]
+__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_GROUP_SIZE", "MAX_PERSONS", "counts_table", "groups_table", "persons_table"]
 
 Path = tuple[str, ...]
 Leaves = tuple[list[str], list[Path], LevelRuns]
@@ -95,8 +94,11 @@ def _odd_elements(raw: pd.Series, allowed: tuple[type, ...], plain: set[str]) ->
         return np.zeros(len(raw), bool)
     values = raw.to_numpy(dtype=object)
     missing = pd.isna(raw).to_numpy()
-    return np.fromiter(((not m) and (isinstance(v, _BOOL_TYPES) or not isinstance(v, allowed))
-                        for v, m in zip(values, missing)), bool, len(values))
+    return np.fromiter(
+        ((not m) and (isinstance(v, _BOOL_TYPES) or not isinstance(v, allowed)) for v, m in zip(values, missing)),
+        bool,
+        len(values),
+    )
 
 
 def _scalars(df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[str], must: str) -> pd.Series:
@@ -110,11 +112,13 @@ def _scalars(df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[s
         if odd.any():
             names = ", ".join(sorted({type(v).__name__ for v in raw.to_numpy(dtype=object)[odd]}))
             raise InputError(f"{must}, not {names}, in rows {_rows(odd, df.index)}")
-    elif pd.api.types.is_bool_dtype(raw.dtype) or not (pd.api.types.is_integer_dtype(raw.dtype)
-                                                         or pd.api.types.is_float_dtype(raw.dtype)):
+    elif pd.api.types.is_bool_dtype(raw.dtype) or not (
+        pd.api.types.is_integer_dtype(raw.dtype) or pd.api.types.is_float_dtype(raw.dtype)
+    ):
         kind = "true/false" if pd.api.types.is_bool_dtype(raw.dtype) else str(raw.dtype)
-        raise InputError(f"{must}, not {kind}: the whole column is {raw.dtype} (rows "
-                         f"{_rows(np.ones(len(raw), bool), df.index)})")
+        raise InputError(
+            f"{must}, not {kind}: the whole column is {raw.dtype} (rows {_rows(np.ones(len(raw), bool), df.index)})"
+        )
     return raw
 
 
@@ -134,8 +138,10 @@ def _labels(df: pd.DataFrame, col: str, what: str, lead: str) -> pd.Series:
             first = printed[alike].iloc[0]
             values = distinct[alike & printed.eq(first).to_numpy()].tolist()[:_SHOWN_VALUES]
             rows = _rows(text.eq(first).to_numpy(), df.index)
-            raise InputError(f"{lead}column '{col}': values {', '.join(repr(v) for v in values)} are different "
-                             f"but print as the same {what} {first!r} (rows {rows}); store the column as text")
+            raise InputError(
+                f"{lead}column '{col}': values {', '.join(repr(v) for v in values)} are different "
+                f"but print as the same {what} {first!r} (rows {rows}); store the column as text"
+            )
     return text
 
 
@@ -183,14 +189,14 @@ def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int) -> 
         raise InputError(f"column '{col}': fractional {what} in rows {_rows(fractional, df.index)}")
     large = as_float > limit
     if large.any():
-        raise InputError(f"column '{col}': {what} too large in rows {_rows(large, df.index)}; at most "
-                         f"{_power(limit)} is supported")
+        raise InputError(
+            f"column '{col}': {what} too large in rows {_rows(large, df.index)}; at most {_power(limit)} is supported"
+        )
     # Every value is now a whole number <= 2**40, exact in float64.
     return as_float.astype(np.int64)
 
 
-def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size: str,
-                  count: str | None) -> None:
+def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size: str, count: str | None) -> None:
     """Refuse a table whose groups or persons, summed, pass :data:`MAX_GROUPS` or :data:`MAX_PERSONS`.
 
     Sums are taken in float64 first: their relative error is far below what
@@ -200,12 +206,15 @@ def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size:
     rows = _rows(counts > 0, df.index)
     if counts.sum(dtype=np.float64) > MAX_GROUPS:
         where = f"column '{count}'" if count is not None else "the table"
-        raise InputError(f"{where}: {counts.sum(dtype=np.float64):,.0f} groups in all (rows {rows}); at most "
-                         f"{_power(MAX_GROUPS)} groups are supported in one region, the root included")
+        raise InputError(
+            f"{where}: {counts.sum(dtype=np.float64):,.0f} groups in all (rows {rows}); at most "
+            f"{_power(MAX_GROUPS)} groups are supported in one region, the root included"
+        )
     if np.dot(sizes.astype(np.float64), counts.astype(np.float64)) > MAX_PERSONS:
         columns = f"columns '{size}' and '{count}'" if count is not None else f"column '{size}'"
-        raise InputError(f"{columns}: more than {_power(MAX_PERSONS)} persons in all (rows {rows}); "
-                         f"that many are not supported")
+        raise InputError(
+            f"{columns}: more than {_power(MAX_PERSONS)} persons in all (rows {rows}); that many are not supported"
+        )
 
 
 def counts_table(df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Leaves:
@@ -230,8 +239,7 @@ def groups_table(df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Leave
     return _leaves(df, levels, sizes, counts)
 
 
-def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str],
-                  groups: pd.DataFrame | None = None) -> Leaves:
+def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups: pd.DataFrame | None = None) -> Leaves:
     """Leaves of a persons table (see :meth:`Hierarchy.from_persons`).
 
     With ``groups`` (the public Groups table: group id and level columns) the
@@ -250,14 +258,17 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str],
         if len(split):
             bad = keys[group].isin(split[:1]).to_numpy()
             shown = ", ".join(str(g) for g in split[:SHOWN_ROWS])
-            raise InputError(f"column '{group}': group(s) {shown} appear in more than one region "
-                             f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf")
+            raise InputError(
+                f"column '{group}': group(s) {shown} appear in more than one region "
+                f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf"
+            )
     sizes = keys.groupby([group, *levels], sort=False).size().reset_index(name="__size")
     return _leaves(sizes, levels, sizes["__size"].to_numpy(np.int64), np.ones(len(sizes), np.int64))
 
 
-def _persons_in_public_groups(df: pd.DataFrame, keys: pd.DataFrame, group: str, levels: list[str],
-                              groups: pd.DataFrame) -> Leaves:
+def _persons_in_public_groups(
+    df: pd.DataFrame, keys: pd.DataFrame, group: str, levels: list[str], groups: pd.DataFrame
+) -> Leaves:
     """Sizes of the public groups, counted from the persons rows; a group with no person has size 0."""
     where = GROUPS_TABLE
     _require_columns(groups, [*levels, group], where)
@@ -268,15 +279,19 @@ def _persons_in_public_groups(df: pd.DataFrame, keys: pd.DataFrame, group: str, 
     if repeated.any():
         first = public[group].to_numpy()[repeated][0]
         shown = ", ".join(pd.unique(public[group].to_numpy()[repeated])[:SHOWN_ROWS])
-        raise InputError(f"{where}, column '{group}': group id(s) {shown} listed more than once "
-                         f"(group {first} in rows {_rows(public[group].eq(first).to_numpy(), groups.index)}); "
-                         f"each group must be listed once, with its region")
+        raise InputError(
+            f"{where}, column '{group}': group id(s) {shown} listed more than once "
+            f"(group {first} in rows {_rows(public[group].eq(first).to_numpy(), groups.index)}); "
+            f"each group must be listed once, with its region"
+        )
     position = pd.Index(public[group]).get_indexer(keys[group])
     unknown = position < 0
     if unknown.any():
         shown = ", ".join(pd.unique(keys[group].to_numpy()[unknown])[:SHOWN_ROWS])
-        raise InputError(f"column '{group}': group(s) {shown} in rows {_rows(unknown, df.index)} are not in the "
-                         f"{where}; every person's group must be listed there")
+        raise InputError(
+            f"column '{group}': group(s) {shown} in rows {_rows(unknown, df.index)} are not in the "
+            f"{where}; every person's group must be listed there"
+        )
     if levels:
         moved = np.zeros(len(keys), bool)
         for col in levels:
@@ -287,8 +302,10 @@ def _persons_in_public_groups(df: pd.DataFrame, keys: pd.DataFrame, group: str, 
             rows = moved & keys[group].eq(gid).to_numpy()
             here = "/".join(keys[levels].iloc[first])
             there = "/".join(public[levels].iloc[position[first]])
-            raise InputError(f"column '{group}': group {gid} lies in region {there} in the {where} but persons "
-                             f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf")
+            raise InputError(
+                f"column '{group}': group {gid} lies in region {there} in the {where} but persons "
+                f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf"
+            )
     sizes = np.bincount(position, minlength=len(public)).astype(np.int64)
     return _leaves(public, levels, sizes, np.ones(len(public), np.int64))
 

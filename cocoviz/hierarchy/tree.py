@@ -51,8 +51,9 @@ class Hierarchy:
         :attr:`public_groups`); the caller vouches for it.  Default False.
     """
 
-    def __init__(self, levels: Sequence[str], leaf_paths: list[Path], leaf_runs: LevelRuns, *,
-                 public_groups: bool = False):
+    def __init__(
+        self, levels: Sequence[str], leaf_paths: list[Path], leaf_runs: LevelRuns, *, public_groups: bool = False
+    ):
         self._public_groups = bool(public_groups)
         self.levels: tuple[str, ...] = tuple(levels)
         depth = len(self.levels)
@@ -62,8 +63,7 @@ class Hierarchy:
         self._index: list[dict[Path, int]] = [{p: k for k, p in enumerate(ps)} for ps in self._paths]
         leaf_order = np.array([self._index[depth][p] for p in leaf_paths], np.int64)
         self._parent: list[np.ndarray] = [np.zeros(0, np.int64)] + [
-            np.array([self._index[lvl - 1][p[:-1]] for p in self._paths[lvl]], np.int64)
-            for lvl in range(1, depth + 1)
+            np.array([self._index[lvl - 1][p[:-1]] for p in self._paths[lvl]], np.int64) for lvl in range(1, depth + 1)
         ]
         # Runs of every level from the leaves up.
         leaf_of_run = leaf_order[leaf_runs.node_ids()]
@@ -71,8 +71,9 @@ class Hierarchy:
         runs[depth] = aggregate_runs(leaf_of_run, leaf_runs.sizes, leaf_runs.counts, len(self._paths[depth]))
         for lvl in range(depth, 0, -1):
             below = runs[lvl]
-            runs[lvl - 1] = aggregate_runs(self._parent[lvl][below.node_ids()], below.sizes, below.counts,
-                                            len(self._paths[lvl - 1]))
+            runs[lvl - 1] = aggregate_runs(
+                self._parent[lvl][below.node_ids()], below.sizes, below.counts, len(self._paths[lvl - 1])
+            )
         self._runs: list[LevelRuns] = runs
         empty = np.flatnonzero(runs[depth].groups() == 0)
         if len(empty):
@@ -120,8 +121,9 @@ class Hierarchy:
         return cls(*tables.groups_table(df, size=size, levels=levels), public_groups=True)
 
     @classmethod
-    def from_persons(cls, df: pd.DataFrame, *, group: str, levels: Sequence[str],
-                     groups: pd.DataFrame | None = None) -> Hierarchy:
+    def from_persons(
+        cls, df: pd.DataFrame, *, group: str, levels: Sequence[str], groups: pd.DataFrame | None = None
+    ) -> Hierarchy:
         """Build from a persons table: one row per person with its group id and region.
 
         A group's size is its number of rows; a group must lie in one leaf.
@@ -297,5 +299,7 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"Hierarchy(levels={list(self.levels)}, nodes={s['nodes_per_level']}, "
-                f"groups={s['groups']:,}, distinct_sizes={s['distinct_sizes']:,})")
+        return (
+            f"Hierarchy(levels={list(self.levels)}, nodes={s['nodes_per_level']}, "
+            f"groups={s['groups']:,}, distinct_sizes={s['distinct_sizes']:,})"
+        )

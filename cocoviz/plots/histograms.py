@@ -23,12 +23,20 @@ from cocoviz.plots.style import (
     step_points,
 )
 
-__all__ = ['histogram_figure', 'error_by_size_figure', 'consistency_figure', 'representations_figure']
+__all__ = ["histogram_figure", "error_by_size_figure", "consistency_figure", "representations_figure"]
 
 
-def histogram_figure(h_true, h_private, *, view: str = "H", layout: str = "overlay", log_x: bool = False,
-                     log_y: bool = False, title: str | None = None,
-                     names: tuple[str, str] = ("true", "private")) -> go.Figure:
+def histogram_figure(
+    h_true,
+    h_private,
+    *,
+    view: str = "H",
+    layout: str = "overlay",
+    log_x: bool = False,
+    log_y: bool = False,
+    title: str | None = None,
+    names: tuple[str, str] = ("true", "private"),
+) -> go.Figure:
     """True against private count-of-counts histogram of one node.
 
     Parameters
@@ -50,8 +58,11 @@ def histogram_figure(h_true, h_private, *, view: str = "H", layout: str = "overl
     n = max(len(h_true), len(h_private), 1)
     h_true, h_private = _pad(h_true, n), _pad(h_private, n)
     side = layout == "side"
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, subplot_titles=names,
-                        horizontal_spacing=0.04) if side else go.Figure()
+    fig = (
+        make_subplots(rows=1, cols=2, shared_yaxes=True, subplot_titles=names, horizontal_spacing=0.04)
+        if side
+        else go.Figure()
+    )
     colors = (TRUE_COLOR, PRIVATE_COLOR)
     has_zero = bool(h_true[0] or h_private[0])
     for k, (h, name, color) in enumerate(zip((h_true, h_private), names, colors)):
@@ -60,26 +71,52 @@ def histogram_figure(h_true, h_private, *, view: str = "H", layout: str = "overl
             if log_x:
                 keep = x > 0
                 x, y = x[keep], y[keep]
-            trace = go.Scatter(x=x, y=y, name=name, mode="lines", line={"shape": "hv", "color": color, "width": 2},
-                               hovertemplate="size ≤ %{x}: %{y:,} groups<extra>" + name + "</extra>")
+            trace = go.Scatter(
+                x=x,
+                y=y,
+                name=name,
+                mode="lines",
+                line={"shape": "hv", "color": color, "width": 2},
+                hovertemplate="size ≤ %{x}: %{y:,} groups<extra>" + name + "</extra>",
+            )
         elif n <= BAR_LIMIT and not log_x:
-            trace = go.Bar(x=np.arange(n), y=h, name=name, marker_color=color, opacity=0.6 if not side else 0.9,
-                           hovertemplate="size %{x}: %{y:,} groups<extra>" + name + "</extra>")
+            trace = go.Bar(
+                x=np.arange(n),
+                y=h,
+                name=name,
+                marker_color=color,
+                opacity=0.6 if not side else 0.9,
+                hovertemplate="size %{x}: %{y:,} groups<extra>" + name + "</extra>",
+            )
         else:
             x, y = _sparse_points(h, drop_zero_size=log_x)
             # The true histogram as open rings, the private one as small filled diamonds, so both stay
             # visible where they coincide.
-            marker = ({"color": color, "size": 11, "symbol": "circle-open", "line": {"width": 2}} if k == 0
-                      else {"color": color, "size": 6, "symbol": "diamond"})
-            trace = go.Scatter(x=x, y=y, name=name, mode="markers", marker=marker,
-                               hovertemplate="size %{x}: %{y:,} groups<extra>" + name + "</extra>")
+            marker = (
+                {"color": color, "size": 11, "symbol": "circle-open", "line": {"width": 2}}
+                if k == 0
+                else {"color": color, "size": 6, "symbol": "diamond"}
+            )
+            trace = go.Scatter(
+                x=x,
+                y=y,
+                name=name,
+                mode="markers",
+                marker=marker,
+                hovertemplate="size %{x}: %{y:,} groups<extra>" + name + "</extra>",
+            )
         if side:
             fig.add_trace(trace, row=1, col=k + 1)
         else:
             fig.add_trace(trace)
     ylabel = "groups of size ≤ j (Hc)" if view == "cumulative" else "groups of size j (H)"
-    fig.update_layout(title=title, barmode="overlay", bargap=0.05, legend={"orientation": "h", "y": -0.2},
-                      margin={"t": 60 if title else 30})
+    fig.update_layout(
+        title=title,
+        barmode="overlay",
+        bargap=0.05,
+        legend={"orientation": "h", "y": -0.2},
+        margin={"t": 60 if title else 30},
+    )
     fig.update_xaxes(title_text="group size j")
     fig.update_yaxes(title_text=ylabel, col=1) if side else fig.update_yaxes(title_text=ylabel)
     _axis_types(fig, log_x, log_y)
@@ -87,8 +124,9 @@ def histogram_figure(h_true, h_private, *, view: str = "H", layout: str = "overl
     return fig
 
 
-def error_by_size_figure(errors: Mapping[str, np.ndarray], *, log_x: bool = False, log_y: bool = False,
-                         title: str | None = None) -> go.Figure:
+def error_by_size_figure(
+    errors: Mapping[str, np.ndarray], *, log_x: bool = False, log_y: bool = False, title: str | None = None
+) -> go.Figure:
     """Error by size (paper, Figure 1): ``|Ĥc[s] − Hc[s]|`` against s, one step line per series.
 
     ``errors`` maps a series name to its per-size error array; each series
@@ -101,9 +139,16 @@ def error_by_size_figure(errors: Mapping[str, np.ndarray], *, log_x: bool = Fals
         if log_x:
             keep = x > 0
             x, y = x[keep], y[keep]
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"{name} (emd {int(err.sum()):,})",
-                                 line={"shape": "hv", "color": SERIES_COLORS[k % len(SERIES_COLORS)], "width": 2},
-                                 hovertemplate="size %{x}: |Ĥc − Hc| = %{y:,}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                name=f"{name} (emd {int(err.sum()):,})",
+                line={"shape": "hv", "color": SERIES_COLORS[k % len(SERIES_COLORS)], "width": 2},
+                hovertemplate="size %{x}: |Ĥc − Hc| = %{y:,}<extra></extra>",
+            )
+        )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_xaxes(title_text="group size s")
     fig.update_yaxes(title_text="|Ĥc[s] − Hc[s]|")
@@ -111,8 +156,15 @@ def error_by_size_figure(errors: Mapping[str, np.ndarray], *, log_x: bool = Fals
     return fig
 
 
-def consistency_figure(parent_h, children: Mapping[str, np.ndarray], *, view: str = "cumulative",
-                       log_x: bool = False, title: str | None = None, max_children: int = 10) -> go.Figure:
+def consistency_figure(
+    parent_h,
+    children: Mapping[str, np.ndarray],
+    *,
+    view: str = "cumulative",
+    log_x: bool = False,
+    title: str | None = None,
+    max_children: int = 10,
+) -> go.Figure:
     """A parent's released histogram against the sum of its children's.
 
     The children are stacked (the largest ``max_children`` by groups, the
@@ -139,19 +191,41 @@ def consistency_figure(parent_h, children: Mapping[str, np.ndarray], *, view: st
     for k, (name, h) in enumerate(stacks):
         total = total + h
         x, yy = step_points(transform(total))
-        fig.add_trace(go.Scatter(x=x, y=yy, name=name, mode="lines", fill="tonexty" if k else "tozeroy",
-                                 line={"shape": "hv", "width": 0.5, "color": SERIES_COLORS[k % len(SERIES_COLORS)]},
-                                 hovertemplate="size %{x}: stack up to " + name + " = %{y:,}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=yy,
+                name=name,
+                mode="lines",
+                fill="tonexty" if k else "tozeroy",
+                line={"shape": "hv", "width": 0.5, "color": SERIES_COLORS[k % len(SERIES_COLORS)]},
+                hovertemplate="size %{x}: stack up to " + name + " = %{y:,}<extra></extra>",
+            )
+        )
     if view == "cumulative":
         x, y = step_points(np.cumsum(parent))
-        fig.add_trace(go.Scatter(x=x, y=y, name="parent", mode="lines",
-                                 line={"shape": "hv", "width": 2.5, "dash": "dot", "color": REFERENCE_COLOR},
-                                 hovertemplate="size ≤ %{x}: parent %{y:,}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                name="parent",
+                mode="lines",
+                line={"shape": "hv", "width": 2.5, "dash": "dot", "color": REFERENCE_COLOR},
+                hovertemplate="size ≤ %{x}: parent %{y:,}<extra></extra>",
+            )
+        )
     else:
         x, y = _sparse_points(parent, drop_zero_size=False)
-        fig.add_trace(go.Scatter(x=x, y=y, name="parent", mode="markers",
-                                 marker={"color": REFERENCE_COLOR, "symbol": "x", "size": 8},
-                                 hovertemplate="size %{x}: parent %{y:,}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                name="parent",
+                mode="markers",
+                marker={"color": REFERENCE_COLOR, "symbol": "x", "size": 8},
+                hovertemplate="size %{x}: parent %{y:,}<extra></extra>",
+            )
+        )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_xaxes(title_text="group size j", type="log" if log_x else "linear")
     fig.update_yaxes(title_text="groups of size ≤ j (Hc)" if view == "cumulative" else "groups of size j (H)")
@@ -163,14 +237,24 @@ def representations_figure(h, *, title: str | None = None) -> go.Figure:
     h = _as_int_array(h)
     hc = np.cumsum(h)
     hg = np.repeat(np.arange(len(h)), h)
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("H: groups of size j", "Hc: groups of size ≤ j",
-                                                        "Hg: sizes, smallest first"), horizontal_spacing=0.08)
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=("H: groups of size j", "Hc: groups of size ≤ j", "Hg: sizes, smallest first"),
+        horizontal_spacing=0.08,
+    )
     sizes = np.arange(len(h))
     fig.add_trace(go.Bar(x=sizes, y=h, name="H", marker_color=TRUE_COLOR, text=h, textposition="outside"), 1, 1)
-    fig.add_trace(go.Bar(x=sizes, y=hc, name="Hc", marker_color=SERIES_COLORS[2], text=hc, textposition="outside"),
-                  1, 2)
-    fig.add_trace(go.Bar(x=np.arange(1, len(hg) + 1), y=hg, name="Hg", marker_color=PRIVATE_COLOR, text=hg,
-                         textposition="outside"), 1, 3)
+    fig.add_trace(
+        go.Bar(x=sizes, y=hc, name="Hc", marker_color=SERIES_COLORS[2], text=hc, textposition="outside"), 1, 2
+    )
+    fig.add_trace(
+        go.Bar(
+            x=np.arange(1, len(hg) + 1), y=hg, name="Hg", marker_color=PRIVATE_COLOR, text=hg, textposition="outside"
+        ),
+        1,
+        3,
+    )
     fig.update_xaxes(title_text="size j", dtick=1, row=1, col=1)
     fig.update_xaxes(title_text="size j", dtick=1, row=1, col=2)
     fig.update_xaxes(title_text="rank i", dtick=1, row=1, col=3)

@@ -15,11 +15,16 @@ from cocoviz.plots.style import (
     SERIES_COLORS,
 )
 
-__all__ = ['level_error_figure', 'budget_figure', 'sweep_figure']
+__all__ = ["level_error_figure", "budget_figure", "sweep_figure"]
 
 
-def level_error_figure(level_errors: pd.DataFrame, *, level_names: Sequence[str] | None = None,
-                       log_y: bool = True, title: str | None = None) -> go.Figure:
+def level_error_figure(
+    level_errors: pd.DataFrame,
+    *,
+    level_names: Sequence[str] | None = None,
+    log_y: bool = True,
+    title: str | None = None,
+) -> go.Figure:
     """Mean emd per level as bars, with the omniscient yardstick D/ε as markers.
 
     ``level_errors`` has the columns of :meth:`cocoviz.Release.level_errors`
@@ -28,21 +33,44 @@ def level_error_figure(level_errors: pd.DataFrame, *, level_names: Sequence[str]
     levels = level_errors["level"].to_numpy()
     names = [level_names[int(k)] if level_names is not None else f"level {int(k)}" for k in levels]
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=level_errors["mean_emd"], name="mean emd (release)", marker_color=PRIVATE_COLOR,
-                         customdata=np.c_[level_errors["nodes"], level_errors["max_emd"]],
-                         hovertemplate="%{x}: mean emd %{y:,.1f} over %{customdata[0]} node(s), "
-                                       "max %{customdata[1]:,}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=names, y=level_errors["omniscient"], name="omniscient yardstick D/ε", mode="markers",
-                             marker={"color": REFERENCE_COLOR, "symbol": "line-ew-open", "size": 28,
-                                     "line": {"width": 3, "color": REFERENCE_COLOR}},
-                             hovertemplate="%{x}: omniscient D/ε = %{y:,.1f}<extra></extra>"))
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=level_errors["mean_emd"],
+            name="mean emd (release)",
+            marker_color=PRIVATE_COLOR,
+            customdata=np.c_[level_errors["nodes"], level_errors["max_emd"]],
+            hovertemplate="%{x}: mean emd %{y:,.1f} over %{customdata[0]} node(s), "
+            "max %{customdata[1]:,}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=names,
+            y=level_errors["omniscient"],
+            name="omniscient yardstick D/ε",
+            mode="markers",
+            marker={
+                "color": REFERENCE_COLOR,
+                "symbol": "line-ew-open",
+                "size": 28,
+                "line": {"width": 3, "color": REFERENCE_COLOR},
+            },
+            hovertemplate="%{x}: omniscient D/ε = %{y:,.1f}<extra></extra>",
+        )
+    )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_yaxes(title_text="emd (persons)", type="log" if log_y else "linear")
     return fig
 
 
-def budget_figure(per_level: Mapping[int, float], *, level_names: Sequence[str] | None = None,
-                  extra: Mapping[str, float] | None = None, title: str | None = None) -> go.Figure:
+def budget_figure(
+    per_level: Mapping[int, float],
+    *,
+    level_names: Sequence[str] | None = None,
+    extra: Mapping[str, float] | None = None,
+    title: str | None = None,
+) -> go.Figure:
     """The privacy budget as one horizontal stacked bar: ε of every level (and extra spending).
 
     Levels compose sequentially, so the bar's length is the total ε.
@@ -51,29 +79,55 @@ def budget_figure(per_level: Mapping[int, float], *, level_names: Sequence[str] 
     items = [(level_names[k] if level_names is not None else f"level {k}", eps) for k, eps in per_level.items()]
     items += list((extra or {}).items())
     for k, (name, eps) in enumerate(items):
-        fig.add_trace(go.Bar(y=["ε"], x=[eps], name=f"{name}: ε = {eps:g}", orientation="h",
-                             marker_color=SERIES_COLORS[k % len(SERIES_COLORS)], text=[f"{eps:g}"],
-                             textposition="inside", hovertemplate=f"{name}: ε = {eps:g}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                y=["ε"],
+                x=[eps],
+                name=f"{name}: ε = {eps:g}",
+                orientation="h",
+                marker_color=SERIES_COLORS[k % len(SERIES_COLORS)],
+                text=[f"{eps:g}"],
+                textposition="inside",
+                hovertemplate=f"{name}: ε = {eps:g}<extra></extra>",
+            )
+        )
     total = float(sum(eps for _, eps in items))
-    fig.update_layout(barmode="stack", title=title or f"total ε = {total:g}", height=170,
-                      legend={"orientation": "h", "y": -0.5}, margin={"t": 40, "b": 10, "l": 10, "r": 10})
+    fig.update_layout(
+        barmode="stack",
+        title=title or f"total ε = {total:g}",
+        height=170,
+        legend={"orientation": "h", "y": -0.5},
+        margin={"t": 40, "b": 10, "l": 10, "r": 10},
+    )
     fig.update_xaxes(title_text=None, range=[0, total * 1.001 if total else 1])
     fig.update_yaxes(showticklabels=False)
     return fig
 
 
-def sweep_figure(summary: pd.DataFrame, *, x: str = "epsilon", y: str = "mean", error: str | None = "se",
-                 series: str = "series", facet: str = "level", facet_names: Sequence[str] | None = None,
-                 log_x: bool = True, log_y: bool = True, title: str | None = None,
-                 x_title: str = "ε per level", y_title: str = "mean emd per node") -> go.Figure:
+def sweep_figure(
+    summary: pd.DataFrame,
+    *,
+    x: str = "epsilon",
+    y: str = "mean",
+    error: str | None = "se",
+    series: str = "series",
+    facet: str = "level",
+    facet_names: Sequence[str] | None = None,
+    log_x: bool = True,
+    log_y: bool = True,
+    title: str | None = None,
+    x_title: str = "ε per level",
+    y_title: str = "mean emd per node",
+) -> go.Figure:
     """Error against budget: one panel per ``facet`` (level), one line per ``series``, ± ``error`` bars.
 
     ``summary`` is tidy: one row per (facet, series, x) with the mean and its
     standard error (e.g. over trials).
     """
     facets = sorted(summary[facet].unique()) if len(summary) else [0]
-    names = [facet_names[int(f)] if facet_names is not None and int(f) < len(facet_names) else f"level {f}"
-             for f in facets]
+    names = [
+        facet_names[int(f)] if facet_names is not None and int(f) < len(facet_names) else f"level {f}" for f in facets
+    ]
     fig = make_subplots(rows=1, cols=len(facets), subplot_titles=names, horizontal_spacing=0.06)
     series_names = list(dict.fromkeys(summary[series])) if len(summary) else []
     for col, f in enumerate(facets, start=1):
@@ -86,11 +140,22 @@ def sweep_figure(summary: pd.DataFrame, *, x: str = "epsilon", y: str = "mean", 
             err = None
             if error is not None and error in s:
                 err = {"type": "data", "array": s[error].fillna(0).to_numpy(), "visible": True, "color": color}
-            fig.add_trace(go.Scatter(x=s[x], y=s[y], error_y=err, mode="lines+markers", name=str(name),
-                                     legendgroup=str(name), showlegend=col == 1,
-                                     line={"color": color}, marker={"color": color},
-                                     hovertemplate=f"{name}<br>{x_title} %{{x:g}}: %{{y:,.1f}}<extra></extra>"),
-                          row=1, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=s[x],
+                    y=s[y],
+                    error_y=err,
+                    mode="lines+markers",
+                    name=str(name),
+                    legendgroup=str(name),
+                    showlegend=col == 1,
+                    line={"color": color},
+                    marker={"color": color},
+                    hovertemplate=f"{name}<br>{x_title} %{{x:g}}: %{{y:,.1f}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
     fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y_title, col=1)

@@ -5,15 +5,25 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ['TRUE_COLOR', 'PRIVATE_COLOR', 'REFERENCE_COLOR', 'SERIES_COLORS', 'BAR_LIMIT', 'step_points']
+__all__ = ["TRUE_COLOR", "PRIVATE_COLOR", "REFERENCE_COLOR", "SERIES_COLORS", "BAR_LIMIT", "step_points"]
 
 
-TRUE_COLOR = "#4C8BF5"      # mid blue
-PRIVATE_COLOR = "#F5A623"   # amber
+TRUE_COLOR = "#4C8BF5"  # mid blue
+PRIVATE_COLOR = "#F5A623"  # amber
 REFERENCE_COLOR = "#9E9E9E"  # grey, for references and guides
 #: Distinct mid-tone colours for series (method mixes, merges, children).
-SERIES_COLORS = ("#4C8BF5", "#F5A623", "#2CA58D", "#E4572E", "#A06CD5", "#8D6E63", "#6B8E23", "#17BECF",
-                 "#EC6FA8", "#7F8C8D")
+SERIES_COLORS = (
+    "#4C8BF5",
+    "#F5A623",
+    "#2CA58D",
+    "#E4572E",
+    "#A06CD5",
+    "#8D6E63",
+    "#6B8E23",
+    "#17BECF",
+    "#EC6FA8",
+    "#7F8C8D",
+)
 
 #: Above this many sizes, H is drawn as markers at its non-empty sizes instead of bars.
 BAR_LIMIT = 300
@@ -61,5 +71,13 @@ def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
 
 def _note_log_zero(fig: go.Figure, log_x: bool, has_zero: bool) -> None:
     if log_x and has_zero:
-        fig.add_annotation(text="size 0 not shown on a log axis", xref="paper", yref="paper", x=1, y=1.08,
-                           showarrow=False, xanchor="right", font={"size": 11})
+        fig.add_annotation(
+            text="size 0 not shown on a log axis",
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.08,
+            showarrow=False,
+            xanchor="right",
+            font={"size": 11},
+        )

@@ -14,11 +14,12 @@ from cocoviz.plots.style import (
     TRUE_COLOR,
 )
 
-__all__ = ['noise_figure', 'isotonic_figure', 'matching_figure', 'merge_figure']
+__all__ = ["noise_figure", "isotonic_figure", "matching_figure", "merge_figure"]
 
 
-def noise_figure(true_values, noisy_values, *, x_title: str = "index", title: str | None = None,
-                 start: int = 0) -> go.Figure:
+def noise_figure(
+    true_values, noisy_values, *, x_title: str = "index", title: str | None = None, start: int = 0
+) -> go.Figure:
     """True values against their noisy measurement, cell by cell (noise drawn as thin segments)."""
     t = np.asarray(true_values, np.float64)
     z = np.asarray(noisy_values, np.float64)
@@ -26,19 +27,27 @@ def noise_figure(true_values, noisy_values, *, x_title: str = "index", title: st
     fig = go.Figure()
     seg_x = np.column_stack([x, x, np.full(len(x), np.nan)]).ravel()
     seg_y = np.column_stack([t, z, np.full(len(x), np.nan)]).ravel()
-    fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", name="noise", hoverinfo="skip",
-                             line={"color": REFERENCE_COLOR, "width": 1}))
+    fig.add_trace(
+        go.Scatter(
+            x=seg_x, y=seg_y, mode="lines", name="noise", hoverinfo="skip", line={"color": REFERENCE_COLOR, "width": 1}
+        )
+    )
     fig.add_trace(go.Scatter(x=x, y=t, mode="markers", name="true", marker={"color": TRUE_COLOR, "size": 10}))
-    fig.add_trace(go.Scatter(x=x, y=z, mode="markers", name="noisy", marker={"color": PRIVATE_COLOR, "size": 10,
-                                                                            "symbol": "diamond"}))
-    fig.update_layout(title=title, height=300, legend={"orientation": "h", "y": -0.3},
-                      margin={"t": 60 if title else 30})
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=z, mode="markers", name="noisy", marker={"color": PRIVATE_COLOR, "size": 10, "symbol": "diamond"}
+        )
+    )
+    fig.update_layout(
+        title=title, height=300, legend={"orientation": "h", "y": -0.3}, margin={"t": 60 if title else 30}
+    )
     fig.update_xaxes(title_text=x_title, dtick=1 if len(x) <= 30 else None)
     return fig
 
 
-def isotonic_figure(noisy, fit, *, truth=None, rounded=None, x_title: str = "index", start: int = 0,
-                    title: str | None = None) -> go.Figure:
+def isotonic_figure(
+    noisy, fit, *, truth=None, rounded=None, x_title: str = "index", start: int = 0, title: str | None = None
+) -> go.Figure:
     """Isotonic regression before and after: noisy values, the non-decreasing fit, and its blocks.
 
     Every block (run of equal fitted values) is shaded; the fit's value in a
@@ -52,28 +61,65 @@ def isotonic_figure(noisy, fit, *, truth=None, rounded=None, x_title: str = "ind
         starts = np.flatnonzero(np.concatenate([[True], fit[1:] != fit[:-1]]))
         ends = np.append(starts[1:], len(fit)) - 1
         for b, (lo, hi) in enumerate(zip(starts, ends)):
-            fig.add_vrect(x0=x[lo] - 0.45, x1=x[hi] + 0.45, fillcolor=SERIES_COLORS[2], opacity=0.12 if b % 2 else 0.24,
-                          line_width=0, layer="below")
-        fig.add_trace(go.Scatter(x=x, y=fit, mode="lines+markers", name="isotonic fit (blocks shaded)",
-                                 line={"shape": "linear", "color": SERIES_COLORS[2], "width": 3},
-                                 marker={"size": 7}))
+            fig.add_vrect(
+                x0=x[lo] - 0.45,
+                x1=x[hi] + 0.45,
+                fillcolor=SERIES_COLORS[2],
+                opacity=0.12 if b % 2 else 0.24,
+                line_width=0,
+                layer="below",
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=fit,
+                mode="lines+markers",
+                name="isotonic fit (blocks shaded)",
+                line={"shape": "linear", "color": SERIES_COLORS[2], "width": 3},
+                marker={"size": 7},
+            )
+        )
     if truth is not None:
-        fig.add_trace(go.Scatter(x=x, y=np.asarray(truth, np.float64), mode="markers", name="true",
-                                 marker={"color": TRUE_COLOR, "size": 9, "symbol": "circle-open",
-                                         "line": {"width": 2}}))
-    fig.add_trace(go.Scatter(x=x, y=noisy, mode="markers", name="noisy", marker={"color": PRIVATE_COLOR, "size": 10,
-                                                                               "symbol": "diamond"}))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(truth, np.float64),
+                mode="markers",
+                name="true",
+                marker={"color": TRUE_COLOR, "size": 9, "symbol": "circle-open", "line": {"width": 2}},
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=noisy, mode="markers", name="noisy", marker={"color": PRIVATE_COLOR, "size": 10, "symbol": "diamond"}
+        )
+    )
     if rounded is not None:
-        fig.add_trace(go.Scatter(x=x, y=np.asarray(rounded, np.float64), mode="markers", name="rounded fit",
-                                 marker={"color": SERIES_COLORS[3], "size": 8, "symbol": "x"}))
-    fig.update_layout(title=title, height=330, legend={"orientation": "h", "y": -0.3},
-                      margin={"t": 60 if title else 30})
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(rounded, np.float64),
+                mode="markers",
+                name="rounded fit",
+                marker={"color": SERIES_COLORS[3], "size": 8, "symbol": "x"},
+            )
+        )
+    fig.update_layout(
+        title=title, height=330, legend={"orientation": "h", "y": -0.3}, margin={"t": 60 if title else 30}
+    )
     fig.update_xaxes(title_text=x_title, dtick=1 if len(x) <= 30 else None)
     return fig
 
 
-def matching_figure(parent_sizes, children_sizes: Mapping[str, np.ndarray], child, index, *,
-                    parent_name: str = "parent", title: str | None = None) -> go.Figure:
+def matching_figure(
+    parent_sizes,
+    children_sizes: Mapping[str, np.ndarray],
+    child,
+    index,
+    *,
+    parent_name: str = "parent",
+    title: str | None = None,
+) -> go.Figure:
     """Algorithm 2's matching as a bipartite picture.
 
     Parent groups sit on top (sorted by estimated size), the children's
@@ -116,33 +162,80 @@ def matching_figure(parent_sizes, children_sizes: Mapping[str, np.ndarray], chil
         mid_x.append((top_x[i] + bx) / 2)
         mid_y.append(0.5)
         mid_text.append(str(abs(int(parent[i]) - int(kids[c][j]))))
-    fig.add_trace(go.Scatter(x=line_x, y=line_y, mode="lines", name="match", hoverinfo="skip",
-                             line={"color": REFERENCE_COLOR, "width": 2}))
-    fig.add_trace(go.Scatter(x=mid_x, y=mid_y, mode="text", text=mid_text, name="cost |top − bottom|",
-                             textfont={"size": 11}, hoverinfo="skip", showlegend=False))
-    fig.add_trace(go.Scatter(x=top_x, y=np.ones(n), mode="markers+text", name=parent_name,
-                             text=[str(s) for s in parent], textposition="middle center",
-                             marker={"size": 30, "color": PRIVATE_COLOR}, textfont={"color": "#111111"},
-                             hovertemplate=parent_name + ": size %{text}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=line_x,
+            y=line_y,
+            mode="lines",
+            name="match",
+            hoverinfo="skip",
+            line={"color": REFERENCE_COLOR, "width": 2},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=mid_x,
+            y=mid_y,
+            mode="text",
+            text=mid_text,
+            name="cost |top − bottom|",
+            textfont={"size": 11},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=top_x,
+            y=np.ones(n),
+            mode="markers+text",
+            name=parent_name,
+            text=[str(s) for s in parent],
+            textposition="middle center",
+            marker={"size": 30, "color": PRIVATE_COLOR},
+            textfont={"color": "#111111"},
+            hovertemplate=parent_name + ": size %{text}<extra></extra>",
+        )
+    )
     for k, (name, sizes, xs) in enumerate(zip(names, kids, bottom_x)):
         color = SERIES_COLORS[(k + 2) % len(SERIES_COLORS)]
-        fig.add_trace(go.Scatter(x=xs, y=np.zeros(len(sizes)), mode="markers+text", name=name,
-                                 text=[str(s) for s in sizes], textposition="middle center",
-                                 marker={"size": 30, "color": color}, textfont={"color": "#111111"},
-                                 hovertemplate=name + ": size %{text}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=np.zeros(len(sizes)),
+                mode="markers+text",
+                name=name,
+                text=[str(s) for s in sizes],
+                textposition="middle center",
+                marker={"size": 30, "color": color},
+                textfont={"color": "#111111"},
+                hovertemplate=name + ": size %{text}<extra></extra>",
+            )
+        )
     for name, cx in zip(names, centres):
         fig.add_annotation(x=cx, y=-0.28, text=f"<b>{name}</b>", showarrow=False)
     fig.add_annotation(x=float(np.mean(top_x)) if n else 0, y=1.28, text=f"<b>{parent_name}</b>", showarrow=False)
     total = sum(int(t) for t in mid_text)
-    fig.update_layout(title=title or f"matching cost Σ|top − bottom| = {total}", height=330, showlegend=False,
-                      margin={"t": 50, "b": 10})
+    fig.update_layout(
+        title=title or f"matching cost Σ|top − bottom| = {total}",
+        height=330,
+        showlegend=False,
+        margin={"t": 50, "b": 10},
+    )
     fig.update_xaxes(visible=False, range=[-1, max(width_bottom, n) + 0.5])
     fig.update_yaxes(visible=False, range=[-0.45, 1.45])
     return fig
 
 
-def merge_figure(parent, child, merged: Mapping[str, np.ndarray], *, labels: Sequence[str] | None = None,
-                 truth=None, title: str | None = None) -> go.Figure:
+def merge_figure(
+    parent,
+    child,
+    merged: Mapping[str, np.ndarray],
+    *,
+    labels: Sequence[str] | None = None,
+    truth=None,
+    title: str | None = None,
+) -> go.Figure:
     """Each matched group's two estimates (parent's, child's) and the merged size(s).
 
     ``merged`` maps a merge name (e.g. "weighted", "average") to the merged
@@ -152,21 +245,52 @@ def merge_figure(parent, child, merged: Mapping[str, np.ndarray], *, labels: Seq
     child = np.asarray(child, np.float64)
     x = list(labels) if labels is not None else [str(i + 1) for i in range(len(parent))]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=parent, mode="markers", name="parent's estimate",
-                             marker={"color": PRIVATE_COLOR, "size": 12, "symbol": "triangle-down"}))
-    fig.add_trace(go.Scatter(x=x, y=child, mode="markers", name="child's estimate",
-                             marker={"color": SERIES_COLORS[2], "size": 12, "symbol": "triangle-up"}))
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=parent,
+            mode="markers",
+            name="parent's estimate",
+            marker={"color": PRIVATE_COLOR, "size": 12, "symbol": "triangle-down"},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=child,
+            mode="markers",
+            name="child's estimate",
+            marker={"color": SERIES_COLORS[2], "size": 12, "symbol": "triangle-up"},
+        )
+    )
     symbols = ("circle", "square", "cross")
     for k, (name, values) in enumerate(merged.items()):
-        fig.add_trace(go.Scatter(x=x, y=np.asarray(values, np.float64), mode="markers", name=f"merged: {name}",
-                                 marker={"color": SERIES_COLORS[(k + 3) % len(SERIES_COLORS)], "size": 9,
-                                         "symbol": symbols[k % len(symbols)]}))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(values, np.float64),
+                mode="markers",
+                name=f"merged: {name}",
+                marker={
+                    "color": SERIES_COLORS[(k + 3) % len(SERIES_COLORS)],
+                    "size": 9,
+                    "symbol": symbols[k % len(symbols)],
+                },
+            )
+        )
     if truth is not None:
-        fig.add_trace(go.Scatter(x=x, y=np.asarray(truth, np.float64), mode="markers", name="true",
-                                 marker={"color": TRUE_COLOR, "size": 14, "symbol": "circle-open",
-                                         "line": {"width": 2}}))
-    fig.update_layout(title=title, height=330, legend={"orientation": "h", "y": -0.3},
-                      margin={"t": 60 if title else 30})
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(truth, np.float64),
+                mode="markers",
+                name="true",
+                marker={"color": TRUE_COLOR, "size": 14, "symbol": "circle-open", "line": {"width": 2}},
+            )
+        )
+    fig.update_layout(
+        title=title, height=330, legend={"orientation": "h", "y": -0.3}, margin={"t": 60 if title else 30}
+    )
     fig.update_xaxes(title_text="matched group (child: rank)", type="category")
     fig.update_yaxes(title_text="estimated size")
     return fig

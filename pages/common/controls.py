@@ -10,41 +10,59 @@ import math
 
 import streamlit as st
 
-from cocoviz.plan import MAX_K, METHODS
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.plan import MAX_K, METHODS
 from pages.common import data, state
 from pages.common.engine import Params, guard
 
 HELP = {
-    "epsilon": ("ε (epsilon) is the privacy-loss budget of this level. Smaller ε = more noise = stronger privacy. "
-                "Levels compose sequentially, so the total ε is the sum over levels; the nodes of one level hold "
-                "disjoint people and share their level's ε in parallel."),
-    "method": ("How each node of this level is measured. **Hc**: noise on the cumulative histogram Hc[j] = groups "
-               "of size ≤ j (0..K−1), then isotonic regression; good on dense data. **Hg**: noise on the sorted group "
-               "sizes (one value per group), then isotonic regression; good on sparse data with large gaps. "
-               "**naive**: noise on H itself (orders of magnitude worse; shown for comparison)."),
-    "p": ("Loss of the isotonic regression that repairs the noisy Hc or Hg: p = 1 (least absolute deviations, "
-          "block medians) or p = 2 (least squares, block means). Default: Hc p = 1, Hg p = 2."),
-    "K": ("K is a public upper bound on group size. Hc and naive measure sizes 0..K, so their cost grows with K. "
-          "It must come from public knowledge, never from the private data. Exploring, a K below the largest group "
-          "is refused (the engine reads the data to say so); a secure release never reads it: groups above K are "
-          "counted at size K, as in the paper."),
-    "emd": ("emd (earthmover's distance) = the number of persons to add to or remove from groups to turn the true "
-            "histogram into the private one: Σ_j |Hc[j] − Ĥc[j]|. Lower is better."),
-    "omniscient": ("The omniscient yardstick D/ε: an algorithm that knew which D group sizes exist at a node and "
-                   "added Laplace(1/ε) noise only to the count of each would be off by about D/ε. A ratio near 1 is "
-                   "about as good as knowing which sizes exist."),
-    "consistency": ("top-down: the paper's Algorithm 1 (match parent groups to children's, merge, back-substitute). "
-                    "bottom-up: the whole budget on the leaves, parents are sums. none: independent per-node "
-                    "estimates (parents ≠ Σ children)."),
-    "merge": ("How a parent's and a child's estimate of one matched group are combined: weighted = inverse-variance "
-              "weights (the paper's choice); plain = simple average."),
+    "epsilon": (
+        "ε (epsilon) is the privacy-loss budget of this level. Smaller ε = more noise = stronger privacy. "
+        "Levels compose sequentially, so the total ε is the sum over levels; the nodes of one level hold "
+        "disjoint people and share their level's ε in parallel."
+    ),
+    "method": (
+        "How each node of this level is measured. **Hc**: noise on the cumulative histogram Hc[j] = groups "
+        "of size ≤ j (0..K−1), then isotonic regression; good on dense data. **Hg**: noise on the sorted group "
+        "sizes (one value per group), then isotonic regression; good on sparse data with large gaps. "
+        "**naive**: noise on H itself (orders of magnitude worse; shown for comparison)."
+    ),
+    "p": (
+        "Loss of the isotonic regression that repairs the noisy Hc or Hg: p = 1 (least absolute deviations, "
+        "block medians) or p = 2 (least squares, block means). Default: Hc p = 1, Hg p = 2."
+    ),
+    "K": (
+        "K is a public upper bound on group size. Hc and naive measure sizes 0..K, so their cost grows with K. "
+        "It must come from public knowledge, never from the private data. Exploring, a K below the largest group "
+        "is refused (the engine reads the data to say so); a secure release never reads it: groups above K are "
+        "counted at size K, as in the paper."
+    ),
+    "emd": (
+        "emd (earthmover's distance) = the number of persons to add to or remove from groups to turn the true "
+        "histogram into the private one: Σ_j |Hc[j] − Ĥc[j]|. Lower is better."
+    ),
+    "omniscient": (
+        "The omniscient yardstick D/ε: an algorithm that knew which D group sizes exist at a node and "
+        "added Laplace(1/ε) noise only to the count of each would be off by about D/ε. A ratio near 1 is "
+        "about as good as knowing which sizes exist."
+    ),
+    "consistency": (
+        "top-down: the paper's Algorithm 1 (match parent groups to children's, merge, back-substitute). "
+        "bottom-up: the whole budget on the leaves, parents are sums. none: independent per-node "
+        "estimates (parents ≠ Σ children)."
+    ),
+    "merge": (
+        "How a parent's and a child's estimate of one matched group are combined: weighted = inverse-variance "
+        "weights (the paper's choice); plain = simple average."
+    ),
     "seed": "Seed of the fast sampler: the same seed gives the same noise.",
-    "secure": ("Draw the noise with OpenDP's exact discrete Laplace over a cryptographically secure source "
-               "(≈0.2 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release. "
-               "Every secure release drawn is a new spending of ε: the session's ledger adds them up."),
+    "secure": (
+        "Draw the noise with OpenDP's exact discrete Laplace over a cryptographically secure source "
+        "(≈0.2 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release. "
+        "Every secure release drawn is a new spending of ε: the session's ledger adds them up."
+    ),
     "levels": "Which levels of the hierarchy to use; the root is always there. Dropping a middle level attaches its "
-              "children to their grandparent.",
+    "children to their grandparent.",
 }
 
 METHOD_OPTIONS = tuple(METHODS)
@@ -60,20 +78,28 @@ def level_names(tree: Hierarchy, info: data.DataInfo | None = None) -> list[str]
 # --------------------------------------------------------------------- dataset
 def _upload_panel() -> tuple[Hierarchy, data.DataInfo]:
     sb = st.sidebar
-    file = sb.file_uploader("CSV or Parquet file", type=["csv", "parquet"], key="upload.file",
-                            help="A groups table (one row per group: its regions and its size), a counts table "
-                                 "(per leaf and size, the number of groups) or a persons table (one row per person: "
-                                 "group id and regions).")
+    file = sb.file_uploader(
+        "CSV or Parquet file",
+        type=["csv", "parquet"],
+        key="upload.file",
+        help="A groups table (one row per group: its regions and its size), a counts table "
+        "(per leaf and size, the number of groups) or a persons table (one row per person: "
+        "group id and regions).",
+    )
     if file is not None:
         st.session_state["upload.bytes"] = file.getvalue()
         st.session_state["upload.name"] = file.name
     raw = st.session_state.get("upload.bytes")
     name = st.session_state.get("upload.name", "")
     kinds = ["groups", "counts", "persons"]
-    kind = sb.radio("Table kind", kinds, horizontal=True,
-                    **state.bind("upload.kind", "groups", valid=kinds.__contains__))
-    levels_text = sb.text_input("Level columns, top down (comma-separated)", **state.bind("upload.levels", ""),
-                                help="e.g. state, county. Leave empty for a single region.")
+    kind = sb.radio(
+        "Table kind", kinds, horizontal=True, **state.bind("upload.kind", "groups", valid=kinds.__contains__)
+    )
+    levels_text = sb.text_input(
+        "Level columns, top down (comma-separated)",
+        **state.bind("upload.levels", ""),
+        help="e.g. state, county. Leave empty for a single region.",
+    )
     options: dict = {"kind": kind, "levels": [c.strip() for c in levels_text.split(",") if c.strip()]}
     if kind in ("groups", "counts"):
         options["size"] = sb.text_input("Size column", **state.bind("upload.size", "size"))
@@ -82,11 +108,14 @@ def _upload_panel() -> tuple[Hierarchy, data.DataInfo]:
     groups_raw = None
     if kind == "persons":
         options["group"] = sb.text_input("Group id column", **state.bind("upload.group", "group"))
-        groups_file = sb.file_uploader("Public groups table (group id and regions), optional", type=["csv", "parquet"],
-                                       key="upload.groups",
-                                       help="One row per group with its id and region columns. It makes each region's "
-                                            "number of groups G a public input; without it G is read from the "
-                                            "persons rows, which is not private (exploration only).")
+        groups_file = sb.file_uploader(
+            "Public groups table (group id and regions), optional",
+            type=["csv", "parquet"],
+            key="upload.groups",
+            help="One row per group with its id and region columns. It makes each region's "
+            "number of groups G a public input; without it G is read from the "
+            "persons rows, which is not private (exploration only).",
+        )
         groups_raw = groups_file.getvalue() if groups_file is not None else None
     if raw is None:
         st.info("Upload a CSV or Parquet file in the sidebar to explore your own data, or pick a bundled dataset.")
@@ -96,12 +125,19 @@ def _upload_panel() -> tuple[Hierarchy, data.DataInfo]:
         sb.caption(f"Columns in {name}: " + ", ".join(f"`{c}`" for c in columns))
     tree = guard(data.load_upload, raw, name, groups=groups_raw, **options)
     if not tree.public_groups:
-        st.warning("G per region and the region list are taken from your persons rows: **not private** — fine for "
-                   "exploring; a secure release needs the public groups table (sidebar).", icon=":material/visibility:")
+        st.warning(
+            "G per region and the region list are taken from your persons rows: **not private** — fine for "
+            "exploring; a secure release needs the public groups table (sidebar).",
+            icon=":material/visibility:",
+        )
     digest = data.upload_digest(raw) + (data.upload_digest(groups_raw) if groups_raw is not None else "")
-    info = data.DataInfo(key=("upload", digest, tuple(sorted((k, str(v)) for k, v in options.items()))),
-                         label=f"upload: {name}", own_data=True, public_max_size=None,
-                         card={"name": name, "description": "your upload"})
+    info = data.DataInfo(
+        key=("upload", digest, tuple(sorted((k, str(v)) for k, v in options.items()))),
+        label=f"upload: {name}",
+        own_data=True,
+        public_max_size=None,
+        card={"name": name, "description": "your upload"},
+    )
     return tree, info
 
 
@@ -113,19 +149,29 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
     sb = st.sidebar
     sb.header("Data")
     names = data.dataset_names() + [data.UPLOAD]
-    choice = sb.selectbox("Dataset", names, **state.bind("dataset", data.default_dataset(), valid=names.__contains__),
-                          help="A bundled synthetic stand-in of the paper's data, or your own file.")
+    choice = sb.selectbox(
+        "Dataset",
+        names,
+        **state.bind("dataset", data.default_dataset(), valid=names.__contains__),
+        help="A bundled synthetic stand-in of the paper's data, or your own file.",
+    )
     if choice == data.UPLOAD:
         full, info = _upload_panel()
     else:
         full = guard(data.load_bundled, choice)
         card = data.data_card(choice)
-        info = data.DataInfo(key=("bundled", choice), label=choice, own_data=True,
-                             public_max_size=data.public_bound(card), card=card)
+        info = data.DataInfo(
+            key=("bundled", choice), label=choice, own_data=True, public_max_size=data.public_bound(card), card=card
+        )
     all_levels = list(full.levels)
-    chosen = sb.multiselect("Levels below the root", all_levels, help=HELP["levels"],
-                            **state.bind(f"levels.{info.label}", all_levels,
-                                         valid=lambda v: isinstance(v, list) and set(v) <= set(all_levels)))
+    chosen = sb.multiselect(
+        "Levels below the root",
+        all_levels,
+        help=HELP["levels"],
+        **state.bind(
+            f"levels.{info.label}", all_levels, valid=lambda v: isinstance(v, list) and set(v) <= set(all_levels)
+        ),
+    )
     chosen = [name for name in all_levels if name in set(chosen)]
     tree = guard(data.restrict, info.key, full, chosen)
     return tree, info, full
@@ -134,19 +180,29 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
 def describe_tree(tree: Hierarchy, info: data.DataInfo) -> str:
     s = tree.summary()
     nodes = " / ".join(f"{n:,}" for n in s["nodes_per_level"])
-    return (f"**{info.label}** — {s['groups']:,} groups, {s['persons']:,} persons, {s['distinct_sizes']:,} distinct "
-            f"sizes; nodes per level (root first): {nodes}")
+    return (
+        f"**{info.label}** — {s['groups']:,} groups, {s['persons']:,} persons, {s['distinct_sizes']:,} distinct "
+        f"sizes; nodes per level (root first): {nodes}"
+    )
 
 
 def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[int, bool]:
     """The public bound K, and whether it is the suggestion read from the private data (exploration only)."""
     box = container or st.sidebar
     suggested, from_data = data.suggested_k(info, tree)
-    value = box.number_input("K — public bound on group size", min_value=1, max_value=MAX_K, step=1,
-                             help=HELP["K"], **state.bind(f"K.{info.label}", suggested))
+    value = box.number_input(
+        "K — public bound on group size",
+        min_value=1,
+        max_value=MAX_K,
+        step=1,
+        help=HELP["K"],
+        **state.bind(f"K.{info.label}", suggested),
+    )
     if from_data:
-        box.caption(f"Suggested K = {suggested:,}: the largest group rounded up — read from the data itself, so "
-                    "**exploration only**; a secure release needs a K you know from public facts (type it).")
+        box.caption(
+            f"Suggested K = {suggested:,}: the largest group rounded up — read from the data itself, so "
+            "**exploration only**; a secure release needs a K you know from public facts (type it)."
+        )
     else:
         box.caption(f"Suggested K = {suggested:,}: the public bound from the data card.")
     return int(value), from_data and int(value) == suggested
@@ -178,19 +234,34 @@ def epsilon_control(level: int, name: str, *, container=None, default: float = 1
     state.default(setting, default)
     state.put(f"eps_s.{level}", _clip_to_slider(state.get(setting)))
     state.put(f"eps_n.{level}", state.get(setting))
-    c1.slider("ε", EPS_SLIDER[0], EPS_SLIDER[1], step=0.01, help=HELP["epsilon"],
-              **state.bind(f"eps_s.{level}", 1.0, on_change=_copy, args=(f"eps_s.{level}", setting)))
-    c2.number_input("exact ε", min_value=0.0, max_value=1000.0, step=0.01, format="%.3f",
-                    help=f"Type an exact ε (> 0) for level {level} ({name}).",
-                    **state.bind(f"eps_n.{level}", 1.0, on_change=_copy, args=(f"eps_n.{level}", setting)))
+    c1.slider(
+        "ε",
+        EPS_SLIDER[0],
+        EPS_SLIDER[1],
+        step=0.01,
+        help=HELP["epsilon"],
+        **state.bind(f"eps_s.{level}", 1.0, on_change=_copy, args=(f"eps_s.{level}", setting)),
+    )
+    c2.number_input(
+        "exact ε",
+        min_value=0.0,
+        max_value=1000.0,
+        step=0.01,
+        format="%.3f",
+        help=f"Type an exact ε (> 0) for level {level} ({name}).",
+        **state.bind(f"eps_n.{level}", 1.0, on_change=_copy, args=(f"eps_n.{level}", setting)),
+    )
     value = state.get(setting)
     return float(value) if value is not None else 0.0
 
 
 def seed_control() -> int:
     """Sidebar: the fast sampler's seed, shared by every page."""
-    return int(st.sidebar.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **state.bind("seed", 0),
-                                       help=HELP["seed"]))
+    return int(
+        st.sidebar.number_input(
+            "Seed", min_value=0, max_value=2**31 - 1, step=1, **state.bind("seed", 0), help=HELP["seed"]
+        )
+    )
 
 
 def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]:
@@ -218,25 +289,52 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         with sb.expander(f"Level {level}: {name}", expanded=level == 0 or len(names) <= 3):
             eps.append(epsilon_control(level, name, container=st))
             c1, c2 = st.columns(2)
-            method = c1.selectbox("method", METHOD_OPTIONS, help=HELP["method"],
-                                  **state.bind(f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__))
-            p = c2.selectbox("p", ["default", 1, 2], help=HELP["p"], disabled=METHODS[method].default_p is None,
-                             **state.bind(f"p.{level}", "default", valid=("default", 1, 2).__contains__),
-                             format_func=lambda v, m=method: f"default ({METHODS[m].default_p})" if v == "default" else str(v))
+            method = c1.selectbox(
+                "method",
+                METHOD_OPTIONS,
+                help=HELP["method"],
+                **state.bind(f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__),
+            )
+            p = c2.selectbox(
+                "p",
+                ["default", 1, 2],
+                help=HELP["p"],
+                disabled=METHODS[method].default_p is None,
+                **state.bind(f"p.{level}", "default", valid=("default", 1, 2).__contains__),
+                format_func=lambda v, m=method: f"default ({METHODS[m].default_p})" if v == "default" else str(v),
+            )
             methods.append(method)
             ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
     max_size, k_from_data = k_control(tree, info)
-    consistency = sb.radio("Consistency", ["top-down", "bottom-up", "none"], help=HELP["consistency"],
-                           horizontal=True, **state.bind("consistency", "top-down"))
-    merge = sb.radio("Merge", ["weighted", "average"], help=HELP["merge"], horizontal=True,
-                     **state.bind("merge", "weighted"),
-                     format_func=lambda m: "weighted" if m == "weighted" else "plain average",
-                     disabled=consistency != "top-down")
+    consistency = sb.radio(
+        "Consistency",
+        ["top-down", "bottom-up", "none"],
+        help=HELP["consistency"],
+        horizontal=True,
+        **state.bind("consistency", "top-down"),
+    )
+    merge = sb.radio(
+        "Merge",
+        ["weighted", "average"],
+        help=HELP["merge"],
+        horizontal=True,
+        **state.bind("merge", "weighted"),
+        format_func=lambda m: "weighted" if m == "weighted" else "plain average",
+        disabled=consistency != "top-down",
+    )
     seed = seed_control()
     secure = sb.toggle("Secure release (OpenDP sampler)", **state.bind("secure", False), help=HELP["secure"])
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
-    params = Params(tuple(eps), tuple(methods), tuple(ps), int(max_size), consistency, merge,
-                    0 if secure else int(seed), bool(secure))
+    params = Params(
+        tuple(eps),
+        tuple(methods),
+        tuple(ps),
+        int(max_size),
+        consistency,
+        merge,
+        0 if secure else int(seed),
+        bool(secure),
+    )
     return params, k_from_data
 
 
@@ -250,10 +348,11 @@ def run_gate(name: str, n_runs: int, seconds: float):
 
     Returns ``(go, clear)``: ``clear()`` removes the button and its note once the sweep has run.
     """
-    auto = st.toggle("Run automatically when settings change (quick sweeps only)",
-                     **state.bind(f"{name}.auto", True),
-                     help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait "
-                          "for the button.")
+    auto = st.toggle(
+        "Run automatically when settings change (quick sweeps only)",
+        **state.bind(f"{name}.auto", True),
+        help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait for the button.",
+    )
     quick = seconds <= AUTO_RUN_SECONDS
     slot = st.empty()
     if auto and quick:
@@ -262,8 +361,10 @@ def run_gate(name: str, n_runs: int, seconds: float):
     with slot.container():
         clicked = st.button(label, type="primary", key=f"{name}.run")
         if not clicked:
-            st.info(f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s; results are cached once "
-                    "computed." + ("" if quick else " Lower the trials, the ε values or K to make it quicker."))
+            st.info(
+                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s; results are cached once "
+                "computed." + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
+            )
     return clicked, slot.empty
 
 
@@ -282,10 +383,12 @@ def node_picker(tree: Hierarchy, data_label: str) -> tuple[str, ...]:
     for level in range(1, tree.depth + 1):
         children = [c[-1] for c in tree.children(path)]
         options = [STAY, *children]
-        pick = cols[level - 1].selectbox(f"{names[level]} in {'/'.join(path) or 'root'}", options,
-                                         help=f"Pick a {names[level]} to drill down; '{STAY}' stays at the level "
-                                              "above.",
-                                         **state.bind(f"node.{data_label}.{level}", STAY, valid=options.__contains__))
+        pick = cols[level - 1].selectbox(
+            f"{names[level]} in {'/'.join(path) or 'root'}",
+            options,
+            help=f"Pick a {names[level]} to drill down; '{STAY}' stays at the level above.",
+            **state.bind(f"node.{data_label}.{level}", STAY, valid=options.__contains__),
+        )
         if pick == STAY:
             # Deeper pickers would be meaningless: reset them.
             for deeper in range(level + 1, tree.depth + 1):

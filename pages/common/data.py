@@ -24,9 +24,9 @@ UPLOAD = "upload your own…"
 class DataInfo:
     """What the pages need to know about the loaded data, besides the tree itself."""
 
-    key: tuple                  # cache key: identifies the data for every later cache
-    label: str                  # shown to the user
-    own_data: bool              # true counts may be shown: uploads (the user's own) and synthetic bundles
+    key: tuple  # cache key: identifies the data for every later cache
+    label: str  # shown to the user
+    own_data: bool  # true counts may be shown: uploads (the user's own) and synthetic bundles
     public_max_size: int | None  # a public bound K, when the data card states one
     card: dict = field(default_factory=dict)
 
@@ -89,8 +89,9 @@ def suggested_k(info: DataInfo, tree: Hierarchy) -> tuple[int, bool]:
 
 
 @st.cache_resource(show_spinner="Reading the upload…", max_entries=4)
-def _load_upload(digest: str, _data: bytes, filename: str, options: tuple, groups_digest: str | None,
-                 _groups: bytes | None) -> Hierarchy:
+def _load_upload(
+    digest: str, _data: bytes, filename: str, options: tuple, groups_digest: str | None, _groups: bytes | None
+) -> Hierarchy:
     from cocoviz.io import load_upload as read
 
     kwargs = dict(options)
@@ -103,8 +104,14 @@ def load_upload(data: bytes, filename: str, groups: bytes | None = None, **optio
     form), levels, size, count, group."""
     digest = hashlib.sha256(data).hexdigest()
     groups_digest = hashlib.sha256(groups).hexdigest() if groups is not None else None
-    return _load_upload(digest, data, filename, tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                                                              for k, v in options.items())), groups_digest, groups)
+    return _load_upload(
+        digest,
+        data,
+        filename,
+        tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
+        groups_digest,
+        groups,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

@@ -44,8 +44,10 @@ def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         st.error(f"not found: {exc}", icon=":material/warning:")
         st.stop()
     except MemoryError:
-        st.error("Not enough memory for this computation: lower K, the number of levels or the trials.",
-                 icon=":material/warning:")
+        st.error(
+            "Not enough memory for this computation: lower K, the number of levels or the trials.",
+            icon=":material/warning:",
+        )
         st.stop()
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -64,8 +66,14 @@ class Params:
     secure: bool = False
 
     def plan_options(self) -> dict:
-        return {"epsilons": list(self.epsilons), "methods": list(self.methods), "p": list(self.ps),
-                "max_size": self.max_size, "consistency": self.consistency, "merge": self.merge}
+        return {
+            "epsilons": list(self.epsilons),
+            "methods": list(self.methods),
+            "p": list(self.ps),
+            "max_size": self.max_size,
+            "consistency": self.consistency,
+            "merge": self.merge,
+        }
 
     def kwargs(self) -> dict:
         return {**self.plan_options(), "seed": None if self.secure else self.seed, "secure": self.secure}

@@ -50,9 +50,15 @@ def _commit(name: str, then: Callable | None = None, then_args: tuple = ()) -> N
         then(*then_args)
 
 
-def bind(name: str, default: Any, *, valid: Callable[[Any], bool] | None = None,
-         shown: Callable[[Any], Any] | None = None, on_change: Callable | None = None,
-         args: tuple = ()) -> dict:
+def bind(
+    name: str,
+    default: Any,
+    *,
+    valid: Callable[[Any], bool] | None = None,
+    shown: Callable[[Any], Any] | None = None,
+    on_change: Callable | None = None,
+    args: tuple = (),
+) -> dict:
     """Keyword arguments binding a widget to setting ``name`` (created with ``default``).
 
     ``valid`` resets a stored value the widget cannot show (e.g. an option

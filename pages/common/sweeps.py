@@ -54,21 +54,38 @@ def all_mixes(n_levels: int, methods: Sequence[str] = ("Hc", "Hg")) -> list[tupl
     return uniform + [m for m in mixes if len(set(m)) > 1]
 
 
-def estimated_seconds(tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int,
-                      max_size: int) -> float:
+def estimated_seconds(
+    tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int, max_size: int
+) -> float:
     """A rough time estimate of a sweep, from the cells each series' plan noises."""
     from pages.common.engine import estimated_seconds as one
 
     n = tree.depth + 1
-    per_round = sum(one(Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size,
-                                   consistency=c.consistency)) for c in configs)
+    per_round = sum(
+        one(Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size, consistency=c.consistency))
+        for c in configs
+    )
     return per_round * len(epsilons) * trials
 
 
-def sweep_key(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int,
-              max_size: int, seed: int) -> tuple:
-    return (data_key, tuple(tree.levels), tuple(configs), tuple(float(e) for e in epsilons), int(trials),
-            int(max_size), int(seed))
+def sweep_key(
+    data_key: tuple,
+    tree: Hierarchy,
+    configs: Sequence[Config],
+    epsilons: Sequence[float],
+    trials: int,
+    max_size: int,
+    seed: int,
+) -> tuple:
+    return (
+        data_key,
+        tuple(tree.levels),
+        tuple(configs),
+        tuple(float(e) for e in epsilons),
+        int(trials),
+        int(max_size),
+        int(seed),
+    )
 
 
 #: Sweeps kept per server before the store starts afresh (a whole-country frame has millions of rows).
@@ -86,8 +103,16 @@ def cached(key: tuple) -> pd.DataFrame | None:
     return _store().get(key)
 
 
-def run(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int,
-        max_size: int, seed: int, progress: Progress | None = None) -> pd.DataFrame:
+def run(
+    data_key: tuple,
+    tree: Hierarchy,
+    configs: Sequence[Config],
+    epsilons: Sequence[float],
+    trials: int,
+    max_size: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
     """The sweep's tidy frame (one row per series, ε, trial and node), cached; a ``series`` column names the
     page's series.  Raises ValueError on bad parameters (the caller guards)."""
     key = sweep_key(data_key, tree, configs, epsilons, trials, max_size, seed)
@@ -99,10 +124,19 @@ def run(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: S
     groups: dict[tuple[str, str], list[Config]] = {}
     for c in configs:
         groups.setdefault((c.consistency, c.merge), []).append(c)
-    sweeps = [experiments.Sweep(datasets=[data], mixes=[c.methods for c in group], epsilons=list(epsilons),
-                                merges=[merge], consistencies=[consistency], trials=int(trials), seed=int(seed),
-                                max_size=int(max_size))
-              for (consistency, merge), group in groups.items()]
+    sweeps = [
+        experiments.Sweep(
+            datasets=[data],
+            mixes=[c.methods for c in group],
+            epsilons=list(epsilons),
+            merges=[merge],
+            consistencies=[consistency],
+            trials=int(trials),
+            seed=int(seed),
+            max_size=int(max_size),
+        )
+        for (consistency, merge), group in groups.items()
+    ]
     total = sum(len(s.mixes) * len(s.epsilons) * s.trials for s in sweeps)
     frames, offset = [], 0
     for s in sweeps:
@@ -116,8 +150,7 @@ def run(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: S
         offset += n
     frame = pd.concat(frames, ignore_index=True)
     names = {c.frame_key(): c.name for c in configs}
-    frame.insert(0, "series", [names.get(k, k[0]) for k in
-                               zip(frame["mix"], frame["consistency"], frame["merge"])])
+    frame.insert(0, "series", [names.get(k, k[0]) for k in zip(frame["mix"], frame["consistency"], frame["merge"])])
     if len(store) > STORE_ENTRIES:
         store.clear()
     store[key] = frame
@@ -126,14 +159,23 @@ def run(data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: S
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean emd per node of each level over trials, ± standard error (0 for a single trial), per series."""
-    out = experiments.summarize(frame, by=["series", "mix", "consistency", "merge", "epsilon", "total_epsilon",
-                                           "level", "level_name"])
+    out = experiments.summarize(
+        frame, by=["series", "mix", "consistency", "merge", "epsilon", "total_epsilon", "level", "level_name"]
+    )
     out["se"] = out["se"].fillna(0.0)
     return out
 
 
-def gated_run(gate: str, data_key: tuple, tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float],
-              trials: int, max_size: int, seed: int) -> pd.DataFrame | None:
+def gated_run(
+    gate: str,
+    data_key: tuple,
+    tree: Hierarchy,
+    configs: Sequence[Config],
+    epsilons: Sequence[float],
+    trials: int,
+    max_size: int,
+    seed: int,
+) -> pd.DataFrame | None:
     """The sweep's frame: cached, or run now with a progress bar once :func:`~pages.common.controls.run_gate`
     lets it (quick sweeps at once, long ones on a click); None while it waits for the click."""
     from pages.common import controls, engine
@@ -147,8 +189,17 @@ def gated_run(gate: str, data_key: tuple, tree: Hierarchy, configs: Sequence[Con
     if not go:
         return None
     bar = st.progress(0.0, text=f"Running {n_runs} releases…")
-    raw = engine.guard(run, data_key, tree, configs, epsilons, trials, max_size, seed,
-                       progress=lambda done, total: bar.progress(done / total, text=f"{done} / {total} releases"))
+    raw = engine.guard(
+        run,
+        data_key,
+        tree,
+        configs,
+        epsilons,
+        trials,
+        max_size,
+        seed,
+        progress=lambda done, total: bar.progress(done / total, text=f"{done} / {total} releases"),
+    )
     bar.empty()
     clear()
     return raw

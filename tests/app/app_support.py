@@ -1,4 +1,4 @@
-"""Helpers for the dashboard's tests (imported, unlike conftest): an AppTest on a small dataset, a plotly-spec reader."""
+"""Helpers for the dashboard's tests (imported, unlike conftest): an AppTest on a small dataset, a plotly reader."""
 
 from __future__ import annotations
 

@@ -31,8 +31,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = [
     pytest.mark.browser,
@@ -84,11 +92,29 @@ def server():
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "streamlit_server.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc)
@@ -125,7 +151,8 @@ def _idle(page, timeout: float = 60_000) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
         " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
-        timeout=timeout)
+        timeout=timeout,
+    )
     page.wait_for_timeout(100)
 
 
@@ -136,15 +163,18 @@ def _metric(page, label: str) -> str:
 
 def _no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]').first.inner_text()
+        '[data-testid="stException"]'
+    ).first.inner_text()
 
 
 def _shot(page, name: str) -> None:
     """A screenshot of the whole page: the viewport grows to the main area's height first."""
     size = page.viewport_size
-    height = page.evaluate("() => Math.max(...[...document.querySelectorAll("
-                           "'[data-testid=\"stMain\"], [data-testid=\"stSidebarContent\"]')]"
-                           ".map(e => e.scrollHeight), 800)")
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll("
+        '\'[data-testid="stMain"], [data-testid="stSidebarContent"]\')]'
+        ".map(e => e.scrollHeight), 800)"
+    )
     page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 9000)})
     page.wait_for_timeout(400)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
@@ -162,7 +192,8 @@ def _quick_sweep(page) -> None:
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stPlotlyChart\"]') || [...document.querySelectorAll("
         "'[data-testid=\"stButton\"] button')].some(b => b.innerText.startsWith('Run ') && b.offsetParent)",
-        timeout=180_000)
+        timeout=180_000,
+    )
     if not chart.count() and run.count():
         run.first.click()
     chart.first.wait_for(timeout=180_000)
@@ -181,7 +212,7 @@ def test_dashboard_end_to_end(server, browser):
         page.goto(server)
         page.locator('[data-testid="stMetric"]').filter(has_text="Total ε spent").first.wait_for()
         page.locator('[data-testid="stPlotlyChart"]:visible').first.wait_for()
-        page.locator('.js-plotly-plot .main-svg:visible').first.wait_for()
+        page.locator(".js-plotly-plot .main-svg:visible").first.wait_for()
         timings["first_visit_s"] = time.perf_counter() - start
         marks = page.evaluate("window.__marks")
         timings["first_visit_browser_metric_s"] = marks.get("metric", float("nan")) / 1000
@@ -200,7 +231,8 @@ def test_dashboard_end_to_end(server, browser):
         page.wait_for_function(
             "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
             "m => m.innerText.includes('Total ε spent') && m.innerText.includes(want))",
-            arg=f"{total - 0.5:g}")
+            arg=f"{total - 0.5:g}",
+        )
         _idle(page)
         timings["epsilon_change_s"] = time.perf_counter() - start
         _no_exception(page)
@@ -215,7 +247,9 @@ def test_dashboard_end_to_end(server, browser):
         options.nth(1).click()
         page.wait_for_function(
             "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
-            "m => m.innerText.includes('Node') && m.innerText.includes(want))", arg=chosen)
+            "m => m.innerText.includes('Node') && m.innerText.includes(want))",
+            arg=chosen,
+        )
         _idle(page)
         timings["node_pick_s"] = time.perf_counter() - start
         _no_exception(page)
@@ -233,14 +267,16 @@ def test_dashboard_end_to_end(server, browser):
         assert {r["node"] for r in root_rows} == {"(root)"}
         private_groups = sum(int(r["private_count"]) for r in root_rows)
         true_groups = sum(int(r["true_count"]) for r in root_rows)
-        assert private_groups == true_groups > 0          # G is public and kept
+        assert private_groups == true_groups > 0  # G is public and kept
         assert any(r["node"] == chosen or r["node"].endswith("/" + chosen) for r in rows)
         _shot(page, "explore_node_download")
 
         # Every other page.
-        for title, name, expect in [("Weighted vs. plain averaging", "merging", "Weighted vs. plain averaging"),
-                                    ("Method selection", "methods", "Method selection"),
-                                    ("Learn", "learn", "Learn: how a private")]:
+        for title, name, expect in [
+            ("Weighted vs. plain averaging", "merging", "Weighted vs. plain averaging"),
+            ("Method selection", "methods", "Method selection"),
+            ("Learn", "learn", "Learn: how a private"),
+        ]:
             page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
             page.get_by_role("heading", name=expect).first.wait_for()
             _idle(page)
@@ -283,16 +319,17 @@ def test_dark_theme_renders(server, browser):
     page.set_default_timeout(60_000)
     try:
         page.goto(server)
-        page.locator('.js-plotly-plot .main-svg:visible').first.wait_for()
+        page.locator(".js-plotly-plot .main-svg:visible").first.wait_for()
         _idle(page)
         _no_exception(page)
         background = page.evaluate(
-            "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor")
-        channels = [int(c) for c in background[background.index("(") + 1:background.index(")")].split(",")[:3]]
-        assert sum(channels) < 3 * 80, background          # a dark page
+            "() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+        )
+        channels = [int(c) for c in background[background.index("(") + 1 : background.index(")")].split(",")[:3]]
+        assert sum(channels) < 3 * 80, background  # a dark page
         _shot(page, "explore_dark")
         page.goto(server + "/learn")
-        page.locator('.js-plotly-plot .main-svg:visible').first.wait_for()
+        page.locator(".js-plotly-plot .main-svg:visible").first.wait_for()
         _idle(page)
         _no_exception(page)
         _shot(page, "learn_dark")

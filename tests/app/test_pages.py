@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from app_support import APP, assert_clean, errors, new_app, plotly_specs
 
 EXPLORE, MERGING, METHODS, LEARN = "pages/explore.py", "pages/merging.py", "pages/methods.py", "pages/learn.py"
@@ -28,15 +27,15 @@ def test_explore_runs_on_defaults():
     assert_clean(at)
     assert not errors(at)
     assert at.title[0].value == "Explore a private release"
-    assert metric(at, "Total ε spent") == "2"            # toy: root + one level, ε = 1 each
+    assert metric(at, "Total ε spent") == "2"  # toy: root + one level, ε = 1 each
     assert metric(at, "Consistent") == "yes ✓"
     assert metric(at, "Node") == "(root)"
     assert metric(at, "Groups G (public)") == "4"
     specs = plotly_specs(at)
-    assert len(specs) == 1                               # only the open tab is drawn
+    assert len(specs) == 1  # only the open tab is drawn
     hist = specs[0]
     assert [t["name"] for t in hist["data"]] == ["true", "private"]
-    assert hist["data"][0]["y"][:5] == [0, 2, 1, 0, 1]   # the toy's true H
+    assert hist["data"][0]["y"][:5] == [0, 2, 1, 0, 1]  # the toy's true H
     assert any("exploration only, not for release" in m.value for m in at.markdown)
 
 
@@ -45,14 +44,17 @@ def test_explore_panels_and_tabs_open_on_request():
     assert_clean(at)
     assert any("exploration only" in w.value for w in at.warning)
     assert any("parent = Σ children" in s.value for s in at.success)
-    assert len(plotly_specs(at)) == 2                    # budget bar and the consistency picture
+    assert len(plotly_specs(at)) == 2  # budget bar and the consistency picture
     for tab in ("Error by size", "Errors per level", "Downloads"):
         at.session_state["explore.tab"] = tab
         at.run()
         assert_clean(at)
-    assert [b.label for b in at.get("download_button")] == ["Table as CSV", "Table as Parquet",
-                                                            "Release file (plan and budget inside)",
-                                                            "Parameters as JSON"]
+    assert [b.label for b in at.get("download_button")] == [
+        "Table as CSV",
+        "Table as Parquet",
+        "Release file (plan and budget inside)",
+        "Parameters as JSON",
+    ]
 
 
 def test_explore_epsilon_changes_numbers_and_figures():
@@ -61,9 +63,9 @@ def test_explore_epsilon_changes_numbers_and_figures():
     at.number_input(key="w.eps_n.0").set_value(0.25).run()
     assert_clean(at)
     assert metric(at, "Total ε spent") == "1.25"
-    assert at.slider(key="w.eps_s.0").value == 0.25      # the slider follows the exact number
+    assert at.slider(key="w.eps_s.0").value == 0.25  # the slider follows the exact number
     after = plotly_specs(at)
-    assert before[0] != after[0]                         # the budget bar
+    assert before[0] != after[0]  # the budget bar
     at.slider(key="w.eps_s.1").set_value(3.0).run()
     assert metric(at, "Total ε spent") == "3.25"
     assert at.number_input(key="w.eps_n.1").value == 3.0
@@ -71,7 +73,10 @@ def test_explore_epsilon_changes_numbers_and_figures():
 
 def test_explore_method_and_consistency_change_the_release():
     at = new_app(**{"explore.budget": True})
-    summary = lambda: [json.dumps(d.value.to_dict()) for d in at.dataframe][0]  # budget summary table
+
+    def summary():
+        return [json.dumps(d.value.to_dict()) for d in at.dataframe][0]  # budget summary table
+
     before = summary()
     at.selectbox(key="w.method.1").set_value("Hg").run()
     assert_clean(at)
@@ -88,7 +93,7 @@ def test_explore_node_picker_drills_down():
     assert_clean(at)
     assert metric(at, "Node") == "a"
     assert metric(at, "Groups G (public)") == "2"
-    assert any("is a leaf" in i.value for i in at.info)   # the consistency tab of a leaf
+    assert any("is a leaf" in i.value for i in at.info)  # the consistency tab of a leaf
 
 
 @pytest.mark.parametrize("value", [0.0])
@@ -145,7 +150,7 @@ def test_explore_secure_release_warns_then_runs():
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
     assert any("OpenDP will noise" in w.value and "ε = 2" in w.value for w in at.warning)
-    assert not at.metric                                  # nothing drawn before the click
+    assert not at.metric  # nothing drawn before the click
     at.button(key="explore.secure").click().run()
     assert_clean(at)
     assert any("secure sampler" in s.value for s in at.success)
@@ -226,7 +231,7 @@ def test_methods_candidate_change_changes_the_figure():
     at = new_app(METHODS, **{"cv.methods.trials": 1})
     at.multiselect(key="w.methods.configs.2").set_value(["Hg×Hg"]).run()
     assert_clean(at)
-    assert [t["name"] for t in plotly_specs(at)[0]["data"]] == ["Hg×Hg", "Hg×Hg"]   # one per level panel
+    assert [t["name"] for t in plotly_specs(at)[0]["data"]] == ["Hg×Hg", "Hg×Hg"]  # one per level panel
 
 
 # --------------------------------------------------------------------------- Learn
@@ -234,7 +239,7 @@ def test_learn_runs_and_reacts():
     at = new_app(LEARN)
     assert_clean(at)
     assert not errors(at)
-    assert len(plotly_specs(at)) == 7                    # 3 representations, noise, isotonic, matching, merge
+    assert len(plotly_specs(at)) == 7  # 3 representations, noise, isotonic, matching, merge
     assert any("parent = Σ children" in s.value for s in at.success)
     before = plotly_specs(at)[3]
     at.slider(key="w.learn.eps").set_value(0.2).run()
@@ -263,14 +268,14 @@ def test_explore_on_the_bundled_default():
     assert metric(at, "Consistent") == "yes ✓"
     assert any("data card" in e.label for e in at.expander)
     spec = plotly_specs(at)[0]
-    assert spec["layout"]["xaxis"]["type"] == "log"       # long-tailed data: log axes by default
+    assert spec["layout"]["xaxis"]["type"] == "log"  # long-tailed data: log axes by default
 
 
 def test_explore_levels_can_be_dropped():
     at = new_app()
     at.multiselect(key=f"w.levels.{at.session_state['cv.dataset']}").set_value([]).run()
     assert_clean(at)
-    assert metric(at, "Total ε spent") == "1"            # the root alone
+    assert metric(at, "Total ε spent") == "1"  # the root alone
     assert metric(at, "Node") == "(root)"
 
 
@@ -278,7 +283,7 @@ def test_explore_slow_release_waits_for_a_click(monkeypatch):
     from pages.common import engine
 
     monkeypatch.setattr(engine, "CONFIRM_SECONDS", -1.0)
-    at = new_app(**{"cv.eps.0": 0.77})                   # settings no earlier test has computed
+    at = new_app(**{"cv.eps.0": 0.77})  # settings no earlier test has computed
     assert_clean(at)
     assert any("estimated to take about" in w.value for w in at.warning)
     assert not at.metric
