@@ -13,6 +13,8 @@ from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, Experime
 from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
+from cocoviz.experiments.wu import _e2 as _wu_e2
+from cocoviz.experiments.wu import _e3 as _wu_e3
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 
@@ -33,6 +35,12 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                "Bottom-up is worse at the upper levels and better at the leaves.", PAPER_DATASETS, (1.0,), _table4),
     Experiment("figure1", "Figure 1: error by size, Hg and Hc",
                "Hg's error sits at small sizes; Hc's is spread over the rest.", PAPER_DATASETS, (1.0,), _figure1),
+    Experiment("wu-e2", "Wu E2: prefix sums P(j) from the Hc/Hg releases vs. Wu's strategies, person level",
+               "Wu: Identity beats the other baselines; isotonic regression can hurt answers with uneven bias.",
+               ("housing",), (0.1, 1.0), _wu_e2),
+    Experiment("wu-e3", "Wu E3: Wu's strategies at the record level (one group added/removed), τ choices",
+               "Wu: truncation improves every algorithm; Identity beats the other baselines.", ("housing",),
+               (0.1, 1.0), _wu_e3),
 ]}
 
 
