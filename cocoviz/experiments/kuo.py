@@ -15,6 +15,8 @@ from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.tao import E6
+from cocoviz.experiments.wu import _e2 as _wu_e2
+from cocoviz.experiments.wu import _e3 as _wu_e3
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 
@@ -79,6 +81,22 @@ EXPERIMENTS: dict[str, Experiment] = {
             ("housing", "white", "hawaiian", "taxi"),
             (0.1, 0.25, 0.5, 1.0, 2.0),
             _kselect,
+        ),
+        Experiment(
+            "wu-e2",
+            "Wu E2: prefix sums P(j) from the Hc/Hg releases vs. Wu's strategies, person level",
+            "Wu: Identity beats the other baselines; isotonic regression can hurt answers with uneven bias.",
+            ("housing",),
+            (0.1, 1.0),
+            _wu_e2,
+        ),
+        Experiment(
+            "wu-e3",
+            "Wu E3: Wu's strategies at the record level (one group added/removed), τ choices",
+            "Wu: truncation improves every algorithm; Identity beats the other baselines.",
+            ("housing",),
+            (0.1, 1.0),
+            _wu_e3,
         ),
         E6,
     ]
