@@ -208,6 +208,29 @@ def size_tab(tree, info, release, node) -> None:
     )
 
 
+def sums_tab(tree, release, node, row: pd.Series) -> None:
+    h_true = tree.histogram(node)
+    top = max(len(h_true) - 1, len(release.histogram(node)) - 1, 1)
+    js = np.arange(1, top + 1)
+    released = release.prefix_persons(node, js)
+    truth = np.cumsum(np.arange(len(h_true)) * h_true)[np.minimum(js, len(h_true) - 1)]
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Persons (released)", f"{release.persons(node):,}", help="Σ j·Ĥ[j]: post-processing, no ε.")
+    c2.metric("Persons (true)", f"{int(truth[-1]):,}")
+    c3.metric("Largest |P̂(j) − P(j)|", f"{int(np.abs(released - truth).max()):,}")
+    st.plotly_chart(
+        plots.prefix_sums_figure(
+            released, truth, emd=float(row["emd"]), title=f"{node_label(node)}: persons in groups of size ≤ j"
+        ),
+        theme="streamlit",
+        key="sums_fig",
+    )
+    st.caption(
+        "P(j) = Σ_{s≤j} s·Ĥ[s] is computed from the released histogram, so it costs no ε and adds up over the "
+        "hierarchy exactly as the histograms do. Its error is at most j × the node's emd (the dashed line)."
+    )
+
+
 def levels_tab(tree, errors: pd.DataFrame, node, names: list[str]) -> None:
     lev = level_summary(errors)
     st.plotly_chart(plots.level_error_figure(lev, level_names=names), theme="streamlit", key="level_fig")
@@ -372,17 +395,19 @@ def main() -> None:
     st.subheader("A node of the hierarchy")
     node = controls.node_picker(tree, info.label)
     level = len(node)
-    node_metrics(errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0], node, level, names)
+    row = errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0]
+    node_metrics(row, node, level, names)
     h_true, h_priv = tree.histogram(node), release.histogram(node)
     # Stateful tabs: only the open tab's content is computed and sent to the browser.
     tabs = st.tabs(
-        ["Histogram", "Error by size", "Errors per level", "Consistency check", "Downloads"],
+        ["Histogram", "Error by size", "Sums", "Errors per level", "Consistency check", "Downloads"],
         key="explore.tab",
         on_change="rerun",
     )
     bodies = [
         lambda: histogram_tab(tree, info, node, h_true, h_priv),
         lambda: size_tab(tree, info, release, node),
+        lambda: sums_tab(tree, release, node, row),
         lambda: levels_tab(tree, errors, node, names),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
         lambda: downloads_tab(tree, info, release, params, names),

@@ -32,8 +32,10 @@ extra = {
 options = mix_labels + list(extra)
 
 # Stateful tabs: only the open tab runs (a sweep is not recomputed while you read the tables).
-tab_sweep, tab_tables, tab_select = st.tabs(
-    ["Error against ε", "Tables 3 and 4", "Private algorithm selection"], key="methods.tab", on_change="rerun"
+tab_sweep, tab_tables, tab_select, tab_wu = st.tabs(
+    ["Error against ε", "Tables 3 and 4", "Private algorithm selection", "Choosing K and sum queries"],
+    key="methods.tab",
+    on_change="rerun",
 )
 
 
@@ -258,7 +260,64 @@ def selection_tab() -> None:
         )
 
 
-for tab, body in ((tab_sweep, sweep_tab), (tab_tables, tables), (tab_select, selection_tab)):
+# ------------------------------------------------------------ Wu et al.: K and sums
+WU_EXPERIMENTS = {
+    "wu-e1": "E1 — how K is chosen: public 100,000, noisy max, SVT or the true maximum (root, all-Hc)",
+    "wu-e2": "E2 — persons in groups of size ≤ j from the Hc / Hg releases against Wu's strategies",
+}
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _wu_run(name: str, data_key: tuple, trials: int, seed: int, max_size: int, _tree) -> tuple[str, dict]:
+    from cocoviz.experiments import run_experiment
+
+    result = run_experiment(
+        name,
+        trials=trials,
+        seed=seed,
+        max_size=max_size,
+        datasets=["housing"],
+        loader=lambda _name, **_: _tree,
+        png=False,
+    )
+    return result.markdown.replace("housing", "this data"), {k: f.to_json() for k, f in result.figures.items()}
+
+
+def wu_tab() -> None:
+    """Wu et al.'s experiments, run on the chosen data with its levels."""
+    st.markdown(
+        "Hc measures K cells per node, so a K chosen **privately** from the data (noisy max: Δ = 1, its own "
+        "ε_K) cuts the noise cells by orders of magnitude; SVT, Wu's choice, stops early and truncates. "
+        "Sum queries (persons in groups of size ≤ j) come free from a release, and compare with Wu's direct "
+        "strategies at the same ε. These are the package's experiments `wu-e1` and `wu-e2`, on this data."
+    )
+    c1, c2 = st.columns([3, 1])
+    name = c1.selectbox(
+        "Experiment",
+        list(WU_EXPERIMENTS),
+        format_func=WU_EXPERIMENTS.get,
+        **state.bind("wu.name", "wu-e1", valid=WU_EXPERIMENTS.__contains__),
+    )
+    trials = int(c2.number_input("Trials", min_value=1, max_value=100, step=1, **state.bind("wu.trials", 5)))
+    if name == "wu-e2" and tree.depth == 0:
+        st.info("E2 compares the root and its children: keep at least one level below the root.")
+        return
+    key = (name, info.key, tuple(tree.levels), trials, seed, max_size)
+    if st.session_state.get("wu.ran") != key and not st.button("Run it", type="primary", key="wu_run"):
+        st.info("Runs on request (seconds to a minute, depending on the data and the trials).")
+        return
+    with st.spinner(f"Running {name} with {trials} trial(s)…"):
+        markdown, figures = engine.guard(_wu_run, name, (*info.key, tuple(tree.levels)), trials, seed, max_size, tree)
+    st.session_state["wu.ran"] = key
+    import plotly.io as pio
+
+    for k, spec in figures.items():
+        st.plotly_chart(pio.from_json(spec), theme="streamlit", key=f"wu_fig_{k}")
+    with st.expander("The tables", expanded=False):
+        st.markdown(markdown)
+
+
+for tab, body in ((tab_sweep, sweep_tab), (tab_tables, tables), (tab_select, selection_tab), (tab_wu, wu_tab)):
     if tab.open:
         with tab:
             body()

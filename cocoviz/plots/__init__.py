@@ -20,6 +20,7 @@ from cocoviz.plots.histograms import (
     consistency_figure,
     error_by_size_figure,
     histogram_figure,
+    prefix_sums_figure,
     representations_figure,
 )
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
@@ -33,6 +34,7 @@ __all__ = [
     "SERIES_COLORS",
     "BAR_LIMIT",
     "histogram_figure",
+    "prefix_sums_figure",
     "error_by_size_figure",
     "level_error_figure",
     "budget_figure",

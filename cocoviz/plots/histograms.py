@@ -23,7 +23,13 @@ from cocoviz.plots.style import (
     step_points,
 )
 
-__all__ = ["histogram_figure", "error_by_size_figure", "consistency_figure", "representations_figure"]
+__all__ = [
+    "histogram_figure",
+    "error_by_size_figure",
+    "consistency_figure",
+    "representations_figure",
+    "prefix_sums_figure",
+]
 
 
 def histogram_figure(
@@ -262,4 +268,38 @@ def representations_figure(h, *, title: str | None = None) -> go.Figure:
     top = max(int(h.max(initial=0)), int(hc.max(initial=0)), int(hg.max(initial=0)), 1)
     fig.update_yaxes(range=[0, top * 1.25])
     fig.update_layout(title=title, showlegend=False, height=300, margin={"t": 60 if title else 40})
+    return fig
+
+
+def prefix_sums_figure(released, truth=None, *, emd: float | None = None, title: str | None = None) -> go.Figure:
+    """Persons in groups of size at most j, P(j) = Σ_{s≤j} s·H[s]: released (and true), with the bound j·emd.
+
+    ``released`` and ``truth`` are P(1..J) as arrays; ``emd`` draws the band
+    P(j) ± j·emd that every release within that emd respects
+    (|ΔP(j)| = |j·ΔHc(j) − Σ_{s<j} ΔHc(s)| ≤ j·Σ_s |ΔHc(s)|).
+
+    >>> fig = prefix_sums_figure(np.array([2, 4, 4, 8]), np.array([2, 4, 4, 8]), emd=0)
+    >>> [t.name for t in fig.data]
+    ['released', 'true', 'bound j·emd']
+    """
+    released = np.asarray(released)
+    js = np.arange(1, len(released) + 1)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=js, y=released, name="released", mode="lines", line=dict(color=PRIVATE_COLOR)))
+    if truth is not None:
+        truth = np.asarray(truth)
+        fig.add_trace(go.Scatter(x=js, y=truth, name="true", mode="lines", line=dict(color=TRUE_COLOR, dash="dot")))
+        if emd is not None:
+            fig.add_trace(
+                go.Scatter(
+                    x=js,
+                    y=truth + js * emd,
+                    name="bound j·emd",
+                    mode="lines",
+                    line=dict(color=REFERENCE_COLOR, dash="dash", width=1),
+                )
+            )
+    fig.update_layout(
+        title=title, xaxis_title="group size j", yaxis_title="persons in groups of size ≤ j", hovermode="x unified"
+    )
     return fig

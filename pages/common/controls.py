@@ -37,6 +37,13 @@ HELP = {
         "is refused (the engine reads the data to say so); a secure release never reads it: groups above K are "
         "counted at size K, as in the paper."
     ),
+    "k_select": (
+        "How K is chosen. **public**: the K below, from public knowledge. **noisy max**: K̂ = the largest group "
+        "+ noise + a margin, with its own budget ε_K (Δ = 1): it truncates with probability at most β. **per "
+        "node**: one K̂ per node (ε_K once per level). **SVT**: Wu's AboveThreshold over 1, 2, 4, … — for "
+        "teaching: it stops early and truncates. With a private choice the K box is the public ceiling. Groups "
+        "above K̂ are counted at K̂ (never refused: a refusal would leak the maximum)."
+    ),
     "emd": (
         "emd (earthmover's distance) = the number of persons to add to or remove from groups to turn the true "
         "histogram into the private one: Σ_j |Hc[j] − Ĥc[j]|. Lower is better."
@@ -208,6 +215,52 @@ def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[
     return int(value), from_data and int(value) == suggested
 
 
+K_CHOICES = {
+    "public": "public K",
+    "noisy-max": "noisy max",
+    "noisy-max-per-node": "noisy max per node",
+    "svt": "SVT (teaching)",
+}
+
+
+def k_select_control() -> tuple[str, float | None, float | None]:
+    """Sidebar: how K is chosen, with ε_K and β for a private choice."""
+    sb = st.sidebar
+    choice = (
+        sb.segmented_control(
+            "How K is chosen",
+            list(K_CHOICES),
+            format_func=K_CHOICES.get,
+            help=HELP["k_select"],
+            **state.bind("k_select", "public", valid=K_CHOICES.__contains__),
+        )
+        or "public"
+    )
+    if choice == "public":
+        return choice, None, None
+    c1, c2 = sb.columns(2)
+    k_eps = c1.number_input(
+        "ε_K",
+        min_value=0.0,
+        max_value=10.0,
+        step=0.05,
+        format="%.3f",
+        help="Budget of the private K, spent on top of the levels' ε.",
+        **state.bind("k_epsilon", 0.1),
+    )
+    beta = c2.number_input(
+        "β",
+        min_value=0.0,
+        max_value=0.5,
+        step=1e-6,
+        format="%.0e",
+        help="Noisy max truncates with probability at most β.",
+        **state.bind("k_beta", 1e-6),
+        disabled=choice == "svt",
+    )
+    return choice, float(k_eps), float(beta)
+
+
 # ------------------------------------------------------------ release controls
 def _clip_to_slider(v) -> float:
     try:
@@ -305,6 +358,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             )
             methods.append(method)
             ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
+    k_select, k_epsilon, k_beta = k_select_control()
     max_size, k_from_data = k_control(tree, info)
     consistency = sb.radio(
         "Consistency",
@@ -334,6 +388,9 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         merge,
         0 if secure else int(seed),
         bool(secure),
+        k_select,
+        k_epsilon,
+        k_beta,
     )
     return params, k_from_data
 

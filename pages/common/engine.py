@@ -64,6 +64,9 @@ class Params:
     merge: str = "weighted"
     seed: int = 0
     secure: bool = False
+    k_select: str = "public"
+    k_epsilon: float | None = None
+    k_beta: float | None = None
 
     def plan_options(self) -> dict:
         return {
@@ -73,6 +76,9 @@ class Params:
             "max_size": self.max_size,
             "consistency": self.consistency,
             "merge": self.merge,
+            "k_select": self.k_select,
+            "k_epsilon": self.k_epsilon,
+            "k_beta": self.k_beta,
         }
 
     def kwargs(self) -> dict:

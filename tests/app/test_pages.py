@@ -318,3 +318,21 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
     assert_clean(at)
     assert not any("not private" in w.value for w in at.warning)
     assert metric(at, "Groups G (public)") == "4"
+
+
+def test_explore_private_k_and_sums():
+    at = new_app(**{"explore.tab": "Sums"})
+    assert_clean(at)
+    assert metric(at, "Persons (released)") and metric(at, "Persons (true)") == "8"
+    at.segmented_control(key="w.k_select").set_value("noisy-max").run()
+    assert_clean(at)
+    assert metric(at, "Total ε spent") == "2.1"                # ε_K = 0.1 on top of the levels' 2
+    assert metric(at, "Consistent") == "yes ✓"
+
+
+def test_methods_wu_experiments_run_on_request():
+    at = new_app(METHODS, **{"methods.tab": "Choosing K and sum queries", "cv.wu.trials": 1})
+    assert_clean(at)
+    at.button(key="wu_run").click().run()
+    assert_clean(at)
+    assert plotly_specs(at)
