@@ -13,6 +13,7 @@ import cocoviz
 from cocoviz import plots
 from cocoviz.evaluate import compare_histograms, level_summary
 from cocoviz.hierarchy import node_label
+from cocoviz.truncation import bound_from_release
 from pages.common import controls, data, engine, state
 from pages.common.controls import HELP, fmt
 
@@ -89,6 +90,12 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, seconds: float, nam
     for text in budget.notes:
         if "not private" in text:
             st.warning(text, icon=":material/visibility:")
+    if release.plan.methods[0] == "Hg":
+        st.caption(
+            f"The root's released top size suggests K = {bound_from_release(release):,} for a later Hc release, "
+            "at no ε (post-processing of this release). It does not guarantee that no group is truncated: the "
+            "released top size is noisy and may fall below the true largest group."
+        )
     drawn, spent = engine.ledger_total()
     if drawn:
         st.info(
