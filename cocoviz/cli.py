@@ -255,13 +255,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         print(f"error: {_one_line(exc.strerror or str(exc))}{where}", file=sys.stderr)
-    except ValueError as exc:
-        # datasets.py and experiments.py still raise plain ValueError for bad options (e.g. --scale -1);
-        # drop this branch once they raise the CocovizError family.
-        if _is_unreadable_file(exc):
-            print(f"error: unreadable file: {_one_line(str(exc))}", file=sys.stderr)
-        else:
-            print(f"error: {_one_line(str(exc))}", file=sys.stderr)
     except Exception as exc:
         # A corrupt Parquet file surfaces from pyarrow as its own error type: an unreadable input, not a bug.
         if not _is_unreadable_file(exc):

@@ -14,7 +14,7 @@ ParameterError | ε of level 0 must be > 0, got -1
 
 from __future__ import annotations
 
-__all__ = ["CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError"]
+__all__ = ["CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError", "SetupError"]
 
 
 class CocovizError(ValueError):
@@ -36,3 +36,7 @@ class BudgetError(ParameterError):
 class PrivacyError(CocovizError):
     """A request that would break the privacy claim of a release (e.g. a secure release whose
     public inputs were taken from private rows)."""
+
+
+class SetupError(CocovizError):
+    """This machine lacks what a request needs (e.g. kaleido and a Chromium for PNG export)."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cocoviz.errors import InputError
+
 __all__ = ["cumulative", "from_cumulative", "ranked", "from_ranked", "to_runs", "from_runs", "pad"]
 
 
@@ -44,7 +46,7 @@ def from_ranked(hg: np.ndarray, length: int | None = None) -> np.ndarray:
     """H from Hg (group sizes in any order); ``length`` pads with empty sizes."""
     hg = np.asarray(hg, np.int64)
     if hg.size and hg.min() < 0:
-        raise ValueError("group sizes must be non-negative")
+        raise InputError("group sizes must be non-negative")
     return np.bincount(hg, minlength=length or 0)
 
 

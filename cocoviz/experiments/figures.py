@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cocoviz.errors import SetupError
+
 __all__: list[str] = []
 
 
@@ -93,7 +95,7 @@ def _write_pngs(figures: Mapping[str, object], folder: Path, *, required: bool) 
         pio.write_images(list(figures.values()), paths, width=1200, height=500, scale=1)
     except Exception as exc:  # kaleido missing or no browser: HTML is the figure then
         if required:
-            raise ValueError(
+            raise SetupError(
                 f"PNG export failed ({type(exc).__name__}: {exc}); install kaleido and a "
                 "Chrome/Chromium, or write HTML only"
             ) from exc
