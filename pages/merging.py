@@ -8,101 +8,123 @@ from cocoviz import plots
 from pages.common import controls, state, sweeps
 from pages.common.controls import HELP
 
-st.title("Weighted vs. plain averaging")
-st.caption(
-    "Top-down consistency matches every parent group to a child group and merges their two size estimates. "
-    "**Weighted** merging uses inverse-variance weights; **plain** averaging takes their mean. The paper "
-    "found weighted merging better at every budget and method mix, most at the top level. Each point is "
-    "the mean emd per node of a level, averaged over N trials (± one standard error)."
-)
 
-tree, info, max_size, seed, names = controls.comparison_sidebar()
-
-mixes = sweeps.all_mixes(tree.depth + 1)
-labels = [sweeps.mix_label(m) for m in mixes]
-c1, c2, c3 = st.columns([3, 3, 1])
-eps_grid = c1.multiselect(
-    "ε per level",
-    [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
-    **state.bind("merge.eps", [0.25, 0.5, 1.0, 2.0]),
-    help=HELP["epsilon"],
-)
-chosen = c2.multiselect(
-    "Method mixes (root first)",
-    labels,
-    help=HELP["method"],
-    **state.bind(
-        f"merge.mixes.{tree.depth}", labels[:2], valid=lambda v: isinstance(v, list) and set(v) <= set(labels)
-    ),
-)
-trials = int(
-    c3.number_input(
-        "Trials N",
-        min_value=1,
-        max_value=100,
-        step=1,
-        **state.bind("merge.trials", 10),
-        help="Independent noise draws per point (the paper used 10).",
+def intro() -> None:
+    st.title("Weighted vs. plain averaging")
+    st.caption(
+        "Top-down consistency matches every parent group to a child group and merges their two size estimates. "
+        "**Weighted** merging uses inverse-variance weights; **plain** averaging takes their mean. The paper "
+        "found weighted merging better at every budget and method mix, most at the top level. Each point is "
+        "the mean emd per node of a level, averaged over N trials (± one standard error)."
     )
-)
 
-if not eps_grid:
-    st.error("Choose at least one ε per level.", icon=":material/warning:")
-    st.stop()
-if not chosen:
-    st.error("Choose at least one method mix.", icon=":material/warning:")
-    st.stop()
 
-configs = [
-    sweeps.Config(mixes[labels.index(lab)], "top-down", merge, f"{lab}, {word}")
-    for lab in chosen
-    for merge, word in (("weighted", "weighted"), ("average", "plain"))
-]
-eps_grid = sorted(eps_grid)
-raw = sweeps.gated_run("merge", info.key, tree, configs, eps_grid, trials, max_size, seed)
-if raw is None:
-    st.stop()
+def choices(tree) -> tuple[list[float], list[tuple[str, ...]], list[str], list[str], int]:
+    """The ε grid, the method mixes and their labels, the chosen labels and the trials."""
 
-summary = sweeps.summarize(raw)
-st.plotly_chart(
-    plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
-    theme="streamlit",
-    key="merge_fig",
-)
-
-st.subheader("Weighted vs. plain, side by side")
-wide = summary.pivot_table(index=["level", "mix", "epsilon"], columns="merge", values="mean").reset_index()
-if {"weighted", "average"} <= set(wide.columns):
-    wide["plain ÷ weighted"] = wide["average"] / wide["weighted"]
-    wide.insert(1, "level name", [names[int(k)] for k in wide["level"]])
-    wide = wide.rename(columns={"average": "plain (mean emd)", "weighted": "weighted (mean emd)"})
-    st.dataframe(
-        wide,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "plain (mean emd)": st.column_config.NumberColumn(format="%.1f"),
-            "weighted (mean emd)": st.column_config.NumberColumn(format="%.1f"),
-            "plain ÷ weighted": st.column_config.NumberColumn(format="%.2f", help="> 1: weighted is better"),
-        },
+    mixes = sweeps.all_mixes(tree.depth + 1)
+    labels = [sweeps.mix_label(m) for m in mixes]
+    c1, c2, c3 = st.columns([3, 3, 1])
+    eps_grid = c1.multiselect(
+        "ε per level",
+        [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
+        **state.bind("merge.eps", [0.25, 0.5, 1.0, 2.0]),
+        help=HELP["epsilon"],
     )
-    top = wide[wide["level"] == 0]
-    wins = int((top["plain ÷ weighted"] > 1).sum())
-    st.markdown(f"At the top level weighted merging has the lower error in **{wins} of {len(top)}** (mix, ε) settings.")
-raw_panel = st.expander("Raw results (one row per series, ε, trial and node)", key="merge.raw", on_change="rerun")
-if raw_panel.open:
-    with raw_panel:
-        st.dataframe(raw, hide_index=True, width="stretch")
-st.download_button(
-    "Raw results as CSV",
-    lambda: raw.to_csv(index=False).encode(),
-    file_name="merging_sweep.csv",
-    mime="text/csv",
-    on_click="ignore",
-    icon=":material/download:",
-)
-st.caption(
-    f"{len(raw):,} rows; {trials} trial(s) per point; K = {max_size:,}; seed {seed} (one noise stream per "
-    "trial, shared by weighted and plain: a paired comparison); fast sampler (exploration only). Results are "
-    "cached: coming back costs nothing."
-)
+    chosen = c2.multiselect(
+        "Method mixes (root first)",
+        labels,
+        help=HELP["method"],
+        **state.bind(
+            f"merge.mixes.{tree.depth}", labels[:2], valid=lambda v: isinstance(v, list) and set(v) <= set(labels)
+        ),
+    )
+    trials = int(
+        c3.number_input(
+            "Trials N",
+            min_value=1,
+            max_value=100,
+            step=1,
+            **state.bind("merge.trials", 10),
+            help="Independent noise draws per point (the paper used 10).",
+        )
+    )
+    return eps_grid, mixes, labels, chosen, trials
+
+
+def comparison_table(summary, names: list[str]) -> None:
+    st.subheader("Weighted vs. plain, side by side")
+    wide = summary.pivot_table(index=["level", "mix", "epsilon"], columns="merge", values="mean").reset_index()
+    if {"weighted", "average"} <= set(wide.columns):
+        wide["plain ÷ weighted"] = wide["average"] / wide["weighted"]
+        wide.insert(1, "level name", [names[int(k)] for k in wide["level"]])
+        wide = wide.rename(columns={"average": "plain (mean emd)", "weighted": "weighted (mean emd)"})
+        st.dataframe(
+            wide,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "plain (mean emd)": st.column_config.NumberColumn(format="%.1f"),
+                "weighted (mean emd)": st.column_config.NumberColumn(format="%.1f"),
+                "plain ÷ weighted": st.column_config.NumberColumn(format="%.2f", help="> 1: weighted is better"),
+            },
+        )
+        top = wide[wide["level"] == 0]
+        wins = int((top["plain ÷ weighted"] > 1).sum())
+        st.markdown(
+            f"At the top level weighted merging has the lower error in **{wins} of {len(top)}** (mix, ε) settings."
+        )
+
+
+def raw_results(raw, trials: int, max_size: int, seed: int) -> None:
+    raw_panel = st.expander("Raw results (one row per series, ε, trial and node)", key="merge.raw", on_change="rerun")
+    if raw_panel.open:
+        with raw_panel:
+            st.dataframe(raw, hide_index=True, width="stretch")
+    st.download_button(
+        "Raw results as CSV",
+        lambda: raw.to_csv(index=False).encode(),
+        file_name="merging_sweep.csv",
+        mime="text/csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    st.caption(
+        f"{len(raw):,} rows; {trials} trial(s) per point; K = {max_size:,}; seed {seed} (one noise stream per "
+        "trial, shared by weighted and plain: a paired comparison); fast sampler (exploration only). Results are "
+        "cached: coming back costs nothing."
+    )
+
+
+def main() -> None:
+    intro()
+    tree, info, max_size, seed, names = controls.comparison_sidebar()
+    eps_grid, mixes, labels, chosen, trials = choices(tree)
+    if not eps_grid:
+        st.error("Choose at least one ε per level.", icon=":material/warning:")
+        st.stop()
+    if not chosen:
+        st.error("Choose at least one method mix.", icon=":material/warning:")
+        st.stop()
+
+    configs = [
+        sweeps.Config(mixes[labels.index(lab)], "top-down", merge, f"{lab}, {word}")
+        for lab in chosen
+        for merge, word in (("weighted", "weighted"), ("average", "plain"))
+    ]
+    eps_grid = sorted(eps_grid)
+    raw = sweeps.gated_run("merge", info.key, tree, configs, eps_grid, trials, max_size, seed)
+    if raw is None:
+        st.stop()
+
+    summary = sweeps.summarize(raw)
+    st.plotly_chart(
+        plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
+        theme="streamlit",
+        key="merge_fig",
+    )
+    comparison_table(summary, names)
+    raw_results(raw, trials, max_size, seed)
+
+
+main()
