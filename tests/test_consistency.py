@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
+import cocoviz._matching_kernels
 import cocoviz.consistency
 from cocoviz import match_groups
 from cocoviz.budget import double_geometric_variance
@@ -379,11 +380,11 @@ def test_mean_consistency_is_consistent_but_can_go_negative():
     ],
 )
 def test_share_is_exact_where_the_product_overflows(n_top, need, n_bot):
-    assert cocoviz.consistency._share(n_top, need, n_bot) == divmod(n_top * need, n_bot)
+    assert cocoviz._matching_kernels.share(n_top, need, n_bot) == divmod(n_top * need, n_bot)
 
 
 def test_share_matches_python_integers_at_random():
-    share = cocoviz.consistency._share
+    share = cocoviz._matching_kernels.share
     rng = np.random.default_rng(0)
     for _ in range(2000):
         n_bot = int(rng.integers(1, 2 ** int(rng.integers(1, 63)), endpoint=True))

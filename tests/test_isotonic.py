@@ -193,15 +193,15 @@ def test_block_sizes_partition_the_fit(y):
 
 
 # ------------------------------------------------ the counting slope trick against the heap
-from cocoviz.isotonic import _integer_span, _slope_trick, _slope_trick_counts  # noqa: E402
+from cocoviz._isotonic_kernels import integer_span, slope_trick, slope_trick_counts  # noqa: E402
 
 
 @settings(max_examples=300)
 @given(st.lists(st.integers(-50, 50), min_size=1, max_size=200), st.integers(-(10**6), 10**6))
 def test_counting_path_equals_the_heap_on_whole_numbers(values, shift):
     y = np.array(values, np.float64) + shift
-    np.testing.assert_array_equal(isotonic_l1(y), _slope_trick(y))
-    np.testing.assert_array_equal(isotonic_l1(y.astype(np.int64)), _slope_trick(y))  # integer-typed input
+    np.testing.assert_array_equal(isotonic_l1(y), slope_trick(y))
+    np.testing.assert_array_equal(isotonic_l1(y.astype(np.int64)), slope_trick(y))  # integer-typed input
 
 
 def test_counting_path_equals_the_heap_on_noisy_hc():
@@ -210,10 +210,10 @@ def test_counting_path_equals_the_heap_on_noisy_hc():
     hc = np.minimum(np.cumsum(rng.poisson(300, 100_000)), 5_000).astype(np.float64)
     for scale in (0.5, 2.0, 20.0):
         noisy = hc + np.floor(rng.exponential(scale, hc.size)) - np.floor(rng.exponential(scale, hc.size))
-        lo, hi, whole = _integer_span(noisy)
-        top, done = _slope_trick_counts(noisy, lo, int(hi - lo) + 1, 16 * noisy.size + 4096)
+        lo, hi, whole = integer_span(noisy)
+        top, done = slope_trick_counts(noisy, lo, int(hi - lo) + 1, 16 * noisy.size + 4096)
         assert whole and done  # the fast path, within its step budget
-        np.testing.assert_array_equal(isotonic_l1(noisy), _slope_trick(noisy))
+        np.testing.assert_array_equal(isotonic_l1(noisy), slope_trick(noisy))
 
 
 def test_alternating_extremes_exhaust_the_budget_and_fall_back():
@@ -221,15 +221,15 @@ def test_alternating_extremes_exhaust_the_budget_and_fall_back():
     n = 20_000
     y = np.zeros(n)
     y[1::2] = 4 * n
-    lo, hi, _ = _integer_span(y)
-    _, done = _slope_trick_counts(y, lo, int(hi - lo) + 1, 16 * n + 4096)
+    lo, hi, _ = integer_span(y)
+    _, done = slope_trick_counts(y, lo, int(hi - lo) + 1, 16 * n + 4096)
     assert not done
-    np.testing.assert_array_equal(isotonic_l1(y), _slope_trick(y))
+    np.testing.assert_array_equal(isotonic_l1(y), slope_trick(y))
 
 
 def test_fractions_and_wide_ranges_take_the_heap():
     y = np.array([0.5, 3.0, 1.0, 2.0])
-    assert not _integer_span(y)[2]
-    np.testing.assert_array_equal(isotonic_l1(y), _slope_trick(y))
+    assert not integer_span(y)[2]
+    np.testing.assert_array_equal(isotonic_l1(y), slope_trick(y))
     wide = np.array([0.0, 1e12, 5.0, 3.0])
-    np.testing.assert_array_equal(isotonic_l1(wide), _slope_trick(wide))
+    np.testing.assert_array_equal(isotonic_l1(wide), slope_trick(wide))
