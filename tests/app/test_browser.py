@@ -256,18 +256,19 @@ def test_dashboard_end_to_end(server, browser):
 
         # Download the release as CSV and check it.
         page.get_by_role("tab", name="Downloads").click()
-        button = page.locator('[data-testid="stDownloadButton"]').filter(has_text="Release as CSV").first
+        button = page.locator('[data-testid="stDownloadButton"]').filter(has_text="Table as CSV").first
         with page.expect_download() as info:
             button.locator("button").click()
         path = info.value.path()
         rows = list(csv.DictReader(io.StringIO(Path(path).read_text())))
         assert rows, "the CSV is empty"
-        assert {"level", "node", "size", "private_count", "true_count"} <= set(rows[0])
+        assert set(rows[0]) == {"level", "node", "level_name", "size", "count"}  # the release: no true counts
         root_rows = [r for r in rows if r["level"] == "0"]
         assert {r["node"] for r in root_rows} == {"(root)"}
-        private_groups = sum(int(r["private_count"]) for r in root_rows)
-        true_groups = sum(int(r["true_count"]) for r in root_rows)
-        assert private_groups == true_groups > 0  # G is public and kept
+        by_level = {}
+        for r in rows:
+            by_level[r["level"]] = by_level.get(r["level"], 0) + int(r["count"])
+        assert len(set(by_level.values())) == 1 and by_level["0"] > 0  # G kept at every level
         assert any(r["node"] == chosen or r["node"].endswith("/" + chosen) for r in rows)
         _shot(page, "explore_node_download")
 
