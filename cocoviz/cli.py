@@ -21,6 +21,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+#: What ``python -m cocoviz --help`` tells a user.
+USAGE = """Differentially private hierarchical count-of-counts histograms (Kuo et al.).
+
+  python -m cocoviz data --list                     the bundled datasets, with their figures
+  python -m cocoviz data housing --scale 0.01 --out housing.parquet
+                                                    generate a synthetic stand-in at any scale
+  python -m cocoviz experiment --list               the paper's experiments and the related ones
+  python -m cocoviz experiment table3 --out results reproduce one (or: all) into a folder
+
+The dashboard: bash scripts/run.sh.  The package: import cocoviz (see README.md)."""
+
+
 def _add_data(sub: argparse._SubParsersAction) -> None:
     """Register ``data``: generate a dataset, list them, show a card, or rewrite the bundle.
 
@@ -117,7 +129,7 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
     names = list(EXPERIMENTS)
     parser = sub.add_parser(
         "experiment",
-        help="reproduce the paper's experiments (tables, figures, CSV)",
+        help="reproduce the paper's experiments and the related papers' (tables, figures, CSV)",
         description="Run the paper's experiments on the synthetic stand-ins and write CSV, a markdown table "
         "and plotly figures (HTML, and PNG when kaleido works) to OUT/NAME/. Experiments: "
         + "; ".join(f"{e.name}: {e.title}" for e in EXPERIMENTS.values())
@@ -243,7 +255,7 @@ def _check_out_folder(path: str, option: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; a user error (bad option, unreadable or unwritable file) is one line on stderr
     and exit status 2, never a traceback."""
-    parser = _Parser(prog="python -m cocoviz", description=__doc__)
+    parser = _Parser(prog="python -m cocoviz", description=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_data(sub)
     _add_experiment(sub)
