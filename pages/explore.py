@@ -196,6 +196,13 @@ def histogram_tab(tree, info, node, h_true, h_priv) -> None:
         theme="streamlit",
         key="hist_fig",
     )
+    if h_priv[0] or h_true[0]:
+        st.caption(
+            f"Size 0 holds {int(h_priv[0]):,} released and {int(h_true[0]):,} true groups. Size 0 is a real size: a "
+            "group with no member of the kind counted (a census block with no person of the race). In a release "
+            "it can also be a small group that the noise pushed down to zero: G is public and kept, so every "
+            "group stays in the histogram."
+        )
 
 
 def size_tab(tree, info, release, node) -> None:
