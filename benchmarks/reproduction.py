@@ -32,10 +32,12 @@ def render(folder: Path) -> str:
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     scale = "the bundled scale" if config.get("scale") is None else f"scale {config['scale']:g}"
     eps = ", ".join(f"{e:g}" for e in config["epsilons"])
+    data = f" on {', '.join(config['datasets'])} at {scale}" if "datasets" in config else ""
+    bound = f", K = {config['max_size']:,}" if "max_size" in config else ""
     line = (
-        f"*Run: `{config['experiment']}` on {', '.join(config['datasets'])} at {scale}, ε grid {eps}, "
-        f"{config['trials']} trials, seed {config['seed']}, K = {config['max_size']:,}, "
-        f"{config.get('workers')} worker(s), {config['seconds']:.0f} s. Files: `{folder.relative_to(ROOT)}/`.*"
+        f"*Run: `{config['experiment']}`{data}, ε grid {eps}, {config['trials']} trials, seed {config['seed']}"
+        f"{bound}, {config.get('workers') or 1} worker(s), {config['seconds']:.0f} s. "
+        f"Files: `{folder.relative_to(ROOT)}/`.*"
     )
     return f"{line}\n\n{table}\n"
 
