@@ -16,9 +16,11 @@ taken from the protected data would break the claim); passing numbers asserts th
 Sizes above K count at K.  Priors are stored sparse and normalised, (size, weight) pairs, so a
 plan's dict stays small and round-trips exactly.  A prior is post-processing: it adds no ε.
 
->>> prior = Prior.of(np.array([0, 2, 1, 1]), max_size=2)
+>>> prior = Prior.of(np.array([0, 2, 1, 1]), max_size=3)
 >>> prior.to_dict()
-{'kind': 'table', 'sizes': [1, 2], 'weights': [0.5, 0.5]}
+{'kind': 'table', 'sizes': [1, 2, 3], 'weights': [0.5, 0.25, 0.25]}
+>>> Prior.of(pd.DataFrame({"size": [1, 9], "count": [3, 1]}), max_size=3).table   # sizes past K count at K
+((1, 3), (0.75, 0.25))
 >>> Prior.from_dict(prior.to_dict()) == prior, Prior.of("parent").key()
 (True, ('parent',))
 """
@@ -53,6 +55,7 @@ def _sparse(value: object, max_size: int) -> Sparse:
         sizes, counts = value["size"].to_numpy(), value["count"].to_numpy()
         if sizes.dtype.kind not in "iu" or (sizes < 0).any():
             raise ParameterError("a prior table's sizes must be whole numbers ≥ 0")
+        sizes = np.minimum(sizes, max_size)
         dense = np.zeros(int(sizes.max(initial=0)) + 1)
         np.add.at(dense, sizes, _as_prior(np.asarray(counts, np.float64)) if len(counts) else [])
         value = dense
