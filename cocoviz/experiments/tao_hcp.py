@@ -117,6 +117,16 @@ def _config(exp: Experiment, run: RunOptions, eps: Sequence[float], name: str, *
     return config
 
 
+def e4_wins(trials: pd.DataFrame, summary: pd.DataFrame) -> np.ndarray:
+    """Per summary row: the share of (county, trial) at its ε where its emd is strictly below Hc's."""
+    wide = trials.pivot_table(index=["epsilon", "trial", "node"], columns="config", values="emd").reset_index()
+    out = []
+    for eps, config in zip(summary["epsilon"], summary["config"]):
+        part = wide[wide["epsilon"] == eps]
+        out.append(np.nan if config == "Hc" else float((part[config] < part["Hc"]).mean()))
+    return np.array(out)
+
+
 def _e4(exp: Experiment, run: RunOptions) -> ExperimentResult:
     name, tree = _tree(run)
     eps_grid = tuple(run.epsilons if run.epsilons is not None else exp.epsilons)
@@ -133,9 +143,7 @@ def _e4(exp: Experiment, run: RunOptions) -> ExperimentResult:
                     run.progress(done, total)
     trials = pd.DataFrame(rows)
     summary = _summary(trials, ["epsilon", "config"])
-    wins = trials.pivot_table(index=["epsilon", "trial", "node"], columns="config", values="emd")
-    share = {c: float((wins[c] < wins["Hc"]).mean()) for c in wins.columns if c != "Hc"}
-    summary["emd_wins_vs_Hc"] = summary["config"].map(share).fillna(np.nan)
+    summary["emd_wins_vs_Hc"] = e4_wins(trials, summary)
     md = "\n\n".join(
         [
             f"Per county of {name} (no consistency, ε per level, {run.trials} trials; mean ± s.e. over trials of the "
