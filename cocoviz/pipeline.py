@@ -17,7 +17,7 @@ import numpy as np
 
 from cocoviz.measure import check_inputs, choose_bounds, measure_level, open_sampler
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import consistent_levels, fit_level
+from cocoviz.postprocess import fit_level, release_levels
 from cocoviz.release import Release
 
 __all__ = ["estimate", "compile_kernels"]
@@ -41,6 +41,7 @@ def estimate(
     rng: np.random.Generator | None = None,
     workers: int | None = None,
     level_cache: MutableMapping | None = None,
+    prior: object = None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -71,7 +72,11 @@ def estimate(
         fast sampler and a ``seed``, each measured level's fitted estimates are memoised in it,
         keyed by all they depend on (level, ε, method, p, K, seed): changing one level's ε or
         method, the merge or the consistency recomputes only what changed, and the release is
-        the uncached one.  Never used with the secure sampler or ``rng``.
+        the uncached one.  Never used with the secure sampler or ``rng``.  The key holds the
+        prior of Hcp levels too, and with the parent prior the keys of the levels above, the
+        merge and the consistency (a level's fit then depends on them).
+    prior : the public prior of Hcp levels (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``,
+        ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
 
     Returns
     -------
@@ -88,25 +93,32 @@ def estimate(
         k_select=k_select,
         k_epsilon=k_epsilon,
         k_beta=k_beta,
+        prior=prior,
     )
     noise = open_sampler(seed, rng, sampler, secure)
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
     bounds = choose_bounds(plan, tree, noise)
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
-    estimates = [None] * (plan.shape.depth + 1)
-    for level in plan.measured_levels():
+    keys: list[tuple] = []
+
+    def fit(level: int, parent) -> object:
         method = plan.level_method(level)
         hit = key = None
         if memo is not None:
             k = (plan.max_size, plan.k_select, plan.k_epsilon, plan.k_beta) if method.needs_k else None
             key = (level, plan.level_epsilon(level), method.name, plan.ps[level], k, noise.entropy)
+            if method.name == "Hcp":
+                upstream = (plan.merge, plan.consistency, tuple(keys)) if plan.prior.kind == "parent" else None
+                key += (plan.prior.key(), upstream)
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
+        keys.append(key)
         if hit is None:
-            hit = fit_level(plan, measure_level(plan, tree, level, noise, workers, bounds[level]), workers)
+            hit = fit_level(plan, measure_level(plan, tree, level, noise, workers, bounds[level]), workers, parent)
             if memo is not None:
                 memo[key] = hit
-        estimates[level] = hit
-    return Release(plan, consistent_levels(plan, estimates), budget, bounds=bounds)
+        return hit
+
+    return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
 
 
 def compile_kernels() -> None:

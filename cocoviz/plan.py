@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -36,12 +35,14 @@ from cocoviz.estimators import (
     query_hg,
     query_naive,
 )
+from cocoviz.hcp import HCP_SENSITIVITY, fit_hcp, hcp_grid, query_hcp
+from cocoviz.hcp_prior import UNIFORM, Prior
 from cocoviz.mechanisms import check_epsilon
+from cocoviz.shape import Shape
 from cocoviz.truncation import DEFAULT_K_BETA, K_SELECT, K_SENSITIVITY, check_beta, svt_grid
 
 __all__ = ["Method", "METHODS", "Shape", "Plan", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K"]
 
-Path = tuple[str, ...]
 
 CONSISTENCY = ("top-down", "bottom-up", "none")
 
@@ -67,18 +68,29 @@ class Method:
     query: Callable[..., np.ndarray] = field(repr=False)
     fit: Callable[..., object] = field(repr=False)
     summary: str = ""
+    experimental: bool = False
 
     def quantity(self, max_size: int, private_k: bool = False) -> str:
         """The measured vector's name, as the budget report shows it (K̂ when K is chosen privately)."""
         if private_k and self.needs_k:
-            return {"Hc": f"Hc[0..K̂-1], K̂ ≤ {max_size:,}", "naive": f"H[0..K̂], K̂ ≤ {max_size:,}"}[self.name]
-        return {"Hc": f"Hc[0..{max_size - 1}]", "naive": f"H[0..{max_size}]"}.get(self.name, self.name)
+            return {
+                "Hc": f"Hc[0..K̂-1], K̂ ≤ {max_size:,}",
+                "naive": f"H[0..K̂], K̂ ≤ {max_size:,}",
+                "Hcp": f"Hc at the grid of K̂ ≤ {max_size:,}",
+            }[self.name]
+        return {
+            "Hc": f"Hc[0..{max_size - 1}]",
+            "naive": f"H[0..{max_size}]",
+            "Hcp": f"Hc at {len(hcp_grid(max_size))} grid points < {max_size:,}",
+        }.get(self.name, self.name)
 
     def cells(self, groups: np.ndarray, max_size: int) -> np.ndarray:
-        """Noise cells per node: K for Hc, K + 1 for naive, G for Hg."""
+        """Noise cells per node: K for Hc, K + 1 for naive, G for Hg, the grid's size for Hcp."""
         groups = np.asarray(groups, np.int64)
         if not self.needs_k:
             return groups.copy()
+        if self.name == "Hcp":
+            return np.full(groups.shape, len(hcp_grid(max_size)), np.int64)
         return np.full(groups.shape, max_size + (self.name == "naive"), np.int64)
 
 
@@ -113,111 +125,18 @@ METHODS: dict[str, Method] = {
             fit_naive,
             "noisy H[0..K] projected onto G groups (the paper's strawman)",
         ),
+        Method(
+            "Hcp",
+            HCP_SENSITIVITY,
+            1,
+            True,
+            query_hcp,
+            fit_hcp,
+            "experimental: Hc at a public grid of tens of sizes, buckets shared by a public prior (Tao et al.)",
+            experimental=True,
+        ),
     )
 }
-
-
-@dataclass(frozen=True, eq=False)
-class Shape:
-    """The public facts of a hierarchy: level names, nodes, parents and G per node.
-
-    ``paths[l]`` lists the nodes of level ``l`` (the root is level 0) in a
-    fixed order; ``parents[l][k]`` is the index one level up of node ``k`` of
-    level ``l`` (empty for the root); ``groups[l][k]`` is its public G.
-    ``public_groups`` is False when G and the node list were taken from
-    private rows (a persons table without a public groups table).
-    """
-
-    levels: tuple[str, ...]
-    paths: tuple[tuple[Path, ...], ...] = field(repr=False)
-    parents: tuple[tuple[int, ...], ...] = field(repr=False)
-    groups: tuple[tuple[int, ...], ...] = field(repr=False)
-    public_groups: bool = True
-
-    def __post_init__(self):
-        if len(self.paths) != len(self.levels) + 1 or len(self.groups) != len(self.paths):
-            raise ParameterError("a shape needs one list of nodes and of G per level, the root included")
-        object.__setattr__(self, "_index", [{p: k for k, p in enumerate(ps)} for ps in self.paths])
-
-    @classmethod
-    def of(cls, tree) -> Shape:
-        """The public shape of a :class:`~cocoviz.hierarchy.Hierarchy` (never its group sizes).
-
-        Remembered per tree (a tree never changes), so planning, measuring and
-        evaluating one tree build it once.
-        """
-        shape = _SHAPES.get(tree)
-        if shape is None:
-            shape = _SHAPES[tree] = cls._of(tree)
-        return shape
-
-    @classmethod
-    def _of(cls, tree) -> Shape:
-        depth = tree.depth
-        return cls(
-            tuple(tree.levels),
-            tuple(tuple(tree.nodes(lvl)) for lvl in range(depth + 1)),
-            ((),) + tuple(tuple(int(x) for x in tree.parents(lvl)) for lvl in range(1, depth + 1)),
-            tuple(tuple(int(g) for g in tree.runs(lvl).groups()) for lvl in range(depth + 1)),
-            bool(getattr(tree, "public_groups", True)),
-        )
-
-    @property
-    def depth(self) -> int:
-        return len(self.levels)
-
-    def nodes(self, level: int) -> list[Path]:
-        return list(self.paths[level])
-
-    def parent_index(self, level: int) -> np.ndarray:
-        """For every node at ``level`` (>= 1), its parent's index one level up."""
-        return np.asarray(self.parents[level], np.int64)
-
-    def group_counts(self, level: int) -> np.ndarray:
-        return np.asarray(self.groups[level], np.int64)
-
-    def locate(self, node: Sequence[str]) -> tuple[int, int]:
-        """Level of ``node`` and its index within that level."""
-        path = tuple(str(x) for x in node)
-        if len(path) > self.depth or path not in self._index[len(path)]:
-            raise KeyError(f"no node {path} in this hierarchy")
-        return len(path), self._index[len(path)][path]
-
-    def children(self, node: Sequence[str]) -> list[Path]:
-        level, k = self.locate(node)
-        if level == self.depth:
-            return []
-        return [self.paths[level + 1][c] for c in np.flatnonzero(self.parent_index(level + 1) == k)]
-
-    def same_as(self, other: Shape) -> bool:
-        return self is other or (self.levels, self.paths, self.parents, self.groups) == (
-            other.levels,
-            other.paths,
-            other.parents,
-            other.groups,
-        )
-
-    def to_dict(self) -> dict:
-        return {
-            "levels": list(self.levels),
-            "paths": [[list(p) for p in ps] for ps in self.paths],
-            "parents": [list(p) for p in self.parents],
-            "groups": [list(g) for g in self.groups],
-            "public_groups": self.public_groups,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Shape:
-        return cls(
-            tuple(data["levels"]),
-            tuple(tuple(tuple(p) for p in ps) for ps in data["paths"]),
-            tuple(tuple(int(x) for x in p) for p in data["parents"]),
-            tuple(tuple(int(g) for g in gs) for gs in data["groups"]),
-            bool(data["public_groups"]),
-        )
-
-
-_SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _per_level(value, n_levels: int, name: str) -> list:
@@ -271,6 +190,7 @@ class Plan:
         that needs K; ε_K once per level) or ``"svt"`` (Wu's AboveThreshold, one K̂)
     k_epsilon : ε_K of a private K (charged on top of the levels' ε)
     k_beta : the probability that noisy max truncates (default 1e-6)
+    prior : the public :class:`~cocoviz.hcp_prior.Prior` of the Hcp levels (uniform by default); it costs no ε
     """
 
     shape: Shape
@@ -283,6 +203,7 @@ class Plan:
     k_select: str = "public"
     k_epsilon: float | None = None
     k_beta: float = DEFAULT_K_BETA
+    prior: Prior = UNIFORM
 
     def __post_init__(self):
         n = self.shape.depth + 1
@@ -311,6 +232,12 @@ class Plan:
                 raise ParameterError(f"k_select {self.k_select!r} chooses K privately: give its budget k_epsilon")
             check_epsilon(self.k_epsilon, "k_epsilon (ε of the private K)")
         check_beta(self.k_beta)
+        if not isinstance(self.prior, Prior):
+            raise ParameterError(f"prior must be a Prior (Plan.build validates one), got {type(self.prior).__name__}")
+        if self.prior != UNIFORM and "Hcp" not in self.methods:
+            raise ParameterError("a prior is used by Hcp levels only: give Hcp to at least one level")
+        if self.prior.kind == "parent" and self.consistency == "bottom-up":
+            raise ParameterError("the parent prior needs the parent levels measured: not with bottom-up")
 
     @classmethod
     def build(
@@ -326,12 +253,15 @@ class Plan:
         k_select: str = "public",
         k_epsilon: float | None = None,
         k_beta: float | None = None,
+        prior: object = None,
     ) -> Plan:
         """A validated plan for ``source``: a :class:`Shape`, or a hierarchy whose public shape is taken.
 
         ``p`` is one loss for every level, one per level, or None for each
         method's default (Hc: 1, Hg: 2); ``max_size`` None is K = 100,000
-        (with a private ``k_select``, the public ceiling of K̂).
+        (with a private ``k_select``, the public ceiling of K̂).  ``prior`` is the Hcp levels'
+        public prior (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``, ``"parent"``, an array over
+        sizes 0..K, a ``size``/``count`` table, or one per node path).
         """
         shape = source if isinstance(source, Shape) else Shape.of(source)
         n = shape.depth + 1
@@ -354,6 +284,7 @@ class Plan:
             k_select,
             k_epsilon,
             DEFAULT_K_BETA if k_beta is None else check_beta(k_beta),
+            Prior.of(prior, _check_k(max_size), [p for ps in shape.paths for p in ps]),
         )
 
     # ---------------------------------------------------------------- what is measured
@@ -432,6 +363,7 @@ class Plan:
             "k_select": self.k_select,
             "k_epsilon": self.k_epsilon,
             "k_beta": self.k_beta,
+            "prior": self.prior.to_dict(),
         }
 
     @classmethod
@@ -447,6 +379,7 @@ class Plan:
             data["k_select"],
             data["k_epsilon"],
             data["k_beta"],
+            Prior.from_dict(data.get("prior")),
         )
 
     def __eq__(self, other) -> bool:

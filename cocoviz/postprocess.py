@@ -6,6 +6,17 @@ per node (:func:`fit_level`), then the plan's consistency — the paper's
 top-down matching and merging with back-substitution, bottom-up sums, or
 none.  Being post-processing, it costs no ε.
 
+**The parent prior** (Hcp levels with ``prior="parent"``): a node's prior is its parent's
+*released* histogram, so level l + 1 is fitted only after level l is consistent
+(:func:`release_levels`): under top-down the parent's merged groups (what the matching hands
+down), otherwise its own estimate.  The child's estimate then depends on the parent's, and
+merging the two by inverse variance would count the parent's information twice.  **Rule:** such a
+child's variances carry only what its own measurement says, its bucket counts: the within-bucket
+term is the uniform's ``(w² − 1)/12``, whatever the parent's shape inside the bucket
+(:mod:`cocoviz.hcp`).  Its sizes still follow the parent's shape, but weigh in the merge only
+as much as bucket-level information does (``parent_correction=False`` turns the rule off, for
+experiments).
+
 >>> import pandas as pd
 >>> from cocoviz.hierarchy import Hierarchy
 >>> from cocoviz.measure import measure
@@ -20,26 +31,52 @@ none.  Being post-processing, it costs no ε.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from cocoviz.consistency import LevelEstimates, top_down
+import numpy as np
+
+from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.errors import ParameterError
 from cocoviz.measure import LevelMeasurement, Measurements, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["post_process", "fit_level", "consistent_levels"]
+__all__ = ["post_process", "fit_level", "consistent_levels", "release_levels"]
 
 
-def fit_level(plan: Plan, measured: LevelMeasurement, workers: int | None = None) -> LevelEstimates:
-    """Independent estimates of every node of one level from its noisy answers and public G."""
-    method, p = plan.level_method(measured.level), plan.ps[measured.level]
-    groups = plan.shape.group_counts(measured.level)
+def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, correction: bool) -> dict:
+    """The Hcp fit's prior arguments for node ``k`` of ``level`` (``parent``: the parent level's estimates)."""
+    if plan.prior.kind != "parent":
+        return {"prior": plan.prior.for_node(plan.shape.paths[level][k])}
+    if level == 0 or parent is None:  # the root has no parent: uniform
+        return {}
+    up = int(plan.shape.parents[level][k])
+    lo, hi = parent.ptr[up], parent.ptr[up + 1]
+    return {"prior": (parent.sizes[lo:hi], parent.counts[lo:hi].astype(np.float64)), "parent_prior": correction}
+
+
+def fit_level(
+    plan: Plan,
+    measured: LevelMeasurement,
+    workers: int | None = None,
+    parent: LevelEstimates | None = None,
+    *,
+    parent_correction: bool = True,
+) -> LevelEstimates:
+    """Independent estimates of every node of one level from its noisy answers and public G.
+
+    ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
+    """
+    method, p, level = plan.level_method(measured.level), plan.ps[measured.level], measured.level
+    groups = plan.shape.group_counts(level)
 
     def one(k: int):
         bound = int(measured.bounds[k]) if measured.bounds is not None else None
-        return method.fit(measured.node(k), groups=int(groups[k]), epsilon=measured.epsilon, p=p, max_size=bound)
+        extra = _prior_of(plan, level, k, parent, parent_correction) if method.name == "Hcp" else {}
+        return method.fit(
+            measured.node(k), groups=int(groups[k]), epsilon=measured.epsilon, p=p, max_size=bound, **extra
+        )
 
     return LevelEstimates.from_nodes(map_nodes(one, measured.n_nodes, workers))
 
@@ -61,6 +98,28 @@ def consistent_levels(plan: Plan, estimates: Sequence[LevelEstimates | None]) ->
     return levels
 
 
+def release_levels(plan: Plan, fit: Callable[[int, LevelEstimates | None], LevelEstimates]) -> list[LevelRuns]:
+    """The released runs of every level, with ``fit(level, parent)`` giving a measured level's estimates.
+
+    Without the parent prior the levels are fitted independently (``parent`` None).  With it,
+    level by level: each level sees its parent level's released estimates (the merged groups
+    under top-down, else the parent's own), and consistency runs on the estimates so fitted.
+    """
+    estimates: list[LevelEstimates | None] = [None] * (plan.shape.depth + 1)
+    if plan.prior.kind != "parent":
+        for level in plan.measured_levels():
+            estimates[level] = fit(level, None)
+        return consistent_levels(plan, estimates)
+    current = None
+    for level in plan.measured_levels():  # every level: bottom-up refuses the parent prior
+        estimates[level] = fit(level, current)
+        if plan.consistency == "top-down" and level:
+            current = _consistent_children(current, estimates[level], plan.shape.parent_index(level), plan.merge)
+        else:
+            current = estimates[level]
+    return consistent_levels(plan, estimates)
+
+
 def post_process(plan: Plan, measurements: Measurements, *, workers: int | None = None) -> Release:
     """The release of ``measurements``: never reads private data, costs no ε.
 
@@ -76,6 +135,6 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
         )
     if measurements.plan != plan:
         raise ParameterError("these measurements were made for another plan")
-    estimates = [None if m is None else fit_level(plan, m, workers) for m in measurements.levels]
+    levels = release_levels(plan, lambda level, parent: fit_level(plan, measurements.levels[level], workers, parent))
     bounds = [None if m is None else m.bounds for m in measurements.levels]
-    return Release(plan, consistent_levels(plan, estimates), measurements.budget, bounds=bounds)
+    return Release(plan, levels, measurements.budget, bounds=bounds)

@@ -238,6 +238,8 @@ def test_each_experiment_runs_end_to_end(name, tmp_path):
         assert {"size", "error", "mean_error"} <= set(pd.read_csv(folder / "curves.csv").columns)
     elif name in ("wu-e2", "wu-e3"):  # prefix-sum errors, not emd (tests/test_experiments_wu.py)
         assert {"method", "J", "tau", "isotonic", "mae", "rel"} <= set(trials.columns)
+    elif name in ("tao-e4", "tao-e5"):  # per-node l1 and emd (tests/test_experiments_tao_hcp.py)
+        assert {"epsilon", "node", "l1", "emd"} <= set(trials.columns)
     elif name in SWEEP_EXPERIMENTS:  # the others have their own tests (wu-e1 here, tao-e6)
         assert list(trials.columns) == FRAME_COLUMNS
         summary = pd.read_csv(folder / "summary.csv")

@@ -58,11 +58,11 @@ def test_cost_per_method_and_mode(toy_public_tree):
 
 
 def test_registry_drives_validation_and_cost():
-    assert set(METHODS) == {"Hc", "Hg", "naive"}
+    assert set(METHODS) == {"Hc", "Hg", "naive", "Hcp"}  # Hcp: experimental (tests/test_hcp.py)
     for name, method in METHODS.items():
         assert method.name == name and method.summary
         cells = method.cells(np.array([3, 5]), 10)
-        assert cells.tolist() == ({"Hc": [10, 10], "Hg": [3, 5], "naive": [11, 11]}[name])
+        assert cells.tolist() == ({"Hc": [10, 10], "Hg": [3, 5], "naive": [11, 11], "Hcp": [9, 9]}[name])
         assert method.needs_k == (name != "Hg")
 
 

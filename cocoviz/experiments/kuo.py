@@ -15,6 +15,8 @@ from cocoviz.experiments.kuo_tables import _table3, _table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.tao import E6
+from cocoviz.experiments.tao_hcp import E4 as TAO_E4
+from cocoviz.experiments.tao_hcp import E5 as TAO_E5
 from cocoviz.experiments.wu import _e2 as _wu_e2
 from cocoviz.experiments.wu import _e3 as _wu_e3
 
@@ -99,6 +101,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             _wu_e3,
         ),
         E6,
+        TAO_E4,
+        TAO_E5,
     ]
 }
 
