@@ -207,6 +207,25 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
     return bounds
 
 
+def answer_node(
+    plan: Plan, tree, level: int, sampler: FastSampler | SecureSampler, bounds: np.ndarray | None = None
+) -> Callable[[int], np.ndarray]:
+    """``answer(k)``: node ``k`` of ``level``'s noisy answer, the method's query plus keyed noise of scale Δ/ε.
+
+    ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
+    """
+    method, eps = plan.level_method(level), plan.level_epsilon(level)
+    scale = method.sensitivity / eps
+    runs = tree.runs(level)
+
+    def answer(k: int) -> np.ndarray:
+        sizes, counts = runs.node(k)
+        bound = (plan.max_size if bounds is None else int(bounds[k])) if method.needs_k else None
+        return sampler.draw(method.query(sizes, counts, bound), scale, (level, k, 0))
+
+    return answer
+
+
 def measure_level(
     plan: Plan,
     tree,
@@ -215,28 +234,20 @@ def measure_level(
     workers: int | None = None,
     bounds: np.ndarray | None = None,
 ) -> LevelMeasurement:
-    """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes).
+    """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes), kept together.
 
     ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
     """
-    method, eps = plan.level_method(level), plan.level_epsilon(level)
-    scale = method.sensitivity / eps
-    runs = tree.runs(level)
+    method, n_nodes = plan.level_method(level), tree.runs(level).n_nodes
     if method.needs_k and bounds is None:
-        bounds = np.full(runs.n_nodes, plan.max_size, np.int64)
-
-    def one(k: int) -> np.ndarray:
-        sizes, counts = runs.node(k)
-        bound = int(bounds[k]) if method.needs_k else None
-        return sampler.draw(method.query(sizes, counts, bound), scale, (level, k, 0))
-
-    if sampler.secure:
-        workers = 1  # one OS source; OpenDP holds the GIL
-    answers = map_nodes(one, runs.n_nodes, workers)
+        bounds = np.full(n_nodes, plan.max_size, np.int64)
+    answers = map_nodes(answer_node(plan, tree, level, sampler, bounds), n_nodes, 1 if sampler.secure else workers)
     ptr = np.zeros(len(answers) + 1, np.int64)
     np.cumsum([a.size for a in answers], out=ptr[1:])
     values = np.concatenate(answers) if answers else np.zeros(0, np.int64)
-    return LevelMeasurement(level, method.name, eps, ptr, values, bounds if method.needs_k else None)
+    return LevelMeasurement(
+        level, method.name, plan.level_epsilon(level), ptr, values, bounds if method.needs_k else None
+    )
 
 
 def measure(

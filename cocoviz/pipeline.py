@@ -15,9 +15,10 @@ from collections.abc import MutableMapping, Sequence
 
 import numpy as np
 
-from cocoviz.measure import check_inputs, choose_bounds, measure_level, open_sampler
+from cocoviz.consistency import LevelEstimates
+from cocoviz.measure import answer_node, check_inputs, choose_bounds, map_nodes, open_sampler
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import fit_level, release_levels
+from cocoviz.postprocess import node_fitter, release_levels
 from cocoviz.release import Release
 
 __all__ = ["estimate", "compile_kernels"]
@@ -47,7 +48,7 @@ def estimate(
 
     The one-call form of ``post_process(plan, measure(plan, tree, ...))`` with
     ``plan = Plan.build(tree, ...)``; it gives the same release, seed for
-    seed, while keeping only one level's noisy answers in memory at a time.
+    seed, while holding only one node's noisy answer at a time (per thread).
 
     Parameters
     ----------
@@ -113,7 +114,11 @@ def estimate(
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         keys.append(key)
         if hit is None:
-            hit = fit_level(plan, measure_level(plan, tree, level, noise, workers, bounds[level]), workers, parent)
+            # Measure and fit node by node: a level's noisy answers are never all held at once.
+            answer = answer_node(plan, tree, level, noise, bounds[level])
+            fit = node_fitter(plan, level, bounds[level], parent)
+            n_nodes, threads = len(plan.shape.paths[level]), 1 if noise.secure else workers
+            hit = LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, answer(k)), n_nodes, threads))
             if memo is not None:
                 memo[key] = hit
         return hit

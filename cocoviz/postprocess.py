@@ -37,12 +37,13 @@ import numpy as np
 
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.errors import ParameterError
+from cocoviz.estimators import GroupEstimate
 from cocoviz.measure import LevelMeasurement, Measurements, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["post_process", "fit_level", "consistent_levels", "release_levels"]
+__all__ = ["post_process", "fit_level", "node_fitter", "consistent_levels", "release_levels"]
 
 
 def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, correction: bool) -> dict:
@@ -54,6 +55,30 @@ def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, cor
     up = int(plan.shape.parents[level][k])
     lo, hi = parent.ptr[up], parent.ptr[up + 1]
     return {"prior": (parent.sizes[lo:hi], parent.counts[lo:hi].astype(np.float64)), "parent_prior": correction}
+
+
+def node_fitter(
+    plan: Plan,
+    level: int,
+    bounds: np.ndarray | None = None,
+    parent: LevelEstimates | None = None,
+    *,
+    parent_correction: bool = True,
+) -> Callable[[int, np.ndarray], GroupEstimate]:
+    """``fit(k, noisy)``: node ``k`` of ``level``'s estimate from its noisy answer and public facts only.
+
+    ``bounds`` is the K of each node the answers were measured with; ``parent`` the parent level's
+    released estimates, for Hcp levels with the parent prior.
+    """
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    groups = plan.shape.group_counts(level)
+
+    def fit(k: int, noisy: np.ndarray) -> GroupEstimate:
+        bound = int(bounds[k]) if bounds is not None else None
+        extra = _prior_of(plan, level, k, parent, parent_correction) if method.name == "Hcp" else {}
+        return method.fit(noisy, groups=int(groups[k]), epsilon=eps, p=p, max_size=bound, **extra)
+
+    return fit
 
 
 def fit_level(
@@ -68,17 +93,8 @@ def fit_level(
 
     ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
     """
-    method, p, level = plan.level_method(measured.level), plan.ps[measured.level], measured.level
-    groups = plan.shape.group_counts(level)
-
-    def one(k: int):
-        bound = int(measured.bounds[k]) if measured.bounds is not None else None
-        extra = _prior_of(plan, level, k, parent, parent_correction) if method.name == "Hcp" else {}
-        return method.fit(
-            measured.node(k), groups=int(groups[k]), epsilon=measured.epsilon, p=p, max_size=bound, **extra
-        )
-
-    return LevelEstimates.from_nodes(map_nodes(one, measured.n_nodes, workers))
+    fit = node_fitter(plan, measured.level, measured.bounds, parent, parent_correction=parent_correction)
+    return LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, measured.node(k)), measured.n_nodes, workers))
 
 
 def consistent_levels(plan: Plan, estimates: Sequence[LevelEstimates | None]) -> list[LevelRuns]:
