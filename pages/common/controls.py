@@ -44,6 +44,12 @@ HELP = {
         "teaching: it stops early and truncates. With a private choice the K box is the public ceiling. Groups "
         "above K̂ are counted at K̂ (never refused: a refusal would leak the maximum)."
     ),
+    "prior": (
+        "Hcp (experimental, Tao et al.) measures Hc only at a public grid of sizes and shares each bucket's "
+        "count over its sizes by a public prior: **uniform**, the **parent**'s released histogram, or a "
+        "**previous census** (another draw of the generator, households slightly larger). A prior costs no ε; "
+        "it only decides the shape inside a bucket."
+    ),
     "emd": (
         "emd (earthmover's distance) = the number of persons to add to or remove from groups to turn the true "
         "histogram into the private one: Σ_j |Hc[j] − Ĥc[j]|. Lower is better."
@@ -223,6 +229,24 @@ K_CHOICES = {
 }
 
 
+def prior_control(info: data.DataInfo, tree: Hierarchy, methods: list[str], max_size: int) -> object:
+    """Sidebar, when a level uses Hcp: its public prior (None: uniform)."""
+    if "Hcp" not in methods:
+        return None
+    options = ["uniform", "parent"]
+    if info.key[0] == "bundled" and info.label.startswith("housing") and tree.depth == 2:
+        options.append("previous census")
+    choice = st.sidebar.selectbox(
+        "Prior for Hcp", options, help=HELP["prior"], **state.bind("prior", "uniform", valid=options.__contains__)
+    )
+    if choice == "uniform":
+        return None
+    if choice == "parent":
+        return "parent"
+    paths = tuple(p for level in range(tree.depth + 1) for p in tree.nodes(level))
+    return guard(data.previous_census, info.label, max_size, paths)
+
+
 def k_select_control() -> tuple[str, float | None, float | None]:
     """Sidebar: how K is chosen, with ε_K and β for a private choice."""
     sb = st.sidebar
@@ -360,6 +384,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
     k_select, k_epsilon, k_beta = k_select_control()
     max_size, k_from_data = k_control(tree, info)
+    prior = prior_control(info, tree, methods, max_size)
     consistency = sb.radio(
         "Consistency",
         ["top-down", "bottom-up", "none"],
@@ -391,6 +416,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         k_select,
         k_epsilon,
         k_beta,
+        prior,
     )
     return params, k_from_data
 

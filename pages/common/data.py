@@ -143,3 +143,12 @@ def restrict(data_key: tuple, tree: Hierarchy, levels: list[str]) -> Hierarchy:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _restricted(data_key: tuple, levels: tuple, _tree: Hierarchy) -> Hierarchy:
     return _tree.keep_levels(list(levels))
+
+
+@st.cache_resource(show_spinner="Drawing the previous-census stand-in…", max_entries=4)
+def previous_census(name: str, max_size: int, _paths: tuple) -> object:
+    """The previous-census stand-in of bundled dataset ``name`` as a public Hcp prior (a cocoviz Prior)."""
+    from cocoviz.datasets.previous import previous_census_prior
+    from cocoviz.hcp_prior import Prior
+
+    return Prior.of(previous_census_prior(name), max_size, _paths)

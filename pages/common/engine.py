@@ -67,6 +67,7 @@ class Params:
     k_select: str = "public"
     k_epsilon: float | None = None
     k_beta: float | None = None
+    prior: object = None  # the Hcp levels' public prior: None (uniform), "parent" or a cocoviz Prior
 
     def plan_options(self) -> dict:
         return {
@@ -79,6 +80,7 @@ class Params:
             "k_select": self.k_select,
             "k_epsilon": self.k_epsilon,
             "k_beta": self.k_beta,
+            "prior": self.prior,
         }
 
     def kwargs(self) -> dict:
