@@ -25,12 +25,7 @@ def choices(tree) -> tuple[list[float], list[tuple[str, ...]], list[str], list[s
     mixes = sweeps.all_mixes(tree.depth + 1)
     labels = [sweeps.mix_label(m) for m in mixes]
     c1, c2, c3 = st.columns([3, 3, 1])
-    eps_grid = c1.multiselect(
-        "ε per level",
-        [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
-        **state.bind("merge.eps", [0.25, 0.5, 1.0, 2.0]),
-        help=HELP["epsilon"],
-    )
+    eps_grid = controls.epsilon_grid_control(c1, "merge")
     chosen = c2.multiselect(
         "Method mixes (root first)",
         labels,

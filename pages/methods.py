@@ -43,12 +43,7 @@ tab_sweep, tab_tables, tab_select, tab_wu = st.tabs(
 def sweep_tab() -> None:
     """Every candidate's error per level against ε."""
     c1, c2, c3 = st.columns([3, 4, 1])
-    eps_grid = c1.multiselect(
-        "ε per level",
-        [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
-        **state.bind("methods.eps", [0.25, 0.5, 1.0, 2.0]),
-        help=HELP["epsilon"],
-    )
+    eps_grid = controls.epsilon_grid_control(c1, "methods")
     chosen = c2.multiselect(
         "Candidates",
         options,

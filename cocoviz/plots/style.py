@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["TRUE_COLOR", "PRIVATE_COLOR", "REFERENCE_COLOR", "SERIES_COLORS", "BAR_LIMIT", "step_points"]
+__all__ = ["TRUE_COLOR", "PRIVATE_COLOR", "REFERENCE_COLOR", "SERIES_COLORS", "BAR_LIMIT", "step_points", "truth_trace"]
 
 
 TRUE_COLOR = "#4C8BF5"  # mid blue
@@ -81,3 +81,14 @@ def _note_log_zero(fig: go.Figure, log_x: bool, has_zero: bool) -> None:
             xanchor="right",
             font={"size": 11},
         )
+
+
+def truth_trace(x, truth, size: int) -> go.Scatter:
+    """The true values as open circles, the same in every teaching figure."""
+    return go.Scatter(
+        x=x,
+        y=np.asarray(truth, np.float64),
+        mode="markers",
+        name="true",
+        marker={"color": TRUE_COLOR, "size": size, "symbol": "circle-open", "line": {"width": 2}},
+    )

@@ -12,6 +12,7 @@ from cocoviz.plots.style import (
     REFERENCE_COLOR,
     SERIES_COLORS,
     TRUE_COLOR,
+    truth_trace,
 )
 
 __all__ = ["noise_figure", "isotonic_figure", "matching_figure", "merge_figure"]
@@ -80,15 +81,7 @@ def isotonic_figure(
             )
         )
     if truth is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=np.asarray(truth, np.float64),
-                mode="markers",
-                name="true",
-                marker={"color": TRUE_COLOR, "size": 9, "symbol": "circle-open", "line": {"width": 2}},
-            )
-        )
+        fig.add_trace(truth_trace(x, truth, 9))
     fig.add_trace(
         go.Scatter(
             x=x, y=noisy, mode="markers", name="noisy", marker={"color": PRIVATE_COLOR, "size": 10, "symbol": "diamond"}
@@ -279,15 +272,7 @@ def merge_figure(
             )
         )
     if truth is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=np.asarray(truth, np.float64),
-                mode="markers",
-                name="true",
-                marker={"color": TRUE_COLOR, "size": 14, "symbol": "circle-open", "line": {"width": 2}},
-            )
-        )
+        fig.add_trace(truth_trace(x, truth, 14))
     fig.update_layout(
         title=title, height=330, legend={"orientation": "h", "y": -0.3}, margin={"t": 60 if title else 30}
     )

@@ -332,6 +332,17 @@ def epsilon_control(level: int, name: str, *, container=None, default: float = 1
     return float(value) if value is not None else 0.0
 
 
+EPSILON_GRID_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0]
+
+
+def epsilon_grid_control(container, name: str) -> list[float]:
+    """A multiselect of ε per level for a sweep, bound to setting ``<name>.eps``; sorted."""
+    chosen = container.multiselect(
+        "ε per level", EPSILON_GRID_OPTIONS, **state.bind(f"{name}.eps", [0.25, 0.5, 1.0, 2.0]), help=HELP["epsilon"]
+    )
+    return sorted(chosen)
+
+
 def seed_control() -> int:
     """Sidebar: the fast sampler's seed, shared by every page."""
     return int(
