@@ -184,3 +184,9 @@ def test_any_parameter_is_refused_by_name_or_gives_a_consistent_release(data):
         assert NAMES[name] in str(exc) or name in str(exc), (name, value, str(exc))
     else:
         assert release.is_consistent()
+
+
+@pytest.mark.parametrize("seed", ["x", True, -1, 1.5, [1, "a"]])
+def test_bad_seeds_are_refused_by_name(toy_public_tree, seed):
+    with pytest.raises(ParameterError, match="seed must be a whole number"):
+        estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=seed)
