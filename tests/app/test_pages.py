@@ -342,8 +342,8 @@ def test_explore_hcp_with_a_prior():
     at = new_app()
     at.selectbox(key="w.method.1").set_value("Hcp").run()
     assert_clean(at)
-    assert at.selectbox(key="w.prior").options == ["uniform", "parent"]     # the toy has no previous census
+    assert at.selectbox(key="w.prior").options == ["uniform", "parent"]  # the toy has no previous census
     at.selectbox(key="w.prior").set_value("parent").run()
     assert_clean(at)
     assert metric(at, "Consistent") == "yes ✓"
-    assert metric(at, "Total ε spent") == "2"                                # a prior costs no ε
+    assert metric(at, "Total ε spent") == "2"  # a prior costs no ε
