@@ -50,6 +50,8 @@ EPSILON_RANGE = (1e-6, 1e6)
 # The fast sampler's noise is exact while it stays below 2**52 in magnitude
 # (float64 integers); refuse rather than ever return an overflowed value.
 _EXACT_NOISE = 2.0**52
+# A bound on numpy's standard exponential draws: -log of the smallest positive double is 744.4.
+_EXPONENTIAL_BOUND = 750.0
 
 
 def check_epsilon(epsilon: float, what: str = "ε") -> float:
@@ -115,13 +117,23 @@ class FastSampler:
         return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.entropy, spawn_key=tuple(key))))
 
     def draw(self, values: np.ndarray, scale: float, key: Sequence[int]) -> np.ndarray:
-        """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``."""
+        """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``.
+
+        numpy's standard exponential never exceeds -log(smallest double) < 750, so the
+        noise is below 750·scale in magnitude: when that is under 2**52 every draw is an
+        exact integer in float64 and needs no check; otherwise each draw is checked.
+        """
         values = np.asarray(values, np.int64)
         rng = self.stream(key)
-        rate = 1.0 / scale
-        noise = np.floor(rng.standard_exponential(values.shape) / rate)
-        noise -= np.floor(rng.standard_exponential(values.shape) / rate)
-        if noise.size and np.abs(noise).max() >= _EXACT_NOISE:  # unreachable inside EPSILON_RANGE
+        rate = 1.0 / scale  # divided by, as always, so that seeded results never change
+        noise = rng.standard_exponential(values.shape)
+        noise /= rate
+        np.floor(noise, out=noise)
+        other = rng.standard_exponential(values.shape)
+        other /= rate
+        np.floor(other, out=other)
+        noise -= other
+        if _EXPONENTIAL_BOUND * scale >= _EXACT_NOISE and noise.size and np.abs(noise).max() >= _EXACT_NOISE:
             raise BudgetError(f"noise of scale {scale:g} is too large to add exactly")
         return values + noise.astype(np.int64)
 
