@@ -35,7 +35,7 @@ from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.mechanisms import FastSampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
-from cocoviz.truncation import noisy_max_bound, svt_bound, svt_grid
+from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 
 __all__ = [
     "LevelMeasurement",
@@ -170,8 +170,9 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
     """K per node of every measured level that needs one: the public K, or K̂ chosen with ε_K.
 
     A private K reads the data only here, inside its own noisy measurement
-    (:mod:`cocoviz.truncation`); its noise comes from the streams (level, node, 1)
-    and (0, 0, 2), apart from the levels' own (level, node, 0).
+    (:mod:`cocoviz.truncation`); its noise comes from the streams (level, 0, 1) — one
+    vector per level, node k's at index k, so it never depends on threads — and (0, 0, 2),
+    apart from the levels' own (level, node, 0).
     """
     bounds: list[np.ndarray | None] = [None] * (plan.shape.depth + 1)
     levels = plan.k_levels()
@@ -190,17 +191,14 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
         rho = int(sampler.draw(np.zeros(1, np.int64), 2 / eps, (0, 0, 1))[0])
         nu = sampler.draw(np.zeros(len(grid), np.int64), 4 / eps, (0, 0, 2))
         single = svt_bound(at_most, int(counts.sum()), grid, threshold_noise=rho, query_noise=nu)
-    else:  # noisy-max-per-node
+    else:  # noisy-max-per-node: a level's K noise is one keyed vector, node k's at index k
         for level in levels:
             runs = tree.runs(level)
-            noise = [int(sampler.draw(np.zeros(1, np.int64), 1 / eps, (level, k, 1))[0]) for k in range(runs.n_nodes)]
-            bounds[level] = np.array(
-                [
-                    noisy_max_bound(_largest(runs, k), epsilon=eps, beta=plan.k_beta, ceiling=ceiling, noise=x)
-                    for k, x in enumerate(noise)
-                ],
-                np.int64,
-            )
+            largest = np.zeros(runs.n_nodes, np.int64)
+            has_groups = np.diff(runs.ptr) > 0
+            largest[has_groups] = runs.sizes[runs.ptr[1:][has_groups] - 1]
+            noise = sampler.draw(np.zeros(runs.n_nodes, np.int64), 1 / eps, (level, 0, 1))
+            bounds[level] = np.clip(largest + noise + noisy_max_offset(eps, plan.k_beta), 1, ceiling)
         return bounds
     for level in levels:
         bounds[level] = np.full(len(plan.shape.paths[level]), single, np.int64)
