@@ -152,6 +152,7 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c3.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
     c4.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
     st.caption(
+        "Against the true data — for you, the data holder; exploration, not private: "
         f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}; emd / yardstick = "
         f"{row['ratio']:.3g} (about 1: as good as knowing which sizes exist) · "
         f"{row['emd_per_group']:.3g} persons misplaced per group."
