@@ -16,7 +16,7 @@ from collections.abc import MutableMapping, Sequence
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates
-from cocoviz.measure import answer_node, check_inputs, choose_bounds, map_nodes, open_sampler
+from cocoviz.measure import answer_node, check_inputs, choose_bounds, level_threads, map_nodes, open_sampler
 from cocoviz.plan import METHODS, Plan
 from cocoviz.postprocess import node_fitter, release_levels
 from cocoviz.release import Release
@@ -118,28 +118,13 @@ def estimate(
             answer = answer_node(plan, tree, level, noise, bounds[level])
             fit = node_fitter(plan, level, bounds[level], parent)
             n_nodes = len(plan.shape.paths[level])
-            threads = 1 if noise.secure else _threads(plan, level, bounds[level], workers)
+            threads = level_threads(plan, level, bounds[level], workers, noise.secure)
             hit = LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, answer(k)), n_nodes, threads))
             if memo is not None:
                 memo[key] = hit
         return hit
 
     return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
-
-
-#: Below this many noise cells per node a level runs on one thread: the pool's overhead per node then
-#: outweighs the work it shares (30,000 leaves of about 5,000 cells: 10 s serial, 13-14 s on 2 threads).
-_THREAD_CELLS = 20_000
-
-
-def _threads(plan: Plan, level: int, bounds, workers: int | None) -> int | None:
-    """The caller's ``workers``, or None (the pool's default) when a level's nodes are heavy enough to share."""
-    if workers is not None:
-        return workers
-    cells = plan.level_method(level).cells(plan.shape.group_counts(level), plan.max_size)
-    if bounds is not None:
-        cells = bounds
-    return None if float(np.mean(cells)) >= _THREAD_CELLS else 1
 
 
 def compile_kernels() -> None:

@@ -38,7 +38,7 @@ import numpy as np
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.errors import ParameterError
 from cocoviz.estimators import GroupEstimate
-from cocoviz.measure import LevelMeasurement, Measurements, map_nodes
+from cocoviz.measure import LevelMeasurement, Measurements, level_threads, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
@@ -94,7 +94,8 @@ def fit_level(
     ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
     """
     fit = node_fitter(plan, measured.level, measured.bounds, parent, parent_correction=parent_correction)
-    return LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, measured.node(k)), measured.n_nodes, workers))
+    threads = level_threads(plan, measured.level, measured.bounds, workers)
+    return LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, measured.node(k)), measured.n_nodes, threads))
 
 
 def consistent_levels(plan: Plan, estimates: Sequence[LevelEstimates | None]) -> list[LevelRuns]:
