@@ -42,6 +42,8 @@ __all__ = [
     "Measurements",
     "measure",
     "measure_level",
+    "answer_node",
+    "level_threads",
     "choose_bounds",
     "open_sampler",
     "check_inputs",

@@ -190,12 +190,20 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
     return tree, info, full
 
 
+#: Said wherever a page shows the truth or errors against it (they come from the private data, unpaid).
+TRUTH_LABEL = (
+    "True figures, and every error measured against them, come from the private data: **exploration, not "
+    "private** — for you, the data holder, never for publication."
+)
+
+
 def describe_tree(tree: Hierarchy, info: data.DataInfo) -> str:
+    """The data's headline figures, with the label every page that shows the truth carries."""
     s = tree.summary()
     nodes = " / ".join(f"{n:,}" for n in s["nodes_per_level"])
     return (
         f"**{info.label}** — {s['groups']:,} groups, {s['persons']:,} persons, {s['distinct_sizes']:,} distinct "
-        f"sizes; nodes per level (root first): {nodes}"
+        f"sizes; nodes per level (root first): {nodes}  \n{TRUTH_LABEL}"
     )
 
 
