@@ -16,10 +16,23 @@ from collections.abc import MutableMapping, Sequence
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates
-from cocoviz.measure import answer_node, check_inputs, choose_bounds, level_threads, map_nodes, open_sampler
+from cocoviz.measure import (
+    answer_node,
+    answer_nodes,
+    batch_threads,
+    check_inputs,
+    choose_bounds,
+    draw_nodes,
+    level_batches,
+    level_bounds,
+    level_threads,
+    map_nodes,
+    open_sampler,
+)
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import node_fitter, release_levels
+from cocoviz.postprocess import level_fitter, node_fitter, release_levels
 from cocoviz.release import Release
+from cocoviz.whole_level import CHUNK_CELLS, LEVEL_METHODS, stream_hg_node
 
 __all__ = ["estimate", "compile_kernels"]
 
@@ -113,7 +126,11 @@ def estimate(
                 key += (plan.prior.key(), upstream)
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         keys.append(key)
-        if hit is None:
+        if hit is None and method.name in LEVEL_METHODS:
+            hit = _estimate_level(plan, tree, level, noise, bounds[level], workers)
+            if memo is not None:
+                memo[key] = hit
+        elif hit is None:
             # Measure and fit node by node: a level's noisy answers are never all held at once.
             answer = answer_node(plan, tree, level, noise, bounds[level])
             fit = node_fitter(plan, level, bounds[level], parent)
@@ -125,6 +142,29 @@ def estimate(
         return hit
 
     return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
+
+
+def _estimate_level(plan: Plan, tree, level: int, sampler, bounds: np.ndarray | None, workers: int | None):
+    """A Hc or Hg level's estimates, measured and fitted batch by batch: at most a batch's noisy
+    answers per thread are held at once, and an Hg node larger than a batch is streamed (L2)."""
+    bounds = level_bounds(plan, level, bounds)
+    batches = level_batches(plan, level, bounds)
+    fit = level_fitter(plan, level)
+    method, eps = plan.level_method(level), plan.level_epsilon(level)
+    groups = plan.shape.group_counts(level)
+
+    def run(b: int) -> LevelEstimates:
+        lo, hi = batches[b]
+        if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > CHUNK_CELLS:
+            scale = method.sensitivity / eps
+
+            def draw(values: np.ndarray, offset: int) -> np.ndarray:
+                return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)
+
+            return stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps)
+        return fit(lo, hi, *answer_nodes(plan, tree, level, sampler, lo, hi, bounds))
+
+    return LevelEstimates.concat(map_nodes(run, len(batches), batch_threads(len(batches), workers, sampler.secure)))
 
 
 def compile_kernels() -> None:
