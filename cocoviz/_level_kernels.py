@@ -148,20 +148,31 @@ def _pava_fit(noisy):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def fit_hg_segments(noisy, ptr, p, numerator):  # pragma: no cover - compiled
-    """Hg fits of every segment: ``(run_ptr, sizes, counts, variances)``; ``numerator`` = 2Δ²/ε²."""
+    """Hg fits of every segment: ``(run_ptr, sizes, counts, variances)``; ``numerator`` = 2Δ²/ε².
+
+    Under L2 one stack serves every segment (no allocation per node).
+    """
     n_nodes = len(ptr) - 1
     out_sizes = np.empty(noisy.size, np.int64)
     out_counts = np.empty(noisy.size, np.int64)
     out_vars = np.empty(noisy.size, np.float64)
     run_ptr = np.zeros(n_nodes + 1, np.int64)
+    block_sum = np.empty(1024, np.int64)
+    block_len = np.empty(1024, np.int64)
+    means = np.empty(1024, np.float64)
     at = 0
     for k in range(n_nodes):
         y = noisy[ptr[k] : ptr[k + 1]]
         if p == 2:
-            values, lengths = _pava_fit(y)
+            block_sum, block_len, top = pava_push(y, block_sum, block_len, 0)
+            if top > means.size:
+                means = np.empty(block_sum.size, np.float64)
+            for b in range(top):
+                means[b] = block_sum[b] / block_len[b]
+            at = hg_blocks_to_runs(means[:top], block_len[:top], numerator, out_sizes, out_counts, out_vars, at)
         else:
             values, lengths = _blocks_of(_l1_fit(y.astype(np.float64)))
-        at = hg_blocks_to_runs(values, lengths, numerator, out_sizes, out_counts, out_vars, at)
+            at = hg_blocks_to_runs(values, lengths, numerator, out_sizes, out_counts, out_vars, at)
         run_ptr[k + 1] = at
     return run_ptr, out_sizes[:at].copy(), out_counts[:at].copy(), out_vars[:at].copy()
 

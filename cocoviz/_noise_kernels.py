@@ -8,10 +8,14 @@ derived from the seed.  A cell's noise is therefore a pure function of (seed,
 level, node, query, j): the same whether a node is drawn alone, within its whole
 level, in chunks, on any number of threads or on another machine.
 
-One block of four 32-bit words gives two 53-bit uniforms ``u1, u2`` in (0, 1];
-``floor(-ln(u) · scale)`` is geometric with ``P(≥ k) = exp(-k / scale) = α^k``,
-and the difference of the two is double-geometric of that scale.  ``-ln(u)`` is
-at most 53 ln 2 < 36.8, so every draw is an exact integer in float64 while
+One block of four 32-bit words gives the cell's noise by the law's own shape:
+``P(X = 0) = (1-α)/(1+α)`` (tested against the first 53-bit uniform), and
+otherwise a random sign (the last bit) and ``|X| - 1 = floor(-ln(u) · scale)``,
+geometric with ``P(≥ k) = exp(-k / scale) = α^k``, from a 52-bit uniform ``u`` in
+(0, 1] made of the other bits.  So ``P(X = ±k) = (1-α)/(1+α) · α^k`` for k ≥ 1 (the
+two halves of ``1 - P(0) = 2α/(1+α)`` times ``(1-α) α^(k-1)``), the double-geometric
+law, with one logarithm for the non-zero cells only.  ``-ln(u)`` is at most
+52 ln 2 < 36.1, so every draw is an exact integer in float64 while
 ``37 · scale < 2**52`` (checked by the caller).
 
 Imported on first use, so ``import cocoviz`` does not load numba.
@@ -31,6 +35,7 @@ _W1 = np.uint64(0xBB67AE85)
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
 _UNIT = 2.0**-53
+_HALF_UNIT = 2.0**-52
 
 
 @numba.njit(cache=True, nogil=True)
@@ -46,7 +51,7 @@ def philox4x32(c0, c1, c2, c3, k0, k1):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _cell_noise(j, node, level, query, k0, k1, scale):  # pragma: no cover - compiled
+def _cell_noise(j, node, level, query, k0, k1, scale, p_zero):  # pragma: no cover - compiled
     x0, x1, x2, x3 = philox4x32(
         np.uint64(j) & _LOW,
         np.uint64(node),
@@ -55,9 +60,12 @@ def _cell_noise(j, node, level, query, k0, k1, scale):  # pragma: no cover - com
         k0,
         k1,
     )
-    u1 = (np.float64(((x0 << _SHIFT) | x1) >> np.uint64(11)) + 1.0) * _UNIT
-    u2 = (np.float64(((x2 << _SHIFT) | x3) >> np.uint64(11)) + 1.0) * _UNIT
-    return np.int64(np.floor(-np.log(u1) * scale)) - np.int64(np.floor(-np.log(u2) * scale))
+    # X = 0 with probability (1-α)/(1+α); otherwise a random sign and |X| - 1 geometric.
+    if (np.float64(np.int64(((x0 << _SHIFT) | x1) >> np.uint64(11))) + 0.5) * _UNIT < p_zero:
+        return np.int64(0)
+    u = (np.float64(np.int64(((x2 << _SHIFT) | x3) >> np.uint64(12))) + 1.0) * _HALF_UNIT
+    magnitude = np.int64(1) + np.int64(np.floor(-np.log(u) * scale))
+    return magnitude if x3 & np.uint64(1) else -magnitude
 
 
 @numba.njit(cache=True, nogil=True)
@@ -68,11 +76,12 @@ def add_noise(values, ptr, first_node, offset, level, query, k0, k1, scale, lo, 
     first segment's cells are that node's cells ``offset, offset + 1, ...`` (a node
     drawn in chunks), every other segment starts at the node's cell 0.
     """
+    alpha = np.exp(-1.0 / scale)
+    p_zero = (1.0 - alpha) / (1.0 + alpha)
     seg = np.searchsorted(ptr, lo, side="right") - 1
-    end = ptr[seg + 1]
-    for i in range(lo, hi):
-        while i >= end:
-            seg += 1
-            end = ptr[seg + 1]
-        j = i - ptr[seg] + (offset if seg == 0 else 0)
-        out[i] = values[i] + _cell_noise(j, first_node + seg, level, query, k0, k1, scale)
+    while seg < len(ptr) - 1 and ptr[seg] < hi:
+        base = ptr[seg] - (offset if seg == 0 else 0)  # cell i is the node's cell i - base
+        node = first_node + seg
+        for i in range(max(lo, ptr[seg]), min(hi, ptr[seg + 1])):
+            out[i] = values[i] + _cell_noise(i - base, node, level, query, k0, k1, scale, p_zero)
+        seg += 1
