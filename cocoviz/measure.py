@@ -297,11 +297,15 @@ def batch_threads(n_batches: int, workers: int | None, secure: bool = False) -> 
     return workers if workers is not None else min(_WORKERS, n_batches)
 
 
-def level_batches(plan: Plan, level: int, bounds: np.ndarray | None) -> list[tuple[int, int]]:
-    """The level's nodes cut into runs of bounded total cells (see :func:`cocoviz.whole_level.node_batches`)."""
+def level_batches(
+    plan: Plan, level: int, bounds: np.ndarray | None, nodes: tuple[int, int] | None = None
+) -> list[tuple[int, int]]:
+    """The level's nodes (``lo..hi-1`` when ``nodes`` is given) cut into runs of bounded total cells
+    (see :func:`cocoviz.whole_level.node_batches`)."""
     method = plan.level_method(level)
     cells = bounds if bounds is not None else method.cells(plan.shape.group_counts(level), plan.max_size)
-    return node_batches(cells)
+    lo, hi = nodes if nodes is not None else (0, len(cells))
+    return [(lo + a, lo + b) for a, b in node_batches(cells[lo:hi])]
 
 
 def measure_level(

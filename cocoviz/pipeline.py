@@ -34,7 +34,7 @@ from cocoviz.postprocess import level_fitter, node_fitter, release_levels
 from cocoviz.release import Release
 from cocoviz.whole_level import CHUNK_CELLS, LEVEL_METHODS, stream_hg_node
 
-__all__ = ["estimate", "compile_kernels"]
+__all__ = ["estimate", "estimate_level", "compile_kernels"]
 
 
 def estimate(
@@ -56,6 +56,7 @@ def estimate(
     workers: int | None = None,
     level_cache: MutableMapping | None = None,
     prior: object = None,
+    client=None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -89,6 +90,9 @@ def estimate(
         the uncached one.  Never used with the secure sampler or ``rng``.  The key holds the
         prior of Hcp levels too, and with the parent prior the keys of the levels above, the
         merge and the consistency (a level's fit then depends on them).
+    client : a ``dask.distributed.Client``: the Hc and Hg levels below the states are measured and
+        fitted per state subtree on its workers (:mod:`cocoviz.distributed`); the root, the states and
+        consistency stay here.  A seeded release is bit-identical to the local one.
     prior : the public prior of Hcp levels (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
 
@@ -113,6 +117,11 @@ def estimate(
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
     bounds = choose_bounds(plan, tree, noise)
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
+    distributed = {}
+    if client is not None:
+        from cocoviz.distributed import estimate_subtrees
+
+        distributed = estimate_subtrees(plan, tree, noise, bounds, client)
     keys: list[tuple] = []
 
     def fit(level: int, parent) -> object:
@@ -127,7 +136,10 @@ def estimate(
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         keys.append(key)
         if hit is None and method.name in LEVEL_METHODS:
-            hit = _estimate_level(plan, tree, level, noise, bounds[level], workers)
+            if level in distributed:
+                hit = distributed[level]
+            else:
+                hit = estimate_level(plan, tree, level, noise, bounds[level], workers)
             if memo is not None:
                 memo[key] = hit
         elif hit is None:
@@ -144,11 +156,21 @@ def estimate(
     return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
 
 
-def _estimate_level(plan: Plan, tree, level: int, sampler, bounds: np.ndarray | None, workers: int | None):
-    """A Hc or Hg level's estimates, measured and fitted batch by batch: at most a batch's noisy
-    answers per thread are held at once, and an Hg node larger than a batch is streamed (L2)."""
+def estimate_level(
+    plan: Plan,
+    tree,
+    level: int,
+    sampler,
+    bounds: np.ndarray | None,
+    workers: int | None = None,
+    nodes: tuple[int, int] | None = None,
+) -> LevelEstimates:
+    """A Hc or Hg level's estimates (of its nodes ``lo..hi-1`` when ``nodes`` is given), measured and
+    fitted batch by batch: at most a batch's noisy answers per thread are held at once, and an Hg
+    node larger than a batch is streamed (L2).  Reads private data: the fused form of
+    ``measure`` then ``post_process`` for one level."""
     bounds = level_bounds(plan, level, bounds)
-    batches = level_batches(plan, level, bounds)
+    batches = level_batches(plan, level, bounds, nodes)
     fit = level_fitter(plan, level)
     method, eps = plan.level_method(level), plan.level_epsilon(level)
     groups = plan.shape.group_counts(level)
