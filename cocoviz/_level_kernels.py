@@ -65,15 +65,17 @@ def pava_push(values, block_sum, block_len, top):  # pragma: no cover - compiled
     """Feed ``values`` to the L2 pool-adjacent-violators stack; return the stack (grown if needed) and its top.
 
     Blocks are pooled while the previous block's mean is at least the new one's, so
-    adjacent blocks always have strictly increasing means (float64 division of the
-    exact integer sums, correctly rounded: equal rational means compare equal).
+    adjacent blocks always have strictly increasing means.  Means are compared by
+    cross-multiplying the exact integer sums and lengths in float64 (no division):
+    exact while the products stay below 2**53; beyond, only means equal to 16 digits
+    can be misjudged, and pooling them or not moves no fitted size.
     """
     for v in values:
         if top == len(block_sum):
             block_sum = np.concatenate((block_sum, np.empty(max(len(block_sum), 1024), block_sum.dtype)))
             block_len = np.concatenate((block_len, np.empty(max(len(block_len), 1024), block_len.dtype)))
         s, n = np.int64(v), np.int64(1)
-        while top > 0 and block_sum[top - 1] / block_len[top - 1] >= s / n:
+        while top > 0 and np.float64(block_sum[top - 1]) * n >= np.float64(s) * block_len[top - 1]:
             top -= 1
             s += block_sum[top]
             n += block_len[top]

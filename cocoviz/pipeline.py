@@ -183,7 +183,8 @@ def estimate_level(
             def draw(values: np.ndarray, offset: int) -> np.ndarray:
                 return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)
 
-            return stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps)
+            threads = batch_threads(2, workers, sampler.secure)  # the chunks' keyed draws are independent
+            return stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps, threads=threads)
         return fit(lo, hi, *answer_nodes(plan, tree, level, sampler, lo, hi, bounds))
 
     return LevelEstimates.concat(map_nodes(run, len(batches), batch_threads(len(batches), workers, sampler.secure)))

@@ -18,6 +18,7 @@ vector.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -104,26 +105,43 @@ def stream_hg_node(
     *,
     epsilon: float,
     chunk: int = CHUNK_CELLS,
+    threads: int = 1,
 ) -> LevelEstimates:
     """One node's Hg estimate under L2, measured and fitted in chunks of ``chunk`` groups.
 
     ``draw(values, offset)`` adds the node's noise to its cells ``offset, offset + 1, ...``
     (keyed, so chunks do not change it).  The pool-adjacent-violators stack is all the
-    fit keeps between chunks, so memory is the stack (16 bytes per block) and one chunk:
-    the result is :func:`fit_nodes`' on the whole vector, exactly.
+    fit keeps between chunks, so memory is the stack (16 bytes per block) and a few
+    chunks: the result is :func:`fit_nodes`' on the whole vector, exactly.  With
+    ``threads`` > 1 the next chunks are drawn on other threads while this one is fitted
+    (only for a ``draw`` that is safe to call from several threads at once).
     """
     from cocoviz._level_kernels import hg_blocks_to_runs, hg_values, pava_push
 
+    sizes, counts = np.asarray(sizes, np.int64), np.asarray(counts, np.int64)
     total = int(np.sum(counts))
+
+    # A chunk in flight on each thread and one being fitted: threads + 1 buffers, reused (no page faults).
+    buffers = [np.empty(min(chunk, total), np.int64) for _ in range(max(threads, 1) + 1)]
+
+    def noisy_chunk(k: int) -> np.ndarray:
+        start = k * chunk
+        values = buffers[k % len(buffers)][: min(start + chunk, total) - start]
+        hg_values(sizes, counts, start, start + values.size, values)
+        return draw(values, start)
+
     block_sum = np.empty(1024, np.int64)
     block_len = np.empty(1024, np.int64)
     top = 0
-    buffer = np.empty(min(chunk, total), np.int64)
-    for start in range(0, total, chunk):
-        stop = min(start + chunk, total)
-        values = buffer[: stop - start]
-        hg_values(np.asarray(sizes, np.int64), np.asarray(counts, np.int64), start, stop, values)
-        block_sum, block_len, top = pava_push(draw(values, start), block_sum, block_len, top)
+    n_chunks = -(-total // chunk)
+    threads = max(threads, 1)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        ahead = [pool.submit(noisy_chunk, k) for k in range(min(threads, n_chunks))]
+        for k in range(n_chunks):
+            values = ahead.pop(0).result()
+            block_sum, block_len, top = pava_push(values, block_sum, block_len, top)
+            if k + threads < n_chunks:  # only now: its buffer is the one just fitted
+                ahead.append(pool.submit(noisy_chunk, k + threads))
     means, lengths = block_sum[:top] / block_len[:top], block_len[:top].copy()
     del block_sum, block_len
     out_sizes, out_counts, out_vars = np.empty(top, np.int64), np.empty(top, np.int64), np.empty(top, np.float64)

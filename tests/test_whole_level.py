@@ -129,8 +129,8 @@ def test_hg_streamed_in_chunks_is_the_whole_fit():
     def draw(values, offset):
         return sampler.draw_level(values, np.array([0, len(values)]), 2.0, 1, 0, 5, offset, out=values)
 
-    for chunk in (1, 7, 100, 10_000):
-        streamed = stream_hg_node(sizes, counts, draw, epsilon=0.5, chunk=chunk)
+    for chunk, threads in ((1, 1), (7, 2), (100, 3), (10_000, 2)):
+        streamed = stream_hg_node(sizes, counts, draw, epsilon=0.5, chunk=chunk, threads=threads)
         for name in ("ptr", "sizes", "counts", "variances"):
             np.testing.assert_array_equal(getattr(streamed, name), getattr(whole, name))
 
