@@ -114,19 +114,29 @@ def load_upload(data: bytes, filename: str, groups: bytes | None = None, **optio
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _upload_columns(digest: str, _data: bytes, filename: str) -> list[str] | None:
+@st.cache_resource(show_spinner="Reading the upload…", max_entries=2)
+def _upload_table(digest: str, _data: bytes, filename: str) -> pd.DataFrame | None:
     from cocoviz.io import read_table
 
     try:
-        return [str(c) for c in read_table(_data, filename=filename).columns]
+        return read_table(_data, filename=filename)
     except CocovizError:
         return None
 
 
 def upload_columns(data: bytes, filename: str) -> list[str] | None:
     """The column names of an uploaded table (None when it cannot be read: the loader then says why)."""
-    return _upload_columns(hashlib.sha256(data).hexdigest(), data, filename)
+    table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
+    return None if table is None else [str(c) for c in table.columns]
+
+
+def proposed_levels(data: bytes, filename: str, kind: str, roles: tuple) -> list[str]:
+    """The level columns proposed from an uploaded table (:func:`cocoviz.preview.propose_levels`;
+    none when it cannot be read).  ``roles``: sorted (role, column) pairs."""
+    from cocoviz.preview import propose_levels
+
+    table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
+    return [] if table is None else propose_levels(table, kind, **dict(roles))
 
 
 def upload_digest(data: bytes) -> str:
