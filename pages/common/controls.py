@@ -15,7 +15,7 @@ from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
 from pages.common import data, state, uploads
 from pages.common.engine import Params, guard
-from pages.common.numbers import number_box, stop_if_refused
+from pages.common.numbers import Refused, number_box, stop_if_refused
 
 HELP = {
     "epsilon": (
@@ -153,8 +153,8 @@ def describe_tree(tree: Hierarchy, info: data.DataInfo) -> str:
     )
 
 
-def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[int | None, bool]:
-    """The public bound K (None when the box refuses what was typed), and whether it is the suggestion
+def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[int | Refused, bool]:
+    """The public bound K (or why the box refuses what was typed), and whether it is the suggestion
     read from the private data (exploration only)."""
     box = container or st.sidebar
     suggested, from_data = data.suggested_k(info, tree)
@@ -260,12 +260,12 @@ def _copy(src: str, dst: str) -> None:
     state.put(dst, state.get(src))
 
 
-def epsilon_control(level: int, name: str, *, container=None, default: float = 1.0) -> float | None:
+def epsilon_control(level: int, name: str, *, container=None, default: float = 1.0) -> float | Refused:
     """A slider and an exact number for ε of one level, both bound to one setting ``eps.<level>``.
 
     The slider shows the value clipped to its range; the number shows it
-    exactly, and refuses (None, with a message) an ε outside the range the
-    samplers handle.
+    exactly, and refuses (a :class:`~pages.common.numbers.Refused`, shown) an
+    ε outside the range the samplers handle.
     """
     box = container or st.sidebar
     setting = f"eps.{level}"
@@ -294,7 +294,7 @@ def epsilon_control(level: int, name: str, *, container=None, default: float = 1
         on_change=_copy,
         args=(f"eps_n.{level}", setting),
     )
-    return None if exact is None else float(state.get(setting))
+    return exact if isinstance(exact, Refused) else float(state.get(setting))
 
 
 EPSILON_GRID_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0]
@@ -308,8 +308,8 @@ def epsilon_grid_control(container, name: str) -> list[float]:
     return sorted(chosen)
 
 
-def seed_control() -> int | None:
-    """Sidebar: the fast sampler's seed, shared by every page (None when the box refuses what was typed)."""
+def seed_control() -> int | Refused:
+    """Sidebar: the fast sampler's seed, shared by every page (or why the box refuses what was typed)."""
     return number_box(st.sidebar, "Seed", "seed", 0, whole=True, lo=0, hi=2**31 - 1, help=HELP["seed"])
 
 
@@ -358,7 +358,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     k_select, k_epsilon, k_beta = k_select_control()
     max_size, k_from_data = k_control(tree, info)
     # A prior is drawn for a usable K only (a refused K stops the page below).
-    prior = prior_control(info, tree, methods, max_size) if max_size is not None else None
+    prior = prior_control(info, tree, methods, max_size) if not isinstance(max_size, Refused) else None
     consistency = sb.radio(
         "Consistency",
         ["top-down", "bottom-up", "none"],

@@ -5,7 +5,8 @@ browser and keeps its last accepted value without a word (a K of 0.1, an ε
 of −1).  The boxes here have no bounds in the browser, so every typed number
 reaches the page; :func:`refusal` judges it, a refused number is shown with
 its reason under its box, and :func:`stop_if_refused` stops the page once
-every box is drawn: nothing is computed with an earlier value.
+every box is drawn, repeating the reasons: nothing is computed with an
+earlier value.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from typing import Any
 import streamlit as st
 
 from pages.common import state
+
+
+class Refused(str):
+    """What :func:`number_box` returns for a number it cannot use: the reason."""
+
 
 #: How every box shows its number: up to 12 significant digits, no trailing zeros (1000000, 0.25, 1e-06).
 FORMAT = "%.12g"
@@ -42,7 +48,7 @@ def refusal(
 
     >>> refusal(0.1, "K", whole=True, lo=1, hi=10_000_000)
     'K must be a whole number between 1 and 10,000,000, got 0.1'
-    >>> refusal(0.0, "ε", lo=0, lo_open=True) , refusal(2, "K", whole=True, lo=1)
+    >>> refusal(0.0, "ε", lo=0, lo_open=True), refusal(2, "K", whole=True, lo=1)
     ('ε must be more than 0, got 0', None)
     """
     kind = "a whole number" if whole else "a number"
@@ -59,6 +65,7 @@ def refusal(
     if lo is not None and hi is not None and not (lo_open or hi_open):
         rule = f"between {_bound(lo, whole)} and {_bound(hi, whole)}"
     else:
+        lead = lead.rstrip() + ", " if whole else lead
         parts = []
         if lo is not None:
             parts.append(f"{'more than' if lo_open else 'at least'} {_bound(lo, whole)}")
@@ -87,8 +94,8 @@ def number_box(
     disabled: bool = False,
     on_change: Callable | None = None,
     args: tuple = (),
-) -> int | float | None:
-    """A number box bound to ``setting``: its value, or None after showing why it cannot be used.
+) -> int | float | Refused:
+    """A number box bound to ``setting``: its value, or the reason it cannot be used (shown under the box).
 
     ``name`` names the number in the message (default: ``label``); ``box`` is
     the container (``st.sidebar``, a column, …).  A disabled box is not judged.
@@ -107,7 +114,7 @@ def number_box(
     )
     if problem is not None:
         box.error(problem, icon=":material/error:")
-        return None
+        return Refused(problem)
     return int(value) if whole else float(value)
 
 
@@ -117,11 +124,12 @@ def _as_float(value: Any) -> Any:
 
 
 def stop_if_refused(*values: Any) -> None:
-    """Stop the page, with a message, when a number box refused its value (returned None)."""
-    if any(v is None for v in values):
+    """Stop the page, naming every refused number, when a number box refused its value."""
+    refused = [v for v in values if isinstance(v, Refused)]
+    if refused:
         st.error(
-            "A number in the sidebar cannot be used: its box says why. Nothing is computed until it is fixed "
-            "(an earlier value is never used in its place).",
+            "Nothing is computed until these numbers are fixed (an earlier value is never used in their place):"
+            + "".join(f"\n- {r}" for r in refused),
             icon=":material/error:",
         )
         st.stop()
