@@ -44,7 +44,7 @@ class Upload:
     def load(self) -> Hierarchy:
         """The hierarchy (cached); an InputError naming every problem of a bad table."""
         options = {k: list(v) if isinstance(v, tuple) else v for k, v in self.options}
-        return data.load_upload(self.raw, self.name, groups=self.groups, **options)
+        return data.load_upload(self.raw, self.name, groups=self.groups, groups_name=self.groups_name, **options)
 
     def info(self) -> data.DataInfo:
         return data.DataInfo(
