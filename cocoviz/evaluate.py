@@ -45,6 +45,7 @@ __all__ = [
     "exact_share",
     "plain_reading",
     "ratio_reading",
+    "share_percent",
     "EVALUATION_COLUMNS",
     "RATIO_READINGS",
 ]
@@ -129,6 +130,21 @@ def ratio_reading(ratio: float) -> str:
     return next(words for bound, words in RATIO_READINGS if not ratio > bound)
 
 
+def share_percent(share: float) -> str:
+    """A share as a percentage that reads 0% or 100% only when it is exactly 0 or 1.
+
+    >>> share_percent(0.75), share_percent(0.99952), share_percent(1.0), share_percent(0.00004)
+    ('75%', '99.95%', '100%', '0.004%')
+    """
+    if share in (0.0, 1.0):
+        return f"{share:.0%}"
+    for digits in range(6):
+        text = f"{share:.{digits}%}"
+        if text not in (f"{0:.{digits}%}", f"{1:.{digits}%}"):
+            return text
+    return f"{share:.6%}"
+
+
 def plain_reading(row) -> str:
     """One row of :func:`evaluate` as a sentence: persons misplaced per group, the share of groups of
     exactly the right size, and the error against the omniscient yardstick (:func:`ratio_reading`)."""
@@ -136,9 +152,10 @@ def plain_reading(row) -> str:
         return "Exact: every group has exactly the right size (0 persons misplaced)."
     per_group = f"{row['emd_per_group']:.2g}"
     persons = "person" if per_group == "1" else "persons"
+    share, ratio = share_percent(float(row["exact_share"])), float(row["ratio"])
     return (
-        f"On average {per_group} {persons} misplaced per group; {row['exact_share']:.0%} of groups have exactly "
-        f"the right size; error {row['ratio']:.2g}× the omniscient yardstick D/ε: {ratio_reading(float(row['ratio']))}."
+        f"On average {per_group} {persons} misplaced per group; {share} of groups have exactly the right size; "
+        f"error {ratio:.2g}× the omniscient yardstick D/ε: {ratio_reading(ratio)}."
     )
 
 

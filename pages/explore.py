@@ -11,7 +11,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading
+from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
 from pages.common import controls, data, engine, state
@@ -153,7 +153,7 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c4.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
     c1, c2, c3, _ = st.columns(4)
     c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}", help=HELP["per_group"])
-    c2.metric("Groups of exactly the right size", f"{row['exact_share']:.1%}", help=HELP["exact_share"])
+    c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
     c3.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
     st.markdown(f"**In plain words:** {plain_reading(row)}")
     st.caption(

@@ -150,3 +150,11 @@ def test_plain_reading_of_a_row():
     assert plain_reading({**row, "emd_per_group": 1.0}).startswith("On average 1 person misplaced per group;")
     exact = {"emd": 0, "emd_per_group": 0.0, "exact_share": 1.0, "ratio": 0.0}
     assert plain_reading(exact) == "Exact: every group has exactly the right size (0 persons misplaced)."
+
+
+def test_shares_read_0_or_100_percent_only_when_exact():
+    from cocoviz.evaluate import share_percent
+
+    assert share_percent(0.9996) == "99.96%" and share_percent(0.999) == "99.9%" and share_percent(0.5) == "50%"
+    assert share_percent(4e-5) == "0.004%" and share_percent(0.0) == "0%" and share_percent(1.0) == "100%"
+    assert plain_reading({"emd": 3, "emd_per_group": 0.0014, "exact_share": 0.9996, "ratio": 1.2}).count("99.96%") == 1
