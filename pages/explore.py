@@ -141,7 +141,7 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
         st.caption(budget.composition)
         for text in budget.notes:
             st.caption(f"Note: {text}")
-        if st.toggle("Show every measurement (one row per node)", key="explore.measurements"):
+        if st.toggle("Show every measurement (one row per level and query)", key="explore.measurements"):
             st.dataframe(budget.to_frame(), hide_index=True, width="stretch")
 
 
