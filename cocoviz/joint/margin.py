@@ -65,8 +65,8 @@ def least_squares_owners(meas: TenureMeasurements) -> list[np.ndarray]:
     """The least-squares O of every node given every noisy count (two passes; real numbers)."""
     shape = meas.shape
     depth = shape.depth
-    var = [np.full(len(shape.paths[l]), double_geometric_variance(meas.scale(l))) for l in range(depth + 1)]
-    z = [meas.owners[l].astype(np.float64) for l in range(depth + 1)]
+    var = [np.full(len(shape.paths[lv]), double_geometric_variance(meas.scale(lv))) for lv in range(depth + 1)]
+    z = [meas.owners[lv].astype(np.float64) for lv in range(depth + 1)]
     zv = [v.copy() for v in var]
     for level in range(depth, 0, -1):  # bottom up: combine each parent with its children's sum
         parent = shape.parent_index(level)
