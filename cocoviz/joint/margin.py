@@ -28,6 +28,7 @@ __all__ = ["CONSISTENCY", "split_total", "least_squares_owners", "consistent_own
 
 #: How the tenure margin may be post-processed.
 CONSISTENCY = ("top-down", "none")
+_VARIANCE_FLOOR = 1e-12
 
 
 def _shift_into(total: float, values: np.ndarray, caps: np.ndarray) -> np.ndarray:
@@ -65,7 +66,11 @@ def least_squares_owners(meas: TenureMeasurements) -> list[np.ndarray]:
     """The least-squares O of every node given every noisy count (two passes; real numbers)."""
     shape = meas.shape
     depth = shape.depth
-    var = [np.full(len(shape.paths[lv]), double_geometric_variance(meas.scale(lv))) for lv in range(depth + 1)]
+    # A floor: at ε near 1e6 the noise variance underflows to 0, and the weights 1/V must stay finite.
+    var = [
+        np.full(len(shape.paths[lv]), max(double_geometric_variance(meas.scale(lv)), _VARIANCE_FLOOR))
+        for lv in range(depth + 1)
+    ]
     z = [meas.owners[lv].astype(np.float64) for lv in range(depth + 1)]
     zv = [v.copy() for v in var]
     for level in range(depth, 0, -1):  # bottom up: combine each parent with its children's sum
