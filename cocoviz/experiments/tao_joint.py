@@ -27,14 +27,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import cocoviz
 from cocoviz.datasets.tenure import OWNER_DRIFT, previous_census_tenure, previous_tenure_table, tenure_table
 from cocoviz.experiments.data import Data
 from cocoviz.experiments.figures import _bar_figure
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
-from cocoviz.joint import estimate_joint, evaluate_joint, measure_tenure, node_tables, prior_tables
+from cocoviz.joint import estimate_joints, evaluate_joint, node_tables, prior_tables
 from cocoviz.shape import Shape
 
 __all__ = ["E7", "E7_CONFIGS", "E7_MAX_SIZE", "e7_priors", "run_joint_trial"]
@@ -70,15 +69,15 @@ def e7_priors(tree, table: pd.DataFrame, name: str, run: RunOptions) -> dict[str
 def run_joint_trial(
     tree, table: pd.DataFrame, priors: dict[str, object], eps: float, seed, max_size: int, levels=None
 ) -> list[dict]:
-    """One trial at one ε: the size release, the tenure margin, every configuration's errors per node."""
+    """One trial at one ε (sizes and tenure alike): every configuration's errors per node, one row each."""
     n = tree.depth + 1
-    release = cocoviz.estimate(tree, epsilons=[eps] * n, methods=["Hc"] * n, max_size=max_size, seed=seed)
-    noisy = measure_tenure(release.plan.shape, table, [eps] * n, seed=seed)
+    named = {label: priors[key] for label, key in E7_CONFIGS}
+    _, _, joints = estimate_joints(
+        tree, table, named, size_epsilons=[eps] * n, tenure_epsilons=[eps] * n, max_size=max_size, seed=seed
+    )
     rows = []
-    for label, key in E7_CONFIGS:
-        joint = estimate_joint(release, noisy, priors[key])
-        frame = evaluate_joint(table, joint, levels)
-        rows += frame.assign(epsilon=eps, config=label).to_dict("records")
+    for label, joint in joints.items():
+        rows += evaluate_joint(table, joint, levels).assign(epsilon=eps, config=label).to_dict("records")
     return rows
 
 

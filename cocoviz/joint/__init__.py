@@ -13,7 +13,8 @@ Per region, the joint table of household size class × tenure (owner / renter) i
 
 The seam is the engine's: :func:`measure_tenure` is the only step that reads the private tenure
 table; :func:`estimate_joint` reads measurements, the release and the prior only;
-:func:`evaluate_joint` meets the truth (exploration, for the data holder).
+:func:`evaluate_joint` meets the truth (exploration, for the data holder); :func:`estimate_joints` is the
+one-call form (measure, then post-process under several priors).
 
 >>> import pandas as pd, cocoviz
 >>> from cocoviz.datasets.tenure import tenure_table
@@ -47,6 +48,7 @@ from cocoviz.joint.measure import (
     owner_counts,
     tenure_cost,
 )
+from cocoviz.joint.run import estimate_joints
 
 __all__ = [
     "SIZE_EDGES",
@@ -71,6 +73,7 @@ __all__ = [
     "JointRelease",
     "fit_table",
     "estimate_joint",
+    "estimate_joints",
     "EVALUATION_COLUMNS",
     "true_tables",
     "evaluate_joint",
