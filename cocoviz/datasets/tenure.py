@@ -59,6 +59,7 @@ __all__ = [
     "tenure_table",
     "previous_tenure_table",
     "previous_census_tenure",
+    "README_SECTION",
 ]
 
 #: Owner rate by household size 1..7 (7 = 7 or more): 2010-like US figures.
@@ -73,6 +74,23 @@ OWNER_DRIFT = 0.2
 TENURE_KEY = 17
 # Entropy of the place effects: not a seed, the places are the same in every census.
 _PLACE_ENTROPY = 20_100_401
+
+#: The paragraph ``data/README.md`` carries about tenure (written by :func:`cocoviz.datasets.write_bundle`).
+README_SECTION = """\
+## Tenure: a group characteristic of the housing data
+
+`cocoviz.datasets.tenure.tenure_table(groups, seed)` gives every household of a housing table (or
+`Hierarchy`) a tenure, owner or renter, per county and size: owners ~ Binomial(count, r), with
+r = expit(logit(rate by size) + county effect). The rate by size is 2010-like (1 person 56 %,
+2: 72 %, 3: 64 %, 4: 67 %, 5: 65 %, 6: 61 %, 7 or more 57 %; about 65 % overall); the county
+effect is a lasting place effect, N(0, 0.35) on the logit scale and the same in every census, plus
+the census's own, N(0, 0.1). Deterministic from the seed; a county's draw does not depend on which
+other counties are drawn. Its **previous census**
+(`previous_census_tenure("housing-west")`) is the previous-census households (seed 1, households
++0.05 persons larger) with more owners (logit +0.2, about +4 points) and expected, not drawn,
+counts: a public prior. Not stored in the bundle: it is drawn when needed (a fifth of a second
+for `housing-west`). Used by `cocoviz.joint` (size × tenure tables) and experiment `tao-e7`.
+"""
 
 
 def _path_key(path: Sequence[str]) -> int:
