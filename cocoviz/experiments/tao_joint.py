@@ -130,7 +130,7 @@ def _e7(exp: Experiment, run: RunOptions) -> ExperimentResult:
             f"renter; Hc top-down with ε per level and the tenure margin with the same ε per level, so the total "
             f"is 2 × {tree.depth + 1} × ε; {run.trials} trials, mean ± s.e. over trials of the county average). "
             "*wins_vs_no_prior*: share of (county, trial) where the joint error is strictly below the no-prior "
-            "baseline's (uniform ties it by construction).",
+            "baseline's (uniform gives the no-prior table up to the rounding of ties).",
             markdown_table(_fmt(leaves)),
         ]
     )
