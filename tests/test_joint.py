@@ -133,7 +133,8 @@ def test_measure_is_keyed_deterministic_and_apart_from_the_engine(tree, table):
             engine.append(sampler.draw(np.array([o]), 1 / eps, (level, k, 0))[0])
     assert TENURE_QUERY not in (0, 1, 2) and not np.array_equal(np.concatenate(a.owners), engine)
     rows = a.budget.to_frame()
-    assert (rows["sensitivity"] == 1).all() and (rows["cells"] == 1).all() and len(rows) == 1 + 2 + 5
+    # One charge per level: one cell per node.
+    assert (rows["sensitivity"] == 1).all() and rows["cells"].tolist() == rows["nodes"].tolist() == [1, 2, 5]
     assert np.allclose(rows["scale"], 1 / rows["epsilon"])
     assert a.budget.total == pytest.approx(3.5) and "Δ = 0" in a.budget.notes[0]
     assert tenure_cost(shape, [0.5, 1.0, 2.0]).total == a.budget.total  # known before any noise

@@ -102,14 +102,15 @@ class TenureMeasurements:
 
 
 def tenure_cost(shape: object, epsilons: Sequence[float]) -> Budget:
-    """The tenure margin's budget, before any noise: one charge per node (1 cell, Δ = 1, ε of its level)."""
+    """The tenure margin's budget, before any noise: one charge per level (1 cell per node, Δ = 1, its ε)."""
     shape = _as_shape(shape)
     eps = _epsilons(shape, epsilons)
-    charges = tuple(
-        Charge(level, path, TENURE_QUANTITY, 1, float(TENURE_SENSITIVITY), eps[level])
-        for level in range(shape.depth + 1)
-        for path in shape.paths[level]
-    )
+    charges = []
+    for level in range(shape.depth + 1):
+        nodes = len(shape.paths[level])
+        node = shape.paths[level][0] if nodes == 1 else ()
+        charges.append(Charge(level, node, TENURE_QUANTITY, nodes, float(TENURE_SENSITIVITY), eps[level], nodes=nodes))
+    charges = tuple(charges)
     return Budget(charges, notes=(NEIGHBOURS,))
 
 
