@@ -35,11 +35,13 @@ exact integer path (:mod:`cocoviz._exact_exp`: more bits of W, rigorous bounds o
   ``R > T_k`` gives ``W >= R/2**32 >= (T_k+1)/2**32 > exp(-k)`` (exp(-k) 2**32 is irrational).
   Only ``R = T_k`` is undecided (pending; probability 2**-32 per attempt).
 * D, the one floating-point step: w = R 2**-32 (exact) and W in [w, w + 2**-32).  The float
-  ``p̂ = exp(-(u/t))`` (u, t converted, divided, then libm's exp) is within 2**-39 of
-  p = exp(-u/t): the conversions and the division make a relative error below 2**-51 in
-  γ = u/t < 1, so an absolute one below 2**-51 in exp(-γ) (its slope is at most 1), and we
-  assume only that libm's exp errs by less than 2**-40 relatively (glibc documents at most
-  1 ulp, 2**-52).  With the margin δ = 2**-30 and each float sum p̂ ± δ rounded by at most 2**-53:
+  ``p̂ = exp(-(u * (1/t)))`` (or ``exp(-(u / t))`` from a table when t <= 4096; u, t converted,
+  then two roundings) is within 2**-39 of p = exp(-u/t): the conversions and the arithmetic
+  make a relative error below 2**-51 in γ = u/t < 1 (at most four roundings of 2**-53), so an
+  absolute one below 2**-51 in exp(-γ) (its slope is at most 1), and we assume only that
+  the exp (libm's, or numpy's for the table) errs by less than 2**-40 relatively (glibc and
+  numpy document a few ulp at most, 2**-52 each).  With the margin δ = 2**-30 and each float
+  sum p̂ ± δ rounded by at most 2**-53:
 
   - ``w < p̂ - δ`` (computed) gives
     ``W < w + 2**-32 < p̂ - δ + 2**-53 + 2**-32 < p + 2**-39 - 2**-30 + 2**-53 + 2**-32 < p``: D = 1;
@@ -84,6 +86,7 @@ MARGIN = 2.0**-30
 _THRESHOLDS = np.array(thresholds(32, bits=32), np.uint32)  # T_1 .. T_32; zero from T_23 on, ending the scan
 _CHUNK_WORDS = 1 << 17  # 1 MiB of random words per refill: memory stays bounded whatever the cells
 _PENDING_SLOTS = 256
+_TABLE = 1 << 12  # for t up to this, the floats exp(-u/t) are a table
 
 
 def scale_ratio(scale: float | numbers.Rational) -> tuple[int, int]:
@@ -196,11 +199,12 @@ def add_noise(
     units = np.empty(0, np.uint32)
     i, pos, bits, nbits = 0, 0, 0, 0
     v_safe = (X_LIMIT - t) // t  # V <= v_safe keeps U + tV below 2**62
+    p_table = np.exp(-(np.arange(t) / t)) if t <= _TABLE else np.empty(0)
     while i < flat.size:
         if pos + UNITS_PER_ATTEMPT > units.size:
             units, pos = bitgen.random_raw(_CHUNK_WORDS).view(np.uint32), 0  # unread units are simply dropped
         i, pos, bits, nbits, npending = discrete_laplace_kernel(
-            flat, result, i, np.uint64(t), s_capped, s_shift, v_safe, lemire, _THRESHOLDS, float(margin),
+            flat, result, i, np.uint64(t), s_capped, s_shift, v_safe, lemire, p_table, _THRESHOLDS, float(margin),
             np.uint32(v_slack), units, pos, bits, nbits, pending, 0,
         )  # fmt: skip
         for cell, kind, u, word in pending[:npending].tolist():

@@ -49,6 +49,7 @@ def discrete_laplace_kernel(
     s_shift,
     v_safe,
     lemire,
+    p_table,
     thresholds,
     margin,
     v_slack,
@@ -65,14 +66,16 @@ def discrete_laplace_kernel(
     of them and starts only when they are there, so an attempt is never cut short: cell
     ``i`` resumes, with the next buffer, at a new attempt, which is what the rejection loop
     does anyway.  Undecided cells are written to ``pending`` (cell, kind, U, the unit or V)
-    and skipped.  ``Y = X >> s_shift`` when s is a power of two (``s_shift >= 0``), else
+    and skipped.  ``p_table[u]`` is the float exp(-u/t) when t is small (else empty: computed
+    here, as exp(-(u * (1/t)))).  ``Y = X >> s_shift`` when s is a power of two (``s_shift >= 0``), else
     ``X // s``; ``V <= v_safe`` guarantees ``U + tV < X_LIMIT``.  Returns
     ``(next cell, pos, bits, nbits, npending)``.
     """
     n = values.shape[0]
     nunits = units.shape[0]
     t_int = np.int64(t)
-    t_float = float(t_int)
+    inv_t = 1.0 / float(t_int)
+    tabled = p_table.shape[0] > 0
     wide = t > _MASK32
     i = start
     while i < n:
@@ -100,7 +103,7 @@ def discrete_laplace_kernel(
             r = units[pos]
             pos += 1
             w = float(r) * _TWO_M32
-            p = math.exp(-(float(u_int) / t_float))
+            p = p_table[u_int] if tabled else math.exp(-(float(u_int) * inv_t))
             if w >= p + margin:
                 continue  # D = 0: restart
             if not w < p - margin:
