@@ -186,7 +186,7 @@ def add_noise(
     values = np.asarray(values)
     shape = values.shape
     flat = np.ascontiguousarray(values, np.int64).ravel()
-    if flat.size and int(np.abs(flat).max()) >= X_LIMIT:
+    if flat.size and not -X_LIMIT < int(flat.min()) <= int(flat.max()) < X_LIMIT:  # no temporary array
         raise ParameterError("values to add noise to must be below 2**62 in magnitude")
     result = np.empty(flat.size, np.int64) if out is None else out.reshape(-1)
     if result.dtype != np.int64 or result.size != flat.size or not result.flags.c_contiguous:

@@ -41,6 +41,7 @@ __all__ = [
     "FastSampler",
     "SecureSampler",
     "OpenDPSampler",
+    "Sampler",
     "SAMPLERS",
     "make_sampler",
     "check_epsilon",
@@ -210,6 +211,7 @@ class OpenDPSampler:
 #: Sampler names: ``"fast"`` (seeded, exploration), ``"secure"`` (release) and ``"opendp"`` (release, the reference).
 SAMPLERS = ("fast", "secure", "opendp")
 
+#: Any of the three samplers (all have ``secure``, ``name`` and ``draw(values, scale, key)``).
 Sampler = FastSampler | SecureSampler | OpenDPSampler
 
 
