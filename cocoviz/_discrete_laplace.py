@@ -34,22 +34,26 @@ exact integer path (:mod:`cocoviz._exact_exp`: more bits of W, rigorous bounds o
   R the unit (W in [R, R+1) / 2**32): ``R < T_k`` gives ``W < (R+1)/2**32 <= T_k/2**32 <= exp(-k)``;
   ``R > T_k`` gives ``W >= R/2**32 >= (T_k+1)/2**32 > exp(-k)`` (exp(-k) 2**32 is irrational).
   Only ``R = T_k`` is undecided (pending; probability 2**-32 per attempt).
-* D, the one floating-point step: w = R 2**-32 (exact) and W in [w, w + 2**-32).  The float
-  ``p̂ = exp(-(u * (1/t)))`` (or ``exp(-(u / t))`` from a table when t <= 4096; u, t converted,
-  then two roundings) is within 2**-39 of p = exp(-u/t): the conversions and the arithmetic
-  make a relative error below 2**-51 in γ = u/t < 1 (at most four roundings of 2**-53), so an
-  absolute one below 2**-51 in exp(-γ) (its slope is at most 1), and we assume only that
-  the exp (libm's, or numpy's for the table) errs by less than 2**-40 relatively (glibc and
-  numpy document a few ulp at most, 2**-52 each).  With the margin δ = 2**-30 and each float
-  sum p̂ ± δ rounded by at most 2**-53:
+* D, the one floating-point step: w = R 2**-32 (exact) and W in [w, w + 2**-32).  The loop
+  takes floats ``p_lo`` and ``p_hi`` each within 2**-39 of a true lower and upper bound of
+  p = exp(-γ), γ = u/t < 1: either both the float exp(-γ) (from a table of ``exp(-(u/t))``
+  when t <= 4096, else libm's ``exp(-(u * (1/t)))`` when the next two bounds cannot settle
+  the draw), or the series' partial sums ``1 - γ + γ²/2 - γ³/6 <= p <= that + γ⁴/24`` (its terms
+  shrink for γ <= 1, so the sums alternate around p).  Errors: converting u and t and the
+  arithmetic err by at most four roundings of 2**-53 relatively, below 2**-51 in γ, so below
+  2**-51 in exp(-γ) and in the partial sums (their slopes are at most 1 in size), plus a few
+  roundings of 2**-53 for the sums; and we assume only that exp (libm's, or numpy's for the
+  table) errs by less than 2**-40 relatively (glibc and numpy document a few ulp, 2**-52 each).
+  With the margin δ = 2**-30 and each float sum ``p_lo - δ``, ``p_hi + δ`` rounded by at most 2**-53:
 
-  - ``w < p̂ - δ`` (computed) gives
-    ``W < w + 2**-32 < p̂ - δ + 2**-53 + 2**-32 < p + 2**-39 - 2**-30 + 2**-53 + 2**-32 < p``: D = 1;
-  - ``w >= p̂ + δ`` gives ``W >= w >= p̂ + δ - 2**-53 > p - 2**-39 + 2**-30 - 2**-53 > p``: D = 0;
-  - otherwise (probability below 2δ + 2**-32 < 2**-28 per attempt) the cell is pending, and
-    the exact path compares W, extended by more bits, with integer bounds of exp(-u/t).
+  - ``w < p_lo - δ`` (computed) gives
+    ``W < w + 2**-32 < p_lo - δ + 2**-53 + 2**-32 < p + 2**-39 - 2**-30 + 2**-53 + 2**-32 < p``: D = 1;
+  - ``w >= p_hi + δ`` gives ``W >= w >= p_hi + δ - 2**-53 > p - 2**-39 + 2**-30 - 2**-53 > p``: D = 0;
+  - otherwise (with ``p_lo = p_hi`` the float exp: probability below 2δ + 2**-32 < 2**-28 per
+    attempt) the cell is pending, and the exact path compares W, extended by more bits, with
+    integer bounds of exp(-u/t).
 
-  So D = [W < p] in every case, whatever the float's rounding, and P(D = 1) = p exactly.
+  So D = [W < p] in every case, whatever the floats' rounding, and P(D = 1) = p exactly.
   Tests force the pending path with a large margin and check the law still holds.
 * B: one fresh bit.  When V > ``v_safe`` (U + tV could pass 2**62: astronomically rare unless
   t is huge) the cell is pending too and is finished with Python integers; a sum beyond

@@ -103,10 +103,18 @@ def discrete_laplace_kernel(
             r = units[pos]
             pos += 1
             w = float(r) * _TWO_M32
-            p = p_table[u_int] if tabled else math.exp(-(float(u_int) * inv_t))
-            if w >= p + margin:
+            if tabled:
+                p_lo = p_hi = p_table[u_int]
+            else:  # the series' partial sums bracket exp(-γ): all but about 1 in 100 draws skip the exp
+                gamma = float(u_int) * inv_t
+                g2 = gamma * gamma
+                p_lo = 1.0 - gamma + g2 * (0.5 - gamma * (1.0 / 6.0))
+                p_hi = p_lo + g2 * g2 * (1.0 / 24.0)
+                if p_lo - margin <= w < p_hi + margin:
+                    p_lo = p_hi = math.exp(-gamma)
+            if w >= p_hi + margin:
                 continue  # D = 0: restart
-            if not w < p - margin:
+            if not w < p_lo - margin:
                 pending[npending, 0] = i
                 pending[npending, 1] = PENDING_D
                 pending[npending, 2] = u_int

@@ -235,7 +235,9 @@ def seeded_noise(n: int, scale, seed: int, **force) -> np.ndarray:
 SCALES = [0.5, 1.0, 2 / 0.3, 1000.0]  # small, unit, a float with a 2**50 denominator, large
 
 
-@pytest.mark.parametrize("scale", SCALES)
+# Paths of the compiled loop: t = 1 (no U, no D); t <= 4096 (a table of exp); t > 4096 (the series'
+# bounds, then exp), with U of 32 bits, or 64 bits when t >= 2**32; Y by a shift, or a division.
+@pytest.mark.parametrize("scale", [*SCALES, Fraction(10_007, 3_000)])
 def test_secure_kernel_follows_the_exact_law(scale):
     noise = seeded_noise(1_000_000, scale, seed=11)  # several 1 MiB buffers of random words
     assert noise.dtype == np.int64
