@@ -44,7 +44,10 @@ class Charge:
     """One noisy measurement's cost: where, what, how many cells, Δ and ε.
 
     ``level`` is None for a measurement of the whole data rather than of one
-    level's disjoint nodes (e.g. a selection's scores): those add up.
+    level's disjoint nodes (e.g. a selection's scores): those add up.  One charge
+    may stand for the same query on ``nodes`` disjoint nodes of a level (``node``
+    then is ``()`` unless the level has one node): ``cells`` is their total and
+    they compose in parallel, so it costs ε once.
     """
 
     level: int | None
@@ -54,6 +57,12 @@ class Charge:
     sensitivity: float
     epsilon: float
     noise_scale: float | None = None  # when the mechanism's scale is not Δ/ε (e.g. AboveThreshold's 4Δ/ε)
+    nodes: int = 1
+
+    @property
+    def where(self) -> str:
+        """The node's name, or how many nodes of the level the charge covers."""
+        return node_label(self.node) if self.nodes == 1 else f"all {self.nodes:,} nodes"
 
     @property
     def scale(self) -> float:
@@ -111,11 +120,12 @@ class Budget:
         return replace(self, sampler=sampler, notes=(*self.notes, *notes))
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per charge: level, node, quantity, cells, Δ, ε, scale, noise variance."""
+        """One row per charge: level, node (or how many), nodes, quantity, cells, Δ, ε, scale, noise variance."""
         return pd.DataFrame(
             {
                 "level": pd.array([c.level for c in self.charges], dtype="Int64"),
-                "node": [node_label(c.node) for c in self.charges],
+                "node": [c.where for c in self.charges],
+                "nodes": [c.nodes for c in self.charges],
                 "quantity": [c.quantity for c in self.charges],
                 "cells": [c.cells for c in self.charges],
                 "sensitivity": [c.sensitivity for c in self.charges],
@@ -132,7 +142,7 @@ class Budget:
             return frame
         return (
             frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=False, dropna=False)
-            .agg(nodes=("node", "size"), cells=("cells", "sum"))
+            .agg(nodes=("nodes", "sum"), cells=("cells", "sum"))
             .reset_index()[["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale"]]
         )
 
@@ -158,7 +168,7 @@ class Budget:
         """JSON-ready form; :meth:`from_dict` gives back an equal budget."""
         return {
             "charges": [
-                [c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon, c.noise_scale]
+                [c.level, list(c.node), c.quantity, c.cells, c.sensitivity, c.epsilon, c.noise_scale, c.nodes]
                 for c in self.charges
             ],
             "extra": [list(e) for e in self.extra],
@@ -170,9 +180,12 @@ class Budget:
 
     @classmethod
     def from_dict(cls, data: dict) -> Budget:
+        # Releases saved before charges carried a node count have seven fields: one node each.
         charges = tuple(
-            Charge(level, tuple(node), quantity, int(cells), float(delta), float(eps), scale)
-            for level, node, quantity, cells, delta, eps, scale in data["charges"]
+            Charge(
+                level, tuple(node), quantity, int(cells), float(delta), float(eps), scale, int(nodes[0] if nodes else 1)
+            )
+            for level, node, quantity, cells, delta, eps, scale, *nodes in data["charges"]
         )
         return cls(
             charges,

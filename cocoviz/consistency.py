@@ -162,6 +162,19 @@ class LevelEstimates:
 
         return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64))
 
+    @classmethod
+    def concat(cls, parts: Sequence[LevelEstimates]) -> LevelEstimates:
+        """The estimates of consecutive runs of nodes, joined in order."""
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return cls(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
+        offsets = np.cumsum([0] + [len(p.sizes) for p in parts[:-1]])
+        ptr = np.concatenate([[0]] + [p.ptr[1:] + o for p, o in zip(parts, offsets)]).astype(np.int64)
+        return cls(
+            ptr, *(np.concatenate([getattr(p, name) for p in parts]) for name in ("sizes", "counts", "variances"))
+        )
+
     def node_ids(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.ptr) - 1), np.diff(self.ptr))
 

@@ -1,4 +1,4 @@
-"""Where the truth meets a release: errors per node, error by size, and the omniscient yardstick.
+"""Where the truth meets a release: errors per node in plain words, error by size, the omniscient yardstick.
 
 Only this module (and the experiments built on it) compares a release with the
 private tree; what it returns is for evaluation and teaching, never for
@@ -12,6 +12,14 @@ publication.
 >>> release = estimate(tree, epsilons=[1e6, 1e6], methods=["Hg", "Hc"], max_size=8, seed=0)
 >>> evaluate(tree, release)[["node", "groups", "sizes", "emd"]].to_dict("list")
 {'node': ['(root)', 'a', 'b'], 'groups': [4, 2, 2], 'sizes': [3, 2, 2], 'emd': [0, 0, 0]}
+
+Each row also reads as a sentence (:func:`plain_reading`):
+
+>>> import textwrap
+>>> rough = estimate(tree, epsilons=[0.5, 0.5], methods=["Hg", "Hc"], max_size=8, seed=1)
+>>> print(textwrap.fill(plain_reading(evaluate(tree, rough).iloc[0]), 100))
+On average 1 person misplaced per group; 50% of groups have exactly the right size; error 0.67× the
+omniscient yardstick D/ε: about as good as knowing which sizes exist.
 """
 
 from __future__ import annotations
@@ -26,9 +34,21 @@ from cocoviz.errors import InputError
 from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
+from cocoviz.runs import LevelRuns
 from cocoviz.truncation import truncation_error
 
-__all__ = ["evaluate", "size_errors", "level_summary", "compare_histograms", "EVALUATION_COLUMNS"]
+__all__ = [
+    "evaluate",
+    "size_errors",
+    "level_summary",
+    "compare_histograms",
+    "exact_share",
+    "plain_reading",
+    "ratio_reading",
+    "share_percent",
+    "EVALUATION_COLUMNS",
+    "RATIO_READINGS",
+]
 
 EVALUATION_COLUMNS = [
     "level",
@@ -39,10 +59,22 @@ EVALUATION_COLUMNS = [
     "epsilon",
     "omniscient",
     "emd_per_group",
+    "exact_share",
     "ratio",
     "bound",
     "truncation",
 ]
+
+
+#: How an error reads against the omniscient yardstick: the first grade whose upper bound on
+#: emd / (D/ε) is not passed.  Within a factor 2 either way counts as "about as good".
+RATIO_READINGS: tuple[tuple[float, str], ...] = (
+    (0.5, "better than knowing which sizes exist"),
+    (2.0, "about as good as knowing which sizes exist"),
+    (10.0, "a few times worse than knowing which sizes exist"),
+    (100.0, "about ten times worse than knowing which sizes exist, or more"),
+    (math.inf, "orders of magnitude worse than knowing which sizes exist"),
+)
 
 
 def _check(tree, release) -> None:
@@ -57,16 +89,89 @@ def _yardstick_epsilons(plan) -> list[float]:
     return list(plan.epsilons)
 
 
+def _exact_level(truth: LevelRuns, released: LevelRuns) -> np.ndarray:
+    """Σ_s min(H[s], Ĥ[s]) of every node between two sets of runs over the same nodes."""
+    node = np.concatenate([truth.node_ids(), released.node_ids()])
+    size = np.concatenate([truth.sizes, released.sizes])
+    count = np.concatenate([truth.counts, released.counts])
+    order = np.lexsort((size, node))
+    node, size, count = node[order], size[order], count[order]
+    # Each set holds a (node, size) at most once, so a repeated pair is one run of each.
+    both = (node[1:] == node[:-1]) & (size[1:] == size[:-1])
+    hits = np.minimum(count[1:][both], count[:-1][both])
+    return np.bincount(node[1:][both], weights=hits, minlength=truth.n_nodes).astype(np.int64)
+
+
+def exact_share(h_true: np.ndarray, h_est: np.ndarray) -> float:
+    """The share of groups whose size is exactly right: Σ_s min(H[s], Ĥ[s]) / G.
+
+    Of the G groups, at most min(H[s], Ĥ[s]) of size s can be paired with a
+    released group of the very same size; the share is the largest fraction
+    of groups so paired.  It lies in [0, 1] and is 1 exactly when the two
+    histograms are equal (both hold G groups).
+
+    >>> exact_share(np.array([0, 2, 1, 1]), np.array([0, 3, 0, 1]))
+    0.75
+    """
+    n = max(len(h_true), len(h_est))
+    h, e = np.pad(h_true, (0, n - len(h_true))), np.pad(h_est, (0, n - len(h_est)))
+    groups = int(h.sum())
+    if groups != int(e.sum()):
+        raise InputError(f"the histograms hold {groups} and {int(e.sum())} groups: G must be the same")
+    return float(np.minimum(h, e).sum() / groups) if groups else 1.0
+
+
+def ratio_reading(ratio: float) -> str:
+    """emd / (D/ε) in words (:data:`RATIO_READINGS`).
+
+    >>> ratio_reading(1.3)
+    'about as good as knowing which sizes exist'
+    """
+    return next(words for bound, words in RATIO_READINGS if not ratio > bound)
+
+
+def share_percent(share: float) -> str:
+    """A share as a percentage that reads 0% or 100% only when it is exactly 0 or 1.
+
+    >>> share_percent(0.75), share_percent(0.99952), share_percent(1.0), share_percent(0.00004)
+    ('75%', '99.95%', '100%', '0.004%')
+    """
+    if share in (0.0, 1.0):
+        return f"{share:.0%}"
+    for digits in range(6):
+        text = f"{share:.{digits}%}"
+        if text not in (f"{0:.{digits}%}", f"{1:.{digits}%}"):
+            return text
+    return f"{share:.6%}"
+
+
+def plain_reading(row) -> str:
+    """One row of :func:`evaluate` as a sentence: persons misplaced per group, the share of groups of
+    exactly the right size, and the error against the omniscient yardstick (:func:`ratio_reading`)."""
+    if int(row["emd"]) == 0:
+        return "Exact: every group has exactly the right size (0 persons misplaced)."
+    per_group = f"{row['emd_per_group']:.2g}"
+    persons = "person" if per_group == "1" else "persons"
+    share, ratio = share_percent(float(row["exact_share"])), float(row["ratio"])
+    return (
+        f"On average {per_group} {persons} misplaced per group; {share} of groups have exactly the right size; "
+        f"error {ratio:.2g}× the omniscient yardstick D/ε: {ratio_reading(ratio)}."
+    )
+
+
 def evaluate(tree, release) -> pd.DataFrame:
-    """One row per node: its emd against the truth and the omniscient yardstick D/ε.
+    """One row per node: its emd against the truth, the share of exact groups, the omniscient yardstick D/ε.
 
     Columns: ``level``, ``node``, ``groups`` (G), ``sizes`` (D, distinct true
     sizes), ``emd``, ``epsilon`` (behind the node's estimate: the level's, or
     Σ ε for bottom-up), ``omniscient`` (D/ε), ``emd_per_group`` (persons
-    misplaced per group), ``ratio`` (emd / omniscient: about 1 is as good as
-    knowing which sizes exist), ``bound`` (the K the node was measured with, 0
-    where its method needs none) and ``truncation`` (persons lost to that K
-    alone, apart from the noise: Σ_{s>K} (s − K)·H[s]).
+    misplaced per group, on average), ``exact_share`` (the share of groups
+    whose size is exactly right, Σ_s min(H[s], Ĥ[s]) / G: see
+    :func:`exact_share`), ``ratio`` (emd / omniscient: about 1 is as good as
+    knowing which sizes exist; :func:`ratio_reading`), ``bound`` (the K the
+    node was measured with, 0 where its method needs none) and
+    ``truncation`` (persons lost to that K alone, apart from the noise:
+    Σ_{s>K} (s − K)·H[s]).  :func:`plain_reading` says a row in words.
     """
     _check(tree, release)
     frames = []
@@ -74,7 +179,8 @@ def evaluate(tree, release) -> pd.DataFrame:
         truth = tree.runs(level)
         groups = truth.groups()
         sizes = np.diff(truth.ptr)
-        emd = emd_level(truth, release.runs(level))
+        released = release.runs(level)
+        emd = emd_level(truth, released)
         omniscient = omniscient_emd(sizes, eps)
         bound = release.bounds[level]
         if bound is None:
@@ -92,6 +198,7 @@ def evaluate(tree, release) -> pd.DataFrame:
                     "epsilon": eps,
                     "omniscient": omniscient,
                     "emd_per_group": emd / groups,
+                    "exact_share": _exact_level(truth, released) / groups,
                     "ratio": emd / omniscient,
                     "bound": bound,
                     "truncation": truncation,
@@ -108,13 +215,14 @@ def size_errors(tree, release, node: Sequence[str]) -> np.ndarray:
 
 
 def level_summary(evaluation: pd.DataFrame) -> pd.DataFrame:
-    """Per level of an :func:`evaluate` table: nodes, mean and maximum emd, mean yardstick and ratio."""
+    """Per level of an :func:`evaluate` table: nodes, mean and maximum emd, mean exact share, yardstick and ratio."""
     return (
         evaluation.groupby("level")
         .agg(
             nodes=("node", "size"),
             mean_emd=("emd", "mean"),
             max_emd=("emd", "max"),
+            exact_share=("exact_share", "mean"),
             omniscient=("omniscient", "mean"),
             ratio=("ratio", "mean"),
         )

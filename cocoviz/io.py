@@ -17,18 +17,20 @@ The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
 
 A file is read, then handed to the hierarchy's own validation; either the
 whole file becomes a :class:`Hierarchy` or an :class:`~cocoviz.errors.InputError`
-(a :class:`ValueError`) says what is wrong and where (the first offending
-rows, counted from 1 at the first row below the header).  Nothing is ever
-half loaded.
+(a :class:`ValueError`) says what is wrong and where: every problem of the
+table at once (up to :data:`~cocoviz.hierarchy.tables.MAX_PROBLEMS`), each
+with its first offending rows, counted from 1 at the first row below the
+header.  Nothing is ever half loaded.
 
 >>> csv = b"state,county,size\\nCA,Alameda,3\\nCA,Marin,1\\nOR,Lane,0\\n"
 >>> load_upload(csv, form="groups", levels=["state", "county"], filename="households.csv")
 Hierarchy(levels=['state', 'county'], nodes=[1, 2, 3], groups=3, distinct_sizes=3)
->>> load_upload(b"state,size\\nCA,-2\\n", form="groups", levels=["state"], filename="bad.csv")
-... # doctest: +ELLIPSIS
+>>> load_upload(b"state,size\\nCA,-2\\nOR,abc\\n", form="groups", levels=["state"], filename="bad.csv")
 Traceback (most recent call last):
 ...
-cocoviz.errors.InputError: bad.csv: column 'size': negative group size in rows 1 (rows are counted from 1 at ...)
+cocoviz.hierarchy.tables.TableProblems: bad.csv: 2 problems (rows are counted from 1 at the first row below the header):
+- column 'size': group size must be a number; not a number in rows 2 ('abc')
+- column 'size': negative group size in rows 1
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import pandas as pd
 
 from cocoviz.errors import CocovizError, InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
-from cocoviz.hierarchy.tables import GROUPS_TABLE
+from cocoviz.hierarchy.tables import GROUPS_TABLE, TableProblems
 
 __all__ = [
     "FORMS",
@@ -361,6 +363,8 @@ def table_to_hierarchy(
         if form == "groups":
             return Hierarchy.from_groups(frame, size=size, levels=levels)
         return Hierarchy.from_counts(frame, size=size, count=count, levels=levels)
+    except TableProblems as exc:
+        raise _named(exc.problems, name, groups_name if groups is not None else None) from None
     except ValueError as exc:
         message = str(exc)
         if " in rows " in message or "(group " in message:
@@ -374,6 +378,24 @@ def table_to_hierarchy(
     except (TypeError, KeyError, OverflowError, MemoryError) as exc:
         # Odd column types (nested lists in Parquet, mixed objects) must not surface as tracebacks.
         raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
+
+
+def _named(problems: Sequence[str], name: str, groups_name: str | None) -> TableProblems:
+    """The table's problems with its file name (and the groups table's), and how rows are counted.
+
+    A problem of the public groups table names that file; when it is the only problem, the
+    message opens with that file's name instead of the upload's.
+    """
+    named = []
+    for problem in problems:
+        if groups_name is not None and problem.startswith(GROUPS_TABLE):
+            problem = f"{groups_name}: {problem[len(GROUPS_TABLE) :].lstrip(':, ')}"
+        elif groups_name is not None:
+            problem = problem.replace(f"the {GROUPS_TABLE}", groups_name)
+        named.append(problem)
+    note = f" ({_ROWS_NOTE})" if any(" in rows " in p or "(group " in p for p in named) else ""
+    alone = len(named) == 1 and groups_name is not None and named[0].startswith(f"{groups_name}: ")
+    return TableProblems(named, "" if alone else f"{name}: ", note)
 
 
 def load_upload(

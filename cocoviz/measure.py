@@ -36,6 +36,7 @@ from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.mechanisms import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
+from cocoviz.whole_level import LEVEL_METHODS, join_segments, node_batches, query_nodes
 
 __all__ = [
     "LevelMeasurement",
@@ -43,6 +44,11 @@ __all__ = [
     "measure",
     "measure_level",
     "answer_node",
+    "answer_nodes",
+    "draw_nodes",
+    "level_bounds",
+    "level_batches",
+    "batch_threads",
     "level_threads",
     "choose_bounds",
     "open_sampler",
@@ -247,6 +253,63 @@ def answer_node(
     return answer
 
 
+def level_bounds(plan: Plan, level: int, bounds: np.ndarray | None) -> np.ndarray | None:
+    """K per node of ``level`` for the methods that need one: ``bounds``, or the plan's public K."""
+    if not plan.level_method(level).needs_k:
+        return None
+    return np.full(len(plan.shape.paths[level]), plan.max_size, np.int64) if bounds is None else bounds
+
+
+def draw_nodes(
+    sampler: FastSampler | SecureSampler,
+    values: np.ndarray,
+    ptr: np.ndarray,
+    scale: float,
+    level: int,
+    first_node: int,
+    offset: int = 0,
+) -> np.ndarray:
+    """Noise on the answers of consecutive nodes, in place: segment ``s`` is node ``first_node + s``.
+
+    The fast sampler keys each cell by (level, node, cell), so this equals node-by-node draws;
+    a secure sampler has no keys and draws them all at once.
+    """
+    if sampler.secure:
+        return sampler.draw(values, scale, (level, first_node, 0))
+    return sampler.draw_level(values, ptr, scale, level, 0, first_node, offset, out=values)
+
+
+def answer_nodes(
+    plan: Plan, tree, level: int, sampler: FastSampler | SecureSampler, lo: int, hi: int, bounds: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy answers of nodes ``lo..hi-1`` of a level whose method has whole-level kernels, with their ``ptr``.
+
+    ``bounds`` is K per node (:func:`level_bounds`); the noise scale is Δ/ε.
+    """
+    method = plan.level_method(level)
+    values, ptr = query_nodes(method.name, tree.runs(level), lo, hi, bounds)
+    return draw_nodes(sampler, values, ptr, method.sensitivity / plan.level_epsilon(level), level, lo), ptr
+
+
+def batch_threads(n_batches: int, workers: int | None, secure: bool = False) -> int:
+    """Threads for a level's batches of nodes: each batch is millions of cells of compiled work that
+    releases the GIL, so two batches or more share the pool; one with the secure sampler."""
+    if secure:
+        return 1
+    return workers if workers is not None else min(_WORKERS, n_batches)
+
+
+def level_batches(
+    plan: Plan, level: int, bounds: np.ndarray | None, nodes: tuple[int, int] | None = None
+) -> list[tuple[int, int]]:
+    """The level's nodes (``lo..hi-1`` when ``nodes`` is given) cut into runs of bounded total cells
+    (see :func:`cocoviz.whole_level.node_batches`)."""
+    method = plan.level_method(level)
+    cells = bounds if bounds is not None else method.cells(plan.shape.group_counts(level), plan.max_size)
+    lo, hi = nodes if nodes is not None else (0, len(cells))
+    return [(lo + a, lo + b) for a, b in node_batches(cells[lo:hi])]
+
+
 def measure_level(
     plan: Plan,
     tree,
@@ -257,19 +320,25 @@ def measure_level(
 ) -> LevelMeasurement:
     """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes), kept together.
 
-    ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
+    ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.  Hc and
+    Hg levels are measured in whole-level batches; the other methods node by node.
     """
     method, n_nodes = plan.level_method(level), tree.runs(level).n_nodes
-    if method.needs_k and bounds is None:
-        bounds = np.full(n_nodes, plan.max_size, np.int64)
-    threads = level_threads(plan, level, bounds, workers, sampler.secure)
-    answers = map_nodes(answer_node(plan, tree, level, sampler, bounds), n_nodes, threads)
-    ptr = np.zeros(len(answers) + 1, np.int64)
-    np.cumsum([a.size for a in answers], out=ptr[1:])
-    values = np.concatenate(answers) if answers else np.zeros(0, np.int64)
-    return LevelMeasurement(
-        level, method.name, plan.level_epsilon(level), ptr, values, bounds if method.needs_k else None
-    )
+    bounds = level_bounds(plan, level, bounds)
+    if method.name in LEVEL_METHODS:
+        batches = level_batches(plan, level, bounds)
+        threads = batch_threads(len(batches), workers, sampler.secure)
+        parts = map_nodes(
+            lambda b: answer_nodes(plan, tree, level, sampler, *batches[b], bounds), len(batches), threads
+        )
+        values, ptr = join_segments(parts)
+    else:
+        threads = level_threads(plan, level, bounds, workers, sampler.secure)
+        answers = map_nodes(answer_node(plan, tree, level, sampler, bounds), n_nodes, threads)
+        ptr = np.zeros(len(answers) + 1, np.int64)
+        np.cumsum([a.size for a in answers], out=ptr[1:])
+        values = np.concatenate(answers) if answers else np.zeros(0, np.int64)
+    return LevelMeasurement(level, method.name, plan.level_epsilon(level), ptr, values, bounds)
 
 
 def measure(

@@ -5,10 +5,10 @@ scale Δ/ε: ``P(X = k) = (1-α)/(1+α) α^|k|``, ``α = exp(-ε/Δ)`` (METHOD.m
 Three samplers draw it (:data:`SAMPLERS`), all exact on the integers (never
 rounded floating-point Laplace):
 
-* ``"fast"``, :class:`FastSampler` — numpy's PCG64, seeded; fast, for exploration,
-  teaching and experiments.  **Not for release**: a seeded pseudo-random generator is
-  predictable.  Its noise is *keyed*: the stream of one measurement is
-  ``SeedSequence(seed, spawn_key=key)`` with ``key = (level, node, query)``,
+* ``"fast"``, :class:`FastSampler` — Philox counter streams, seeded; fast, for exploration, teaching
+  and experiments.  **Not for release**: a seeded pseudo-random generator is
+  predictable.  Its noise is *keyed*: cell ``j`` of the measurement
+  ``key = (level, node, query)`` draws from the counter ``(j, node, level, query)``,
   so a seeded result never depends on threads, node order, caches or machines.
 * ``"secure"``, :class:`SecureSampler` — for releases: Canonne, Kamath and Steinke's
   exact discrete Laplace in integer arithmetic, compiled and vectorised over whole
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cocoviz.errors import BudgetError, ParameterError
+from cocoviz.errors import BudgetError, ParameterError, PrivacyError
 
 __all__ = [
     "EPSILON_RANGE",
@@ -58,8 +58,6 @@ EPSILON_RANGE = (1e-6, 1e6)
 # The fast sampler's noise is exact while it stays below 2**52 in magnitude
 # (float64 integers); refuse rather than ever return an overflowed value.
 _EXACT_NOISE = 2.0**52
-# A bound on numpy's standard exponential draws: -log of the smallest positive double is 744.4.
-_EXPONENTIAL_BOUND = 750.0
 
 
 def check_epsilon(epsilon: float, what: str = "ε") -> float:
@@ -107,43 +105,70 @@ def double_geometric_pmf(k: np.ndarray, scale: float) -> np.ndarray:
 
 
 class FastSampler:
-    """Double-geometric noise from keyed numpy streams (exploration only, not for release).
+    """Double-geometric noise from keyed counter-based streams (exploration only, not for release).
 
-    ``X = floor(E1 / λ) - floor(E2 / λ)`` with ``E1, E2`` standard exponential
-    and ``λ = 1/scale``: each floor is geometric with ``P(≥ k) = α^k``, and the
-    difference of two i.i.d. geometrics is double-geometric.
+    Cell ``j`` of the measurement ``key = (level, node, query)`` takes its noise from
+    Philox4x32-10 at counter ``(j, node, level, query)`` under a key derived from the
+    seed (:mod:`cocoviz._noise_kernels`): ``X = floor(E1 · scale) - floor(E2 · scale)``
+    with ``E1, E2`` standard exponential, each floor geometric with ``P(≥ k) = α^k``.
+    A cell's noise depends on nothing else, so a whole level drawn at once
+    (:meth:`draw_level`) equals its nodes drawn one by one, on any number of threads.
     """
 
     secure = False
 
     def __init__(self, seed: int | Sequence[int] | None = None):
         self.entropy = check_seed(seed)
-        self.name = "fast: numpy PCG64, seeded, keyed by (level, node, query) (exploration only, not for release)"
-
-    def stream(self, key: Sequence[int]) -> np.random.Generator:
-        """The generator of the measurement ``key``; independent of every other key's."""
-        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.entropy, spawn_key=tuple(key))))
+        self.name = (
+            "fast: Philox counter streams, seeded, keyed by (level, node, query) (exploration only, not for release)"
+        )
+        self._key = tuple(np.uint64(w) for w in np.random.SeedSequence(self.entropy).generate_state(2, np.uint32))
 
     def draw(self, values: np.ndarray, scale: float, key: Sequence[int]) -> np.ndarray:
         """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``.
 
-        numpy's standard exponential never exceeds -log(smallest double) < 750, so the
-        noise is below 750·scale in magnitude: when that is under 2**52 every draw is an
-        exact integer in float64 and needs no check; otherwise each draw is checked.
+        ``key`` is ``(level, node, query)``; any other tuple of whole numbers names a
+        stream of its own (derived from the seed and the tuple, a little slower).
         """
         values = np.asarray(values, np.int64)
-        rng = self.stream(key)
-        rate = 1.0 / scale  # divided by, as always, so that seeded results never change
-        noise = rng.standard_exponential(values.shape)
-        noise /= rate
-        np.floor(noise, out=noise)
-        other = rng.standard_exponential(values.shape)
-        other /= rate
-        np.floor(other, out=other)
-        noise -= other
-        if _EXPONENTIAL_BOUND * scale >= _EXACT_NOISE and noise.size and np.abs(noise).max() >= _EXACT_NOISE:
-            raise BudgetError(f"noise of scale {scale:g} is too large to add exactly")
-        return values + noise.astype(np.int64)
+        if len(key) == 3 and all(0 <= int(k) < 2**32 for k in key) and int(key[2]) < 256:
+            level, node, query = (int(k) for k in key)
+            return self.draw_level(values.ravel(), np.array([0, values.size]), scale, level, query, node).reshape(
+                values.shape
+            )
+        words = np.random.SeedSequence(self.entropy, spawn_key=tuple(int(k) for k in key)).generate_state(2, np.uint32)
+        return _draw(values.ravel(), np.array([0, values.size]), scale, 0, 255, 0, 0, *words).reshape(values.shape)
+
+    def draw_level(
+        self,
+        values: np.ndarray,
+        ptr: np.ndarray,
+        scale: float,
+        level: int,
+        query: int = 0,
+        first_node: int = 0,
+        offset: int = 0,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Noisy ``values`` of consecutive nodes: segment ``s`` (``values[ptr[s]:ptr[s+1]]``) is node
+        ``first_node + s``, keyed ``(level, first_node + s, query)``; the first segment starts at that
+        node's cell ``offset`` (a node drawn in chunks).  ``out`` may be ``values`` itself."""
+        return _draw(values, ptr, scale, level, query, first_node, offset, *self._key, out=out)
+
+
+def _draw(values, ptr, scale, level, query, first_node, offset, k0, k1, out=None) -> np.ndarray:
+    if 37.0 * scale >= _EXACT_NOISE:
+        raise BudgetError(f"noise of scale {scale:g} is too large to add exactly")
+    from cocoviz._noise_kernels import add_noise  # deferred: numba's import is heavy
+
+    values = np.ascontiguousarray(values, np.int64)
+    ptr = np.ascontiguousarray(ptr, np.int64)
+    out = np.empty_like(values) if out is None else out
+    add_noise(
+        values, ptr, int(first_node), int(offset), int(level), int(query), np.uint64(k0), np.uint64(k1),
+        float(scale), 0, values.size, out,
+    )  # fmt: skip
+    return out
 
 
 class SecureSampler:
@@ -158,6 +183,7 @@ class SecureSampler:
     """
 
     secure = True
+    kind = "secure"
     name = "secure: exact discrete Laplace (Canonne-Kamath-Steinke, integer arithmetic) over AES-CTR keyed by the OS"
 
     def __init__(self) -> None:
@@ -174,6 +200,10 @@ class SecureSampler:
         """``values`` (whole numbers, as int64) plus exact discrete Laplace noise of ``scale``; ``key`` is ignored."""
         return self._add_noise(values, scale, self._bitgen)
 
+    def __getstate__(self):
+        # A copy would carry the key and counter: two processes would draw the same noise.
+        raise PrivacyError("a secure sampler is never copied or shipped: open one where it draws (make_sampler)")
+
 
 class OpenDPSampler:
     """Exact double-geometric noise from OpenDP (the reference for :class:`SecureSampler`).
@@ -185,6 +215,7 @@ class OpenDPSampler:
     """
 
     secure = True
+    kind = "opendp"
     name = "opendp: OpenDP discrete Laplace (exact, OS CSPRNG)"
 
     def __init__(self) -> None:

@@ -16,12 +16,25 @@ from collections.abc import MutableMapping, Sequence
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates
-from cocoviz.measure import answer_node, check_inputs, choose_bounds, level_threads, map_nodes, open_sampler
+from cocoviz.measure import (
+    answer_node,
+    answer_nodes,
+    batch_threads,
+    check_inputs,
+    choose_bounds,
+    draw_nodes,
+    level_batches,
+    level_bounds,
+    level_threads,
+    map_nodes,
+    open_sampler,
+)
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import node_fitter, release_levels
+from cocoviz.postprocess import level_fitter, node_fitter, release_levels
 from cocoviz.release import Release
+from cocoviz.whole_level import CHUNK_CELLS, LEVEL_METHODS, stream_hg_node
 
-__all__ = ["estimate", "compile_kernels"]
+__all__ = ["estimate", "estimate_level", "compile_kernels"]
 
 
 def estimate(
@@ -43,6 +56,7 @@ def estimate(
     workers: int | None = None,
     level_cache: MutableMapping | None = None,
     prior: object = None,
+    client=None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -76,6 +90,9 @@ def estimate(
         the uncached one.  Never used with the secure sampler or ``rng``.  The key holds the
         prior of Hcp levels too, and with the parent prior the keys of the levels above, the
         merge and the consistency (a level's fit then depends on them).
+    client : a ``dask.distributed.Client``: the Hc and Hg levels below the states are measured and
+        fitted per state subtree on its workers (:mod:`cocoviz.distributed`); the root, the states and
+        consistency stay here.  A seeded release is bit-identical to the local one.
     prior : the public prior of Hcp levels (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
 
@@ -100,6 +117,11 @@ def estimate(
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
     bounds = choose_bounds(plan, tree, noise)
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
+    distributed = {}
+    if client is not None:
+        from cocoviz.distributed import estimate_subtrees
+
+        distributed = estimate_subtrees(plan, tree, noise, bounds, client)
     keys: list[tuple] = []
 
     def fit(level: int, parent) -> object:
@@ -113,7 +135,14 @@ def estimate(
                 key += (plan.prior.key(), upstream)
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         keys.append(key)
-        if hit is None:
+        if hit is None and method.name in LEVEL_METHODS:
+            if level in distributed:
+                hit = distributed[level]
+            else:
+                hit = estimate_level(plan, tree, level, noise, bounds[level], workers)
+            if memo is not None:
+                memo[key] = hit
+        elif hit is None:
             # Measure and fit node by node: a level's noisy answers are never all held at once.
             answer = answer_node(plan, tree, level, noise, bounds[level])
             fit = node_fitter(plan, level, bounds[level], parent)
@@ -125,6 +154,40 @@ def estimate(
         return hit
 
     return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
+
+
+def estimate_level(
+    plan: Plan,
+    tree,
+    level: int,
+    sampler,
+    bounds: np.ndarray | None,
+    workers: int | None = None,
+    nodes: tuple[int, int] | None = None,
+) -> LevelEstimates:
+    """A Hc or Hg level's estimates (of its nodes ``lo..hi-1`` when ``nodes`` is given), measured and
+    fitted batch by batch: at most a batch's noisy answers per thread are held at once, and an Hg
+    node larger than a batch is streamed (L2).  Reads private data: the fused form of
+    ``measure`` then ``post_process`` for one level."""
+    bounds = level_bounds(plan, level, bounds)
+    batches = level_batches(plan, level, bounds, nodes)
+    fit = level_fitter(plan, level)
+    method, eps = plan.level_method(level), plan.level_epsilon(level)
+    groups = plan.shape.group_counts(level)
+
+    def run(b: int) -> LevelEstimates:
+        lo, hi = batches[b]
+        if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > CHUNK_CELLS:
+            scale = method.sensitivity / eps
+
+            def draw(values: np.ndarray, offset: int) -> np.ndarray:
+                return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)
+
+            threads = batch_threads(2, workers, sampler.secure)  # the chunks' keyed draws are independent
+            return stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps, threads=threads)
+        return fit(lo, hi, *answer_nodes(plan, tree, level, sampler, lo, hi, bounds))
+
+    return LevelEstimates.concat(map_nodes(run, len(batches), batch_threads(len(batches), workers, sampler.secure)))
 
 
 def compile_kernels() -> None:

@@ -329,14 +329,20 @@ class Plan:
                 )
             ]
         return [
-            Charge(level, path, "K: noisy max of the node's largest group size", 1, K_SENSITIVITY, eps)
+            self._level_charge(level, "K: noisy max of the node's largest group size", n, K_SENSITIVITY, eps, n)
             for level in self.k_levels()
-            for path in self.shape.paths[level]
+            for n in [len(self.shape.paths[level])]
         ]
 
-    def cost(self) -> Budget:
-        """Every measurement with its level, node, query, cells, Δ and ε: the budget, before any noise.
+    def _level_charge(self, level: int, quantity: str, cells: int, delta: float, eps: float, nodes: int) -> Charge:
+        """One charge for a query on every node of ``level`` (named by its path when the level has one node)."""
+        node = self.shape.paths[level][0] if nodes == 1 else ()
+        return Charge(level, node, quantity, int(cells), float(delta), eps, nodes=nodes)
 
+    def cost(self) -> Budget:
+        """Every measurement with its level, query, nodes, cells, Δ and ε: the budget, before any noise.
+
+        One charge per (level, query), covering the level's disjoint nodes (parallel composition).
         With a private K, a level's cells are counted at the public ceiling (an upper bound: K̂ ≤ ceiling).
         """
         charges = self._k_charges()
@@ -344,10 +350,7 @@ class Plan:
             method, eps = self.level_method(level), self.level_epsilon(level)
             cells = method.cells(self.shape.group_counts(level), self.max_size)
             quantity = method.quantity(self.max_size, self.private_k())
-            charges.extend(
-                Charge(level, path, quantity, int(c), float(method.sensitivity), eps)
-                for path, c in zip(self.shape.paths[level], cells)
-            )
+            charges.append(self._level_charge(level, quantity, int(cells.sum()), method.sensitivity, eps, len(cells)))
         return Budget(tuple(charges))
 
     def to_dict(self) -> dict:

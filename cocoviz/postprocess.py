@@ -38,12 +38,13 @@ import numpy as np
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.errors import ParameterError
 from cocoviz.estimators import GroupEstimate
-from cocoviz.measure import LevelMeasurement, Measurements, level_threads, map_nodes
+from cocoviz.measure import LevelMeasurement, Measurements, batch_threads, level_threads, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
+from cocoviz.whole_level import LEVEL_METHODS, fit_nodes, node_batches
 
-__all__ = ["post_process", "fit_level", "node_fitter", "consistent_levels", "release_levels"]
+__all__ = ["post_process", "fit_level", "node_fitter", "level_fitter", "consistent_levels", "release_levels"]
 
 
 def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, correction: bool) -> dict:
@@ -93,9 +94,32 @@ def fit_level(
 
     ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
     """
+    if measured.method in LEVEL_METHODS:
+        batches = node_batches(np.diff(measured.ptr))
+        fit = level_fitter(plan, measured.level)
+
+        def fit_batch(b: int) -> LevelEstimates:
+            lo, hi = batches[b]
+            ptr = measured.ptr[lo : hi + 1]
+            return fit(lo, hi, measured.values[ptr[0] : ptr[-1]], ptr - ptr[0])
+
+        threads = batch_threads(len(batches), workers)
+        return LevelEstimates.concat(map_nodes(fit_batch, len(batches), threads))
     fit = node_fitter(plan, measured.level, measured.bounds, parent, parent_correction=parent_correction)
     threads = level_threads(plan, measured.level, measured.bounds, workers)
     return LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, measured.node(k)), measured.n_nodes, threads))
+
+
+def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.ndarray], LevelEstimates]:
+    """``fit(lo, hi, noisy, ptr)``: the estimates of nodes ``lo..hi-1`` of a level with whole-level kernels
+    (Hc, Hg), from their noisy answers (segments ``ptr``) and public G only."""
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    groups = plan.shape.group_counts(level)
+
+    def fit(lo: int, hi: int, noisy: np.ndarray, ptr: np.ndarray) -> LevelEstimates:
+        return fit_nodes(method.name, noisy, ptr, groups=groups[lo:hi], epsilon=eps, p=p)
+
+    return fit
 
 
 def consistent_levels(plan: Plan, estimates: Sequence[LevelEstimates | None]) -> list[LevelRuns]:

@@ -166,7 +166,7 @@ def _update(p: np.ndarray, labels: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Definition 3.1 on checked arrays (``labels`` from :func:`_labels`, ``y`` one target per block)."""
     covered = labels >= 0
     lab = labels[covered]
-    mass = np.bincount(lab, weights=p[covered], minlength=y.size)
+    mass = np.bincount(lab, weights=p[covered], minlength=y.size).astype(np.float64)  # int64 when no block
     width = np.bincount(lab, minlength=y.size)
     q = np.empty_like(p)
     m = mass[lab]

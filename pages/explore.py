@@ -11,7 +11,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.evaluate import compare_histograms, level_summary
+from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
 from pages.common import controls, data, engine, state
@@ -141,7 +141,7 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
         st.caption(budget.composition)
         for text in budget.notes:
             st.caption(f"Note: {text}")
-        if st.toggle("Show every measurement (one row per node)", key="explore.measurements"):
+        if st.toggle("Show every measurement (one row per level and query)", key="explore.measurements"):
             st.dataframe(budget.to_frame(), hide_index=True, width="stretch")
 
 
@@ -151,11 +151,14 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c2.metric("Groups G (public)", f"{int(row['groups']):,}")
     c3.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
     c4.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
+    c1, c2, c3, _ = st.columns(4)
+    c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}", help=HELP["per_group"])
+    c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
+    c3.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
+    st.markdown(f"**In plain words:** {plain_reading(row)}")
     st.caption(
         "Against the true data — for you, the data holder; exploration, not private: "
-        f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}; emd / yardstick = "
-        f"{row['ratio']:.3g} (about 1: as good as knowing which sizes exist) · "
-        f"{row['emd_per_group']:.3g} persons misplaced per group."
+        f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}."
     )
 
 
@@ -250,6 +253,7 @@ def levels_tab(tree, errors: pd.DataFrame, node, names: list[str]) -> None:
     lev = level_summary(errors)
     st.plotly_chart(plots.level_error_figure(lev, level_names=names), theme="streamlit", key="level_fig")
     lev.insert(1, "level name", [names[int(k)] for k in lev["level"]])
+    lev["reading"] = [ratio_reading(r) for r in lev["ratio"]]
     st.dataframe(
         lev,
         hide_index=True,
@@ -257,6 +261,9 @@ def levels_tab(tree, errors: pd.DataFrame, node, names: list[str]) -> None:
         column_config={
             "mean_emd": st.column_config.NumberColumn("mean emd", format="%.1f", help=HELP["emd"]),
             "max_emd": st.column_config.NumberColumn("max emd", format="%d"),
+            "exact_share": st.column_config.NumberColumn(
+                "exactly right (mean)", format="percent", help=HELP["exact_share"]
+            ),
             "omniscient": st.column_config.NumberColumn("yardstick D/ε", format="%.1f", help=HELP["omniscient"]),
             "ratio": st.column_config.NumberColumn("emd / yardstick", format="%.2f"),
         },
@@ -301,7 +308,15 @@ def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
     )
 
 
-def downloads_tab(tree, info, release, params: engine.Params, names: list[str]) -> None:
+def accuracy_frame(errors: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """The per-node accuracy table of the downloads: evaluate's columns, the level's name and the reading."""
+    frame = errors.copy()
+    frame.insert(1, "level_name", [names[int(k)] for k in frame["level"]])
+    frame["reading"] = [plain_reading(row) for _, row in frame.iterrows()]
+    return frame
+
+
+def downloads_tab(tree, info, release, params: engine.Params, names: list[str], errors: pd.DataFrame) -> None:
     include_true = st.checkbox(
         "Include the true counts (for your own checks)",
         **state.bind("dl.true", False),
@@ -334,7 +349,7 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str]) 
         "levels_used": list(tree.levels),
         "budget": release.budget.describe(),
     }
-    d1, d2, d3, d4 = st.columns(4)
+    d1, d2, d3, d4, d5 = st.columns(5)
     d1.download_button(
         "Table as CSV",
         lambda: frame().to_csv(index=False).encode(),
@@ -372,6 +387,18 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str]) 
         on_click="ignore",
         icon=":material/download:",
     )
+    d5.download_button(
+        "Accuracy per node as CSV",
+        lambda: accuracy_frame(errors, names).to_csv(index=False).encode(),
+        file_name=f"{stem}_accuracy.csv",
+        mime="text/csv",
+        key="dl_accuracy",
+        on_click="ignore",
+        icon=":material/download:",
+        help="Per node: emd, persons misplaced per group, share of groups of exactly the right size, the "
+        "yardstick D/ε and the ratio, with a one-line reading. Measured against the truth: for you, the data "
+        "holder, never to publish.",
+    )
     st.caption(
         "Columns: level, node, level_name, size, "
         + (
@@ -379,7 +406,8 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str]) 
             if include_true
             else "count — one row per released (node, size)"
         )
-        + "."
+        + ". The accuracy file: one row per node (emd, emd_per_group, exact_share, omniscient, ratio, reading), "
+        "measured against the truth — not to publish."
     )
     if release.sampler.startswith("fast"):
         st.caption(":material/science: This release used the fast sampler: exploration only, not for release.")
@@ -425,7 +453,7 @@ def main() -> None:
         lambda: sums_tab(tree, release, node, row),
         lambda: levels_tab(tree, errors, node, names),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
-        lambda: downloads_tab(tree, info, release, params, names),
+        lambda: downloads_tab(tree, info, release, params, names, errors),
     ]
     for tab, body in zip(tabs, bodies):
         if tab.open:

@@ -12,6 +12,7 @@ import cocoviz
 from cocoviz import Plan, measure, plots
 from cocoviz.consistency import match_groups, merge_estimates
 from cocoviz.estimators import GroupEstimate
+from cocoviz.evaluate import RATIO_READINGS, plain_reading
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.histograms import cumulative, from_ranked, ranked
 from cocoviz.isotonic import block_sizes, isotonic
@@ -19,6 +20,7 @@ from cocoviz.metrics import emd
 from cocoviz.postprocess import fit_level
 from pages.common import data, engine, state
 from pages.common.controls import HELP
+from pages.common.numbers import number_box, stop_if_refused
 
 EXAMPLES = {
     "persons": "The slides' Persons table (8 persons, 4 groups, regions a and b)",
@@ -46,9 +48,7 @@ def settings() -> Settings:
             **state.bind("learn.example", "persons", valid=EXAMPLES.__contains__),
         )
         eps = st.slider("ε per level", 0.1, 5.0, step=0.1, help=HELP["epsilon"], **state.bind("learn.eps", 1.0))
-        seed = st.number_input(
-            "Seed", min_value=0, max_value=10_000, step=1, help=HELP["seed"], **state.bind("learn.seed", 3)
-        )
+        seed = number_box(st, "Seed", "learn.seed", 3, whole=True, lo=0, hi=10_000, help=HELP["seed"])
         method = st.radio(
             "Per-node method",
             ["Hg", "Hc"],
@@ -56,9 +56,10 @@ def settings() -> Settings:
             help=HELP["method"],
             **state.bind("learn.method", "Hg", valid=("Hg", "Hc").__contains__),
         )
-        k = st.number_input(
-            "K (public bound, for Hc)", min_value=1, max_value=1000, step=1, help=HELP["K"], **state.bind("learn.K", 10)
+        k = number_box(
+            st, "K (public bound, for Hc)", "learn.K", 10, name="K", whole=True, lo=1, hi=1000, help=HELP["K"]
         )
+    stop_if_refused(seed, k)
     return Settings(example, float(eps), int(seed), method, int(k))
 
 
@@ -317,22 +318,42 @@ def step_back_substitution(tree: Hierarchy, indep: pd.DataFrame, merged, child_o
 
 
 def step_accuracy(tree: Hierarchy, s: Settings) -> None:
-    st.header("8 · How good is it? The omniscient yardstick")
+    st.header("8 · How good is it? In plain words, and against the omniscient yardstick")
     st.markdown(
-        "An algorithm that **knew which group sizes exist** at a node, and added Laplace noise of scale 1/ε "
-        "only to the count of each, would be off by about **D/ε** (D = the node's number of distinct sizes). "
-        "No real method knows that, so a ratio emd / (D/ε) near 1 means *about as good as knowing which sizes "
-        "exist*. Below, the engine's own top-down release of this example, evaluated against the truth."
+        "Three figures say how good a node's release is. **Persons misplaced per group**: the emd divided by "
+        "the number of groups G — on average, how many persons each group has too many or too few. **Groups "
+        "of exactly the right size**: Σ_s min(H[s], Ĥ[s]) / G, the share of groups that can be paired with a "
+        "released group of the very same size. **The omniscient yardstick D/ε**: an algorithm that **knew "
+        "which group sizes exist** at a node (D of them) and added Laplace noise of scale 1/ε only to the count "
+        "of each would be off by about D/ε. No real method knows that, so a ratio emd / (D/ε) near 1 means "
+        "*about as good as knowing which sizes exist*. Below, the engine's own top-down release of this "
+        "example, evaluated against the truth."
     )
     release = engine.guard(
         cocoviz.estimate, tree, epsilons=[s.eps, s.eps], methods=[s.method, s.method], max_size=s.K, seed=s.seed
     )
-    ev = cocoviz.evaluate(tree, release)[["node", "groups", "sizes", "emd", "omniscient", "ratio", "emd_per_group"]]
+    ev = cocoviz.evaluate(tree, release)
+    shown = ev[["node", "groups", "sizes", "emd", "emd_per_group", "exact_share", "omniscient", "ratio"]]
     st.dataframe(
-        ev.rename(columns={"sizes": "D", "omniscient": "D/ε", "ratio": "emd / (D/ε)", "emd_per_group": "per group"}),
+        shown.rename(
+            columns={
+                "sizes": "D",
+                "emd_per_group": "misplaced per group",
+                "exact_share": "exactly right",
+                "omniscient": "D/ε",
+                "ratio": "emd / (D/ε)",
+            }
+        ),
         hide_index=True,
         width="stretch",
+        column_config={"exactly right": st.column_config.NumberColumn(format="percent")},
     )
+    for row in ev.itertuples(index=False):
+        st.markdown(f"**{row.node}** — {plain_reading(row._asdict())}")
+    grades = " · ".join(
+        f"≤ {bound:g}: *{words}*" if bound != float("inf") else f"above: *{words}*" for bound, words in RATIO_READINGS
+    )
+    st.caption(f"How the ratio emd / (D/ε) reads: {grades}.")
     st.markdown(
         "**When does a prior help?** Only through what the measurements leave open. Where the noisy answers "
         "pin a histogram down (large ε, fine measurements like Hc), a prior changes nothing. Where they are "

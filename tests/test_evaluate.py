@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from cocoviz import Hierarchy, InputError, emd, estimate, evaluate, level_summary, size_errors
+from cocoviz.evaluate import RATIO_READINGS, exact_share, plain_reading, ratio_reading
 
 
 def test_evaluate_columns_and_yardstick(toy_public_tree):
@@ -21,6 +22,7 @@ def test_evaluate_columns_and_yardstick(toy_public_tree):
         "epsilon",
         "omniscient",
         "emd_per_group",
+        "exact_share",
         "ratio",
         "bound",
         "truncation",
@@ -89,3 +91,70 @@ def test_compare_histograms_holds_both_counts(toy_public_tree):
         assert part["true_count"].sum() == part["private_count"].sum() == toy_public_tree.groups(path)
         for size, count in zip(part["size"], part["true_count"]):
             assert count == (truth[size] if size < len(truth) else 0)
+
+
+# ------------------------------------------------------------ accuracy in plain words
+def test_exact_share_by_hand():
+    # True sizes 1, 1, 2, 3 (H = [0, 2, 1, 1]); released 1, 1, 1, 3: three groups of the right size.
+    assert exact_share(np.array([0, 2, 1, 1]), np.array([0, 3, 0, 1])) == 0.75
+    # Released 0, 2, 2, 4 (longer histogram): only the 2 matches.
+    assert exact_share(np.array([0, 2, 1, 1]), np.array([1, 0, 2, 0, 1])) == 0.25
+    assert exact_share(np.array([0, 2, 1, 1]), np.array([0, 2, 1, 1])) == 1.0
+    with pytest.raises(InputError, match="G must be the same"):
+        exact_share(np.array([0, 2]), np.array([0, 3]))
+
+
+def test_exact_share_of_every_node_and_its_invariants():
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"r": rng.choice(list("abcd"), 300), "size": rng.geometric(0.3, 300)})
+    tree = Hierarchy.from_groups(frame, size="size", levels=["r"])
+    seen = set()
+    for seed, eps in enumerate([0.05, 0.3, 1.0, 5.0, 1e5]):
+        release = estimate(tree, epsilons=[eps, eps], methods=["Hc", "Hg"], max_size=60, seed=seed)
+        ev = evaluate(tree, release)
+        for row in ev.itertuples(index=False):
+            path = () if row.node == "(root)" else (row.node,)
+            h, e = tree.histogram(path), release.histogram(path)
+            assert row.exact_share == pytest.approx(exact_share(h, e))  # the level-wise sum is the dense one
+            assert 0.0 <= row.exact_share <= 1.0
+            assert (row.exact_share == 1.0) == (row.emd == 0)  # 1 exactly when the histograms are equal
+            seen.add(row.exact_share == 1.0)
+    assert seen == {True, False}  # both cases met
+    assert level_summary(ev)["exact_share"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "ratio, words",
+    [
+        (0.1, "better than knowing which sizes exist"),
+        (0.5, "better than knowing which sizes exist"),
+        (0.9, "about as good as knowing which sizes exist"),
+        (2.0, "about as good as knowing which sizes exist"),
+        (4.13, "a few times worse than knowing which sizes exist"),
+        (40.0, "about ten times worse than knowing which sizes exist, or more"),
+        (24_000.0, "orders of magnitude worse than knowing which sizes exist"),
+    ],
+)
+def test_ratio_reading_is_graded(ratio, words):
+    assert ratio_reading(ratio) == words
+    bounds = [b for b, _ in RATIO_READINGS]
+    assert bounds == sorted(bounds)
+
+
+def test_plain_reading_of_a_row():
+    row = {"emd": 41, "emd_per_group": 0.041, "exact_share": 0.9712, "ratio": 1.37}
+    assert plain_reading(row) == (
+        "On average 0.041 persons misplaced per group; 97% of groups have exactly the right size; "
+        "error 1.4× the omniscient yardstick D/ε: about as good as knowing which sizes exist."
+    )
+    assert plain_reading({**row, "emd_per_group": 1.0}).startswith("On average 1 person misplaced per group;")
+    exact = {"emd": 0, "emd_per_group": 0.0, "exact_share": 1.0, "ratio": 0.0}
+    assert plain_reading(exact) == "Exact: every group has exactly the right size (0 persons misplaced)."
+
+
+def test_shares_read_0_or_100_percent_only_when_exact():
+    from cocoviz.evaluate import share_percent
+
+    assert share_percent(0.9996) == "99.96%" and share_percent(0.999) == "99.9%" and share_percent(0.5) == "50%"
+    assert share_percent(4e-5) == "0.004%" and share_percent(0.0) == "0%" and share_percent(1.0) == "100%"
+    assert plain_reading({"emd": 3, "emd_per_group": 0.0014, "exact_share": 0.9996, "ratio": 1.2}).count("99.96%") == 1

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from cocoviz.datasets import toy_persons
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.hierarchy.tables import MAX_PROBLEMS, TableProblems
 from cocoviz.io import load_upload, read_table, table_to_hierarchy
 
 GROUPS_CSV = b"state,county,size\nCA,Alameda,3\nCA,Marin,1\nOR,Lane,0\nOR,Lane,3\n"
@@ -293,3 +294,54 @@ def test_groups_table_problems_name_the_right_file(tmp_path, groups_csv, pattern
 def test_groups_table_only_with_the_persons_form():
     with pytest.raises(ParameterError, match="persons form only"):
         load_upload(GROUPS_CSV, form="groups", levels=["state"], groups=b"group,state\n1,CA\n")
+
+
+# ------------------------------------------------------------- every problem at once
+def test_every_problem_of_a_bad_upload_is_listed_with_its_rows():
+    csv = b"state,county,size\nCA,Alameda,1\nCA,Marin,-2\nOR,Lane,abc\n,Lane,2.5\nOR,,x\n"
+    with pytest.raises(TableProblems) as info:
+        load_upload(csv, levels=["state", "county"], filename="bad.csv")
+    assert info.value.problems == (
+        "column 'state': missing region label in rows 4",
+        "column 'county': missing region label in rows 5",
+        "column 'size': group size must be a number; not a number in rows 3, 5 ('abc', 'x')",
+        "column 'size': negative group size in rows 2",
+        "column 'size': fractional group size in rows 4",
+    )
+    message = str(info.value)
+    assert message.startswith("bad.csv: 5 problems (rows are counted from 1 at the first row below the header):\n- ")
+    assert all(f"\n- {p}" in message for p in info.value.problems)
+    assert isinstance(info.value, InputError)
+
+
+def test_problems_of_both_tables_are_listed_each_with_its_file():
+    persons = b"person,group,region\nA,1,a\nB,,a\nC,2,\n"
+    groups = b"group,region\n1,a\n2,\n"
+    with pytest.raises(TableProblems) as info:
+        load_upload(persons, form="persons", levels=["region"], groups=groups, filename="p.csv")
+    problems = info.value.problems
+    assert problems == (
+        "column 'region': missing region label in rows 3",
+        "column 'group': missing group id in rows 2",
+        "the groups table: column 'region': missing region label in rows 2",
+    )
+
+
+def test_relational_problems_are_listed_together():
+    persons = b"person,group,region\nA,1,a\nB,9,a\nC,2,a\n"
+    groups = b"group,region\n1,a\n2,b\n"
+    with pytest.raises(TableProblems) as info:
+        load_upload(persons, form="persons", levels=["region"], groups=groups, filename="p.csv")
+    assert len(info.value.problems) == 2
+    assert "group(s) 9 in rows 2 are not in the groups table" in info.value.problems[0]
+    assert "group 2 lies in region b in the groups table but persons in rows 3 place it in a" in info.value.problems[1]
+
+
+def test_a_long_list_of_problems_is_cut_with_a_count():
+    bad = ["", "x", "inf", "-1", "1.5", str(2**41)]
+    csv = "r,size,count\n" + "".join(f"a,{s},{c}\n" for s, c in zip(bad, bad))
+    with pytest.raises(TableProblems) as info:
+        load_upload(csv.encode(), form="counts", levels=["r"], filename="c.csv")
+    assert len(info.value.problems) == 12  # six kinds in each of two columns
+    message = str(info.value)
+    assert message.count("\n- ") == MAX_PROBLEMS + 1 and message.endswith("\n- and 2 more")

@@ -7,7 +7,9 @@ AESCounter, deterministically, including the exact path it hands undecided cases
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 from fractions import Fraction
 
 import numpy as np
@@ -19,7 +21,7 @@ import cocoviz._discrete_laplace as dl
 from cocoviz._discrete_laplace import add_noise, exact_sample, scale_ratio
 from cocoviz._discrete_laplace_kernel import PENDING_D, PENDING_V
 from cocoviz.budget import double_geometric_variance
-from cocoviz.errors import BudgetError, ParameterError
+from cocoviz.errors import BudgetError, ParameterError, PrivacyError
 from cocoviz.measure import open_sampler
 from cocoviz.mechanisms import (
     EPSILON_RANGE,
@@ -334,6 +336,11 @@ def test_secure_sampler_shapes_names_and_keys():
     assert not np.array_equal(sampler.draw(zeros, 10.0), SecureSampler().draw(zeros, 10.0))
     assert not np.array_equal(sampler.draw(zeros, 10.0, (0, 0, 0)), sampler.draw(zeros, 10.0, (0, 0, 0)))
     assert SAMPLERS == ("fast", "secure", "opendp")
+    assert (sampler.kind, OpenDPSampler.kind) == ("secure", "opendp")  # what Dask ships instead of the sampler
+    with pytest.raises(PrivacyError, match="never copied"):
+        pickle.dumps(sampler)  # a copy would repeat its noise
+    with pytest.raises(PrivacyError, match="never copied"):
+        copy.deepcopy(sampler)
     assert isinstance(open_sampler(secure=True), SecureSampler)
     assert isinstance(open_sampler(secure=True, sampler="opendp"), OpenDPSampler)
     assert isinstance(open_sampler(sampler="opendp"), OpenDPSampler)

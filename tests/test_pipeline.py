@@ -97,13 +97,16 @@ def check_release(tree: Hierarchy, release, opts: dict) -> None:
     else:
         assert budget.per_level() == pytest.approx({k: e for k, e in enumerate(eps)})
         measured = {k: (opts["methods"][k], eps[k]) for k in range(n_levels)}
-    assert sorted(c.level for c in budget.charges) == sorted(lvl for lvl in measured for _ in tree.nodes(lvl))
+    assert sorted(c.level for c in budget.charges) == sorted(measured)
     for c in budget.charges:
         method, e = measured[c.level]
+        nodes = tree.nodes(c.level)
+        assert c.nodes == len(nodes) and c.node == (nodes[0] if len(nodes) == 1 else ())
         assert c.epsilon == pytest.approx(e)
         assert c.sensitivity == SENSITIVITY[method]
         assert c.scale == pytest.approx(SENSITIVITY[method] / e)
-        assert c.cells == {"Hc": opts["max_size"], "naive": opts["max_size"] + 1, "Hg": tree.groups(c.node)}[method]
+        per_node = {"Hc": opts["max_size"], "naive": opts["max_size"] + 1}
+        assert c.cells == sum(per_node.get(method) or tree.groups(n) for n in nodes)
     # The long table agrees with the histograms and holds private output only.
     table = release.to_frame()
     assert list(table.columns) == ["level", "node", "size", "count"]
@@ -259,16 +262,30 @@ def test_seed_and_rng_reproduce_and_seeds_differ():
 # ------------------------------------------------------------------ noise actually applied
 @pytest.fixture
 def noise_log(monkeypatch):
-    """Every (values, scale, key, noisy) the fast sampler handled."""
+    """Every (values, scale, key, noisy) the fast sampler handled (a whole-level draw: key of its first node)."""
     log = []
-    draw = FastSampler.draw
+    draw, draw_level = FastSampler.draw, FastSampler.draw_level
+
+    inside_draw = []
 
     def recording(self, values, scale, key):
-        out = draw(self, values, scale, key)
+        inside_draw.append(True)  # draw() goes through draw_level(): log the call once
+        try:
+            out = draw(self, values, scale, key)
+        finally:
+            inside_draw.pop()
         log.append((np.array(values, copy=True), scale, tuple(key), out.copy()))
         return out
 
+    def recording_level(self, values, ptr, scale, level, query=0, first_node=0, offset=0, out=None):
+        before = np.array(values, copy=True)
+        result = draw_level(self, values, ptr, scale, level, query, first_node, offset, out)
+        if not inside_draw:
+            log.append((before, scale, (level, first_node, query), result.copy()))
+        return result
+
     monkeypatch.setattr(FastSampler, "draw", recording)
+    monkeypatch.setattr(FastSampler, "draw_level", recording_level)
     return log
 
 
@@ -332,7 +349,7 @@ def test_budget_report(consistency):
     assert budget.total == pytest.approx(1.75)
     text = budget.describe()
     assert text.startswith("total ε spent: 1.75")
-    assert "sampler: fast: numpy PCG64" in text and "not for release" in text
+    assert "sampler: fast: Philox counter streams" in text and "not for release" in text
     ev = evaluate(tree, release)
     if consistency == "bottom-up":
         assert budget.per_level() == {2: 1.75}

@@ -47,13 +47,14 @@ def test_release_budget_is_the_plan_cost(data):
 
 def test_cost_per_method_and_mode(toy_public_tree):
     charges = build(toy_public_tree, methods=["naive", "Hg"]).cost().charges
-    assert [(c.level, c.node, c.quantity, c.cells, c.sensitivity, c.epsilon) for c in charges] == [
-        (0, (), "H[0..10]", 11, 2.0, 1.0),
-        (1, ("a",), "Hg", 2, 1.0, 1.0),
-        (1, ("b",), "Hg", 2, 1.0, 1.0),
+    # One charge per (level, query), covering the level's nodes: cells add up, ε is spent once.
+    assert [(c.level, c.node, c.nodes, c.quantity, c.cells, c.sensitivity, c.epsilon) for c in charges] == [
+        (0, (), 1, "H[0..10]", 11, 2.0, 1.0),
+        (1, (), 2, "Hg", 4, 1.0, 1.0),
     ]
+    assert [c.where for c in charges] == ["(root)", "all 2 nodes"]
     bottom = build(toy_public_tree, epsilons=[0.25, 0.5], consistency="bottom-up").cost()
-    assert [(c.level, c.epsilon) for c in bottom.charges] == [(1, 0.75), (1, 0.75)]
+    assert [(c.level, c.nodes, c.epsilon) for c in bottom.charges] == [(1, 2, 0.75)]
     assert bottom.total == 0.75
 
 

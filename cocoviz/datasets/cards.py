@@ -244,6 +244,9 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
         ]
     parts.append("## Data cards\n")
     parts += [card_markdown(spec.name, data_dir=folder) + "\n" for spec in _DATASETS]
+    from cocoviz.datasets.tenure import README_SECTION  # deferred: tenure imports the registry
+
+    parts.append(README_SECTION)
     readme = folder / "README.md"
     readme.write_text("\n".join(parts), encoding="utf-8")
     written.append((readme, readme.stat().st_size))

@@ -26,7 +26,7 @@ import pandas as pd
 
 from cocoviz.datasets.registry import dataset, generate
 
-__all__ = ["PREVIOUS_SEED", "DRIFT", "drift_state", "previous_census_prior"]
+__all__ = ["PREVIOUS_SEED", "DRIFT", "drift_state", "previous_census_table", "previous_census_prior"]
 
 #: Seed of the previous census's draw (the bundled data is seed 0).
 PREVIOUS_SEED = 1
@@ -60,6 +60,21 @@ def drift_state(sizes: np.ndarray, counts: np.ndarray, drift: float = DRIFT) -> 
     return tilted((lo + hi) / 2)
 
 
+def previous_census_table(
+    name: str, *, scale: float | None = None, seed: int = PREVIOUS_SEED, drift: float = DRIFT
+) -> pd.DataFrame:
+    """The previous census of dataset ``name`` per leaf: its level columns, ``size`` and a drifted float ``count``.
+
+    Another draw (``seed``) of the generator, each state's counts tilted by :func:`drift_state`.
+    """
+    levels = list(dataset(name).levels)
+    table = generate(name, scale=scale, seed=seed)
+    parts = []
+    for _, state in table.groupby(levels[0], sort=True, observed=True):
+        parts.append(state.assign(count=drift_state(state["size"].to_numpy(), state["count"].to_numpy(), drift)))
+    return pd.concat(parts, ignore_index=True)
+
+
 def previous_census_prior(
     name: str, *, scale: float | None = None, seed: int = PREVIOUS_SEED, drift: float = DRIFT
 ) -> dict[tuple[str, ...], pd.DataFrame]:
@@ -73,11 +88,7 @@ def previous_census_prior(
     drift : the change of each state's average household size (sizes 1..7), in persons
     """
     levels = list(dataset(name).levels)
-    table = generate(name, scale=scale, seed=seed)
-    parts = []
-    for _, state in table.groupby(levels[0], sort=True):
-        parts.append(state.assign(count=drift_state(state["size"].to_numpy(), state["count"].to_numpy(), drift)))
-    table = pd.concat(parts, ignore_index=True)
+    table = previous_census_table(name, scale=scale, seed=seed, drift=drift)
     out: dict[tuple[str, ...], pd.DataFrame] = {}
     for depth in range(len(levels) + 1):
         keys = levels[:depth]

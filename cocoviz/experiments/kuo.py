@@ -17,6 +17,7 @@ from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.tao import E6
 from cocoviz.experiments.tao_hcp import E4 as TAO_E4
 from cocoviz.experiments.tao_hcp import E5 as TAO_E5
+from cocoviz.experiments.tao_joint import E7 as TAO_E7
 from cocoviz.experiments.wu import _e2 as _wu_e2
 from cocoviz.experiments.wu import _e3 as _wu_e3
 
@@ -103,6 +104,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         E6,
         TAO_E4,
         TAO_E5,
+        TAO_E7,
     ]
 }
 

@@ -253,9 +253,20 @@ def default_workers() -> int:
 
 
 def _execute(
-    fn, tasks: list, trees: list[Hierarchy], keys: list[str], workers: int | None, progress: Progress | None
+    fn,
+    tasks: list,
+    trees: list[Hierarchy],
+    keys: list[str],
+    workers: int | None,
+    progress: Progress | None,
+    client=None,
 ) -> list:
-    """``fn(task, trees, keys)`` for every task, in task order; ``workers`` > 1 uses processes."""
+    """``fn(task, trees, keys)`` for every task, in task order; ``workers`` > 1 uses processes, a Dask
+    ``client`` its cluster (:func:`cocoviz.distributed.map_tasks`)."""
+    if client is not None:
+        from cocoviz.distributed import map_tasks
+
+        return map_tasks(client, fn, tasks, (list(trees), list(keys)), progress)
     workers = default_workers() if workers is None else workers
     _check_whole("workers", workers, 1)
     total = len(tasks)
@@ -296,7 +307,12 @@ def _load_all(datasets: Sequence[Data], loader: Loader | None) -> tuple[list[Hie
 
 
 def run_sweep(
-    sweep: Sweep, *, progress: Progress | None = None, workers: int | None = 1, loader: Loader | None = None
+    sweep: Sweep,
+    *,
+    progress: Progress | None = None,
+    workers: int | None = 1,
+    loader: Loader | None = None,
+    client=None,
 ) -> pd.DataFrame:
     """Run every release of ``sweep``: one row per (dataset, mix, ε, consistency, merge, trial, node).
 
@@ -306,6 +322,8 @@ def run_sweep(
     progress : called as ``progress(done, total)`` with releases done (from this process)
     workers : processes (1 = inline, None = both cores); results do not depend on it
     loader : ``loader(name, scale=, seed=)`` → Hierarchy, instead of ``cocoviz.datasets.load_dataset``
+    client : a ``dask.distributed.Client``: each release is a task on its cluster (``workers`` unused);
+        results do not depend on it
 
     Returns
     -------
@@ -316,7 +334,7 @@ def run_sweep(
     """
     trees, keys = _load_all(sweep.datasets, loader)
     tasks = _sweep_tasks(sweep, trees, keys)
-    frames = _execute(_sweep_task, tasks, trees, keys, workers, progress)
+    frames = _execute(_sweep_task, tasks, trees, keys, workers, progress, client)
     frame = pd.concat(frames, ignore_index=True)
     frame["emd"] = frame["emd"].astype(np.int64)
     return frame

@@ -1,8 +1,22 @@
 """Table validation and the three builders' shared work: from a table to leaf runs.
 
-Each builder checks its table whole (named column, first offending rows and the
-problem) and returns what :class:`~cocoviz.hierarchy.Hierarchy` is built from:
-the level names, the path of every leaf and the leaf runs.
+Each builder checks its table whole and returns what
+:class:`~cocoviz.hierarchy.Hierarchy` is built from: the level names, the path
+of every leaf and the leaf runs.  A bad table is refused with every problem
+found, each with its column and first offending rows, in one
+:class:`TableProblems` (an :class:`~cocoviz.errors.InputError`):
+
+>>> bad = pd.DataFrame({"r": ["a", "b", None], "size": ["1", "-2", "abc"]}, index=[1, 2, 3])
+>>> groups_table(bad, size="size", levels=["r"])
+Traceback (most recent call last):
+...
+cocoviz.hierarchy.tables.TableProblems: 3 problems:
+- column 'r': missing region label in rows 3
+- column 'size': group size must be a number; not a number in rows 3 ('abc')
+- column 'size': negative group size in rows 2
+
+Problems that only a readable table can have (a group in two regions, totals
+above the limits) are looked for once every column is readable.
 """
 
 from __future__ import annotations
@@ -16,7 +30,18 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_GROUP_SIZE", "MAX_PERSONS", "counts_table", "groups_table", "persons_table"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_GROUPS",
+    "MAX_GROUP_SIZE",
+    "MAX_PERSONS",
+    "MAX_PROBLEMS",
+    "TableProblems",
+    "counts_table",
+    "groups_table",
+    "persons_table",
+    "problems_message",
+]
 
 Path = tuple[str, ...]
 Leaves = tuple[list[str], list[Path], LevelRuns]
@@ -36,6 +61,8 @@ MAX_GROUP_SIZE = 2**40
 MAX_PERSONS = 2**62
 
 SHOWN_ROWS = 5
+#: Most problems one refusal lists; the others are counted.
+MAX_PROBLEMS = 10
 
 #: How messages name the optional public groups table of the persons form.
 GROUPS_TABLE = "groups table"
@@ -49,12 +76,60 @@ _BOOL_TYPES = (bool, np.bool_)
 _PLAIN_NUMBERS = {"string", "integer", "floating", "mixed-integer-float", "decimal", "empty"}
 _PLAIN_LABELS = {"string", "integer", "floating", "mixed-integer-float", "empty"}
 
+Problems = list[str]
+
+
+class TableProblems(InputError):
+    """Every problem found in one table, refused at once.
+
+    ``problems`` holds one message per problem (column, problem, first rows);
+    the exception's text is :func:`problems_message` of them.
+    """
+
+    def __init__(self, problems: Sequence[str], lead: str = "", note: str = "") -> None:
+        self.problems = tuple(problems)
+        super().__init__(problems_message(self.problems, lead, note))
+
+
+def problems_message(problems: Sequence[str], lead: str = "", note: str = "") -> str:
+    """One problem as itself; several as a count and a list (the first :data:`MAX_PROBLEMS`).
+
+    ``lead`` opens the message (e.g. the file name); ``note`` follows the problem, or the count.
+
+    >>> print(problems_message(["column 'size': negative group size in rows 2"], "f.csv: "))
+    f.csv: column 'size': negative group size in rows 2
+    >>> print(problems_message(["a in rows 1", "b in rows 2"], "f.csv: ", " (rows from 1)"))
+    f.csv: 2 problems (rows from 1):
+    - a in rows 1
+    - b in rows 2
+    """
+    if len(problems) == 1:
+        return f"{lead}{problems[0]}{note}"
+    shown = list(problems[:MAX_PROBLEMS])
+    more = len(problems) - len(shown)
+    return (
+        f"{lead}{len(problems)} problems{note}:"
+        + "".join(f"\n- {p}" for p in shown)
+        + (f"\n- and {more} more" if more else "")
+    )
+
+
+def _refuse(problems: Problems) -> None:
+    if problems:
+        raise TableProblems(problems)
+
 
 def _rows(mask: np.ndarray, index: pd.Index) -> str:
     """The first offending row labels, for error messages."""
     labels = [str(x) for x in index[np.asarray(mask)][:SHOWN_ROWS]]
     more = int(np.count_nonzero(mask)) - len(labels)
     return ", ".join(labels) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _values(raw: pd.Series, mask: np.ndarray) -> str:
+    """The first distinct offending values, for error messages."""
+    shown = list(dict.fromkeys(str(v) for v in raw.to_numpy(dtype=object)[np.asarray(mask)]))[:_SHOWN_VALUES]
+    return ", ".join(repr(v) for v in shown)
 
 
 def _power(limit: int) -> str:
@@ -71,7 +146,7 @@ def _check_roles(levels: Sequence[str], **roles: object) -> None:
 
 
 def _require_columns(df: pd.DataFrame, columns: Sequence[str], where: str | None = None) -> None:
-    """``where`` names a second table in messages (None: the main table)."""
+    """Refuse a table without the columns to check (``where`` names a second table; None: the main one)."""
     lead = f"{where}: " if where else ""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"{lead}expected a pandas DataFrame, got {type(df).__name__}")
@@ -101,9 +176,12 @@ def _odd_elements(raw: pd.Series, allowed: tuple[type, ...], plain: set[str]) ->
     )
 
 
-def _scalars(df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[str], must: str) -> pd.Series:
-    """Column ``col`` (categories unwrapped), refusing entries that are not text or numbers: booleans,
-    complex numbers, lists, dates, ...  ``must`` opens the message."""
+def _scalars(
+    df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[str], must: str, problems: Problems
+) -> tuple[pd.Series, np.ndarray] | None:
+    """Column ``col`` (categories unwrapped) and the mask of its entries that are not text or numbers
+    (booleans, complex numbers, lists, dates, ...), each reported; None for a column of such a type
+    as a whole.  ``must`` opens the message."""
     raw = df[col]
     if isinstance(raw.dtype, pd.CategoricalDtype):
         raw = raw.astype(object)
@@ -111,50 +189,61 @@ def _scalars(df: pd.DataFrame, col: str, allowed: tuple[type, ...], plain: set[s
         odd = _odd_elements(raw, allowed, plain)
         if odd.any():
             names = ", ".join(sorted({type(v).__name__ for v in raw.to_numpy(dtype=object)[odd]}))
-            raise InputError(f"{must}, not {names}, in rows {_rows(odd, df.index)}")
-    elif pd.api.types.is_bool_dtype(raw.dtype) or not (
+            problems.append(f"{must}, not {names}, in rows {_rows(odd, df.index)}")
+        return raw, odd
+    if pd.api.types.is_bool_dtype(raw.dtype) or not (
         pd.api.types.is_integer_dtype(raw.dtype) or pd.api.types.is_float_dtype(raw.dtype)
     ):
         kind = "true/false" if pd.api.types.is_bool_dtype(raw.dtype) else str(raw.dtype)
-        raise InputError(
+        problems.append(
             f"{must}, not {kind}: the whole column is {raw.dtype} (rows {_rows(np.ones(len(raw), bool), df.index)})"
         )
-    return raw
+        return None
+    return raw, np.zeros(len(raw), bool)
 
 
-def _labels(df: pd.DataFrame, col: str, what: str, lead: str) -> pd.Series:
-    """Column ``col`` as text labels, refusing missing entries, values that are not text or numbers,
-    and distinct values that would print alike (``1`` and ``"1"``)."""
-    raw = _scalars(df, col, _LABEL_TYPES, _PLAIN_LABELS, f"{lead}column '{col}': a {what} must be text or a number")
-    missing = raw.isna().to_numpy()
+def _labels(df: pd.DataFrame, col: str, what: str, lead: str, problems: Problems) -> pd.Series | None:
+    """Column ``col`` as text labels, or None after reporting its missing entries, values that are not
+    text or numbers, and distinct values that would print alike (``1`` and ``"1"``)."""
+    found = len(problems)
+    must = f"{lead}column '{col}': a {what} must be text or a number"
+    scalars = _scalars(df, col, _LABEL_TYPES, _PLAIN_LABELS, must, problems)
+    if scalars is None:
+        return None
+    raw, odd = scalars
+    missing = raw.isna().to_numpy() & ~odd
     if missing.any():
-        raise InputError(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+        problems.append(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
     text = raw.astype(str)
     if raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) != "string":
-        distinct = pd.Series(pd.unique(raw.to_numpy(dtype=object)))
+        usable = ~(odd | missing)
+        distinct = pd.Series(pd.unique(raw.to_numpy(dtype=object)[usable]))
         printed = distinct.astype(str)
         alike = printed.duplicated(keep=False).to_numpy()
         if alike.any():
             first = printed[alike].iloc[0]
             values = distinct[alike & printed.eq(first).to_numpy()].tolist()[:_SHOWN_VALUES]
-            rows = _rows(text.eq(first).to_numpy(), df.index)
-            raise InputError(
+            rows = _rows(text.eq(first).to_numpy() & usable, df.index)
+            problems.append(
                 f"{lead}column '{col}': values {', '.join(repr(v) for v in values)} are different "
                 f"but print as the same {what} {first!r} (rows {rows}); store the column as text"
             )
-    return text
+    return text if len(problems) == found else None
 
 
-def _check_levels(df: pd.DataFrame, levels: Sequence[str], where: str | None = None) -> list[str]:
+def _check_levels(df: pd.DataFrame, levels: Sequence[str], problems: Problems, where: str | None = None) -> list[str]:
+    """The level columns, each checked as region labels (problems reported in ``problems``)."""
     levels = list(levels)
     if len(levels) > MAX_DEPTH:
         raise InputError(f"at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
     lead = f"{where}, " if where else ""
     for col in levels:
-        text = _labels(df, col, "region label", lead)
+        text = _labels(df, col, "region label", lead, problems)
+        if text is None:
+            continue
         blank = text.str.strip().eq("").to_numpy()
         if blank.any():
-            raise InputError(f"{lead}column '{col}': empty region label in rows {_rows(blank, df.index)}")
+            problems.append(f"{lead}column '{col}': empty region label in rows {_rows(blank, df.index)}")
     return levels
 
 
@@ -163,35 +252,50 @@ def _keys(df: pd.DataFrame, group: str, levels: list[str]) -> pd.DataFrame:
     return pd.DataFrame({c: df[c].astype(str) for c in [group, *levels]}, index=df.index)
 
 
-def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int) -> np.ndarray:
-    """Column ``col`` as int64, refusing missing, non-numeric (booleans, complex numbers, lists, ...),
-    infinite, negative, fractional entries and entries above ``limit``; nothing is coerced."""
-    raw = _scalars(df, col, _NUMBER_TYPES, _PLAIN_NUMBERS, f"column '{col}': {what} must be a whole number")
+def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int, problems: Problems) -> np.ndarray | None:
+    """Column ``col`` as int64, or None after reporting its missing, non-numeric (booleans, complex
+    numbers, lists, ...), infinite, negative, fractional entries and entries above ``limit``, each
+    kind with its rows; nothing is coerced."""
+    found = len(problems)
+    scalars = _scalars(
+        df, col, _NUMBER_TYPES, _PLAIN_NUMBERS, f"column '{col}': {what} must be a whole number", problems
+    )
+    if scalars is None:
+        return None
+    raw, odd = scalars
+    # Entries already reported as odd are left out of the checks below.
+    usable = raw.where(~odd) if odd.any() else raw
     try:
-        values = pd.to_numeric(raw, errors="coerce")
+        values = pd.to_numeric(usable, errors="coerce")
     except (TypeError, ValueError, OverflowError) as exc:
-        raise InputError(f"column '{col}': {what} must be a whole number ({exc})") from None
-    bad = values.isna().to_numpy() & raw.notna().to_numpy()
-    if bad.any():
-        raise InputError(f"column '{col}': {what} must be a number; not a number in rows {_rows(bad, df.index)}")
-    missing = values.isna().to_numpy()
+        problems.append(f"column '{col}': {what} must be a whole number ({exc})")
+        return None
+    missing = raw.isna().to_numpy()
     if missing.any():
-        raise InputError(f"column '{col}': missing {what} in rows {_rows(missing, df.index)}")
-    as_float = values.to_numpy(dtype=np.float64)
-    infinite = ~np.isfinite(as_float)
-    if infinite.any():
-        raise InputError(f"column '{col}': infinite {what} in rows {_rows(infinite, df.index)}")
-    negative = as_float < 0
-    if negative.any():
-        raise InputError(f"column '{col}': negative {what} in rows {_rows(negative, df.index)}")
-    fractional = as_float != np.floor(as_float)
-    if fractional.any():
-        raise InputError(f"column '{col}': fractional {what} in rows {_rows(fractional, df.index)}")
-    large = as_float > limit
+        problems.append(f"column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+    text = values.isna().to_numpy() & usable.notna().to_numpy()
+    if text.any():
+        problems.append(
+            f"column '{col}': {what} must be a number; not a number in rows {_rows(text, df.index)} "
+            f"({_values(raw, text)})"
+        )
+    as_float = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    finite = np.isfinite(as_float)
+    checks = [
+        (np.isinf(as_float), f"infinite {what}"),
+        (finite & (as_float < 0), f"negative {what}"),
+        (finite & (as_float != np.floor(as_float)), f"fractional {what}"),
+    ]
+    for mask, problem in checks:
+        if mask.any():
+            problems.append(f"column '{col}': {problem} in rows {_rows(mask, df.index)}")
+    large = finite & (as_float > limit)
     if large.any():
-        raise InputError(
+        problems.append(
             f"column '{col}': {what} too large in rows {_rows(large, df.index)}; at most {_power(limit)} is supported"
         )
+    if len(problems) > found:
+        return None
     # Every value is now a whole number <= 2**40, exact in float64.
     return as_float.astype(np.int64)
 
@@ -203,27 +307,31 @@ def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size:
     separates the limits from 2**63, so the exact int64 sums that follow never
     overflow.
     """
+    problems: Problems = []
     rows = _rows(counts > 0, df.index)
     if counts.sum(dtype=np.float64) > MAX_GROUPS:
         where = f"column '{count}'" if count is not None else "the table"
-        raise InputError(
+        problems.append(
             f"{where}: {counts.sum(dtype=np.float64):,.0f} groups in all (rows {rows}); at most "
             f"{_power(MAX_GROUPS)} groups are supported in one region, the root included"
         )
     if np.dot(sizes.astype(np.float64), counts.astype(np.float64)) > MAX_PERSONS:
         columns = f"columns '{size}' and '{count}'" if count is not None else f"column '{size}'"
-        raise InputError(
+        problems.append(
             f"{columns}: more than {_power(MAX_PERSONS)} persons in all (rows {rows}); that many are not supported"
         )
+    _refuse(problems)
 
 
 def counts_table(df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Leaves:
     """Leaves of a per-leaf counts table (see :meth:`Hierarchy.from_counts`)."""
     _check_roles(levels, size=size, count=count)
     _require_columns(df, [*levels, size, count])
-    levels = _check_levels(df, levels)
-    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE)
-    counts = _nonnegative_integers(df, count, "number of groups", MAX_GROUPS)
+    problems: Problems = []
+    levels = _check_levels(df, levels, problems)
+    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE, problems)
+    counts = _nonnegative_integers(df, count, "number of groups", MAX_GROUPS, problems)
+    _refuse(problems)
     _check_totals(df, sizes, counts, size, count)
     return _leaves(df, levels, sizes, counts)
 
@@ -232,8 +340,10 @@ def groups_table(df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Leave
     """Leaves of a groups table (see :meth:`Hierarchy.from_groups`)."""
     _check_roles(levels, size=size)
     _require_columns(df, [*levels, size])
-    levels = _check_levels(df, levels)
-    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE)
+    problems: Problems = []
+    levels = _check_levels(df, levels, problems)
+    sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE, problems)
+    _refuse(problems)
     counts = np.ones(len(sizes), np.int64)
     _check_totals(df, sizes, counts, size, None)
     return _leaves(df, levels, sizes, counts)
@@ -247,8 +357,14 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
     """
     _check_roles(levels, group=group)
     _require_columns(df, [*levels, group])
-    levels = _check_levels(df, levels)
-    _labels(df, group, "group id", "")
+    problems: Problems = []
+    levels = _check_levels(df, levels, problems)
+    _labels(df, group, "group id", "", problems)
+    if groups is not None:
+        _require_columns(groups, [*levels, group], GROUPS_TABLE)
+        _check_levels(groups, levels, problems, GROUPS_TABLE)
+        _labels(groups, group, "group id", f"{GROUPS_TABLE}, ", problems)
+    _refuse(problems)
     keys = _keys(df, group, levels)
     if groups is not None:
         return _persons_in_public_groups(df, keys, group, levels, groups)
@@ -258,9 +374,11 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
         if len(split):
             bad = keys[group].isin(split[:1]).to_numpy()
             shown = ", ".join(str(g) for g in split[:SHOWN_ROWS])
-            raise InputError(
-                f"column '{group}': group(s) {shown} appear in more than one region "
-                f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf"
+            raise TableProblems(
+                [
+                    f"column '{group}': group(s) {shown} appear in more than one region "
+                    f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf"
+                ]
             )
     sizes = keys.groupby([group, *levels], sort=False).size().reset_index(name="__size")
     return _leaves(sizes, levels, sizes["__size"].to_numpy(np.int64), np.ones(len(sizes), np.int64))
@@ -271,24 +389,24 @@ def _persons_in_public_groups(
 ) -> Leaves:
     """Sizes of the public groups, counted from the persons rows; a group with no person has size 0."""
     where = GROUPS_TABLE
-    _require_columns(groups, [*levels, group], where)
-    _check_levels(groups, levels, where)
-    _labels(groups, group, "group id", f"{where}, ")
     public = _keys(groups, group, levels)
     repeated = public[group].duplicated(keep=False).to_numpy()
     if repeated.any():
         first = public[group].to_numpy()[repeated][0]
         shown = ", ".join(pd.unique(public[group].to_numpy()[repeated])[:SHOWN_ROWS])
-        raise InputError(
-            f"{where}, column '{group}': group id(s) {shown} listed more than once "
-            f"(group {first} in rows {_rows(public[group].eq(first).to_numpy(), groups.index)}); "
-            f"each group must be listed once, with its region"
+        raise TableProblems(
+            [
+                f"{where}, column '{group}': group id(s) {shown} listed more than once "
+                f"(group {first} in rows {_rows(public[group].eq(first).to_numpy(), groups.index)}); "
+                f"each group must be listed once, with its region"
+            ]
         )
+    problems: Problems = []
     position = pd.Index(public[group]).get_indexer(keys[group])
     unknown = position < 0
     if unknown.any():
         shown = ", ".join(pd.unique(keys[group].to_numpy()[unknown])[:SHOWN_ROWS])
-        raise InputError(
+        problems.append(
             f"column '{group}': group(s) {shown} in rows {_rows(unknown, df.index)} are not in the "
             f"{where}; every person's group must be listed there"
         )
@@ -296,16 +414,18 @@ def _persons_in_public_groups(
         moved = np.zeros(len(keys), bool)
         for col in levels:
             moved |= keys[col].to_numpy() != public[col].to_numpy()[position]
+        moved &= ~unknown
         if moved.any():
             first = int(np.flatnonzero(moved)[0])
             gid = keys[group].iloc[first]
             rows = moved & keys[group].eq(gid).to_numpy()
             here = "/".join(keys[levels].iloc[first])
             there = "/".join(public[levels].iloc[position[first]])
-            raise InputError(
+            problems.append(
                 f"column '{group}': group {gid} lies in region {there} in the {where} but persons "
                 f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf"
             )
+    _refuse(problems)
     sizes = np.bincount(position, minlength=len(public)).astype(np.int64)
     return _leaves(public, levels, sizes, np.ones(len(public), np.int64))
 

@@ -11,9 +11,11 @@ import math
 import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
-from pages.common import data, state
+from pages.common import data, state, uploads
 from pages.common.engine import Params, guard
+from pages.common.numbers import Refused, number_box, stop_if_refused
 
 HELP = {
     "epsilon": (
@@ -59,6 +61,15 @@ HELP = {
         "added Laplace(1/ε) noise only to the count of each would be off by about D/ε. A ratio near 1 is "
         "about as good as knowing which sizes exist."
     ),
+    "per_group": (
+        "The node's emd divided by its number of groups G: on average, how many persons each group has too many "
+        "or too few in the release."
+    ),
+    "exact_share": (
+        "The share of groups whose size is exactly right: Σ_s min(H[s], Ĥ[s]) / G — the largest share of true "
+        "groups that can be paired with a released group of the very same size. 100% means the node's histogram "
+        "is exact."
+    ),
     "consistency": (
         "top-down: the paper's Algorithm 1 (match parent groups to children's, merge, back-substitute). "
         "bottom-up: the whole budget on the leaves, parents are sums. none: independent per-node "
@@ -89,71 +100,6 @@ def level_names(tree: Hierarchy, info: data.DataInfo | None = None) -> list[str]
 
 
 # --------------------------------------------------------------------- dataset
-def _upload_panel() -> tuple[Hierarchy, data.DataInfo]:
-    sb = st.sidebar
-    file = sb.file_uploader(
-        "CSV or Parquet file",
-        type=["csv", "parquet"],
-        key="upload.file",
-        help="A groups table (one row per group: its regions and its size), a counts table "
-        "(per leaf and size, the number of groups) or a persons table (one row per person: "
-        "group id and regions).",
-    )
-    if file is not None:
-        st.session_state["upload.bytes"] = file.getvalue()
-        st.session_state["upload.name"] = file.name
-    raw = st.session_state.get("upload.bytes")
-    name = st.session_state.get("upload.name", "")
-    kinds = ["groups", "counts", "persons"]
-    kind = sb.radio(
-        "Table kind", kinds, horizontal=True, **state.bind("upload.kind", "groups", valid=kinds.__contains__)
-    )
-    levels_text = sb.text_input(
-        "Level columns, top down (comma-separated)",
-        **state.bind("upload.levels", ""),
-        help="e.g. state, county. Leave empty for a single region.",
-    )
-    options: dict = {"kind": kind, "levels": [c.strip() for c in levels_text.split(",") if c.strip()]}
-    if kind in ("groups", "counts"):
-        options["size"] = sb.text_input("Size column", **state.bind("upload.size", "size"))
-    if kind == "counts":
-        options["count"] = sb.text_input("Count column", **state.bind("upload.count", "count"))
-    groups_raw = None
-    if kind == "persons":
-        options["group"] = sb.text_input("Group id column", **state.bind("upload.group", "group"))
-        groups_file = sb.file_uploader(
-            "Public groups table (group id and regions), optional",
-            type=["csv", "parquet"],
-            key="upload.groups",
-            help="One row per group with its id and region columns. It makes each region's "
-            "number of groups G a public input; without it G is read from the "
-            "persons rows, which is not private (exploration only).",
-        )
-        groups_raw = groups_file.getvalue() if groups_file is not None else None
-    if raw is None:
-        st.info("Upload a CSV or Parquet file in the sidebar to explore your own data, or pick a bundled dataset.")
-        st.stop()
-    columns = data.upload_columns(raw, name)
-    if columns:
-        sb.caption(f"Columns in {name}: " + ", ".join(f"`{c}`" for c in columns))
-    tree = guard(data.load_upload, raw, name, groups=groups_raw, **options)
-    if not tree.public_groups:
-        st.warning(
-            "G per region and the region list are taken from your persons rows: **not private** — fine for "
-            "exploring; a secure release needs the public groups table (sidebar).",
-            icon=":material/visibility:",
-        )
-    digest = data.upload_digest(raw) + (data.upload_digest(groups_raw) if groups_raw is not None else "")
-    info = data.DataInfo(
-        key=("upload", digest, tuple(sorted((k, str(v)) for k, v in options.items()))),
-        label=f"upload: {name}",
-        own_data=True,
-        public_max_size=None,
-        card={"name": name, "description": "your upload"},
-    )
-    return tree, info
-
-
 def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
     """Sidebar: dataset (bundled or upload) and levels to keep.
 
@@ -169,7 +115,7 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
         help="A bundled synthetic stand-in of the paper's data, or your own file.",
     )
     if choice == data.UPLOAD:
-        full, info = _upload_panel()
+        full, info = uploads.upload_panel()
     else:
         full = guard(data.load_bundled, choice)
         card = data.data_card(choice)
@@ -207,17 +153,21 @@ def describe_tree(tree: Hierarchy, info: data.DataInfo) -> str:
     )
 
 
-def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[int, bool]:
-    """The public bound K, and whether it is the suggestion read from the private data (exploration only)."""
+def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[int | Refused, bool]:
+    """The public bound K (or why the box refuses what was typed), and whether it is the suggestion
+    read from the private data (exploration only)."""
     box = container or st.sidebar
     suggested, from_data = data.suggested_k(info, tree)
-    value = box.number_input(
+    value = number_box(
+        box,
         "K — public bound on group size",
-        min_value=1,
-        max_value=MAX_K,
-        step=1,
+        f"K.{info.label}",
+        suggested,
+        name="K",
+        whole=True,
+        lo=1,
+        hi=MAX_K,
         help=HELP["K"],
-        **state.bind(f"K.{info.label}", suggested),
     )
     if from_data:
         box.caption(
@@ -226,7 +176,7 @@ def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[
         )
     else:
         box.caption(f"Suggested K = {suggested:,}: the public bound from the data card.")
-    return int(value), from_data and int(value) == suggested
+    return value, from_data and value == suggested
 
 
 K_CHOICES = {
@@ -271,26 +221,30 @@ def k_select_control() -> tuple[str, float | None, float | None]:
     if choice == "public":
         return choice, None, None
     c1, c2 = sb.columns(2)
-    k_eps = c1.number_input(
+    k_eps = number_box(
+        c1,
         "ε_K",
-        min_value=0.0,
-        max_value=10.0,
+        "k_epsilon",
+        0.1,
+        lo=EPSILON_RANGE[0],
+        hi=EPSILON_RANGE[1],
         step=0.05,
-        format="%.3f",
         help="Budget of the private K, spent on top of the levels' ε.",
-        **state.bind("k_epsilon", 0.1),
     )
-    beta = c2.number_input(
+    beta = number_box(
+        c2,
         "β",
-        min_value=0.0,
-        max_value=0.5,
+        "k_beta",
+        1e-6,
+        lo=0.0,
+        hi=1.0,
+        lo_open=True,
+        hi_open=True,
         step=1e-6,
-        format="%.0e",
-        help="Noisy max truncates with probability at most β.",
-        **state.bind("k_beta", 1e-6),
+        help="Noisy max truncates with probability at most β (between 0 and 1, both excluded).",
         disabled=choice == "svt",
     )
-    return choice, float(k_eps), float(beta)
+    return choice, k_eps, beta
 
 
 # ------------------------------------------------------------ release controls
@@ -306,11 +260,12 @@ def _copy(src: str, dst: str) -> None:
     state.put(dst, state.get(src))
 
 
-def epsilon_control(level: int, name: str, *, container=None, default: float = 1.0) -> float:
+def epsilon_control(level: int, name: str, *, container=None, default: float = 1.0) -> float | Refused:
     """A slider and an exact number for ε of one level, both bound to one setting ``eps.<level>``.
 
     The slider shows the value clipped to its range; the number shows it
-    exactly (and accepts 0 or a large ε, which the engine then judges).
+    exactly, and refuses (a :class:`~pages.common.numbers.Refused`, shown) an
+    ε outside the range the samplers handle.
     """
     box = container or st.sidebar
     setting = f"eps.{level}"
@@ -327,17 +282,19 @@ def epsilon_control(level: int, name: str, *, container=None, default: float = 1
         help=HELP["epsilon"],
         **state.bind(f"eps_s.{level}", 1.0, on_change=_copy, args=(f"eps_s.{level}", setting)),
     )
-    c2.number_input(
+    exact = number_box(
+        c2,
         "exact ε",
-        min_value=0.0,
-        max_value=1000.0,
-        step=0.01,
-        format="%.3f",
+        f"eps_n.{level}",
+        1.0,
+        name=f"ε of level {level}",
+        lo=EPSILON_RANGE[0],
+        hi=EPSILON_RANGE[1],
         help=f"Type an exact ε (> 0) for level {level} ({name}).",
-        **state.bind(f"eps_n.{level}", 1.0, on_change=_copy, args=(f"eps_n.{level}", setting)),
+        on_change=_copy,
+        args=(f"eps_n.{level}", setting),
     )
-    value = state.get(setting)
-    return float(value) if value is not None else 0.0
+    return exact if isinstance(exact, Refused) else float(state.get(setting))
 
 
 EPSILON_GRID_OPTIONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0]
@@ -351,13 +308,9 @@ def epsilon_grid_control(container, name: str) -> list[float]:
     return sorted(chosen)
 
 
-def seed_control() -> int:
-    """Sidebar: the fast sampler's seed, shared by every page."""
-    return int(
-        st.sidebar.number_input(
-            "Seed", min_value=0, max_value=2**31 - 1, step=1, **state.bind("seed", 0), help=HELP["seed"]
-        )
-    )
+def seed_control() -> int | Refused:
+    """Sidebar: the fast sampler's seed, shared by every page (or why the box refuses what was typed)."""
+    return number_box(st.sidebar, "Seed", "seed", 0, whole=True, lo=0, hi=2**31 - 1, help=HELP["seed"])
 
 
 def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]:
@@ -368,6 +321,7 @@ def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]
     tree, info, _full = dataset_panel()
     max_size, _ = k_control(tree, info)
     seed = seed_control()
+    stop_if_refused(max_size, seed)
     st.markdown(describe_tree(tree, info))
     return tree, info, max_size, seed, level_names(tree, info)
 
@@ -403,7 +357,8 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
     k_select, k_epsilon, k_beta = k_select_control()
     max_size, k_from_data = k_control(tree, info)
-    prior = prior_control(info, tree, methods, max_size)
+    # A prior is drawn for a usable K only (a refused K stops the page below).
+    prior = prior_control(info, tree, methods, max_size) if not isinstance(max_size, Refused) else None
     consistency = sb.radio(
         "Consistency",
         ["top-down", "bottom-up", "none"],
@@ -422,6 +377,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     )
     seed = seed_control()
     secure = sb.toggle("Secure release (OpenDP sampler)", **state.bind("secure", False), help=HELP["secure"])
+    stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
     params = Params(
         tuple(eps),

@@ -8,6 +8,7 @@ A :class:`cocoviz.Hierarchy` is not hashable, so bundled data is cached by
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 from dataclasses import dataclass, field
 
@@ -90,18 +91,31 @@ def suggested_k(info: DataInfo, tree: Hierarchy) -> tuple[int, bool]:
 
 @st.cache_resource(show_spinner="Reading the upload…", max_entries=4)
 def _load_upload(
-    digest: str, _data: bytes, filename: str, options: tuple, groups_digest: str | None, _groups: bytes | None
+    digest: str,
+    _data: bytes,
+    filename: str,
+    options: tuple,
+    groups_digest: str | None,
+    _groups: bytes | None,
+    groups_name: str | None,
 ) -> Hierarchy:
     from cocoviz.io import load_upload as read
 
     kwargs = dict(options)
-    return read(_data, filename=filename, form=kwargs.pop("kind", None), groups=_groups, **kwargs)
+    groups = None
+    if _groups is not None:
+        # A named file object, so that messages name the groups file.
+        groups = io.BytesIO(_groups)
+        groups.name = groups_name or "the groups table"
+    return read(_data, filename=filename, form=kwargs.pop("kind", None), groups=groups, **kwargs)
 
 
-def load_upload(data: bytes, filename: str, groups: bytes | None = None, **options) -> Hierarchy:
-    """Hierarchy from uploaded bytes through :func:`cocoviz.io.load_upload` (an InputError with a clear message
-    on bad input).  ``groups``: the public groups table's bytes (persons form).  ``options``: kind (the table's
-    form), levels, size, count, group."""
+def load_upload(
+    data: bytes, filename: str, groups: bytes | None = None, groups_name: str | None = None, **options
+) -> Hierarchy:
+    """Hierarchy from uploaded bytes through :func:`cocoviz.io.load_upload` (an InputError naming every problem
+    of a bad table).  ``groups``: the public groups table's bytes (persons form), ``groups_name`` its file name.
+    ``options``: kind (the table's form), levels, size, count, group."""
     digest = hashlib.sha256(data).hexdigest()
     groups_digest = hashlib.sha256(groups).hexdigest() if groups is not None else None
     return _load_upload(
@@ -111,22 +125,33 @@ def load_upload(data: bytes, filename: str, groups: bytes | None = None, **optio
         tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items())),
         groups_digest,
         groups,
+        groups_name,
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _upload_columns(digest: str, _data: bytes, filename: str) -> list[str] | None:
+@st.cache_resource(show_spinner="Reading the upload…", max_entries=2)
+def _upload_table(digest: str, _data: bytes, filename: str) -> pd.DataFrame | None:
     from cocoviz.io import read_table
 
     try:
-        return [str(c) for c in read_table(_data, filename=filename).columns]
+        return read_table(_data, filename=filename)
     except CocovizError:
         return None
 
 
 def upload_columns(data: bytes, filename: str) -> list[str] | None:
     """The column names of an uploaded table (None when it cannot be read: the loader then says why)."""
-    return _upload_columns(hashlib.sha256(data).hexdigest(), data, filename)
+    table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
+    return None if table is None else [str(c) for c in table.columns]
+
+
+def proposed_levels(data: bytes, filename: str, kind: str, roles: tuple) -> list[str]:
+    """The level columns proposed from an uploaded table (:func:`cocoviz.preview.propose_levels`;
+    none when it cannot be read).  ``roles``: sorted (role, column) pairs."""
+    from cocoviz.preview import propose_levels
+
+    table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
+    return [] if table is None else propose_levels(table, kind, **dict(roles))
 
 
 def upload_digest(data: bytes) -> str:

@@ -237,6 +237,19 @@ def test_dashboard_end_to_end(server, browser):
         timings["epsilon_change_s"] = time.perf_counter() - start
         _no_exception(page)
 
+        # A K the release cannot use is refused with a message, and nothing is computed with the old one.
+        k_box = page.locator('[data-testid="stNumberInput"]').filter(has_text="K — public bound").first.locator("input")
+        k_before = k_box.input_value()
+        k_box.fill("0.1")
+        k_box.press("Enter")
+        page.get_by_text("K must be a whole number between 1 and 10,000,000, got 0.1").first.wait_for()
+        _idle(page)
+        assert page.locator('[data-testid="stMetric"]').count() == 0
+        k_box.fill(k_before)
+        k_box.press("Enter")
+        page.locator('[data-testid="stMetric"]').filter(has_text="Total ε spent").first.wait_for()
+        _idle(page)
+
         # Pick a node one level down.
         picker = page.locator('[data-testid="stSelectbox"]').filter(has_text=" in ").first
         picker.click()

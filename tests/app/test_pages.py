@@ -54,6 +54,7 @@ def test_explore_panels_and_tabs_open_on_request():
         "Table as Parquet",
         "Release file (plan and budget inside)",
         "Parameters as JSON",
+        "Accuracy per node as CSV",
     ]
 
 
@@ -128,6 +129,8 @@ def test_explore_upload_good_and_bad():
     at.run()
     assert_clean(at)
     assert not errors(at)
+    at.button(key="upload.accept").click().run()
+    assert_clean(at)
     assert metric(at, "Groups G (public)") == "4"
     # K below the largest group of the upload (3).
     at.number_input(key="w.K.upload: good.csv").set_value(2).run()
@@ -302,6 +305,7 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
     at.text_input(key="w.upload.levels").set_value("region")
     at.file_uploader(key="upload.file").set_value(("persons.csv", persons, "text/csv"))
     at.run()
+    at.button(key="upload.accept").click().run()
     assert_clean(at)
     assert any("not private" in w.value for w in at.warning)
     assert metric(at, "Groups G (public)") == "3"
@@ -315,6 +319,7 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
     at.toggle(key="w.secure").set_value(False).run()
     at.file_uploader(key="upload.groups").set_value(("groups.csv", groups, "text/csv"))
     at.run()
+    at.button(key="upload.accept").click().run()  # another table: another preview
     assert_clean(at)
     assert not any("not private" in w.value for w in at.warning)
     assert metric(at, "Groups G (public)") == "4"
@@ -347,3 +352,121 @@ def test_explore_hcp_with_a_prior():
     assert_clean(at)
     assert metric(at, "Consistent") == "yes ✓"
     assert metric(at, "Total ε spent") == "2"  # a prior costs no ε
+
+
+# ------------------------------------------------------------- uploads and number boxes
+def _upload(at, name: str, content: bytes) -> None:
+    at.file_uploader(key="upload.file").set_value((name, content, "text/csv"))
+    at.run()
+
+
+def test_upload_with_the_level_box_empty_proposes_levels_and_previews_the_hierarchy():
+    from pages.common.data import UPLOAD
+    from pages.common.uploads import ACCEPTED
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    assert at.text_input(key="w.upload.levels").value == ""
+    _upload(at, "households.csv", b"state,county,size\nCA,Alameda,3\nCA,Marin,1\nOR,Lane,0\nOR,Lane,2\n")
+    assert_clean(at)
+    assert at.text_input(key="w.upload.levels").value == "state, county"  # proposed, not one region
+    assert any("Proposed levels" in c.value and "`county`" in c.value for c in at.caption)
+    preview = at.dataframe[0].value
+    assert preview["nodes"].tolist() == [1, 2, 3] and preview["name"].tolist() == ["(root)", "state", "county"]
+    assert "CA/Alameda" in preview.loc[2, "examples"]
+    assert not at.metric and ACCEPTED not in at.session_state  # nothing released before the button
+    at.button(key="upload.accept").click().run()
+    assert_clean(at)
+    assert at.session_state[ACCEPTED].name == "households.csv"
+    assert metric(at, "Groups G (public)") == "4"
+    assert any("nodes per level (root first): 1 / 2 / 3" in m.value for m in at.markdown)
+    # Cleared, the box stays empty: one region, said in the preview before it is used.
+    at.text_input(key="w.upload.levels").set_value("").run()
+    assert at.text_input(key="w.upload.levels").value == ""
+    assert any("whole file is one region" in w.value for w in at.warning)
+
+
+def test_a_bad_upload_lists_every_problem_and_changes_nothing():
+    from pages.common.data import UPLOAD
+    from pages.common.uploads import ACCEPTED
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    _upload(at, "good.csv", b"state,size\nx,1\ny,2\n")
+    at.button(key="upload.accept").click().run()
+    accepted = at.session_state[ACCEPTED]
+    _upload(at, "bad.csv", b"state,size\nCA,1\nCA,-2\nOR,abc\n,4\n")
+    assert_clean(at)
+    (message,) = errors(at)
+    assert message.startswith("bad.csv: 3 problems")
+    assert "negative group size in rows 2" in message
+    assert "not a number in rows 3 ('abc')" in message
+    assert "missing region label in rows 4" in message
+    assert at.session_state[ACCEPTED] is accepted  # the good upload is still the one in use
+    assert any("good.csv** is still the data in use" in i.value for i in at.info)
+    assert not at.metric
+
+
+def test_a_k_the_release_cannot_use_is_refused_with_a_message():
+    at = new_app()
+    name = at.session_state["cv.dataset"]
+    for typed in (0.1, 0.0, 2.5, -3.0):
+        at.number_input(key=f"w.K.{name}").set_value(typed).run()
+        assert_clean(at)
+        assert f"K must be a whole number between 1 and 10,000,000, got {typed:g}" in errors(at)
+        assert any(
+            e.startswith("Nothing is computed until these numbers are fixed") and f"got {typed:g}" in e
+            for e in errors(at)
+        )
+        assert not at.metric  # no release with an earlier K
+        assert at.session_state[f"cv.K.{name}"] == typed
+    at.number_input(key=f"w.K.{name}").set_value(12.0).run()
+    assert not errors(at)
+    assert metric(at, "Consistent") == "yes ✓"
+
+
+@pytest.mark.parametrize(
+    "key, typed, message",
+    [
+        ("w.seed", 1.5, "Seed must be a whole number between 0 and 2,147,483,647, got 1.5"),
+        ("w.eps_n.0", -1.0, "ε of level 0 must be between 1e-06 and 1e+06, got -1"),
+    ],
+)
+def test_other_number_boxes_refuse_with_a_message(key, typed, message):
+    at = new_app()
+    at.number_input(key=key).set_value(typed).run()
+    assert_clean(at)
+    assert message in errors(at)
+    assert not at.metric
+
+
+def test_private_k_boxes_refuse_with_a_message():
+    at = new_app()
+    at.segmented_control(key="w.k_select").set_value("noisy-max").run()
+    at.number_input(key="w.k_beta").set_value(1.0).run()
+    assert "β must be more than 0 and less than 1, got 1" in errors(at)
+    at.number_input(key="w.k_beta").set_value(1e-6).run()
+    at.number_input(key="w.k_epsilon").set_value(0.0).run()
+    assert "ε_K must be between 1e-06 and 1e+06, got 0" in errors(at)
+    assert not at.metric
+
+
+def test_explore_node_view_says_the_accuracy_in_plain_words():
+    at = new_app()
+    assert_clean(at)
+    assert metric(at, "Groups of exactly the right size").endswith("%")
+    assert metric(at, "Persons misplaced per group")
+    assert any(
+        m.value.startswith("**In plain words:** ") and "knowing which sizes exist" in m.value for m in at.markdown
+    ) or any("**In plain words:** Exact" in m.value for m in at.markdown)
+
+
+def test_learn_reaches_the_plain_language_figures_and_refuses_a_bad_k():
+    at = new_app(LEARN)
+    assert_clean(at)
+    table = at.dataframe[-1].value
+    assert {"misplaced per group", "exactly right", "D/ε", "emd / (D/ε)"} <= set(table.columns)
+    assert any(m.value.startswith("**(root)** — ") for m in at.markdown)
+    at.number_input(key="w.learn.K").set_value(0.5).run()
+    assert_clean(at)
+    assert "K must be a whole number between 1 and 1,000, got 0.5" in errors(at)

@@ -1,0 +1,87 @@
+"""The fast sampler's compiled core: keyed, counter-based double-geometric noise (numba).
+
+Cell ``j`` of node ``node`` of measurement ``(level, query)`` draws its noise from
+Philox4x32-10 (Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3",
+the counter-based generator numpy ships as ``Philox``) at counter
+``(j mod 2**32, node, level, query + 256 * (j // 2**32))`` under a 64-bit key
+derived from the seed.  A cell's noise is therefore a pure function of (seed,
+level, node, query, j): the same whether a node is drawn alone, within its whole
+level, in chunks, on any number of threads or on another machine.
+
+One block of four 32-bit words gives the cell's noise by the law's own shape:
+``P(X = 0) = (1-α)/(1+α)`` (tested against the first 53-bit uniform), and
+otherwise a random sign (the last bit) and ``|X| - 1 = floor(-ln(u) · scale)``,
+geometric with ``P(≥ k) = exp(-k / scale) = α^k``, from a 52-bit uniform ``u`` in
+(0, 1] made of the other bits.  So ``P(X = ±k) = (1-α)/(1+α) · α^k`` for k ≥ 1 (the
+two halves of ``1 - P(0) = 2α/(1+α)`` times ``(1-α) α^(k-1)``), the double-geometric
+law, with one logarithm for the non-zero cells only.  ``-ln(u)`` is at most
+52 ln 2 < 36.1, so every draw is an exact integer in float64 while
+``37 · scale < 2**52`` (checked by the caller).
+
+Imported on first use, so ``import cocoviz`` does not load numba.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["add_noise", "philox4x32"]
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_W0 = np.uint64(0x9E3779B9)
+_W1 = np.uint64(0xBB67AE85)
+_LOW = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+_UNIT = 2.0**-53
+_HALF_UNIT = 2.0**-52
+
+
+@numba.njit(cache=True, nogil=True)
+def philox4x32(c0, c1, c2, c3, k0, k1):  # pragma: no cover - compiled
+    """Philox4x32-10: four 32-bit words (held in uint64) from a 128-bit counter and a 64-bit key."""
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        c0, c1, c2, c3 = ((p1 >> _SHIFT) ^ c1 ^ k0) & _LOW, p1 & _LOW, ((p0 >> _SHIFT) ^ c3 ^ k1) & _LOW, p0 & _LOW
+        k0 = (k0 + _W0) & _LOW
+        k1 = (k1 + _W1) & _LOW
+    return c0, c1, c2, c3
+
+
+@numba.njit(cache=True, nogil=True)
+def _cell_noise(j, node, level, query, k0, k1, scale, p_zero):  # pragma: no cover - compiled
+    x0, x1, x2, x3 = philox4x32(
+        np.uint64(j) & _LOW,
+        np.uint64(node),
+        np.uint64(level),
+        np.uint64(query) + (np.uint64(j) >> _SHIFT) * np.uint64(256),
+        k0,
+        k1,
+    )
+    # X = 0 with probability (1-α)/(1+α); otherwise a random sign and |X| - 1 geometric.
+    if (np.float64(np.int64(((x0 << _SHIFT) | x1) >> np.uint64(11))) + 0.5) * _UNIT < p_zero:
+        return np.int64(0)
+    u = (np.float64(np.int64(((x2 << _SHIFT) | x3) >> np.uint64(12))) + 1.0) * _HALF_UNIT
+    magnitude = np.int64(1) + np.int64(np.floor(-np.log(u) * scale))
+    return magnitude if x3 & np.uint64(1) else -magnitude
+
+
+@numba.njit(cache=True, nogil=True)
+def add_noise(values, ptr, first_node, offset, level, query, k0, k1, scale, lo, hi, out):  # pragma: no cover
+    """``out[i] = values[i] + noise`` for cells ``lo <= i < hi`` of a run of segments.
+
+    Segment ``s`` holds cells ``ptr[s]:ptr[s + 1]`` of node ``first_node + s``; the
+    first segment's cells are that node's cells ``offset, offset + 1, ...`` (a node
+    drawn in chunks), every other segment starts at the node's cell 0.
+    """
+    alpha = np.exp(-1.0 / scale)
+    p_zero = (1.0 - alpha) / (1.0 + alpha)
+    seg = np.searchsorted(ptr, lo, side="right") - 1
+    while seg < len(ptr) - 1 and ptr[seg] < hi:
+        base = ptr[seg] - (offset if seg == 0 else 0)  # cell i is the node's cell i - base
+        node = first_node + seg
+        for i in range(max(lo, ptr[seg]), min(hi, ptr[seg + 1])):
+            out[i] = values[i] + _cell_noise(i - base, node, level, query, k0, k1, scale, p_zero)
+        seg += 1

@@ -1,0 +1,205 @@
+"""Post-processing: per region, the size × tenure table from two released margins and a public prior (IDE).
+
+Inputs, all public: a :class:`~cocoviz.release.Release` (its consistent size histograms, binned
+into the public size classes: the **size margin**), :class:`~cocoviz.joint.measure.TenureMeasurements`
+(made consistent by :func:`~cocoviz.joint.margin.consistent_owners`: the **tenure margin**) and a
+prior.  Per region, IDE (:func:`cocoviz.priors.ide`) runs over the two partitions (rows: size
+classes; columns: owner, renter) with targets ``n̂ / G`` and ``(Ô, G − Ô) / G``.  Both margins
+sum to G, so they are feasible together and, the prior being positive, IDE is iterative
+proportional fitting and converges to the table closest to the prior (KL) with both margins.
+The table is then made whole: each class's owners are its share of the fitted table, shifted so
+the owners add up to Ô, within ``0 ≤ owners ≤ n̂`` (:func:`~cocoviz.joint.margin.split_total`),
+so **both margins are kept exactly** and every cell is a whole number ≥ 0.
+
+**Priors.**  ``"independent"`` — no prior: the product of the two margins, ``n̂ Ô / G``;
+``"uniform"`` — IDE from the uniform prior, which is the same table (the maximum-entropy table
+with two given margins is their product): shown to make that plain; a mapping ``{node path:
+(classes, 2) array}`` — a public table per region, e.g. the previous census's
+(:func:`cocoviz.datasets.tenure.previous_census_tenure` through
+:func:`~cocoviz.joint.domain.node_tables`).  A prior only shapes the **interaction** of size and
+tenure (the owner rate by size): both margins come from the measurements whatever it says.
+
+**Consistency.**  The size margin is consistent across the hierarchy (as released) and so is the
+tenure margin after :func:`~cocoviz.joint.margin.consistent_owners`' top-down step; the cells of
+the joint table are not: each region's table is fitted on its own, and the children's tables need
+not add up to the parent's (only their margins do).
+
+Never reads private data: a :class:`~cocoviz.hierarchy.Hierarchy` or a data frame passed as a
+prior (or as a region's prior) is refused with :class:`~cocoviz.errors.PrivacyError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.budget import Budget
+from cocoviz.errors import ParameterError, PrivacyError
+from cocoviz.hierarchy import Hierarchy, node_label
+from cocoviz.joint.domain import SIZE_EDGES, class_counts, class_labels
+from cocoviz.joint.margin import consistent_owners, split_total
+from cocoviz.joint.measure import TenureMeasurements
+from cocoviz.priors import ide, marginal_blocks
+from cocoviz.release import Release
+
+__all__ = ["PRIOR_CHOICES", "ITERATIONS", "JointRelease", "fit_table", "estimate_joint"]
+
+#: The named priors.
+PRIOR_CHOICES = ("independent", "uniform")
+#: IDE updates per region (alternating the two margins): 2-way IPF settles well before.
+ITERATIONS = 20
+
+
+@dataclass(frozen=True)
+class JointRelease:
+    """Per region, the released size × tenure table (whole numbers) and its two margins.
+
+    ``tables[path]`` is a ``(classes, 2)`` int64 array (owners, renters per size class);
+    ``budget`` is the size release's plus the tenure margin's.
+    """
+
+    shape: object
+    edges: tuple[int, ...]
+    prior: str
+    tables: dict[tuple[str, ...], np.ndarray] = field(repr=False)
+    budget: Budget = field(repr=False)
+    consistency: str = "top-down"
+
+    def table(self, node: Sequence[str]) -> np.ndarray:
+        return self.tables[tuple(str(x) for x in node)]
+
+    def size_margin(self, node: Sequence[str]) -> np.ndarray:
+        return self.table(node).sum(axis=1)
+
+    def owners(self, node: Sequence[str]) -> int:
+        return int(self.table(node)[:, 0].sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per node, size class and tenure: level, node, size class, tenure, count."""
+        labels = class_labels(self.edges)
+        rows = [
+            (len(path), node_label(path), labels[c], tenure, int(t[c, j]))
+            for path, t in self.tables.items()
+            for c in range(t.shape[0])
+            for j, tenure in enumerate(("owner", "renter"))
+        ]
+        return pd.DataFrame(rows, columns=["level", "node", "size_class", "tenure", "count"])
+
+
+def _refuse_private(value: object, what: str) -> None:
+    if isinstance(value, (Hierarchy, pd.DataFrame)):
+        raise PrivacyError(
+            f"{what} is a {type(value).__name__}: post-processing takes released numbers and a public prior, "
+            "never the data being protected"
+        )
+
+
+def fit_table(
+    size_margin: np.ndarray, owners: int, prior: object = "independent", iterations: int = ITERATIONS
+) -> np.ndarray:
+    """One region's whole-number ``(classes, 2)`` table with row sums ``size_margin`` and ``owners`` owners.
+
+    ``prior``: ``"independent"``, ``"uniform"`` or a public ``(classes, 2)`` array (module docstring).
+
+    >>> fit_table(np.array([6, 4]), 5).tolist()
+    [[3, 3], [2, 2]]
+    >>> fit_table(np.array([6, 4]), 5, np.array([[0.5, 0.1], [0.1, 0.3]])).tolist()
+    [[4, 2], [1, 3]]
+    """
+    _refuse_private(prior, "the prior")
+    n = np.asarray(size_margin, np.int64)
+    groups, owners = int(n.sum()), int(owners)
+    if not 0 <= owners <= groups:
+        raise ParameterError(f"owners must lie in [0, G = {groups}], got {owners}")
+    if groups == 0:
+        return np.zeros((n.size, 2), np.int64)
+    if isinstance(prior, str):
+        if prior not in PRIOR_CHOICES:
+            raise ParameterError(f"a named prior must be one of {PRIOR_CHOICES}, got {prior!r}")
+        share = np.full(n.size, owners / groups)
+        if prior == "uniform":
+            q, _ = ide(np.ones(2 * n.size), _PARTS(n.size), _targets(n, owners), iterations)
+            share = _owner_share(q.reshape(n.size, 2), owners / groups)
+    else:
+        p = np.asarray(prior, dtype=np.float64) if isinstance(prior, (np.ndarray, list, tuple)) else prior
+        if not isinstance(p, np.ndarray) or p.shape != (n.size, 2):
+            raise ParameterError(f"a region's prior must be a ({n.size}, 2) array of public numbers")
+        q, _ = ide(p.ravel(), _PARTS(n.size), _targets(n, owners), iterations)
+        share = _owner_share(q.reshape(n.size, 2), owners / groups)
+    own = split_total(owners, share * n, n)
+    return np.column_stack([own, n - own])
+
+
+def _PARTS(classes: int) -> list[list[np.ndarray]]:  # noqa: N802 - a constant-like builder
+    return [marginal_blocks((classes, 2), [0]), marginal_blocks((classes, 2), [1])]
+
+
+def _targets(n: np.ndarray, owners: int) -> list[np.ndarray]:
+    g = float(n.sum())
+    return [n / g, np.array([owners, g - owners]) / g]
+
+
+def _owner_share(q: np.ndarray, fallback: float) -> np.ndarray:
+    """The owner share of every class in a fitted table (the overall share where a class is empty)."""
+    row = q.sum(axis=1)
+    return np.divide(q[:, 0], row, out=np.full(row.size, fallback), where=row > 0)
+
+
+def estimate_joint(
+    release: Release,
+    measurements: TenureMeasurements,
+    prior: object = "independent",
+    *,
+    consistency: str = "top-down",
+    edges: Sequence[int] = SIZE_EDGES,
+    iterations: int = ITERATIONS,
+) -> JointRelease:
+    """Every region's size × tenure table: the post-processing step (module docstring).
+
+    Parameters
+    ----------
+    release : the released size histograms (consistent, e.g. top-down)
+    measurements : the noisy tenure margin of the same hierarchy
+    prior : ``"independent"``, ``"uniform"`` or ``{node path: (classes, 2) public array}`` (every node)
+    consistency : of the tenure margin, ``"top-down"`` or ``"none"``
+    edges : the public size classes' lower edges
+    iterations : IDE updates per region
+    """
+    _refuse_private(release, "the release")
+    _refuse_private(prior, "the prior")
+    if not isinstance(release, Release):
+        raise ParameterError(f"need a Release of the size histograms, got {type(release).__name__}")
+    if not isinstance(measurements, TenureMeasurements):
+        raise ParameterError(f"need TenureMeasurements, got {type(measurements).__name__}")
+    shape = release.plan.shape
+    if not shape.same_as(measurements.shape):
+        raise ParameterError("the release and the tenure measurements are of different hierarchies")
+    if not isinstance(prior, (str, Mapping)):
+        raise ParameterError(f"prior must be {PRIOR_CHOICES} or a mapping {{node path: table}}, got {prior!r}")
+    edges = tuple(int(e) for e in edges)
+    owners = consistent_owners(measurements, consistency)
+    tables = {}
+    for level in range(shape.depth + 1):
+        runs = release.runs(level)
+        for k, path in enumerate(shape.paths[level]):
+            n = class_counts(*runs.node(k), edges)
+            if isinstance(prior, Mapping):
+                if path not in prior:
+                    raise ParameterError(f"the prior has no table for node {node_label(path)}")
+                _refuse_private(prior[path], f"the prior of {node_label(path)}")
+                node_prior = prior[path]
+            else:
+                node_prior = prior
+            tables[path] = fit_table(n, int(owners[level][k]), node_prior, iterations)
+    budget = Budget(
+        (*release.budget.charges, *measurements.budget.charges),
+        release.budget.extra,
+        release.budget.composition,
+        release.budget.sampler,
+        (*release.budget.notes, *measurements.budget.notes),
+    )
+    name = prior if isinstance(prior, str) else "table per region"
+    return JointRelease(shape, edges, name, tables, budget, consistency)

@@ -1,0 +1,102 @@
+"""Figures of the size × tenure tables (:mod:`cocoviz.joint`): one region's table, errors, priors compared.
+
+>>> import numpy as np
+>>> fig = joint_table_figure(np.array([[3, 1], [2, 2]]), np.array([[2, 2], [3, 1]]), ["1", "2+"])
+>>> [t.name for t in fig.data]
+['true', 'private', 'true', 'private']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from cocoviz.plots.style import PRIVATE_COLOR, SERIES_COLORS, TRUE_COLOR
+
+__all__ = ["joint_table_figure", "joint_errors_figure", "prior_comparison_figure"]
+
+#: The errors of :func:`cocoviz.joint.evaluate_joint`, with readable names.
+ERROR_NAMES = {
+    "joint_l1": "joint ‖T̂/G − T/G‖₁ (Tao)",
+    "size_l1": "size margin ‖n̂ − n‖₁/G",
+    "tenure_l1": "tenure margin 2|Ô − O|/G",
+}
+
+
+def joint_table_figure(
+    estimate: np.ndarray,
+    truth: np.ndarray | None,
+    class_labels: Sequence[str],
+    *,
+    tenures: Sequence[str] = ("owners", "renters"),
+    title: str | None = None,
+) -> go.Figure:
+    """One region's ``(classes, 2)`` table as grouped bars, a panel per tenure: true (if given) and private."""
+    estimate = np.asarray(estimate)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(tenures), shared_yaxes=True, horizontal_spacing=0.05)
+    labels = [str(c) for c in class_labels]
+    for col in range(2):
+        series = ([("true", truth, TRUE_COLOR)] if truth is not None else []) + [("private", estimate, PRIVATE_COLOR)]
+        for name, table, color in series:
+            fig.add_trace(
+                go.Bar(
+                    x=labels,
+                    y=np.asarray(table)[:, col],
+                    name=name,
+                    marker_color=color,
+                    legendgroup=name,
+                    showlegend=col == 0,
+                    hovertemplate=f"{tenures[col]}, size %{{x}}: {name} %{{y:,}}<extra></extra>",
+                ),
+                row=1,
+                col=col + 1,
+            )
+    fig.update_layout(
+        barmode="group", title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 70 if title else 40}
+    )
+    fig.update_xaxes(title_text="household size")
+    fig.update_yaxes(title_text="households", row=1, col=1)
+    return fig
+
+
+def joint_errors_figure(errors: pd.DataFrame, *, series: str = "config", title: str | None = None) -> go.Figure:
+    """Grouped bars of the three errors (columns of :data:`ERROR_NAMES`), one bar per row of ``errors``."""
+    fig = go.Figure()
+    for k, (_, row) in enumerate(errors.iterrows()):
+        fig.add_trace(
+            go.Bar(
+                x=list(ERROR_NAMES.values()),
+                y=[row[m] for m in ERROR_NAMES],
+                name=str(row[series]),
+                marker_color=SERIES_COLORS[k % len(SERIES_COLORS)],
+                hovertemplate=f"{row[series]}: %{{x}} = %{{y:.4g}}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group", title=title, legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(title_text="L1 distance (0 … 2)")
+    return fig
+
+
+def prior_comparison_figure(
+    summary: pd.DataFrame, level_names: Sequence[str], *, metric: str = "joint_l1", title: str | None = None
+) -> go.Figure:
+    """Mean ``metric`` per level (x) and configuration (bars); ``summary`` has level, config and the metric."""
+    fig = go.Figure()
+    for k, config in enumerate(dict.fromkeys(summary["config"])):
+        part = summary[summary["config"] == config]
+        fig.add_trace(
+            go.Bar(
+                x=[level_names[int(v)] for v in part["level"]],
+                y=part[metric],
+                name=str(config),
+                marker_color=SERIES_COLORS[k % len(SERIES_COLORS)],
+                hovertemplate=f"{config}: %{{x}}, mean %{{y:.4g}}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group", title=title, legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(title_text=f"mean {ERROR_NAMES.get(metric, metric)}", type="log")
+    return fig

@@ -1,0 +1,80 @@
+"""An upload before it is accepted: the level columns proposed from its table, and its hierarchy in brief.
+
+A state/county/size file loaded without naming its levels would become one
+region; :func:`propose_levels` names them instead, and :func:`hierarchy_preview`
+shows what the chosen columns make (nodes and groups per level, example
+nodes), so that a wrong choice is seen before anything is released.
+
+>>> from cocoviz.io import load_upload, read_table
+>>> csv = b"state,county,size\\nCA,Alameda,3\\nCA,Marin,1\\nOR,Lane,0\\nOR,Lane,2\\n"
+>>> propose_levels(read_table(csv), "groups")
+['state', 'county']
+>>> tree = load_upload(csv, levels=["state", "county"])
+>>> hierarchy_preview(tree).to_dict("list")  # doctest: +NORMALIZE_WHITESPACE
+{'level': [0, 1, 2], 'name': ['(root)', 'state', 'county'], 'nodes': [1, 2, 3],
+ 'groups per node': ['4', '2', '1 to 2'], 'examples': ['(root)', 'CA · OR', 'CA/Alameda · CA/Marin · OR/Lane']}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.errors import ParameterError
+from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, node_label
+
+__all__ = ["EXAMPLES", "propose_levels", "hierarchy_preview"]
+
+#: Example nodes shown per level.
+EXAMPLES = 3
+
+
+def propose_levels(
+    frame: pd.DataFrame, form: str, *, size: str = "size", count: str = "count", group: str = "group"
+) -> list[str]:
+    """The level columns to propose for ``frame``: every column that is not the size, count or group
+    column, in the table's order (at most :data:`~cocoviz.hierarchy.MAX_DEPTH`).
+
+    In the persons form a column that varies inside a group (a person's name)
+    cannot be a region and is left out.
+
+    >>> persons = pd.DataFrame({"name": list("ABC"), "group": [1, 1, 2], "region": list("aab")})
+    >>> propose_levels(persons, "persons")
+    ['region']
+    """
+    if form not in ("persons", "groups", "counts"):
+        raise ParameterError(f"unknown form {form!r}: choose persons, groups or counts")
+    roles = {size, count, group}
+    columns = [str(c) for c in frame.columns if str(c) not in roles]
+    if form == "persons" and group in frame.columns and len(frame):
+        within = frame[[group, *columns]].astype(str).groupby(group, sort=False).nunique()
+        columns = [c for c in columns if bool((within[c] <= 1).all())]
+    return columns[:MAX_DEPTH]
+
+
+def hierarchy_preview(
+    tree: Hierarchy, level_names: Sequence[str] | None = None, examples: int = EXAMPLES
+) -> pd.DataFrame:
+    """One row per level: its name, number of nodes, groups per node (fewest to most) and example nodes.
+
+    ``level_names`` names the levels, root first (default: ``(root)`` and the level columns).
+    """
+    names = list(level_names) if level_names is not None else ["(root)", *tree.levels]
+    rows = []
+    for level in range(tree.depth + 1):
+        nodes = tree.nodes(level)
+        groups = tree.runs(level).groups()
+        low, high = int(np.min(groups)), int(np.max(groups))
+        shown = " · ".join(node_label(p) for p in nodes[:examples])
+        rows.append(
+            {
+                "level": level,
+                "name": names[level],
+                "nodes": len(nodes),
+                "groups per node": f"{low:,}" if low == high else f"{low:,} to {high:,}",
+                "examples": shown + (f" · … ({len(nodes) - examples:,} more)" if len(nodes) > examples else ""),
+            }
+        )
+    return pd.DataFrame(rows)

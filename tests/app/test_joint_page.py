@@ -1,0 +1,36 @@
+"""The Size × tenure page under AppTest: it runs on its defaults and draws its charts, with the truth labelled."""
+
+from __future__ import annotations
+
+from app_support import assert_clean, errors, new_app, plotly_specs
+
+JOINT = "pages/joint.py"
+
+
+def test_joint_page_runs_on_defaults_and_draws_charts():
+    at = new_app(JOINT)
+    assert_clean(at)
+    assert not errors(at)
+    assert at.title[0].value == "Size × tenure"
+    specs = plotly_specs(at)
+    assert len(specs) == 4  # the region's table, its errors, priors compared, the budget
+    table = specs[0]
+    assert [t["name"] for t in table["data"]] == ["true", "private", "true", "private"]
+    true_owners, private_owners = table["data"][0]["y"], table["data"][1]["y"]
+    assert len(true_owners) == 7 and sum(true_owners) > 0 and sum(private_owners) > 0
+    compare = specs[2]
+    assert {t["name"] for t in compare["data"]} == {"previous census", "uniform", "independent margins (no prior)"}
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Total ε spent"] == "4.5"  # 3 levels × (1 for the sizes + 0.5 for tenure)
+    assert any("exploration, not private" in m.value for m in at.markdown)
+    assert any("Δ = 0" in c.value for c in at.caption)
+
+
+def test_joint_page_reacts_to_the_tenure_epsilon_and_refuses_zero():
+    at = new_app(JOINT)
+    at.number_input(key="w.joint.ten_eps").set_value(2.0).run()
+    assert_clean(at)
+    assert {m.label: m.value for m in at.metric}["Total ε spent"] == "9"
+    at.number_input(key="w.joint.ten_eps").set_value(0.0).run()
+    assert_clean(at)
+    assert errors(at) and "ε" in errors(at)[0]

@@ -1,0 +1,87 @@
+"""Dask: a sweep and a release on a LocalCluster with 2 workers are bit-identical to the local ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cocoviz import estimate
+from cocoviz.distributed import check_client, subtree_ranges
+from cocoviz.errors import ParameterError
+from cocoviz.hierarchy import Hierarchy
+from cocoviz.plan import Plan
+
+distributed = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+@pytest.fixture(scope="module")
+def four_levels():
+    rng = np.random.default_rng(5)
+    n = 4000
+    groups = pd.DataFrame(
+        {
+            "state": rng.choice(["s1", "s2", "s3"], n),
+            "county": rng.choice(["c1", "c2", "c3", "c4"], n),
+            "tract": rng.choice(["t1", "t2"], n),
+            "size": np.minimum(rng.geometric(0.4, n), 40),
+        }
+    )
+    return Hierarchy.from_groups(groups, size="size", levels=["state", "county", "tract"])
+
+
+def test_subtree_ranges_are_each_states_descendants(four_levels):
+    plan = Plan.build(four_levels, epsilons=[1] * 4, methods=["Hg"] * 4)
+    for level in (2, 3):
+        ranges = subtree_ranges(plan, 1, level)
+        paths = plan.shape.paths[level]
+        for k, state in enumerate(plan.shape.paths[1]):
+            lo, hi = ranges[k]
+            assert [p for p in paths if p[:1] == state] == list(paths[lo:hi])
+
+
+@pytest.mark.parametrize(
+    "methods, k_select", [(["Hg", "Hc", "Hg", "Hc"], "public"), (["Hc", "Hc", "Hc", "Hg"], "noisy-max-per-node")]
+)
+def test_a_release_on_the_cluster_is_the_local_one(client, four_levels, methods, k_select):
+    opts = dict(epsilons=[0.5, 1.0, 1.0, 2.0], methods=methods, max_size=60, seed=11, k_select=k_select)
+    if k_select != "public":
+        opts["k_epsilon"] = 0.5
+    local = estimate(four_levels, **opts)
+    remote = estimate(four_levels, client=client, **opts)
+    pd.testing.assert_frame_equal(remote.to_frame(), local.to_frame())
+    assert remote.budget == local.budget and remote.is_consistent()
+
+
+def test_a_sweep_on_the_cluster_is_the_local_one(client):
+    from cocoviz.experiments.runner import Data, Sweep, run_sweep
+
+    rng = np.random.default_rng(2)
+    tree = Hierarchy.from_groups(
+        pd.DataFrame({"region": rng.choice(list("ab"), 500), "size": rng.integers(1, 9, 500)}),
+        size="size",
+        levels=["region"],
+    )
+    sweep = Sweep(datasets=[Data("t", tree=tree)], mixes=["Hc", "Hg"], epsilons=[0.5, 1.0], trials=3, max_size=20)
+    calls = []
+    remote = run_sweep(sweep, client=client, progress=lambda done, total: calls.append((done, total)))
+    pd.testing.assert_frame_equal(remote, run_sweep(sweep, workers=1))
+    assert calls[0] == (0, len(calls) - 1) and calls[-1][0] == calls[-1][1]
+
+
+def test_anything_but_a_client_is_refused(four_levels):
+    with pytest.raises(ParameterError, match="dask.distributed.Client"):
+        check_client("tcp://scheduler:8786")
+    with pytest.raises(ParameterError, match="Client"):
+        estimate(four_levels, epsilons=[1] * 4, methods=["Hg"] * 4, seed=0, client=object())
