@@ -33,7 +33,7 @@ import numpy as np
 
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError, PrivacyError
-from cocoviz.mechanisms import FastSampler, SecureSampler, make_sampler
+from cocoviz.mechanisms import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 from cocoviz.whole_level import LEVEL_METHODS, join_segments, node_batches, query_nodes
@@ -132,16 +132,18 @@ def level_threads(
 
 def open_sampler(
     seed=None, rng: np.random.Generator | None = None, sampler: str | None = None, secure: bool = False
-) -> FastSampler | SecureSampler:
+) -> Sampler:
     """The sampler a call asks for: ``secure=True`` is ``sampler="secure"``; ``rng`` seeds the fast one.
 
+    ``sampler`` is one of :data:`~cocoviz.mechanisms.SAMPLERS`: ``"fast"`` (the default),
+    ``"secure"`` or ``"opendp"`` (both for release; ``secure=True`` accepts either).
     A ``numpy.random.Generator`` passed as ``rng`` gives the fast sampler a
     128-bit seed drawn from it, so experiments that hand out one generator per
     trial stay reproducible.
     """
-    name = "secure" if secure else (sampler or "fast")
-    if secure and sampler not in (None, "secure"):
-        raise ParameterError(f"secure=True asks for the secure sampler, but sampler={sampler!r}")
+    name = sampler or ("secure" if secure else "fast")
+    if secure and name == "fast":
+        raise ParameterError(f"secure=True asks for a secure sampler, but sampler={sampler!r}")
     if rng is not None:
         if seed is not None:
             raise ParameterError("give a seed or an rng, not both")
@@ -358,7 +360,8 @@ def measure(
         The private data; its public shape must be the plan's.
     seed : keys the fast sampler's streams (a whole number or a sequence of them)
     rng : a ``numpy.random.Generator`` to draw the fast sampler's seed from, instead of ``seed``
-    sampler : ``"fast"`` (default; exploration only, not for release) or ``"secure"``
+    sampler : ``"fast"`` (default; exploration only, not for release), ``"secure"`` (release: exact,
+        vectorised, AES-CTR keyed by the OS) or ``"opendp"`` (release: OpenDP's sampler, the reference)
     secure : the same as ``sampler="secure"``
     workers : threads per level (None: 2 for levels of 8 nodes or more); never changes the result
 

@@ -1,17 +1,23 @@
-"""The geometric mechanism: its noise law, its two samplers, and keyed noise streams.
+"""The geometric mechanism: its noise law, its three samplers, and keyed noise streams.
 
 Every noisy answer of the engine is ``value + X`` with X double-geometric of
 scale Δ/ε: ``P(X = k) = (1-α)/(1+α) α^|k|``, ``α = exp(-ε/Δ)`` (METHOD.md).
-Two samplers draw it, both exact on the integers (never rounded
-floating-point Laplace):
+Three samplers draw it (:data:`SAMPLERS`), all exact on the integers (never
+rounded floating-point Laplace):
 
-* :class:`FastSampler` — Philox counter streams, seeded; fast, for exploration, teaching
+* ``"fast"``, :class:`FastSampler` — Philox counter streams, seeded; fast, for exploration, teaching
   and experiments.  **Not for release**: a seeded pseudo-random generator is
   predictable.  Its noise is *keyed*: cell ``j`` of the measurement
   ``key = (level, node, query)`` draws from the counter ``(j, node, level, query)``,
   so a seeded result never depends on threads, node order, caches or machines.
-* :class:`SecureSampler` — OpenDP's discrete Laplace (the same law), sampled
-  exactly from the operating system's CSPRNG; for releases.  It has no seed.
+* ``"secure"``, :class:`SecureSampler` — for releases: Canonne, Kamath and Steinke's
+  exact discrete Laplace in integer arithmetic, compiled and vectorised over whole
+  arrays (:mod:`cocoviz._discrete_laplace`), from AES-128 in counter mode (randomgen's
+  ``AESCounter``) keyed from the operating system's entropy each time a sampler is
+  made.  It has no seed.
+* ``"opendp"``, :class:`OpenDPSampler` — the same law from OpenDP's discrete Laplace over
+  the OS CSPRNG; slower (one Python list per call), kept as the reference the secure
+  sampler is tested against, and selectable.
 
 >>> sampler = FastSampler(seed=0)
 >>> a = sampler.draw(np.array([5, 7]), scale=1.0, key=(0, 0, 0))
@@ -28,12 +34,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cocoviz.errors import BudgetError, ParameterError
+from cocoviz.errors import BudgetError, ParameterError, PrivacyError
 
 __all__ = [
     "EPSILON_RANGE",
     "FastSampler",
     "SecureSampler",
+    "OpenDPSampler",
+    "Sampler",
     "SAMPLERS",
     "make_sampler",
     "check_epsilon",
@@ -164,7 +172,41 @@ def _draw(values, ptr, scale, level, query, first_node, offset, k0, k1, out=None
 
 
 class SecureSampler:
-    """Exact double-geometric noise from a cryptographically secure source (OpenDP).
+    """Exact double-geometric noise for releases: vectorised integer sampling over AES-CTR keyed by the OS.
+
+    The discrete Laplace of scale Δ/ε (ε a float taken at its exact value) by Canonne,
+    Kamath and Steinke's algorithm in integer arithmetic, compiled over whole arrays;
+    :mod:`cocoviz._discrete_laplace` proves each step exact.  Its random words come from
+    randomgen's ``AESCounter`` (AES-128 in counter mode, AES-NI when the CPU has it),
+    keyed with 128 bits of ``os.urandom`` when the sampler is made: never seeded, so keys
+    are ignored.  Memory beyond the output is one 1 MiB buffer of random words.
+    """
+
+    secure = True
+    kind = "secure"
+    name = "secure: exact discrete Laplace (Canonne-Kamath-Steinke, integer arithmetic) over AES-CTR keyed by the OS"
+
+    def __init__(self) -> None:
+        import os
+
+        from randomgen import AESCounter  # deferred, with numba: only a secure release needs them
+
+        from cocoviz import _discrete_laplace
+
+        self._add_noise = _discrete_laplace.add_noise
+        self._bitgen = AESCounter(key=int.from_bytes(os.urandom(16), "little"))
+
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
+        """``values`` (whole numbers, as int64) plus exact discrete Laplace noise of ``scale``; ``key`` is ignored."""
+        return self._add_noise(values, scale, self._bitgen)
+
+    def __getstate__(self):
+        # A copy would carry the key and counter: two processes would draw the same noise.
+        raise PrivacyError("a secure sampler is never copied or shipped: open one where it draws (make_sampler)")
+
+
+class OpenDPSampler:
+    """Exact double-geometric noise from OpenDP (the reference for :class:`SecureSampler`).
 
     OpenDP's ``make_laplace`` on an integer vector domain samples the discrete
     Laplace distribution exactly (Canonne, Kamath and Steinke's sampler over
@@ -173,10 +215,11 @@ class SecureSampler:
     """
 
     secure = True
-    name = "secure: OpenDP discrete Laplace (exact, OS CSPRNG)"
+    kind = "opendp"
+    name = "opendp: OpenDP discrete Laplace (exact, OS CSPRNG)"
 
     def __init__(self) -> None:
-        import opendp.prelude as dp  # deferred: only a secure release needs it
+        import opendp.prelude as dp  # deferred: only a release with this sampler needs it
 
         dp.enable_features("contrib")
         self._dp = dp
@@ -196,14 +239,19 @@ class SecureSampler:
         return np.asarray(measurement(values.ravel().tolist()), np.int64).reshape(values.shape)
 
 
-#: Sampler names: ``"fast"`` (seeded, exploration) and ``"secure"`` (OpenDP, release).
-SAMPLERS = ("fast", "secure")
+#: Sampler names: ``"fast"`` (seeded, exploration), ``"secure"`` (release) and ``"opendp"`` (release, the reference).
+SAMPLERS = ("fast", "secure", "opendp")
+
+#: Any of the three samplers (all have ``secure``, ``name`` and ``draw(values, scale, key)``).
+Sampler = FastSampler | SecureSampler | OpenDPSampler
 
 
-def make_sampler(name: str, seed: int | Sequence[int] | None = None) -> FastSampler | SecureSampler:
-    """The sampler called ``name``; ``seed`` keys the fast sampler and is ignored by the secure one."""
+def make_sampler(name: str, seed: int | Sequence[int] | None = None) -> Sampler:
+    """The sampler called ``name``; ``seed`` keys the fast sampler and is ignored by the secure ones."""
     if name == "fast":
         return FastSampler(seed)
     if name == "secure":
         return SecureSampler()
+    if name == "opendp":
+        return OpenDPSampler()
     raise ParameterError(f"sampler must be one of {SAMPLERS}, got {name!r}")

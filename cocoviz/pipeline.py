@@ -79,8 +79,8 @@ def estimate(
         ceiling; see :mod:`cocoviz.truncation`)
     seed : keys the fast sampler's noise streams by (seed, level, node)
     secure, sampler : ``secure=True`` or ``sampler="secure"`` draws the noise with the exact,
-        cryptographically secure sampler (for release); the default fast sampler is for
-        exploration only
+        cryptographically secure sampler (for release); ``sampler="opendp"`` with OpenDP's
+        (the same law, slower); the default ``"fast"`` sampler is for exploration only
     rng : a ``numpy.random.Generator`` to draw the fast sampler's seed from, instead of ``seed``
     workers : threads per level (None: 2 for levels of 8 nodes or more); never changes the result
     level_cache : a mapping the caller keeps for one ``tree`` (e.g. a dict), or None.  With the

@@ -1,0 +1,102 @@
+"""The secure samplers' speed: the exact vectorised sampler ("secure") against OpenDP's ("opendp").
+
+Run:  python benchmarks/sampler.py                 (10M cells for "secure", 100k for OpenDP, four scales, best of 3)
+      python benchmarks/sampler.py --cells 100000000   (memory stays one 1 MiB buffer beyond the output)
+
+Prints, per noise scale, cells per second of both samplers measured in the same run, in CPU seconds
+of the one thread that draws (one core: the figure the target is about, and steady on a shared
+machine) and in wall seconds, and their ratio; then the memory the secure sampler takes beyond its
+input and output.  Targets (issue 14): >= 10 M cells/s on one core and >= 100x OpenDP.
+Other scripts import :func:`measure` (e.g. benchmarks/scale.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cocoviz.mechanisms import OpenDPSampler, SecureSampler  # noqa: E402
+
+#: Scales Δ/ε: small (ε = 2, Δ = 1), unit, Δ = 2 at ε = 0.3 (a float with a 2**50 denominator), large.
+SCALES = (0.5, 1.0, 2 / 0.3, 1000.0)
+
+
+def _rate(sampler, cells: int, scale: float, repeats: int) -> tuple[float, float]:
+    """(cells per CPU second, cells per wall second) of the best of ``repeats`` draws over ``cells`` counts."""
+    values = np.full(cells, 5, np.int64)  # written, not lazy zeros
+    cpu = wall = float("inf")
+    for _ in range(repeats):
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        sampler.draw(values, scale)
+        cpu, wall = min(cpu, time.process_time() - cpu0), min(wall, time.perf_counter() - wall0)
+    return cells / max(cpu, 1e-9), cells / max(wall, 1e-9)
+
+
+def measure(cells: int = 10_000_000, opendp_cells: int = 100_000, scale: float = 2.0, repeats: int = 3) -> dict:
+    """Cells per second of the secure sampler and OpenDP's, measured now (best of ``repeats``), and their ratios.
+
+    Returns ``secure_cpu``, ``secure_wall``, ``opendp_cpu``, ``opendp_wall`` (cells/s) and
+    ``ratio_cpu``, ``ratio_wall`` (secure / OpenDP), with ``cells``, ``opendp_cells`` and ``scale``.
+    """
+    secure, opendp = SecureSampler(), OpenDPSampler()
+    secure.draw(np.zeros(1_000, np.int64), scale)  # compile (or load the cached kernel) outside the timing
+    opendp.draw(np.zeros(1_000, np.int64), scale)
+    secure_cpu, secure_wall = _rate(secure, cells, scale, repeats)
+    opendp_cpu, opendp_wall = _rate(opendp, opendp_cells, scale, repeats)
+    return {
+        "scale": scale,
+        "cells": cells,
+        "opendp_cells": opendp_cells,
+        "secure_cpu": secure_cpu,
+        "secure_wall": secure_wall,
+        "opendp_cpu": opendp_cpu,
+        "opendp_wall": opendp_wall,
+        "ratio_cpu": secure_cpu / opendp_cpu,
+        "ratio_wall": secure_wall / opendp_wall,
+    }
+
+
+def extra_memory(cells: int, scale: float = 2.0) -> int:
+    """Peak bytes the secure sampler allocates beyond its int64 output (numpy reports to tracemalloc)."""
+    sampler = SecureSampler()
+    sampler.draw(np.zeros(1_000, np.int64), scale)  # load the compiled kernel before tracing
+    values = np.full(cells, 5, np.int64)
+    tracemalloc.start()
+    try:
+        sampler.draw(values, scale)
+        return tracemalloc.get_traced_memory()[1] - 8 * cells
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=10_000_000, help="cells for the secure sampler")
+    parser.add_argument("--opendp-cells", type=int, default=100_000, help="cells for OpenDP (0.1 M/s)")
+    parser.add_argument("--repeats", type=int, default=3, help="draws per sampler and scale; the best counts")
+    args = parser.parse_args()
+    print(f"secure: {SecureSampler.name}\nopendp: {OpenDPSampler.name}")
+    print(f"{'scale':>9} | {'secure M/s cpu':>14} {'wall':>6} | {'opendp M/s cpu':>14} {'wall':>6} | ratio cpu  wall")
+    for scale in SCALES:
+        r = measure(args.cells, args.opendp_cells, scale, args.repeats)
+        print(
+            f"{scale:9.4g} | {r['secure_cpu'] / 1e6:14.2f} {r['secure_wall'] / 1e6:6.2f} | "
+            f"{r['opendp_cpu'] / 1e6:14.3f} {r['opendp_wall'] / 1e6:6.3f} | "
+            f"{r['ratio_cpu']:9.0f} {r['ratio_wall']:5.0f}"
+        )
+    print(
+        f"(best of {args.repeats}: secure on {args.cells:,} cells, OpenDP on {args.opendp_cells:,}; "
+        "targets: >= 10 M cells/s, >= 100x)"
+    )
+    print(f"memory beyond the output, {args.cells:,} cells: {extra_memory(args.cells) / 2**20:.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
