@@ -119,7 +119,7 @@ _THREAD_CELLS = 20_000
 def level_threads(
     plan: Plan, level: int, bounds: np.ndarray | None, workers: int | None, secure: bool = False
 ) -> int | None:
-    """Threads for a level's nodes: one with the secure sampler (one OS source; OpenDP holds the GIL), else
+    """Threads for a level's nodes: one with a secure sampler (one OS-keyed generator per sampler), else
     the caller's ``workers``, else the pool's default when the level's nodes are heavy enough to share."""
     if secure:
         return 1

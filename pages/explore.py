@@ -42,7 +42,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
             st.warning(
-                f"**Secure release**: OpenDP will noise **{cells:,} cells** (Hc: K per node, Hg: G per node) "
+                f"**Secure release**: the secure sampler will noise **{cells:,} cells** (Hc: K per node, Hg: G per node) "
                 f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
                 f"**ε = {plan.cost().total:g}** more in this session.",
                 icon=":material/lock:",
@@ -53,7 +53,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                     "off to explore with the fast sampler."
                 )
                 st.stop()
-        with st.spinner(f"Drawing {cells:,} noise cells with OpenDP…"):
+        with st.spinner(f"Drawing {cells:,} noise cells with the secure sampler…"):
             return engine.estimate(data_key, tree, params)
     guess = engine.estimated_seconds(plan)
     if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):
@@ -85,7 +85,7 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, seconds: float, nam
     m4.metric("Mean emd per node (all levels)", fmt(float(errors["emd"].mean())), help=HELP["emd"])
     per_level = " · ".join(f"{names[k]} {eps:g}" for k, eps in budget.per_level().items())
     secure = not release.sampler.startswith("fast")
-    note = "secure sampler (OpenDP)" if secure else "fast sampler — **exploration only, not for release**"
+    note = "secure sampler (exact, OS-keyed)" if secure else "fast sampler — **exploration only, not for release**"
     st.markdown(f"ε per level: {per_level} — total **{budget.total:g}** · {note}")
     for text in budget.notes:
         if "not private" in text:

@@ -81,8 +81,8 @@ HELP = {
     ),
     "seed": "Seed of the fast sampler: the same seed gives the same noise.",
     "secure": (
-        "Draw the noise with OpenDP's exact discrete Laplace over a cryptographically secure source "
-        "(≈0.2 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release. "
+        "Draw the noise with the exact discrete Laplace (Canonne, Kamath and Steinke, integer arithmetic) over "
+        "AES-CTR keyed by the operating system (about 10 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release. "
         "Every secure release drawn is a new spending of ε: the session's ledger adds them up."
     ),
     "levels": "Which levels of the hierarchy to use; the root is always there. Dropping a middle level attaches its "
@@ -376,7 +376,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         disabled=consistency != "top-down",
     )
     seed = seed_control()
-    secure = sb.toggle("Secure release (OpenDP sampler)", **state.bind("secure", False), help=HELP["secure"])
+    secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
     params = Params(

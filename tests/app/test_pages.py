@@ -152,7 +152,7 @@ def test_explore_secure_release_warns_then_runs():
     at = new_app(**{"explore.budget": True})
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
-    assert any("OpenDP will noise" in w.value and "ε = 2" in w.value for w in at.warning)
+    assert any("secure sampler will noise" in w.value and "ε = 2" in w.value for w in at.warning)
     assert not at.metric  # nothing drawn before the click
     at.button(key="explore.secure").click().run()
     assert_clean(at)
