@@ -41,7 +41,7 @@ def main() -> int:
     print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB\n")
 
     print("Bundled files (data/): size and load time (first load, then cached)")
-    for name in datasets.dataset_names():
+    for name in datasets.bundled_names():
         spec = datasets.dataset(name)
         path = datasets.DATA_DIR / spec.filename
         datasets._load_cached.cache_clear()

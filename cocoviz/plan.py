@@ -284,7 +284,8 @@ class Plan:
             k_select,
             k_epsilon,
             DEFAULT_K_BETA if k_beta is None else check_beta(k_beta),
-            Prior.of(prior, _check_k(max_size), [p for ps in shape.paths for p in ps]),
+            # A generator: the node paths are only made when a per-node prior names nodes.
+            Prior.of(prior, _check_k(max_size), (p for ps in shape.paths for p in ps)),
         )
 
     # ---------------------------------------------------------------- what is measured

@@ -55,9 +55,25 @@ class LevelRuns:
         return np.repeat(np.arange(self.n_nodes), np.diff(self.ptr))
 
 
+def _node_size_order(node_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The stable order of runs by (node, size).
+
+    One int64 key and a stable sort when ``node * (max size + 1) + size``
+    fits: the sort then finds the runs of equal nodes that its input already
+    has (a level's runs come node by node, sizes sorted within each child),
+    several times faster than sorting the two keys one after the other.
+    """
+    if len(sizes) == 0:
+        return np.zeros(0, np.int64)
+    width = int(sizes.max()) + 1
+    if int(node_of_run.max()) < (2**62) // width and int(sizes.min()) >= 0 and int(node_of_run.min()) >= 0:
+        return np.argsort(node_of_run.astype(np.int64) * width + sizes, kind="stable")
+    return np.lexsort((sizes, node_of_run))
+
+
 def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n_nodes: int) -> LevelRuns:
     """Sum counts of equal (node, size) pairs and return them as sorted CSR runs."""
-    order = np.lexsort((sizes, node_of_run))
+    order = _node_size_order(node_of_run, sizes)
     node_sorted, size_sorted, count_sorted = node_of_run[order], sizes[order], counts[order]
     if len(order):
         new_run = np.empty(len(order), bool)

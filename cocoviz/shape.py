@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from cocoviz.errors import ParameterError
+from cocoviz.nodes import LevelPaths, NodeCodes
 
 __all__ = ["Shape", "Path"]
 
 Path = tuple[str, ...]
 
 
-@dataclass(frozen=True, eq=False)
 class Shape:
     """The public facts of a hierarchy: level names, nodes, parents and G per node.
 
@@ -31,18 +30,57 @@ class Shape:
     level ``l`` (empty for the root); ``groups[l][k]`` is its public G.
     ``public_groups`` is False when G and the node list were taken from
     private rows (a persons table without a public groups table).
+
+    Held as integer arrays (:class:`~cocoviz.nodes.NodeCodes` and G per
+    level): :meth:`parent_index` and :meth:`group_counts` return them
+    read-only; ``paths`` makes its tuples on demand, and ``parents`` and
+    ``groups`` as tuples are made on first use.  Read-only; compared by
+    :meth:`same_as`.
     """
 
     levels: tuple[str, ...]
-    paths: tuple[tuple[Path, ...], ...] = field(repr=False)
-    parents: tuple[tuple[int, ...], ...] = field(repr=False)
-    groups: tuple[tuple[int, ...], ...] = field(repr=False)
-    public_groups: bool = True
+    public_groups: bool
 
-    def __post_init__(self):
-        if len(self.paths) != len(self.levels) + 1 or len(self.groups) != len(self.paths):
-            raise ParameterError("a shape needs one list of nodes and of G per level, the root included")
-        object.__setattr__(self, "_index", [{p: k for k, p in enumerate(ps)} for ps in self.paths])
+    def __init__(
+        self,
+        levels: Sequence[str],
+        paths: Sequence[Sequence[Path]],
+        parents: Sequence[Sequence[int]],
+        groups: Sequence[Sequence[int]],
+        public_groups: bool = True,
+    ):
+        if len(paths) != len(levels) + 1 or len(groups) != len(paths) or len(parents) != len(paths):
+            raise ParameterError("a shape needs one list of nodes, of parents and of G per level, the root included")
+        try:
+            nodes = NodeCodes.from_paths(paths, parents)
+        except ValueError as exc:
+            raise ParameterError(f"not the shape of a tree: {exc}") from None
+        self._set(tuple(levels), nodes, groups, public_groups)
+
+    @classmethod
+    def _from_codes(cls, levels: Sequence[str], nodes: NodeCodes, groups, public_groups: bool) -> Shape:
+        shape = cls.__new__(cls)
+        shape._set(tuple(levels), nodes, groups, public_groups)
+        return shape
+
+    def _set(self, levels: tuple[str, ...], nodes: NodeCodes, groups, public_groups: bool) -> None:
+        g = tuple(np.asarray(x, np.int64).reshape(-1) for x in groups)
+        if any(len(x) != nodes.size(lvl) for lvl, x in enumerate(g)):
+            raise ParameterError("a shape needs one G per node of every level")
+        for x in g:
+            x.setflags(write=False)
+        put = object.__setattr__
+        put(self, "levels", levels)
+        put(self, "public_groups", bool(public_groups))
+        put(self, "_nodes", nodes)
+        put(self, "_groups", g)
+        put(self, "_cache", {})
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a Shape is read-only: cannot set {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Shape(levels={self.levels!r}, public_groups={self.public_groups!r})"
 
     @classmethod
     def of(cls, tree) -> Shape:
@@ -58,56 +96,79 @@ class Shape:
 
     @classmethod
     def _of(cls, tree) -> Shape:
-        depth = tree.depth
-        return cls(
-            tuple(tree.levels),
-            tuple(tuple(tree.nodes(lvl)) for lvl in range(depth + 1)),
-            ((),) + tuple(tuple(int(x) for x in tree.parents(lvl)) for lvl in range(1, depth + 1)),
-            tuple(tuple(int(g) for g in tree.runs(lvl).groups()) for lvl in range(depth + 1)),
-            bool(getattr(tree, "public_groups", True)),
-        )
+        groups = [tree.runs(lvl).groups() for lvl in range(tree.depth + 1)]
+        return cls._from_codes(tree.levels, tree.node_codes, groups, bool(getattr(tree, "public_groups", True)))
 
+    # ------------------------------------------------------------ as tuples
+    def _cached(self, key: str, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    @property
+    def paths(self) -> tuple[LevelPaths, ...]:
+        """Per level, the nodes' paths (sequences that make their tuples on demand)."""
+        return self._cached("paths", lambda: tuple(self._nodes.paths(lvl) for lvl in range(self.depth + 1)))
+
+    @property
+    def parents(self) -> tuple[tuple[int, ...], ...]:
+        """Per level, every node's parent index as a tuple (the root's is empty); see :meth:`parent_index`."""
+        return self._cached("parents", lambda: tuple(tuple(p.tolist()) for p in self._nodes.parents))
+
+    @property
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        """Per level, every node's G as a tuple; see :meth:`group_counts`."""
+        return self._cached("groups", lambda: tuple(tuple(g.tolist()) for g in self._groups))
+
+    # ------------------------------------------------------------- queries
     @property
     def depth(self) -> int:
         return len(self.levels)
+
+    @property
+    def node_codes(self) -> NodeCodes:
+        """The nodes as read-only integer arrays."""
+        return self._nodes
+
+    def n_nodes(self, level: int) -> int:
+        """Number of nodes at ``level``."""
+        return self._nodes.size(level)
 
     def nodes(self, level: int) -> list[Path]:
         return list(self.paths[level])
 
     def parent_index(self, level: int) -> np.ndarray:
-        """For every node at ``level`` (>= 1), its parent's index one level up."""
-        return np.asarray(self.parents[level], np.int64)
+        """For every node at ``level`` (>= 1), its parent's index one level up (read-only)."""
+        return self._nodes.parents[level]
 
     def group_counts(self, level: int) -> np.ndarray:
-        return np.asarray(self.groups[level], np.int64)
+        """Every node's G at ``level`` (read-only)."""
+        return self._groups[level]
 
     def locate(self, node: Sequence[str]) -> tuple[int, int]:
         """Level of ``node`` and its index within that level."""
         path = tuple(str(x) for x in node)
-        if len(path) > self.depth or path not in self._index[len(path)]:
-            raise KeyError(f"no node {path} in this hierarchy")
-        return len(path), self._index[len(path)][path]
+        return len(path), self._nodes.locate(path)
 
     def children(self, node: Sequence[str]) -> list[Path]:
         level, k = self.locate(node)
         if level == self.depth:
             return []
-        return [self.paths[level + 1][c] for c in np.flatnonzero(self.parent_index(level + 1) == k)]
+        return [self.paths[level + 1][c] for c in self._nodes.children(level, k)]
 
     def same_as(self, other: Shape) -> bool:
-        return self is other or (self.levels, self.paths, self.parents, self.groups) == (
-            other.levels,
-            other.paths,
-            other.parents,
-            other.groups,
+        return self is other or (
+            self.levels == other.levels
+            and self._nodes.same(other._nodes)
+            and all(np.array_equal(a, b) for a, b in zip(self._groups, other._groups))
         )
 
     def to_dict(self) -> dict:
         return {
             "levels": list(self.levels),
             "paths": [[list(p) for p in ps] for ps in self.paths],
-            "parents": [list(p) for p in self.parents],
-            "groups": [list(g) for g in self.groups],
+            "parents": [p.tolist() for p in self._nodes.parents],
+            "groups": [g.tolist() for g in self._groups],
             "public_groups": self.public_groups,
         }
 
@@ -115,9 +176,9 @@ class Shape:
     def from_dict(cls, data: dict) -> Shape:
         return cls(
             tuple(data["levels"]),
-            tuple(tuple(tuple(p) for p in ps) for ps in data["paths"]),
-            tuple(tuple(int(x) for x in p) for p in data["parents"]),
-            tuple(tuple(int(g) for g in gs) for gs in data["groups"]),
+            [[tuple(p) for p in ps] for ps in data["paths"]],
+            data["parents"],
+            data["groups"],
             bool(data["public_groups"]),
         )
 

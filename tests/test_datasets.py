@@ -14,6 +14,7 @@ from cocoviz.datasets import (
     DATA_DIR,
     DEFAULT_DATASET,
     PAPER_FIGURES,
+    bundled_names,
     dataset,
     dataset_card,
     dataset_names,
@@ -203,7 +204,7 @@ def test_only_states_rejects_unknown_codes():
 
 
 # -------------------------------------------------------------------- bundle
-@pytest.mark.parametrize("name", dataset_names())
+@pytest.mark.parametrize("name", bundled_names())
 def test_bundled_file_is_small_and_reproducible(name):
     spec = dataset(name)
     path = DATA_DIR / spec.filename
@@ -252,7 +253,7 @@ def test_card_is_computed_from_the_data(name):
 def test_readme_carries_every_card_with_current_figures():
     text = (DATA_DIR / "README.md").read_text(encoding="utf-8")
     assert "python -m cocoviz data --bundle" in text
-    for name in dataset_names():
+    for name in bundled_names():
         card = dataset_card(name)
         assert f"`{name}`" in text
         assert f"**Groups** {card['groups']:,}; **persons** {card['persons']:,}" in text
@@ -284,3 +285,65 @@ def test_cli_list_card_and_errors(capsys):
     assert "name a dataset" in capsys.readouterr().err
     assert main(["data", "taxi", "--scale", "-1"]) == 2
     assert "scale" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ census scale
+def test_census_geography_has_published_like_counts_at_scale_1():
+    from cocoviz.datasets.census import _geography
+
+    tracts = sum(int(_geography(k, 1.0)[0][-1]) for k in range(len(states())))
+    groups = sum(int(_geography(k, 1.0)[2][-1]) for k in range(len(states())))
+    assert 80_000 <= tracts <= 90_000 and 230_000 <= groups <= 255_000
+
+
+def test_census_splits_the_housing_draw_and_tracts_sum_the_block_groups():
+    bgs = datasets.generate_census(0.002, 3, only_states=["DC", "VT"])
+    tracts = datasets.generate_census(0.002, 3, level="tract", only_states=["DC", "VT"])
+    assert list(bgs.columns) == ["state", "county", "tract", "blockgroup", "size", "count"]
+    assert (bgs["count"] > 0).all() and (tracts["count"] > 0).all()
+    summed = bgs.groupby(["state", "county", "tract", "size"], observed=True)["count"].sum()
+    mine = tracts.set_index(["state", "county", "tract", "size"])["count"].sort_index()
+    pd.testing.assert_series_equal(summed.sort_index(), mine, check_names=False, check_index_type=False)
+    # Every county's runs are the housing generator's, split further (same draw per state and county).
+    from cocoviz.datasets.census import _housing_scale
+
+    county = datasets.generate_housing(_housing_scale(0.002), 3, only_states=["DC", "VT"])
+    by_county = bgs.groupby(["state", "county", "size"], observed=True)["count"].sum()
+    expected = county[county["count"] > 0].set_index(["state", "county", "size"])["count"]
+    assert by_county.sort_index().to_dict() == expected.sort_index().to_dict()
+    # Deterministic from the seed; another seed differs.
+    pd.testing.assert_frame_equal(bgs, datasets.generate_census(0.002, 3, only_states=["DC", "VT"]))
+    assert not bgs.equals(datasets.generate_census(0.002, 4, only_states=["DC", "VT"]))
+
+
+def test_census_split_is_multinomial():
+    from cocoviz.datasets.census import split_runs
+
+    rng = np.random.default_rng(5)
+    weights = np.array([0.5, 0.3, 0.2, 0.1, 0.9])
+    ptr = np.array([0, 3, 5])
+    item, bin_, count = split_runs(rng, np.full(4000, 100), ptr, weights, np.repeat([0, 1], 2000))
+    assert np.array_equal(np.bincount(item, weights=count), np.full(4000, 100.0))
+    first = bin_[item < 2000]
+    assert first.max() < 3 and bin_[item >= 2000].min() >= 3
+    share = np.bincount(bin_, weights=count, minlength=5) / np.array([2e5, 2e5, 2e5, 2e5, 2e5])
+    # Means within 1% (about 10 standard errors of these totals).
+    assert np.allclose(share, weights, atol=0.01)
+
+
+def test_census_datasets_are_registered_and_not_bundled():
+    for name, depth in (("housing-us-tracts", 3), ("housing-us-blockgroups", 4)):
+        assert name in dataset_names() and name not in bundled_names()
+        spec = dataset(name)
+        assert not spec.bundled and not (DATA_DIR / spec.filename).exists()
+        tree = load_dataset(name, scale=0.001, seed=1)
+        assert tree.depth == depth and tree.levels[-1] == ("tract", "blockgroup")[depth - 3]
+        assert tree.summary()["nodes_per_level"][2] == 3221
+        assert dataset_card(name)["file"] is None
+
+
+def test_cli_generates_a_census_dataset(tmp_path, capsys):
+    out = tmp_path / "bg.parquet"
+    assert main(["data", "housing-us-blockgroups", "--scale", "0.001", "--out", str(out)]) == 0
+    assert "blockgroup" in capsys.readouterr().out
+    assert list(pd.read_parquet(out).columns)[:4] == ["state", "county", "tract", "blockgroup"]

@@ -506,3 +506,126 @@ def test_every_error_is_in_the_family(toy_tree, toy_persons):
         toy_tree.histogram(5)
     with pytest.raises(InputError, match=r"column\(s\) \['size'\] appear more than once"):
         Hierarchy.from_groups(pd.DataFrame([[1, 2]], columns=["size", "size"]), size="size", levels=[])
+
+
+# ------------------------------------------------- integer codes against the tuple reference
+from hypothesis import strategies as st  # noqa: E402
+
+from cocoviz.nodes import LabelColumns, NodeCodes  # noqa: E402
+from cocoviz.shape import Shape  # noqa: E402
+
+# Labels that sort differently as text and as numbers, non-ASCII ones and one ending in NUL.
+_LABELS = st.sampled_from(["a", "b", "B", "10", "9", "1", "é", "a\x00", "z" * 3, "Ω", " x"])
+
+
+def _reference(depth: int, leaf_paths: list[tuple], leaf_sizes: list[dict]) -> tuple[list, list, list]:
+    """The tree as it was built from Python tuples, sets and dicts: nodes, parents and runs per level."""
+    paths = [sorted({p[:lvl] for p in leaf_paths}) for lvl in range(depth + 1)]
+    index = [{p: k for k, p in enumerate(ps)} for ps in paths]
+    parents = [[]] + [[index[lvl - 1][p[:-1]] for p in paths[lvl]] for lvl in range(1, depth + 1)]
+    runs = [[{} for _ in ps] for ps in paths]
+    for p, sizes in zip(leaf_paths, leaf_sizes):
+        for lvl in range(depth + 1):
+            node = runs[lvl][index[lvl][p[:lvl]]]
+            for size, count in sizes.items():
+                node[size] = node.get(size, 0) + count
+    return paths, parents, [[sorted((s, c) for s, c in node.items() if c) for node in level] for level in runs]
+
+
+@st.composite
+def _leaves(draw):
+    depth = draw(st.integers(0, 4))
+    paths = draw(st.lists(st.tuples(*[_LABELS] * depth), min_size=1, max_size=40))
+    sizes = [draw(st.dictionaries(st.integers(0, 30), st.integers(1, 5), min_size=1, max_size=4)) for _ in paths]
+    return depth, paths, sizes
+
+
+@settings(max_examples=150, deadline=None)
+@given(_leaves(), st.randoms(use_true_random=False))
+def test_integer_codes_match_the_tuple_reference(leaves, rnd):
+    depth, paths, sizes = leaves
+    order = list(range(len(paths)))
+    rnd.shuffle(order)
+    # One row per (leaf, size), in a shuffled order and with repeated leaves.
+    rows = [(paths[i], s, c) for i in order for s, c in sizes[i].items()]
+    frame = pd.DataFrame(
+        {
+            **{f"l{j}": [r[0][j] for r in rows] for j in range(depth)},
+            "size": [r[1] for r in rows],
+            "count": [r[2] for r in rows],
+        }
+    )
+    levels = [f"l{j}" for j in range(depth)]
+    expected_paths, expected_parents, expected_runs = _reference(depth, paths, sizes)
+    built = [Hierarchy.from_counts(frame, size="size", count="count", levels=levels)]
+    if depth:
+        categorical = frame.astype({c: "category" for c in levels})
+        built.append(Hierarchy.from_counts(categorical, size="size", count="count", levels=levels))
+    for tree in built:
+        shape = Shape.of(tree)
+        for lvl in range(depth + 1):
+            assert tree.nodes(lvl) == expected_paths[lvl] == list(shape.paths[lvl])
+            if lvl:
+                assert tree.parents(lvl).tolist() == expected_parents[lvl] == list(shape.parents[lvl])
+            runs = tree.runs(lvl)
+            got = [list(zip(*(a.tolist() for a in runs.node(k)))) for k in range(runs.n_nodes)]
+            assert got == expected_runs[lvl]
+            assert shape.group_counts(lvl).tolist() == [sum(c for _, c in node) for node in expected_runs[lvl]]
+            for k, path in enumerate(expected_paths[lvl]):
+                assert tree.locate(path) == shape.locate(path) == (lvl, k)
+                assert shape.paths[lvl][k] == path
+                kids = [p for p in expected_paths[lvl + 1] if p[:-1] == path] if lvl < depth else []
+                assert tree.children(path) == shape.children(path) == kids
+        # The tuple form and back, and the shape as tuples, are the same shape.
+        again = Shape.from_dict(shape.to_dict())
+        assert again.same_as(shape) and shape.same_as(again)
+        assert Shape(shape.levels, shape.paths, shape.parents, shape.groups, shape.public_groups).same_as(shape)
+    if depth:
+        with pytest.raises(KeyError):
+            built[0].locate(("nowhere",))
+
+
+def test_node_codes_refuse_paths_that_are_not_a_tree():
+    with pytest.raises(ValueError, match="extend"):
+        NodeCodes.from_paths([[()], [("a",)], [("b", "x")]], [[], [0], [0]])
+    with pytest.raises(ParameterError, match="not the shape of a tree"):
+        Shape(("s",), (((),), (("a",),)), ((), (1,)), ((1,), (1,)))
+
+
+def test_label_columns_keep_equal_values_that_print_differently():
+    frame = pd.DataFrame({"r": pd.Series([1, 1.0, "1"], dtype=object), "c": [0.0, -0.0, 2.5]})
+    columns = LabelColumns.from_frame(frame, ["r", "c"])
+    text = [tuple(str(columns.labels[j][columns.codes[j][i]]) for j in range(2)) for i in range(3)]
+    assert text == [("1", "0.0"), ("1.0", "-0.0"), ("1", "2.5")]
+    leaf, distinct = columns.distinct()
+    assert leaf.tolist() == [0, 1, 2] and distinct.n == 3
+
+
+def test_keep_levels_and_subtree_match_building_from_the_cut_table():
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "s": rng.choice(["x", "y", "z"], n),
+            "c": rng.choice(["1", "2", "10"], n),
+            "t": rng.choice(["p", "q"], n),
+            "size": rng.integers(0, 9, n),
+            "count": rng.integers(1, 4, n),
+        }
+    )
+    tree = Hierarchy.from_counts(frame, size="size", count="count", levels=["s", "c", "t"])
+    for keep in (["s"], ["s", "t"], ["c"], ["c", "t"], []):
+        direct = Hierarchy.from_counts(frame, size="size", count="count", levels=keep)
+        cut = tree.keep_levels(keep)
+        assert [cut.nodes(lvl) for lvl in range(cut.depth + 1)] == [
+            direct.nodes(lvl) for lvl in range(direct.depth + 1)
+        ]
+        for lvl in range(cut.depth + 1):
+            for a, b in zip((cut.runs(lvl).ptr, cut.runs(lvl).sizes), (direct.runs(lvl).ptr, direct.runs(lvl).sizes)):
+                np.testing.assert_array_equal(a, b)
+    part = tree.subtree(("y", "10"))
+    rows = frame[(frame["s"] == "y") & (frame["c"] == "10")]
+    direct = Hierarchy.from_counts(rows, size="size", count="count", levels=["t"])
+    assert part.nodes(1) == direct.nodes(1)
+    np.testing.assert_array_equal(part.runs(1).counts, direct.runs(1).counts)
+    np.testing.assert_array_equal(part.histogram(()), direct.histogram(()))

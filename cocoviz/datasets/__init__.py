@@ -23,6 +23,9 @@ common
     The paper's figures, scale and seed checks, random streams, frame helpers.
 housing, race, taxi, toy
     One generator each (``race`` makes both White and Hawaiian).
+census
+    Census-scale housing: the housing draw split over tracts and block groups
+    (``housing-us-tracts``, ``housing-us-blockgroups``; generated on demand).
 registry
     :class:`Dataset`, the bundled datasets by name, :func:`load_dataset`.
 cards
@@ -36,6 +39,7 @@ array([0, 2, 1, 0, 1])
 from __future__ import annotations
 
 from cocoviz.datasets.cards import card_markdown, dataset_card, full_scale_figures, summary_line, write_bundle
+from cocoviz.datasets.census import generate_census
 from cocoviz.datasets.common import PAPER_FIGURES, PAPER_MAX_SIZE
 from cocoviz.datasets.housing import generate_housing
 from cocoviz.datasets.race import generate_race
@@ -44,6 +48,7 @@ from cocoviz.datasets.registry import (
     DATA_DIR,
     DEFAULT_DATASET,
     Dataset,
+    bundled_names,
     dataset,
     dataset_names,
     generate,
@@ -63,10 +68,12 @@ __all__ = [
     "PAPER_MAX_SIZE",
     "Dataset",
     "dataset_names",
+    "bundled_names",
     "dataset",
     "load_dataset",
     "generate",
     "generate_housing",
+    "generate_census",
     "generate_race",
     "generate_taxi",
     "dataset_card",

@@ -73,7 +73,7 @@ def dataset_card(name: str, *, data_dir: str | Path | None = None) -> dict:
         **_figures(tree),
         "scale": spec.bundle_scale,
         "seed": None if spec.bundle_scale is None else BUNDLE_SEED,
-        "file": f"data/{spec.filename}",
+        "file": f"data/{spec.filename}" if spec.bundled else None,
         "form": "persons" if spec.name == "toy" else "counts",
         "public_max_size": spec.public_max_size,
         "paper": paper,
@@ -107,7 +107,11 @@ def card_markdown(name: str, *, data_dir: str | Path | None = None) -> str:
         f"- **Imitates**: {c['imitates']}.",
         f"- **How it is made**: {c['recipe']}",
         f"- **Levels**: {' / '.join(c['level_names'])}; nodes per level {nodes}.",
-        f"- **Bundled file**: `{c['file']}` ({c['form']} form"
+        (
+            f"- **Bundled file**: `{c['file']}` ({c['form']} form"
+            if c["file"]
+            else f"- **Generated on demand** ({c['form']} form"
+        )
         + (f", scale {c['scale']:g}, seed {c['seed']})" if c["scale"] is not None else ")"),
         f"- **Groups** {c['groups']:,}; **persons** {c['persons']:,}; **distinct sizes** {c['distinct_sizes']:,}; "
         f"largest group {c['max_size']:,}; public bound K = {c['public_max_size']:,}.",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cocoviz.datasets import housing, race, taxi, toy
+from cocoviz.datasets import census, housing, race, taxi, toy
 from cocoviz.datasets.common import PAPER_MAX_SIZE, _check_scale, _check_seed
 from cocoviz.datasets.geography import WEST_COAST
 from cocoviz.errors import ParameterError
@@ -20,6 +20,7 @@ __all__ = [
     "BUNDLE_SEED",
     "Dataset",
     "dataset_names",
+    "bundled_names",
     "dataset",
     "generate",
     "load_dataset",
@@ -58,6 +59,9 @@ class Dataset:
         States kept, for a regional cut of national data.
     public_max_size : int
         A public bound K on group size, as the paper used.
+    bundled : bool
+        Whether ``data/`` holds its default; False for the census-scale
+        datasets, always generated on demand (at ``bundle_scale`` by default).
     """
 
     name: str
@@ -70,6 +74,7 @@ class Dataset:
     bundle_scale: float | None
     regions: tuple[str, ...] | None = None
     public_max_size: int = PAPER_MAX_SIZE
+    bundled: bool = True
 
     @property
     def filename(self) -> str:
@@ -81,6 +86,8 @@ class Dataset:
         if self.name == "toy":
             return toy.toy_persons()
         family = self.name.split("-")[0]
+        if not self.bundled:
+            return census.generate_census(scale, seed, level=self.levels[-1], only_states=self.regions)
         if family == "housing":
             return housing.generate_housing(scale, seed, only_states=self.regions)
         if family in race.RACES:
@@ -184,7 +191,26 @@ _DATASETS: tuple[Dataset, ...] = (
         1.0,
     ),
 )
-_BY_NAME = {d.name: d for d in _DATASETS}
+_CENSUS_IMITATES = (
+    "the 2010 Census's household sizes over the 2020 geography: about 3,200 counties, 85,000 tracts and "
+    "242,000 block groups (a stand-in for census-scale runs; not one of the paper's datasets)"
+)
+# Generated on demand, never bundled: the dashboard opens them at a reduced scale (one tract per county or so).
+_ON_DEMAND: tuple[Dataset, ...] = tuple(
+    Dataset(
+        f"housing-us-{plural}",
+        f"Census-scale housing by {title}",
+        _CENSUS_IMITATES,
+        census.RECIPE,
+        "national",
+        census.CENSUS_LEVELS[:depth],
+        None,
+        0.01,
+        bundled=False,
+    )
+    for plural, title, depth in (("tracts", "census tract", 3), ("blockgroups", "block group", 4))
+)
+_BY_NAME = {d.name: d for d in (*_DATASETS, *_ON_DEMAND)}
 
 
 def dataset_names() -> list[str]:
@@ -195,6 +221,11 @@ def dataset_names() -> list[str]:
     >>> dataset_names()[:3]
     ['toy', 'housing', 'housing-west']
     """
+    return [d.name for d in (*_DATASETS, *_ON_DEMAND)]
+
+
+def bundled_names() -> list[str]:
+    """Names of the datasets whose default is a file in ``data/`` (the others are generated on demand)."""
     return [d.name for d in _DATASETS]
 
 
@@ -267,7 +298,7 @@ def load_dataset(
 def _load_cached(name: str, scale: float | None, seed: int, folder: str) -> Hierarchy:
     spec = _BY_NAME[name]
     path = Path(folder) / spec.filename
-    if scale is None and seed == BUNDLE_SEED and spec.name != "toy" and path.exists():
+    if scale is None and seed == BUNDLE_SEED and spec.name != "toy" and spec.bundled and path.exists():
         return spec.build(pd.read_parquet(path))
     # The toy table lives in code; a missing bundle is regenerated (same seed, same data).
     return spec.build(generate(name, scale=scale, seed=seed))

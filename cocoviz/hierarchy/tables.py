@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.nodes import LabelColumns
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 Path = tuple[str, ...]
-Leaves = tuple[list[str], list[Path], LevelRuns]
+Leaves = tuple[list[str], LabelColumns, LevelRuns]
 
 #: Levels below the root that a hierarchy may have.
 MAX_DEPTH = 4
@@ -431,12 +432,6 @@ def _persons_in_public_groups(
 
 
 def _leaves(df: pd.DataFrame, levels: list[str], sizes: np.ndarray, counts: np.ndarray) -> Leaves:
-    if levels:
-        labels = df[levels].astype(str)
-        codes, uniques = pd.MultiIndex.from_frame(labels).factorize()
-        leaf_paths = [tuple(p) for p in uniques]
-    else:
-        codes = np.zeros(len(df), np.int64)
-        leaf_paths = [()]
-    codes = np.asarray(codes, np.int64)
-    return levels, leaf_paths, aggregate_runs(codes, sizes, counts, len(leaf_paths))
+    # Leaf labels as integer codes per level: no Python object per row or per leaf.
+    leaf, leaf_paths = LabelColumns.from_frame(df, levels).distinct()
+    return levels, leaf_paths, aggregate_runs(leaf, sizes, counts, leaf_paths.n)

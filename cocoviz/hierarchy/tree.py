@@ -13,6 +13,7 @@ import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import tables
+from cocoviz.nodes import LabelColumns, NodeCodes
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = ["Hierarchy", "node_label"]
@@ -25,6 +26,25 @@ _SHOWN_ROWS = tables.SHOWN_ROWS
 def node_label(path: Sequence[str]) -> str:
     """Readable name of a node: ``"(root)"`` or its labels joined by ``/``."""
     return "/".join(path) if len(path) else "(root)"
+
+
+def _take_nodes(runs: LevelRuns, nodes: np.ndarray) -> LevelRuns:
+    """The runs of ``nodes`` (indices into ``runs``), in that order."""
+    lo = runs.ptr[nodes]
+    lengths = runs.ptr[nodes + 1] - lo
+    ptr = np.zeros(len(nodes) + 1, np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    take = np.repeat(lo - ptr[:-1], lengths) + np.arange(ptr[-1])
+    return LevelRuns(ptr, runs.sizes[take], runs.counts[take])
+
+
+def _is_sorted_runs(runs: LevelRuns) -> bool:
+    """Whether every count is positive and sizes rise strictly within every node (as aggregate_runs leaves them)."""
+    if not np.all(runs.counts > 0) or (len(runs.sizes) and runs.sizes.min() < 0):
+        return False
+    node = runs.node_ids()
+    same = node[1:] == node[:-1]
+    return bool(np.all(np.diff(runs.sizes)[same] > 0))
 
 
 def _is_level(level: object) -> bool:
@@ -42,8 +62,10 @@ class Hierarchy:
     ----------
     levels : sequence of str
         Names of the levels below the root, top down (may be empty).
-    leaf_paths : list of tuple of str
-        Path of every leaf, in a fixed order.
+    leaf_paths : list of tuple of str, or LabelColumns
+        Path of every leaf, in a fixed order (as tuples, or as per-level label
+        codes, :class:`~cocoviz.nodes.LabelColumns`, which builds without a
+        Python object per leaf).
     leaf_runs : LevelRuns
         Runs of the leaves, aligned with ``leaf_paths``.
     public_groups : bool
@@ -52,27 +74,37 @@ class Hierarchy:
     """
 
     def __init__(
-        self, levels: Sequence[str], leaf_paths: list[Path], leaf_runs: LevelRuns, *, public_groups: bool = False
+        self,
+        levels: Sequence[str],
+        leaf_paths: list[Path] | LabelColumns,
+        leaf_runs: LevelRuns,
+        *,
+        public_groups: bool = False,
     ):
         self._public_groups = bool(public_groups)
         self.levels: tuple[str, ...] = tuple(levels)
         depth = len(self.levels)
-        # Nodes of each level, in sorted order so that every release is
-        # reproducible whatever the row order of the input.
-        self._paths: list[list[Path]] = [sorted({p[:lvl] for p in leaf_paths}) for lvl in range(depth + 1)]
-        self._index: list[dict[Path, int]] = [{p: k for k, p in enumerate(ps)} for ps in self._paths]
-        leaf_order = np.array([self._index[depth][p] for p in leaf_paths], np.int64)
-        self._parent: list[np.ndarray] = [np.zeros(0, np.int64)] + [
-            np.array([self._index[lvl - 1][p[:-1]] for p in self._paths[lvl]], np.int64) for lvl in range(1, depth + 1)
-        ]
+        if not isinstance(leaf_paths, LabelColumns):
+            leaf_paths = LabelColumns.from_paths(leaf_paths, depth)
+        # Nodes of each level in sorted path order, so that every release is
+        # reproducible whatever the row order of the input; integer arrays only.
+        self._nodes, leaf_order = NodeCodes.build(leaf_paths)
+        self._paths = [self._nodes.paths(lvl) for lvl in range(depth + 1)]
         # Runs of every level from the leaves up.
-        leaf_of_run = leaf_order[leaf_runs.node_ids()]
         runs = [None] * (depth + 1)
-        runs[depth] = aggregate_runs(leaf_of_run, leaf_runs.sizes, leaf_runs.counts, len(self._paths[depth]))
+        n_leaves = self._nodes.size(depth)
+        if leaf_runs.n_nodes == n_leaves and _is_sorted_runs(leaf_runs):
+            # Distinct leaves whose runs are already sorted: only their order changes.
+            inverse = np.empty(n_leaves, np.int64)
+            inverse[leaf_order] = np.arange(n_leaves)
+            runs[depth] = _take_nodes(leaf_runs, inverse)
+        else:
+            leaf_of_run = leaf_order[leaf_runs.node_ids()]
+            runs[depth] = aggregate_runs(leaf_of_run, leaf_runs.sizes, leaf_runs.counts, n_leaves)
         for lvl in range(depth, 0, -1):
             below = runs[lvl]
             runs[lvl - 1] = aggregate_runs(
-                self._parent[lvl][below.node_ids()], below.sizes, below.counts, len(self._paths[lvl - 1])
+                self._nodes.parents[lvl][below.node_ids()], below.sizes, below.counts, self._nodes.size(lvl - 1)
             )
         self._runs: list[LevelRuns] = runs
         empty = np.flatnonzero(runs[depth].groups() == 0)
@@ -168,6 +200,11 @@ class Hierarchy:
         return self._public_groups
 
     @property
+    def node_codes(self) -> NodeCodes:
+        """Every level's nodes as read-only integer arrays (labels, codes, parents), in node order."""
+        return self._nodes
+
+    @property
     def depth(self) -> int:
         """Number of levels below the root."""
         return len(self.levels)
@@ -182,8 +219,8 @@ class Hierarchy:
         level, _ = self.locate(node)
         if level == self.depth:
             return []
-        k = self._index[level][tuple(node)]
-        return [self._paths[level + 1][c] for c in np.flatnonzero(self._parent[level + 1] == k)]
+        _, k = self.locate(node)
+        return [self._paths[level + 1][c] for c in self._nodes.children(level, k)]
 
     def locate(self, node: Sequence[str]) -> tuple[int, int]:
         """Level of ``node`` and its index within that level."""
@@ -191,9 +228,7 @@ class Hierarchy:
             path = tuple(str(x) for x in node)
         except TypeError:
             raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
-        if len(path) > self.depth or path not in self._index[len(path)]:
-            raise KeyError(f"no node {path} in this hierarchy")
-        return len(path), self._index[len(path)][path]
+        return len(path), self._nodes.locate(path)
 
     def runs(self, level: int) -> LevelRuns:
         """The true ``(size, count)`` runs of every node at ``level``."""
@@ -204,7 +239,7 @@ class Hierarchy:
         """For every node at ``level`` (>= 1), the index of its parent one level up."""
         if not _is_level(level) or not 1 <= level <= self.depth:
             raise ParameterError(f"level must be between 1 and {self.depth}, got {level}")
-        return self._parent[level]
+        return self._nodes.parents[level]
 
     def node_runs(self, node: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Sizes and counts of the groups of ``node``."""
@@ -263,11 +298,10 @@ class Hierarchy:
             raise ParameterError(f"unknown level(s) {unknown}; this hierarchy has {list(self.levels)}")
         keep = [i for i, name in enumerate(self.levels) if name in set(levels)]
         leaves = self._runs[self.depth]
-        new_paths = [tuple(p[i] for i in keep) for p in self._paths[self.depth]]
-        distinct = sorted(set(new_paths))
-        index = {p: k for k, p in enumerate(distinct)}
-        leaf_map = np.array([index[p] for p in new_paths], np.int64)
-        runs = aggregate_runs(leaf_map[leaves.node_ids()], leaves.sizes, leaves.counts, len(distinct))
+        columns = self._leaf_columns(range(self.depth + 1))
+        kept = LabelColumns(tuple(columns.codes[i] for i in keep), tuple(columns.labels[i] for i in keep), columns.n)
+        leaf_map, distinct = kept.distinct()
+        runs = aggregate_runs(leaf_map[leaves.node_ids()], leaves.sizes, leaves.counts, distinct.n)
         return Hierarchy([self.levels[i] for i in keep], distinct, runs, public_groups=self.public_groups)
 
     def subtree(self, node: Sequence[str]) -> Hierarchy:
@@ -278,20 +312,22 @@ class Hierarchy:
         """
         level, k = self.locate(node)
         leaves = self._runs[self.depth]
-        ancestors = np.arange(len(self._paths[self.depth]))
-        for lvl in range(self.depth, level, -1):
-            ancestors = self._parent[lvl][ancestors]
-        # Leaves whose ancestor at `level` is the chosen node.
-        inside = np.flatnonzero(ancestors == k)
-        paths = [self._paths[self.depth][i][level:] for i in inside]
-        sizes, counts, ptr = [], [], [0]
-        for i in inside:
-            s, c = leaves.node(i)
-            sizes.append(s)
-            counts.append(c)
-            ptr.append(ptr[-1] + len(s))
-        runs = LevelRuns(np.array(ptr, np.int64), np.concatenate(sizes), np.concatenate(counts))
-        return Hierarchy(self.levels[level:], paths, runs, public_groups=self.public_groups)
+        # Leaves whose ancestor at `level` is the chosen node, and their runs.
+        inside = np.flatnonzero(self._nodes.ancestors(self.depth, level) == k)
+        runs = _take_nodes(leaves, inside)
+        columns = self._leaf_columns(range(level + 1, self.depth + 1)).take(inside)
+        return Hierarchy(self.levels[level:], columns, runs, public_groups=self.public_groups)
+
+    def _leaf_columns(self, levels: range) -> LabelColumns:
+        """The labels of every leaf at the given levels (1-based), as codes into each level's labels."""
+        nodes, depth = self._nodes, self.depth
+        codes = []
+        for lvl in levels:
+            if lvl == 0:
+                continue
+            codes.append(nodes.codes[lvl][nodes.ancestors(depth, lvl)])
+        labels = tuple(nodes.labels[lvl] for lvl in levels if lvl)
+        return LabelColumns(tuple(codes), labels, nodes.size(depth))
 
     def _check_level(self, level: int) -> None:
         if not _is_level(level) or not 0 <= level <= self.depth:
