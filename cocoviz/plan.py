@@ -9,7 +9,7 @@ drawn; a release's budget equals it exactly.
 >>> shape = Shape(("state",), (((),), (("a",), ("b",))), ((), (0, 0)), ((4,), (2, 2)))
 >>> plan = Plan.build(shape, epsilons=[0.5, 1.0], methods=["Hg", "Hc"], max_size=10)
 >>> plan.cost().total, [c.cells for c in plan.cost().charges]
-(1.5, [4, 10, 10])
+(1.5, [4, 20])
 """
 
 from __future__ import annotations
