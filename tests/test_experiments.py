@@ -30,6 +30,7 @@ from cocoviz.experiments import (
     run_sweep,
     summarize,
 )
+from cocoviz.experiments.kuo_figures import root_winners
 from cocoviz.experiments.kuo_naive import NAIVE_CLIP, NAIVE_PROJECTION, clip_only, clip_only_error, clip_only_frame
 from cocoviz.experiments.runner import trial_seed
 from cocoviz.hierarchy import Hierarchy
@@ -297,6 +298,25 @@ def test_table3_shows_both_readings_of_naive_labelled(tmp_path):
     assert summary.at["naive-clip", "mean"] > 2 * summary.at["naive", "mean"]
     names = {trace.name for trace in result.figures["table3"].data}
     assert {NAIVE_PROJECTION, NAIVE_CLIP, "Hc", "Hg"} <= names
+
+
+def test_figure6_root_winners_compare_each_methods_better_series():
+    rows = [
+        ("Hc×Hc×Hc", "top-down", 0.5, 30.0),
+        ("Hc×Hc×Hc", "none", 0.5, 20.0),
+        ("Hg×Hg×Hg", "top-down", 0.5, 10.0),
+        ("Hg×Hg×Hg", "none", 0.5, 40.0),
+        ("Hc×Hc×Hc", "top-down", 1.0, 5.0),
+        ("Hc×Hc×Hc", "none", 1.0, 6.0),
+        ("Hg×Hg×Hg", "top-down", 1.0, 15.0),
+        ("Hg×Hg×Hg", "none", 1.0, 7.5),
+    ]
+    summary = pd.DataFrame(rows, columns=["mix", "consistency", "epsilon", "mean"]).assign(dataset="d", level=0)
+    summary = pd.concat([summary, summary.assign(level=1, mean=1.0)])  # other levels are ignored
+    winners = root_winners(summary)
+    assert winners["winner"].tolist() == ["Hg", "Hc"]
+    assert winners["lowest series"].tolist() == ["Hg×Hg×Hg top-down", "Hc×Hc×Hc top-down"]
+    assert winners["best Hg / best Hc"].tolist() == [0.5, 1.5]
 
 
 def test_experiment_datasets_follow_the_paper():
