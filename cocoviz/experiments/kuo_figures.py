@@ -13,7 +13,7 @@ from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import summarize
 from cocoviz.experiments.tables import _best_counts, _best_table, _label_levels, _paired_wins, _pm, markdown_table
 
-__all__ = ["root_winners"]
+__all__ = ["root_winners", "figure6_report"]
 
 
 def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
@@ -118,6 +118,13 @@ def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         consistencies=["top-down", "none"],
         merges=["weighted"],
     )
+    frames, figures, md = figure6_report(frame)
+    return ExperimentResult(exp.name, frames, figures, md, config)
+
+
+def figure6_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
+    """Figure 6's CSV frames, figures and markdown from its sweep frame (also from a saved trials.csv)."""
+    trials = int(frame["trial"].nunique())
     summary = summarize(frame)
     summary["series"] = summary["mix"] + " " + summary["consistency"]
     order = ["Hc×Hc×Hc top-down", "Hc×Hc×Hc none", "Hg×Hg×Hg top-down", "Hg×Hg×Hg none"]
@@ -142,7 +149,7 @@ def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
             "Top-down consistency against independent estimates (same noise, paired): cells where top-down "
             "had the lower mean, and the ratio none / top-down (> 1: consistency helped):",
             markdown_table(wins.rename(columns={"wins": "top-down better"})),
-            f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); references as in figure5:",
+            f"Mean emd per node ± standard error over {trials} trials (lowest in bold); references as in figure5:",
             markdown_table(table.drop(columns="best")),
         ]
     )
@@ -152,7 +159,7 @@ def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         "Figure 6: 3 levels with and without consistency",
         omniscient=True,
     )
-    return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, figures, md, config)
+    return {"trials": frame, "summary": summary}, figures, md
 
 
 def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
