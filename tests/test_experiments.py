@@ -371,7 +371,7 @@ def test_cli_lists_and_runs_an_experiment(tmp_path, capsys):
     assert "table3:" in captured.out and "releases" in captured.err
     summary = pd.read_csv(tmp_path / "table3" / "summary.csv")
     assert set(summary["dataset"]) == {"taxi", "hawaiian"}
-    assert set(summary["mix"]) == {"naive", "Hc", "Hg"}
+    assert set(summary["mix"]) == {"naive", "naive-clip", "Hc", "Hg"}
     assert main(["experiment", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown experiment" in capsys.readouterr().err
 
