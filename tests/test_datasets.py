@@ -22,6 +22,7 @@ from cocoviz.datasets import (
     load_dataset,
 )
 from cocoviz.datasets.geography import WEST_COAST, county_weights, states
+from cocoviz.datasets.housing import generate_housing
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.histograms import ranked
 
@@ -131,9 +132,17 @@ def test_west_coast_is_the_same_states_of_the_national_data(family):
     "name, scale, tol", [("housing", 0.01, 0.05), ("white", 0.02, 0.05), ("taxi", 0.05, 0.05), ("hawaiian", 0.05, 0.15)]
 )
 def test_groups_and_persons_scale_linearly(name, scale, tol):
-    groups, persons, distinct = figures(generate(name, scale=scale, seed=0))
+    table = generate(name, scale=scale, seed=0)
+    groups, persons, distinct = figures(table)
     paper_groups, paper_persons, paper_distinct = PAPER_FIGURES[name]
     assert groups == pytest.approx(paper_groups * scale, rel=0.01)
+    if name == "housing":
+        # The 2,600 outliers (mean size 5,000.5) are kept whole; the households' persons scale.
+        outliers = 52 * 50 * 5000.5
+        assert persons == pytest.approx(outliers + (paper_persons - outliers) * scale, rel=tol)
+        bulk = table[table["size"] <= 100]
+        persons = int(np.dot(bulk["size"], bulk["count"]))
+        paper_persons -= outliers
     # Sparse Hawaiian data: a few blocks hold many persons, so its persons vary more at small scale.
     assert persons == pytest.approx(paper_persons * scale, rel=tol)
     assert 0 < distinct <= paper_distinct * 1.05
@@ -157,9 +166,52 @@ def test_housing_recipe():
     ratios = ca[8:13] / ca[7:12]
     assert np.all((ratios > 0.3) & (ratios < 0.8))
     assert tree.max_size <= 10_000
-    # Outliers: 50 per state at scale 1, here 2.5 on average.
+    # Outliers: 50 per state at every scale up to 1; a few are small enough to hide in the bulk.
     big = table.loc[table["size"] > 100, "count"].sum()
+    assert 52 * 50 * 0.97 < big <= 52 * 50
+    # The previous recipe scaled them too: 2.5 per state on average here.
+    scaled = generate_housing(0.05, 1, outliers="scaled")
+    big = scaled.loc[scaled["size"] > 100, "count"].sum()
     assert 52 * 50 * 0.05 * 0.5 < big < 52 * 50 * 0.05 * 1.6
+
+
+def _tail(table: pd.DataFrame, above: int) -> pd.DataFrame:
+    part = table[table["size"] > above]
+    return part.sort_values(["state", "county", "size"], ignore_index=True).astype({"state": str, "county": str})
+
+
+@pytest.mark.parametrize("scale", [0.004, 0.028, 0.3])
+def test_housing_outliers_survive_scaling(scale):
+    """The largest groups of a scaled draw are the full-size draw's: same count, sizes and counties."""
+    full = generate_housing(1.0, 4, only_states=WEST_COAST)
+    scaled = generate_housing(scale, 4, only_states=WEST_COAST)
+    tail_full, tail_scaled = _tail(full, 100), _tail(scaled, 100)
+    pd.testing.assert_frame_equal(tail_scaled, tail_full, check_categorical=False)
+    # 5 states x 50 outliers, about 1% of them of size <= 100: nothing else is above 100.
+    assert 0.95 * 250 < tail_full["count"].sum() <= 250
+    assert (
+        scaled["size"].max() == full["size"].max()
+        and scaled["size"].nlargest(50).tolist() == full["size"].nlargest(50).tolist()
+    )
+
+
+def test_housing_bulk_is_scaled_by_the_factor():
+    full = generate_housing(1.0, 5, only_states=WEST_COAST)
+    scaled = generate_housing(0.028, 5, only_states=WEST_COAST)
+    for table in (full, scaled):
+        table["bulk"] = table["size"] <= 100
+    by_size_full = full[full["bulk"]].groupby("size")["count"].sum()
+    by_size_scaled = scaled[scaled["bulk"]].groupby("size")["count"].sum()
+    # Every bulk size from 1 to 7 (millions of groups at full size) scaled by 0.028 within 1%.
+    ratio = by_size_scaled.loc[1:7] / by_size_full.loc[1:7]
+    assert np.allclose(ratio, 0.028, rtol=0.01)
+    # The outliers are the only groups > 100: same count at both scales.
+    assert full.loc[~full["bulk"], "count"].sum() == scaled.loc[~scaled["bulk"], "count"].sum()
+
+
+def test_housing_outlier_recipe_is_checked():
+    with pytest.raises(ValueError, match="outliers"):
+        generate_housing(0.01, 0, only_states=["DC"], outliers="some")
 
 
 def test_every_county_keeps_a_group_at_tiny_scale():

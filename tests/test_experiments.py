@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from cocoviz.cli import main
+from cocoviz.estimators import fit_naive, query_naive
 from cocoviz.experiments import (
     EXPERIMENTS,
     FRAME_COLUMNS,
@@ -29,7 +30,12 @@ from cocoviz.experiments import (
     run_sweep,
     summarize,
 )
+from cocoviz.experiments.kuo_figures import root_winners
+from cocoviz.experiments.kuo_naive import NAIVE_CLIP, NAIVE_PROJECTION, clip_only, clip_only_error, clip_only_frame
+from cocoviz.experiments.runner import trial_seed
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.mechanisms import FastSampler
+from cocoviz.metrics import emd
 
 STATES = {"CA": 3, "OR": 2, "WA": 2, "NY": 2}
 
@@ -252,6 +258,67 @@ def test_each_experiment_runs_end_to_end(name, tmp_path):
     assert result.markdown.count("|") > 10
 
 
+def test_clip_only_naive_equals_a_hand_computation():
+    # H = [0, 2, 1, 0, 1, 0] over sizes 0..5 (the slides' example, K = 5); noisy H = [1, -1, 3, -2, 0, 2].
+    # Clipped: [1, 0, 3, 0, 0, 2] (7 groups where G = 4). Hc = [0, 2, 3, 3, 4, 4], clipped Hc = [1, 1, 4, 4, 4, 6]:
+    # |differences| = 1 + 1 + 1 + 1 + 0 + 2 = 6.
+    truth, noisy = np.array([0, 2, 1, 0, 1, 0]), np.array([1, -1, 3, -2, 0, 2])
+    assert clip_only(noisy).tolist() == [1, 0, 3, 0, 0, 2]
+    assert clip_only_error(truth, noisy) == 6
+    # The exact projection of the same noisy H keeps G = 4 groups, and misplaces fewer persons.
+    projected = fit_naive(noisy, groups=4, epsilon=1.0)
+    h_hat = np.zeros(6, np.int64)
+    np.add.at(h_hat, projected.sizes, projected.counts)
+    assert h_hat.sum() == 4 and emd(truth, h_hat) < 6
+
+
+def test_clip_only_naive_uses_the_noise_of_the_exact_projection():
+    tree = small_tree("a").keep_levels([])
+    frame = clip_only_frame([tree], ["a"], [1.0], trials=2, seed=3, max_size=80)
+    assert list(frame.columns) == FRAME_COLUMNS and len(frame) == 2
+    for trial in (0, 1):
+        # The naive release's stream: seed (3, trial), level 0, node 0, query 0, scale Δ/ε = 2.
+        noisy = FastSampler(trial_seed(3, trial)).draw(query_naive(*tree.node_runs(()), 80), 2.0, (0, 0, 0))
+        expected = int(
+            np.abs(
+                np.cumsum(np.pad(tree.histogram(()), (0, 81 - tree.max_size - 1))) - np.cumsum(np.maximum(noisy, 0))
+            ).sum()
+        )
+        assert frame.loc[frame["trial"] == trial, "emd"].item() == expected
+
+
+def test_table3_shows_both_readings_of_naive_labelled(tmp_path):
+    result = run_experiment(
+        "table3", datasets=["housing"], trials=2, epsilons=[1.0], max_size=200, loader=stub_loader, png=False
+    )
+    assert "| 1 | naive (exact projection) |" in result.markdown
+    assert "| 1 | naive (clip only, as the paper appears to) |" in result.markdown
+    summary = result.frames["summary"].set_index("mix")
+    # Clipping keeps every positive noise cell up to K: worse than the projection.
+    assert summary.at["naive-clip", "mean"] > 2 * summary.at["naive", "mean"]
+    names = {trace.name for trace in result.figures["table3"].data}
+    assert {NAIVE_PROJECTION, NAIVE_CLIP, "Hc", "Hg"} <= names
+
+
+def test_figure6_root_winners_compare_each_methods_better_series():
+    rows = [
+        ("Hc×Hc×Hc", "top-down", 0.5, 30.0),
+        ("Hc×Hc×Hc", "none", 0.5, 20.0),
+        ("Hg×Hg×Hg", "top-down", 0.5, 10.0),
+        ("Hg×Hg×Hg", "none", 0.5, 40.0),
+        ("Hc×Hc×Hc", "top-down", 1.0, 5.0),
+        ("Hc×Hc×Hc", "none", 1.0, 6.0),
+        ("Hg×Hg×Hg", "top-down", 1.0, 15.0),
+        ("Hg×Hg×Hg", "none", 1.0, 7.5),
+    ]
+    summary = pd.DataFrame(rows, columns=["mix", "consistency", "epsilon", "mean"]).assign(dataset="d", level=0)
+    summary = pd.concat([summary, summary.assign(level=1, mean=1.0)])  # other levels are ignored
+    winners = root_winners(summary)
+    assert winners["winner"].tolist() == ["Hg", "Hc"]
+    assert winners["lowest series"].tolist() == ["Hg×Hg×Hg top-down", "Hc×Hc×Hc top-down"]
+    assert winners["best Hg / best Hc"].tolist() == [0.5, 1.5]
+
+
 def test_experiment_datasets_follow_the_paper():
     """2-level runs use state level only; 3-level runs use the West Coast cuts and taxi's full tree."""
     seen = {}
@@ -304,7 +371,7 @@ def test_cli_lists_and_runs_an_experiment(tmp_path, capsys):
     assert "table3:" in captured.out and "releases" in captured.err
     summary = pd.read_csv(tmp_path / "table3" / "summary.csv")
     assert set(summary["dataset"]) == {"taxi", "hawaiian"}
-    assert set(summary["mix"]) == {"naive", "Hc", "Hg"}
+    assert set(summary["mix"]) == {"naive", "naive-clip", "Hc", "Hg"}
     assert main(["experiment", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown experiment" in capsys.readouterr().err
 

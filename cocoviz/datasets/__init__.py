@@ -5,8 +5,9 @@ downloaded here.  Each generator imitates one of them and, at
 ``scale=1.0``, matches the paper's number of groups, persons and distinct
 group sizes within 5% (``benchmarks/datasets_scale.py`` checks this).  A
 smaller ``scale`` draws proportionally fewer groups of the same kind, so
-groups and persons scale linearly while the number of distinct sizes drops
-(rare large sizes are the first to go).
+the bulk's groups and persons scale linearly while the number of distinct
+sizes drops (rare large sizes are the first to go) — except housing's
+outliers, which are kept whole at every scale up to 1 (``data/README.md``).
 
 Generators return the compact per-leaf counts form (level columns, ``size``,
 ``count``) and never one row per group, so the 240 million households of the

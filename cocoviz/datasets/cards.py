@@ -26,7 +26,15 @@ from cocoviz.datasets.registry import (
 from cocoviz.datasets.taxi import generate_taxi
 from cocoviz.hierarchy import Hierarchy
 
-__all__ = ["dataset_card", "summary_line", "card_markdown", "full_scale_figures", "write_bundle"]
+__all__ = [
+    "dataset_card",
+    "summary_line",
+    "card_markdown",
+    "full_scale_figures",
+    "scaling_effect",
+    "write_bundle",
+    "TAIL_SIZE",
+]
 
 
 def _figures(tree: Hierarchy) -> dict:
@@ -147,10 +155,35 @@ the persons form (one row per person). The same forms, and the groups form (one 
 can be uploaded in the dashboard.
 
 **Scale.** `scale` is the fraction of the paper's national data (for the West Coast cuts too, so
-`housing-west` at scale 1.0 is the West Coast of the full housing data). Groups and persons scale
-linearly; the number of distinct sizes drops below scale 1.0, because rare large sizes are the
-first to go (at scale 0.004 housing keeps about 10 of its 2,600 outliers).
+`housing-west` at scale 1.0 is the West Coast of the full housing data). The bulk of every dataset
+scales linearly; the number of distinct sizes drops below scale 1.0 wherever rare large sizes are
+part of the bulk (white, Hawaiian). Housing's outliers are not: see the scaling recipe below.
 """
+
+_RECIPE_HEAD = """\
+## The scaling recipe: the bulk is scaled, housing's outliers are kept
+
+The paper's housing recipe adds 50 outlier groups (group quarters, size uniform on 1..10,000) to
+every state: 2,600 nationally, 250 on the West Coast. They are what makes housing sparse (most of
+its distinct sizes, all of its large ones), and so what decides Figure 5's and Figure 6's winners
+(Hg on sparse housing). Scaling them with the households, as the bundled files did before issue
+15, left a handful of them (the table below), and the bundled housing no longer behaved like
+the paper's. The recipe now scales only the households (the bulk, sizes 1 to below 30) and keeps the
+outliers whole at every scale up to 1: the same groups, with the same sizes and counties, as in
+the full-size data for the same seed (`generate_housing(scale, seed, outliers="full")`, the
+default; `outliers="scaled"` is the previous recipe). The outliers now draw from a stream of their
+own, so the full-size housing's outliers were redrawn too (its households are unchanged). The
+price: at the bundled scale the outliers hold a large share of the persons (about 5,000 each), so
+persons no longer scale linearly. White, Hawaiian and taxi have no outlier component (their large
+groups are the bulk's own tail; taxi is bundled at full size) and are unchanged.
+
+Housing at the bundled scale, seed 0, before (outliers scaled, from the same draws) → after
+(outliers kept, the bundled files), and the full-size data of the same states; the tail is the
+groups larger than {tail:,} (the households end below size 30, so the tail is the outliers):
+"""
+
+#: Groups larger than this are the "tail" in the scaling-recipe table (the bulk of housing ends near 30).
+TAIL_SIZE = 100
 
 
 def _bytes(n: int) -> str:
@@ -170,6 +203,72 @@ def _bundle_table(rows: list[tuple[str, Hierarchy, Dataset, int]]) -> str:
             f"{s['distinct_sizes']:,} | {'—' if spec.bundle_scale is None else f'{spec.bundle_scale:g}'} | "
             f"`{spec.filename}` ({_bytes(size)}) |"
         )
+    return "\n".join(out)
+
+
+def _stats(table) -> dict:
+    sizes, counts = table["size"].to_numpy(), table["count"].to_numpy()
+    return {
+        "groups": int(counts.sum()),
+        "persons": int(np.dot(sizes, counts)),
+        "distinct_sizes": int(np.unique(sizes).size),
+        "max_size": int(sizes.max()),
+        "tail": int(counts[sizes > TAIL_SIZE].sum()),
+    }
+
+
+def _housing_stats(spec: Dataset, scale: float, seed: int, outliers: str) -> dict:
+    return _stats(generate_housing(scale, seed, only_states=spec.regions, outliers=outliers))
+
+
+def scaling_effect(seed: int = BUNDLE_SEED, *, full_scale: bool = True) -> list[dict]:
+    """Housing's figures at the bundled scale before and after the recipe change, and at full size.
+
+    Returns
+    -------
+    list of dict
+        Per housing dataset: ``dataset``, ``scale``, ``before`` (outliers
+        scaled), ``after`` (outliers kept, the bundled recipe) and ``full``
+        (scale 1.0, None without ``full_scale``); each a dict of groups,
+        persons, distinct sizes, max size and ``tail`` (groups larger than
+        :data:`TAIL_SIZE`).
+    """
+    out = []
+    for spec in _DATASETS:
+        if spec.paper != "housing":
+            continue
+        out.append(
+            {
+                "dataset": spec.name,
+                "scale": spec.bundle_scale,
+                "before": _housing_stats(spec, spec.bundle_scale, seed, "scaled"),
+                "after": _housing_stats(spec, spec.bundle_scale, seed, "full"),
+                "full": _housing_stats(spec, 1.0, seed, "full") if full_scale else None,
+            }
+        )
+    return out
+
+
+def _scaling_table(rows: list[dict]) -> str:
+    labels = [
+        ("groups", "groups"),
+        ("persons", "persons"),
+        ("distinct_sizes", "distinct sizes"),
+        ("max_size", "largest group"),
+        ("tail", f"groups > {TAIL_SIZE}"),
+    ]
+    out = [
+        "| dataset | scale | " + " | ".join(label for _, label in labels) + " |",
+        "|---|---:|" + "---:|" * len(labels),
+    ]
+    for r in rows:
+        cells = []
+        for key, _ in labels:
+            text = f"{r['before'][key]:,} → **{r['after'][key]:,}**"
+            if r["full"] is not None:
+                text += f" (full size {r['full'][key]:,})"
+            cells.append(text)
+        out.append(f"| `{r['dataset']}` | {r['scale']:g} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -238,6 +337,7 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
     _load_cached.cache_clear()
     parts = [_README_HEAD, "## The bundled files\n", _bundle_table(rows), ""]
     parts.append(f"The dashboard opens `{DEFAULT_DATASET}`. Each bundled file was generated with seed {BUNDLE_SEED}.\n")
+    parts += [_RECIPE_HEAD.format(tail=TAIL_SIZE), _scaling_table(scaling_effect(full_scale=full_scale)), ""]
     if full_scale:
         parts += [
             "## Scale 1.0 against the paper\n",

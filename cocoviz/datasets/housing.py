@@ -2,7 +2,9 @@
 
 A 2010-like national household-size profile, tilted per state to the
 state's 2010 average household size, with a binomial tail past size 7 and
-50 outlier groups (group quarters) per state at scale 1.
+50 outlier groups (group quarters) per state.  Scaling thins the households
+(the bulk) and keeps the outliers whole: at every scale up to 1 each state
+has the full-size data's 50 outliers, with the same sizes and counties.
 """
 
 from __future__ import annotations
@@ -24,23 +26,30 @@ from cocoviz.datasets.common import (
     _stream,
 )
 from cocoviz.datasets.geography import State, county_weights, states
+from cocoviz.errors import ParameterError
 
-__all__ = ["generate_housing", "RECIPE"]
+__all__ = ["generate_housing", "RECIPE", "OUTLIERS", "OUTLIERS_PER_STATE"]
 
 # A 2010-like national household-size profile for sizes 1..7.  SF1 stops at
 # "7 or more"; about half of those are taken as exactly 7, which sets the
 # tail's 7/6 ratio near 0.5 and keeps the national mean where the paper's is.
 _HOUSEHOLD_PROFILE = np.array([0.267, 0.336, 0.158, 0.132, 0.062, 0.025, 0.012])
-_OUTLIERS_PER_STATE = 50
+#: Outlier groups (group quarters) per state in the full-size data, as the paper's recipe.
+OUTLIERS_PER_STATE = 50
 _OUTLIER_MAX = 10_000
+#: How a scale below 1 treats the outliers: "full" keeps all of them (the bundled files), "scaled"
+#: keeps the first ``scale`` share of them (the recipe before issue 15, for comparison).
+OUTLIERS = ("full", "scaled")
 
 #: How the housing data is made, for its data card.
 RECIPE = (
     "Per state (50 states, DC, Puerto Rico): households of sizes 1-7 drawn from the state's household-size "
     "profile (a 2010-like national profile tilted to the state's 2010 average household size, with one national "
     "factor so the totals are the paper's); past 7 a tail drawn by binomial sampling, n[j+1] ~ Binomial(n[j], r) "
-    "with the state's r = n[7]/n[6]; 50 outlier groups (group quarters) of size uniform on 1..10,000 at scale 1, "
-    "proportionally fewer below; every group assigned to a county in proportion to the county's size. Groups per "
+    "with the state's r = n[7]/n[6]; 50 outlier groups (group quarters) of size uniform on 1..10,000; every group "
+    "assigned to a county in proportion to the county's size. Scaling thins the households only: at any scale up to "
+    "1 each state keeps the full-size data's 50 outliers (same sizes, same counties), so the tail is the paper's "
+    "while the bulk is scaled. Groups per "
     "state follow 2010 households. State and county names are real (2010 county list from the addfips package); "
     "county sizes are synthetic (a fixed lognormal draw), as no offline package carries county populations. "
     "State figures are rounded 2010 Census figures (cocoviz/datasets/geography.py)."
@@ -84,7 +93,7 @@ def _housing_plan() -> tuple[np.ndarray, np.ndarray]:
     households = np.array([s.population / s.household_size for s in all_states])
     share = households / households.sum()
     groups, persons, _ = PAPER_FIGURES["housing"]
-    n_out = _OUTLIERS_PER_STATE * len(all_states)
+    n_out = OUTLIERS_PER_STATE * len(all_states)
     base_groups = (groups - n_out) * share
     base_persons = persons - n_out * (1 + _OUTLIER_MAX) / 2
     hh = np.array([s.household_size for s in all_states])
@@ -93,14 +102,34 @@ def _housing_plan() -> tuple[np.ndarray, np.ndarray]:
     return share, tilts
 
 
-def _housing_state(k: int, state: State, scale: float, seed: int) -> Runs:
+def _outliers(k: int, n_counties: int, w: np.ndarray, scale: float, seed: int, outliers: str) -> Runs:
+    """County index and size of one state's outliers (group quarters), from their own stream.
+
+    Their own stream makes them the same at every scale: ``"full"`` keeps all
+    :data:`OUTLIERS_PER_STATE` of the full-size data up to scale 1 (more above
+    it, in proportion); ``"scaled"`` keeps the first ``scale`` share of them
+    (randomly rounded).
+    """
+    rng = _stream(seed, 1, k, 1)
+    expected = OUTLIERS_PER_STATE * scale
+    n_full = max(OUTLIERS_PER_STATE, int(round(expected)))
+    sizes = rng.integers(1, _OUTLIER_MAX + 1, n_full)
+    county = rng.choice(n_counties, n_full, p=w)
+    if outliers == "full" or scale >= 1:
+        n_out = n_full
+    else:
+        n_out = min(n_full, int(expected) + int(rng.random() < expected - int(expected)))
+    return county[:n_out], sizes[:n_out], np.ones(n_out, np.int64)
+
+
+def _housing_state(k: int, state: State, scale: float, seed: int, outliers: str = "full") -> Runs:
     """County index, size and count of one state's households, tail and outliers."""
     rng = _stream(seed, 1, k)
     share, tilts = _housing_plan()
     p = _tilted_profile(tilts[k])
     w = county_weights(state.postal)
     n_counties = len(w)
-    n_out_paper = _OUTLIERS_PER_STATE * len(states())
+    n_out_paper = OUTLIERS_PER_STATE * len(states())
     target = (PAPER_FIGURES["housing"][0] - n_out_paper) * scale * share[k]
     base = int(round(target / _profile_moments(tilts[k])[0]))
     # Households of sizes 1..7: county totals first, then sizes within each county
@@ -115,11 +144,7 @@ def _housing_state(k: int, state: State, scale: float, seed: int) -> Runs:
         tail.append(n)
     tail = np.array([t for t in tail if t > 0], np.int64)
     tail_by_county = rng.multinomial(tail, w) if len(tail) else np.zeros((0, n_counties), np.int64)
-    # Outliers (group quarters): 50 per state at scale 1, proportionally fewer below.
-    expected = _OUTLIERS_PER_STATE * scale
-    n_out = int(expected) + int(rng.random() < expected - int(expected))
-    out_sizes = rng.integers(1, _OUTLIER_MAX + 1, n_out)
-    out_county = rng.choice(n_counties, n_out, p=w)
+    out_county, out_sizes, out_counts = _outliers(k, n_counties, w, scale, seed, outliers)
 
     county = np.concatenate(
         [np.repeat(np.arange(n_counties), 7), np.tile(np.arange(n_counties), len(tail)), out_county]
@@ -127,11 +152,13 @@ def _housing_state(k: int, state: State, scale: float, seed: int) -> Runs:
     sizes = np.concatenate(
         [np.tile(np.arange(1, 8), n_counties), np.repeat(np.arange(8, 8 + len(tail)), n_counties), out_sizes]
     )
-    counts = np.concatenate([by_size.ravel(), tail_by_county.ravel(), np.ones(n_out, np.int64)])
+    counts = np.concatenate([by_size.ravel(), tail_by_county.ravel(), out_counts])
     return _aggregate(county, sizes, counts)
 
 
-def generate_housing(scale: float = 1.0, seed: int = 0, *, only_states: Sequence[str] | None = None) -> pd.DataFrame:
+def generate_housing(
+    scale: float = 1.0, seed: int = 0, *, only_states: Sequence[str] | None = None, outliers: str = "full"
+) -> pd.DataFrame:
     """Partially synthetic housing: households by state and county, per-leaf counts.
 
     The paper's recipe (§6.1), per state: household sizes 1–7 from the
@@ -139,17 +166,25 @@ def generate_housing(scale: float = 1.0, seed: int = 0, *, only_states: Sequence
     sampling, ``n[j+1] ~ Binomial(n[j], r)`` with the state's
     ``r = n[7] / n[6]``; 50 outlier groups of size uniform on 1..10,000;
     every group assigned to a county with probability proportional to the
-    county's size.
+    county's size.  A scale below 1 thins the households and, by default,
+    keeps every outlier: they are the same groups (sizes and counties) as
+    in the full-size data for the same seed.
 
     Parameters
     ----------
     scale : float
-        Fraction of the paper's 240.9 million groups (1.0 = full size).
+        Fraction of the paper's households (1.0 = the full 240.9 million
+        groups).  Up to 1 it scales the households only; above 1 the
+        outliers grow in proportion too.
     seed : int
         Seed of the draw.
     only_states : sequence of str, optional
         Postal codes to generate (default: all 52); each state's draw does
         not depend on which other states are generated.
+    outliers : {"full", "scaled"}
+        ``"full"`` (default): every state keeps its 50 outliers at any scale
+        up to 1.  ``"scaled"``: only the first ``scale`` share of them
+        (randomly rounded; the recipe of the bundled files before issue 15).
 
     Returns
     -------
@@ -163,4 +198,6 @@ def generate_housing(scale: float = 1.0, seed: int = 0, *, only_states: Sequence
     (['state', 'county', 'size', 'count'], {'DC'})
     """
     scale, seed = _check_scale(scale), _check_seed(seed)
-    return _states_frame(lambda k, state: _housing_state(k, state, scale, seed), only_states)
+    if outliers not in OUTLIERS:
+        raise ParameterError(f"outliers must be one of {OUTLIERS}, got {outliers!r}")
+    return _states_frame(lambda k, state: _housing_state(k, state, scale, seed, outliers), only_states)

@@ -13,7 +13,7 @@ from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import summarize
 from cocoviz.experiments.tables import _best_counts, _best_table, _label_levels, _paired_wins, _pm, markdown_table
 
-__all__: list[str] = []
+__all__ = ["root_winners", "figure6_report"]
 
 
 def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
@@ -84,6 +84,30 @@ def _figure5(exp: Experiment, run: RunOptions) -> ExperimentResult:
     return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, figures, md, config)
 
 
+def root_winners(summary: pd.DataFrame) -> pd.DataFrame:
+    """Figure 6's winner at the root per dataset and ε: the lowest series, and Hc against Hg.
+
+    Each method is represented by its better series (top-down or none); the
+    winner is the method with the lower of those two means.
+    """
+    root = summary[summary["level"] == 0]
+    rows = []
+    for (dataset, eps), part in root.groupby(["dataset", "epsilon"], sort=False):
+        means = part.set_index(part["mix"] + " " + part["consistency"])["mean"]
+        hc = part.loc[part["mix"].str.startswith("Hc"), "mean"].min()
+        hg = part.loc[part["mix"].str.startswith("Hg"), "mean"].min()
+        rows.append(
+            {
+                "dataset": dataset,
+                "ε/level": f"{eps:g}",
+                "lowest series": means.idxmin(),
+                "winner": "Hc" if hc < hg else "Hg",
+                "best Hg / best Hc": hg / hc,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
     config["whole_country"] = run.whole_country
@@ -94,6 +118,13 @@ def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         consistencies=["top-down", "none"],
         merges=["weighted"],
     )
+    frames, figures, md = figure6_report(frame)
+    return ExperimentResult(exp.name, frames, figures, md, config)
+
+
+def figure6_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
+    """Figure 6's CSV frames, figures and markdown from its sweep frame (also from a saved trials.csv)."""
+    trials = int(frame["trial"].nunique())
     summary = summarize(frame)
     summary["series"] = summary["mix"] + " " + summary["consistency"]
     order = ["Hc×Hc×Hc top-down", "Hc×Hc×Hc none", "Hg×Hg×Hg top-down", "Hg×Hg×Hg none"]
@@ -112,10 +143,13 @@ def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         [
             "How often each series had the lowest mean emd over the ε grid:",
             markdown_table(counts),
+            "The winner at the root for each ε: Hc or Hg, each by its better series (top-down or none); "
+            "best Hg / best Hc > 1: Hc wins:",
+            markdown_table(root_winners(summary)),
             "Top-down consistency against independent estimates (same noise, paired): cells where top-down "
             "had the lower mean, and the ratio none / top-down (> 1: consistency helped):",
             markdown_table(wins.rename(columns={"wins": "top-down better"})),
-            f"Mean emd per node ± standard error over {run.trials} trials (lowest in bold); references as in figure5:",
+            f"Mean emd per node ± standard error over {trials} trials (lowest in bold); references as in figure5:",
             markdown_table(table.drop(columns="best")),
         ]
     )
@@ -125,7 +159,7 @@ def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         "Figure 6: 3 levels with and without consistency",
         omniscient=True,
     )
-    return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, figures, md, config)
+    return {"trials": frame, "summary": summary}, figures, md
 
 
 def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
