@@ -16,7 +16,8 @@ Targets: first visit until the first chart at most 1.3× the trivial app's in th
 printed as "first-visit ratio"), later interactions under 1 s.  On a 2-core machine the browser
 renders on the cores the server computes on, which a real visitor's browser does not.
 
-Options: ``--visits N`` first visits per app (default 5), ``--no-interactions``.
+Options: ``--visits N`` first visits per app (default 5), ``--no-interactions``, ``--app PATH`` (another
+checkout's app.py, for a before/after comparison; run with that checkout first on PYTHONPATH).
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--visits", type=int, default=5, help="first visits per app (default 5)")
     parser.add_argument("--no-interactions", action="store_true", help="first visits only")
+    parser.add_argument("--app", default=str(ROOT / "app.py"), help="the dashboard to measure (default: this tree's)")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
@@ -168,7 +170,7 @@ def main() -> int:
             ("trivial Streamlit app", trivial, "x", "value", {"interaction_s": 0}),
             (
                 "cocoviz (Explore, bundled default)",
-                ROOT / "app.py",
+                Path(args.app),
                 "exact ε",
                 "Total ε spent",
                 {"root_eps_s": 0, "county_eps_s": 2},
