@@ -87,11 +87,12 @@ async def _total(page) -> str:
 async def _session(browser, url: str, values: list[str]) -> dict:
     """Open the Explore page in a new context and type ``values`` as the root's ε, one after the other."""
     context = await browser.new_context(viewport={"width": 1500, "height": 1200})
-    out: dict = {"edits": [], "lost": [], "errors": 0}
+    context.set_default_timeout(TIMEOUT_MS)  # 20 pages load at once on two cores: minutes, not seconds
+    out: dict = {"edits": [], "lost": [], "errors": 0, "open_s": float("nan")}
     try:
         page = await context.new_page()
         start = time.perf_counter()
-        await page.goto(url)
+        await page.goto(url, wait_until="commit")
         await page.locator('[data-testid="stMetric"]').filter(has_text=METRIC).first.wait_for(timeout=TIMEOUT_MS)
         out["open_s"] = time.perf_counter() - start
         box = page.locator('[data-testid="stNumberInput"]').filter(has_text="exact ε").first.locator("input")
@@ -117,6 +118,9 @@ async def _session(browser, url: str, values: list[str]) -> dict:
         if await _total(page) != f"{float(values[-1]) + OTHER_LEVELS:g}":
             out["lost"].append((values[-1], await _total(page)))
         out["errors"] = await page.locator('[data-testid="stException"]').count()
+    except Exception as exc:  # a session that could not finish counts as an error, the others go on
+        out["errors"] += 1
+        out["failure"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     finally:
         await context.close()
     return out
@@ -179,7 +183,11 @@ def main() -> int:
         f"  first load: median {statistics.median(s['open_s'] for s in many):.2f} s with {args.sessions} sessions "
         f"against {single['open_s']:.2f} s alone"
     )
-    print(f"  errors (exception boxes): {errors}; lost edits: {len(lost)} {lost[:5] if lost else ''}")
+    failures = [s["failure"] for s in [single, *many] if "failure" in s]
+    print(
+        f"  errors (exception boxes or sessions that failed): {errors} {failures[:3] if failures else ''}; "
+        f"lost edits: {len(lost)} {lost[:5] if lost else ''}"
+    )
     print(
         f"  server memory (RSS): {mem[0]:.0f} MB at the start, peak {max(mem):.0f} MB, {mem[-1]:.0f} MB at the end "
         f"({len(mem)} samples)"
@@ -187,7 +195,8 @@ def main() -> int:
     print(
         f"  fast releases: {requested} requested, {computed} computed "
         f"({end['waited'] - warm['waited']} waited for another session's computation, "
-        f"{end['hits'] - warm['hits']} read from the shared memo)"
+        f"{end['hits'] - warm['hits']} read from the shared memo); the memo holds {end.get('entries', 0)} "
+        f"releases in {end.get('bytes', 0) / 2**20:.0f} MB"
     )
     return 1 if errors or lost else 0
 
