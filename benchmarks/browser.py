@@ -175,7 +175,7 @@ def main() -> int:
         dashboards = [Path(a).resolve() for a in (args.app or [ROOT / "app.py"])]
         apps = [("trivial Streamlit app", trivial, "x", "value", {"interaction_s": 0})] + [
             (
-                f"cocoviz (Explore, bundled default) {app.parent}",
+                f"cocoviz (Explore, bundled default) {app}",
                 app,
                 "exact ε",
                 "Total ε spent",
