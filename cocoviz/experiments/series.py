@@ -108,7 +108,7 @@ def run_series(
     for sweep in sweeps:
 
         def report(done: int, _total: int, offset=offset) -> None:
-            if progress is not None:
+            if progress is not None and (done or not offset):  # a later sweep's start is the last one's end
                 progress(offset + done, total)
 
         frames.append(run_sweep(sweep, progress=report, workers=1))
