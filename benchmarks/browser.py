@@ -5,18 +5,25 @@ Run:  python benchmarks/browser.py            (needs the test requirements and /
 For each app: start ``streamlit run`` headless on a free port, warm it as ``scripts/run.sh`` does
 (one script run through ``/_stcore/script-health-check``), then in headless Chromium (Playwright):
 
-* first visit: a new browser context (empty cache) until the first metric, and until the first drawn chart;
+* first visit: a new browser context (empty cache) until the first metric, and until the first drawn chart,
+  the two apps' visits alternating so that both see the same load on the machine;
 * interactions: type a new number and press Enter, until the metric shows the new value (for cocoviz:
   the root's ε, and the counties' ε, the level that costs most).
 
 The trivial app (one number input, one metric, one small plotly chart) is the floor that
 Streamlit's front end and Chromium set on this machine; the difference is what cocoviz adds.
-Targets (issue 4): first visit under 2 s, later interactions under 1 s.  On a 2-core machine the
-browser renders on the cores the server computes on, which a real visitor's browser does not.
+Targets: first visit until the first chart at most 1.3× the trivial app's in the same run (issue 15;
+printed as "first-visit ratio"), later interactions under 1 s.  On a 2-core machine the browser
+renders on the cores the server computes on, which a real visitor's browser does not.
+
+Options: ``--visits N`` first visits per app (default 5), ``--no-interactions``, ``--app PATH`` (a
+checkout's app.py, repeatable: ``--app ../main/app.py --app app.py`` measures before and after in one run,
+each server importing its own checkout's package).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import socket
@@ -59,7 +66,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(app: Path) -> tuple[subprocess.Popen, str]:
+def _serve(app: Path, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app`` headless on a free local port and warm it as scripts/run.sh does."""
     port = _free_port()
     proc = subprocess.Popen(
         [
@@ -83,24 +91,43 @@ def _serve(app: Path) -> tuple[subprocess.Popen, str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
-    warm_up(url)
+    try:
+        warm_up(url)
+    except BaseException:
+        _stop(proc)
+        raise
     return proc, url
 
 
-def _measure(browser, url: str, *, box_label: str, metric: str, values: list[str], boxes: dict[str, int]) -> dict:
-    out: dict = {"first_metric_s": [], "first_chart_s": []}
-    for _ in range(3):
-        context = browser.new_context(viewport={"width": 1500, "height": 1200})
+def _stop(proc: subprocess.Popen) -> None:
+    """End a server started by :func:`_serve` (its own process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def first_visit(browser, url: str, metric: str) -> tuple[float, float]:
+    """Seconds from navigation in a new context (empty cache) until the first metric, and the first drawn chart."""
+    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+    try:
         page = context.new_page()
         start = time.perf_counter()
         page.goto(url)
-        page.locator('[data-testid="stMetric"]').filter(has_text=metric).first.wait_for(timeout=60_000)
-        out["first_metric_s"].append(time.perf_counter() - start)
-        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
-        out["first_chart_s"].append(time.perf_counter() - start)
+        page.locator('[data-testid="stMetric"]').filter(has_text=metric).first.wait_for(timeout=120_000)
+        shown = time.perf_counter() - start
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+        return shown, time.perf_counter() - start
+    finally:
         context.close()
+
+
+def _interactions(browser, url: str, *, box_label: str, metric: str, values: list[str], boxes: dict[str, int]) -> dict:
+    out: dict = {}
     page = browser.new_context(viewport={"width": 1500, "height": 1200}).new_page()
     page.goto(url)
     shown = page.locator('[data-testid="stMetric"]').filter(has_text=metric).first
@@ -128,6 +155,16 @@ def _measure(browser, url: str, *, box_label: str, metric: str, values: list[str
 def main() -> int:
     from playwright.sync_api import sync_playwright
 
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--visits", type=int, default=5, help="first visits per app (default 5)")
+    parser.add_argument("--no-interactions", action="store_true", help="first visits only")
+    parser.add_argument(
+        "--app",
+        action="append",
+        default=None,
+        help="a dashboard's app.py to measure (default: this tree's); repeat it to compare checkouts in one run",
+    )
+    args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
         return 1
@@ -135,38 +172,60 @@ def main() -> int:
         trivial = Path(tmp) / "trivial_app.py"
         trivial.write_text(TRIVIAL_APP)
         # cocoviz: the root's ε (one level recomputed, the others reused) and the counties' ε (the costly level).
-        apps = [
-            ("trivial Streamlit app", trivial, "x", "value", {"interaction_s": 0}),
+        dashboards = [Path(a).resolve() for a in (args.app or [ROOT / "app.py"])]
+        apps = [("trivial Streamlit app", trivial, "x", "value", {"interaction_s": 0})] + [
             (
-                "cocoviz (Explore, bundled default)",
-                ROOT / "app.py",
+                f"cocoviz (Explore, bundled default) {app}",
+                app,
                 "exact ε",
                 "Total ε spent",
                 {"root_eps_s": 0, "county_eps_s": 2},
-            ),
+            )
+            for app in dashboards
         ]
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            for name, app, box, metric, boxes in apps:
-                proc, url = _serve(app)
-                try:
-                    r = _measure(
-                        browser,
-                        url,
-                        box_label=box,
-                        metric=metric,
-                        values=["0.5", "0.7", "0.9", "1.1", "1.3"],
-                        boxes=boxes,
-                    )
-                finally:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    proc.wait(timeout=10)
-                print(name)
-                for key, xs in r.items():
-                    print(
-                        f"  {key:16s} median {statistics.median(xs):5.2f} s   all {', '.join(f'{x:.2f}' for x in xs)}"
-                    )
-            browser.close()
+        servers: list[tuple[subprocess.Popen, str]] = []
+        results: dict[str, dict[str, list[float]]] = {
+            name: {"first_metric_s": [], "first_chart_s": []} for name, *_ in apps
+        }
+        try:
+            for _name, app, *_ in apps:
+                # Each dashboard imports its own checkout's package first.
+                servers.append(_serve(app, env={"PYTHONPATH": str(app.parent)}))
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                for _ in range(args.visits):  # alternating, so every app sees the same load
+                    for (name, _app, _box, metric, _boxes), (_proc, url) in zip(apps, servers):
+                        shown, chart = first_visit(browser, url, metric)
+                        results[name]["first_metric_s"].append(shown)
+                        results[name]["first_chart_s"].append(chart)
+                if not args.no_interactions:
+                    for (name, _app, box, metric, boxes), (_proc, url) in zip(apps, servers):
+                        results[name].update(
+                            _interactions(
+                                browser,
+                                url,
+                                box_label=box,
+                                metric=metric,
+                                values=["0.5", "0.7", "0.9", "1.1", "1.3"],
+                                boxes=boxes,
+                            )
+                        )
+                browser.close()
+        finally:
+            for proc, _url in servers:
+                _stop(proc)
+    for name, r in results.items():
+        print(name)
+        for key, xs in r.items():
+            print(f"  {key:16s} median {statistics.median(xs):5.2f} s   all {', '.join(f'{x:.2f}' for x in xs)}")
+    trivial_name = apps[0][0]
+    floor = statistics.median(results[trivial_name]["first_chart_s"])
+    for name, *_ in apps[1:]:
+        ratio = statistics.median(results[name]["first_chart_s"]) / floor
+        print(
+            f"first-visit ratio (home page until the first chart, medians) {name} / trivial app: {ratio:.2f} "
+            "(target ≤ 1.3)"
+        )
     return 0
 
 

@@ -29,6 +29,7 @@ USAGE = """Differentially private hierarchical count-of-counts histograms (Kuo e
                                                     generate a synthetic stand-in at any scale
   python -m cocoviz experiment --list               the paper's experiments and the related ones
   python -m cocoviz experiment table3 --out results reproduce one (or: all) into a folder
+  python -m cocoviz findings                        regenerate the dashboard's precomputed findings
 
 The dashboard: bash scripts/run.sh.  The package: import cocoviz (see README.md)."""
 
@@ -245,6 +246,61 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+def _add_findings(sub: argparse._SubParsersAction) -> None:
+    """Register ``findings``: rerun the comparison pages' default sweeps into data/findings/.
+
+    ``python -m cocoviz findings [merging methods] [--trials 10] [--seed 0] [--dataset housing-west] [--out DIR]``
+    """
+    from cocoviz.experiments.findings import COMPARISONS, DEFAULT_TRIALS, FINDINGS_DIR
+
+    parser = sub.add_parser(
+        "findings",
+        help="regenerate the results the dashboard's comparison pages show on opening",
+        description="Run each comparison page's default sweep ("
+        + "; ".join(f"{c.name}: {c.title}" for c in COMPARISONS.values())
+        + ") on a bundled dataset and write its summary (NAME.parquet) and how it was made (NAME.json: "
+        "date, parameters, trials, seed, dataset, versions) to OUT.",
+    )
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"comparison(s): {', '.join(COMPARISONS)} (default: all)"
+    )
+    parser.add_argument("--out", default=str(FINDINGS_DIR), help="output folder (default: the bundled data/findings)")
+    parser.add_argument("--dataset", default=None, help="bundled dataset (default: the dashboard's default)")
+    parser.add_argument(
+        "--trials", type=int, default=DEFAULT_TRIALS, help=f"trials per point (default {DEFAULT_TRIALS})"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the noise (default 0)")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.set_defaults(handler=_run_findings)
+
+
+def _run_findings(args: argparse.Namespace) -> int:
+    from cocoviz.datasets import DEFAULT_DATASET, dataset_names
+    from cocoviz.experiments.findings import COMPARISONS, compute_finding, write_finding
+
+    chosen = args.names or list(COMPARISONS)
+    unknown = [n for n in chosen if n not in COMPARISONS]
+    if unknown:
+        raise ParameterError(f"unknown comparison(s) {unknown}; choose from {', '.join(COMPARISONS)}")
+    dataset = args.dataset or DEFAULT_DATASET
+    if dataset not in dataset_names():
+        raise ParameterError(f"unknown dataset {dataset!r}; choose from {', '.join(dataset_names())}")
+    os.makedirs(args.out, exist_ok=True)
+    for name in chosen:
+
+        def show(done: int, total: int, name=name) -> None:
+            if not args.quiet and (done == total or done % max(1, total // 10) == 0):
+                print(f"{name}: {done}/{total} releases", file=sys.stderr, flush=True)
+
+        finding = compute_finding(name, dataset=dataset, trials=args.trials, seed=args.seed, progress=show)
+        paths = write_finding(finding, args.out)
+        print(
+            f"{name}: {finding.meta['releases']} releases in {finding.meta['seconds']:.0f} s, wrote "
+            + ", ".join(str(p) for p in paths)
+        )
+    return 0
+
+
 def _check_out_folder(path: str, option: str) -> None:
     """Refuse an output file whose folder does not exist, before any work is done."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -259,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_data(sub)
     _add_experiment(sub)
+    _add_findings(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from cocoviz import plots
+from cocoviz.experiments import findings
 from pages.common import controls, state, sweeps
 from pages.common.controls import HELP
 
@@ -102,24 +103,23 @@ def main() -> None:
         st.error("Choose at least one method mix.", icon=":material/warning:")
         st.stop()
 
-    configs = [
-        sweeps.Config(mixes[labels.index(lab)], "top-down", merge, f"{lab}, {word}")
-        for lab in chosen
-        for merge, word in (("weighted", "weighted"), ("average", "plain"))
-    ]
+    configs = findings.merging_series([mixes[labels.index(lab)] for lab in chosen])
     eps_grid = sorted(eps_grid)
-    raw = sweeps.gated_run("merge", info.key, tree, configs, eps_grid, trials, max_size, seed)
-    if raw is None:
-        st.stop()
-
-    summary = sweeps.summarize(raw)
-    st.plotly_chart(
-        plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
-        theme="streamlit",
-        key="merge_fig",
-    )
-    comparison_table(summary, names)
-    raw_results(raw, trials, max_size, seed)
+    sweep = (info.key, tree, configs, eps_grid, trials, max_size, seed)
+    slot = st.container()  # the shipped finding goes above the run button while the full run waits for it
+    raw = sweeps.gated_run("merge", *sweep)
+    summary, meta = sweeps.finding_or_stop("merging", raw, slot, *sweep)
+    if meta is not None:
+        names = [meta["root"], *meta["levels"]]
+    with slot:
+        st.plotly_chart(
+            plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
+            theme="streamlit",
+            key="merge_fig" if meta is None else "merge_finding_fig",
+        )
+        comparison_table(summary, names)
+    if raw is not None:
+        raw_results(raw, trials, max_size, seed)
 
 
 main()

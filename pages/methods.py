@@ -8,6 +8,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
+from cocoviz.experiments import findings
 from pages.common import controls, engine, state, sweeps
 from pages.common.controls import HELP
 
@@ -23,13 +24,8 @@ n_levels = tree.depth + 1
 
 mixes = sweeps.all_mixes(n_levels)
 mix_labels = [sweeps.mix_label(m) for m in mixes]
-BU_HC, BU_HG, NAIVE = "bottom-up (Hc leaves)", "bottom-up (Hg leaves)", "naive×…×naive"
-extra = {
-    BU_HC: sweeps.Config(("Hc",) * n_levels, "bottom-up", "weighted", BU_HC),
-    BU_HG: sweeps.Config(("Hg",) * n_levels, "bottom-up", "weighted", BU_HG),
-    NAIVE: sweeps.Config(("naive",) * n_levels, "top-down", "weighted", NAIVE),
-}
-options = mix_labels + list(extra)
+candidate_series = findings.method_candidates(n_levels)  # every mix, bottom-up and naive, by label
+options = list(candidate_series)
 
 # Stateful tabs: only the open tab runs (a sweep is not recomputed while you read the tables).
 tab_sweep, tab_tables, tab_select, tab_wu = st.tabs(
@@ -51,7 +47,7 @@ def sweep_tab() -> None:
         "series has the same total ε.",
         **state.bind(
             f"methods.configs.{n_levels}",
-            (mix_labels if len(mix_labels) <= 8 else mix_labels[:2]) + [BU_HC],
+            findings.default_candidates(n_levels),
             valid=lambda v: isinstance(v, list) and set(v) <= set(options),
         ),
     )
@@ -67,34 +63,34 @@ def sweep_tab() -> None:
     )
     if not eps_grid or not chosen:
         st.error("Choose at least one ε per level and one candidate.", icon=":material/warning:")
-    else:
-        configs = [
-            extra[c] if c in extra else sweeps.Config(mixes[mix_labels.index(c)], "top-down", "weighted")
-            for c in chosen
-        ]
-        eps_grid = sorted(eps_grid)
-        raw = sweeps.gated_run("methods", info.key, tree, configs, eps_grid, trials, max_size, seed)
-        if raw is not None:
-            summary = sweeps.summarize(raw)
-            st.plotly_chart(
-                plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
-                theme="streamlit",
-                key="methods_fig",
-            )
-            st.subheader("Best candidate per level")
-            best = summary.loc[summary.groupby(["level", "epsilon"])["mean"].idxmin()]
-            table = best.assign(cell=[f"{s} ({m:,.1f})" for s, m in zip(best["series"], best["mean"])]).pivot(
-                index="level", columns="epsilon", values="cell"
-            )
-            table.index = [f"{k}: {names[int(k)]}" for k in table.index]
-            table.columns = [f"ε = {e:g}" for e in table.columns]
-            st.dataframe(table, width="stretch")
-            wins = best.groupby("level")["series"].agg(lambda s: s.value_counts().index[0])
-            st.markdown(
-                "**Most often best, per level:** " + "; ".join(f"{names[int(k)]}: {v}" for k, v in wins.items())
-            )
-            with st.expander("All results (mean ± se per level and ε)"):
-                st.dataframe(summary, hide_index=True, width="stretch")
+        return
+    sweep = (info.key, tree, [candidate_series[c] for c in chosen], sorted(eps_grid), trials, max_size, seed)
+    slot = st.container()  # the shipped finding goes above the run button while the full run waits for it
+    raw = sweeps.gated_run("methods", *sweep)
+    summary, meta = sweeps.finding_or_stop("methods", raw, slot, *sweep)
+    with slot:
+        sweep_view(summary, names if meta is None else [meta["root"], *meta["levels"]], live=meta is None)
+
+
+def sweep_view(summary, names: list[str], live: bool) -> None:
+    """The sweep's figure, the best candidate per level and ε, and the summary table."""
+    st.plotly_chart(
+        plots.sweep_figure(summary, facet_names=names, title="mean emd per node, by level"),
+        theme="streamlit",
+        key="methods_fig" if live else "methods_finding_fig",
+    )
+    st.subheader("Best candidate per level")
+    best = summary.loc[summary.groupby(["level", "epsilon"])["mean"].idxmin()]
+    table = best.assign(cell=[f"{s} ({m:,.1f})" for s, m in zip(best["series"], best["mean"])]).pivot(
+        index="level", columns="epsilon", values="cell"
+    )
+    table.index = [f"{k}: {names[int(k)]}" for k in table.index]
+    table.columns = [f"ε = {e:g}" for e in table.columns]
+    st.dataframe(table, width="stretch")
+    wins = best.groupby("level")["series"].agg(lambda s: s.value_counts().index[0])
+    st.markdown("**Most often best, per level:** " + "; ".join(f"{names[int(k)]}: {v}" for k, v in wins.items()))
+    with st.expander("All results (mean ± se per level and ε)"):
+        st.dataframe(summary, hide_index=True, width="stretch")
 
 
 # --------------------------------------------------------------- tables 3 and 4

@@ -38,6 +38,8 @@ calls of a Release's error methods), :mod:`~cocoviz.experiments.by_size`
 (error by size), :mod:`~cocoviz.experiments.tables` and
 :mod:`~cocoviz.experiments.figures` (report formatting),
 :mod:`~cocoviz.experiments.result` (writing outputs),
+:mod:`~cocoviz.experiments.series` (labelled series, as the dashboard draws them),
+:mod:`~cocoviz.experiments.findings` (the dashboard's precomputed findings),
 :mod:`~cocoviz.experiments.kuo_setup`, :mod:`~cocoviz.experiments.kuo_tables`,
 :mod:`~cocoviz.experiments.kuo_figures` and :mod:`~cocoviz.experiments.kuo`
 (the paper's named experiments).  Everything is importable from here.
@@ -75,6 +77,7 @@ from cocoviz.experiments.runner import (
     summarize,
     trial_seed,
 )
+from cocoviz.experiments.series import Series, all_mixes, run_series, summarize_series
 from cocoviz.experiments.tables import markdown_table
 
 __all__ = [
@@ -95,6 +98,10 @@ __all__ = [
     "FRAME_COLUMNS",
     "SUMMARY_COLUMNS",
     "WEST_COAST",
+    "Series",
+    "all_mixes",
+    "run_series",
+    "summarize_series",
     # also importable from here, as before the split
     "SUMMARY_KEYS",
     "MIX_SEPARATOR",

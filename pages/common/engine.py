@@ -4,14 +4,22 @@
 ε out of range, K below the largest group, a malformed upload, a secure release
 of non-public G…) into a message on the page and stops the run, so a user
 never sees a traceback; anything else is a bug and is left to surface.
-Releases are cached by their parameters (``st.cache_resource``: a Release is
-returned as the same object, never copied).  Costs and time estimates come
+Fast releases are shared by every session of the server process: a
+:class:`~pages.common.memo.SharedMemo` keyed by the data and the release's
+parameters (its plan and seed) computes each release once, makes identical
+requests of other sessions wait for that computation, and keeps at most
+:data:`RELEASE_MEMO_BYTES` (a Release is returned as the same object, never
+copied).  Per-level estimates are shared the same way (``level_cache=`` of
+:func:`cocoviz.estimate`).  Costs and time estimates come
 from the release's :class:`cocoviz.Plan`, never from sums of the page's own.
 Every secure release a session draws is written in its ledger.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +29,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz.hierarchy import Hierarchy
+from pages.common.memo import SharedMemo
 
 T = TypeVar("T")
 
@@ -97,12 +106,23 @@ def estimated_seconds(plan: cocoviz.Plan, secure: bool = False) -> float:
     return plan.cost().cells / (SECURE_CELLS_PER_SECOND if secure else FAST_CELLS_PER_SECOND) + 0.005
 
 
-_DONE: set = set()
+#: Memory kept for shared fast releases (the default's release holds about a megabyte).
+RELEASE_MEMO_BYTES = 256 * 2**20
+#: Memory kept for one dataset's per-level estimates (a level of the default holds a few MB at most).
+LEVEL_MEMO_BYTES = 64 * 2**20
+#: Set to a file path to have the release memo's counts written there after every request (benchmarks).
+STATS_ENV = "COCOVIZ_MEMO_STATS"
+
+
+@st.cache_resource(show_spinner=False)
+def releases() -> SharedMemo:
+    """The fast releases of every session, by (data key, parameters)."""
+    return SharedMemo(RELEASE_MEMO_BYTES)
 
 
 def is_cached(data_key: tuple, params: Params) -> bool:
-    """Whether this release was computed before in this server process."""
-    return (data_key, params) in _DONE
+    """Whether this release is in the shared memo (computed before in this server process)."""
+    return (data_key, params) in releases()
 
 
 @dataclass(frozen=True)
@@ -120,29 +140,35 @@ def _kernels_ready() -> bool:
     return True
 
 
-#: Per-level estimates kept for one dataset (a level of the default costs a few MB at most).
-LEVEL_CACHE_ENTRIES = 64
-
-
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _level_cache(data_key: tuple) -> dict:
+def _level_cache(data_key: tuple) -> SharedMemo:
     """The per-level estimates of one dataset and choice of levels, shared by every session (fast sampler only)."""
-    return {}
+    return SharedMemo(LEVEL_MEMO_BYTES)
 
 
-def _timed(tree: Hierarchy, params: Params, cache: dict | None) -> Timed:
-    _kernels_ready()
+def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None) -> Timed:
     start = time.perf_counter()
     release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache)
     return Timed(release, time.perf_counter() - start)
 
 
-@st.cache_resource(show_spinner=False, max_entries=48)
-def _estimate_fast(data_key: tuple, params: Params, _tree: Hierarchy) -> Timed:
-    cache = _level_cache(data_key)
-    if len(cache) > LEVEL_CACHE_ENTRIES:
-        cache.clear()
-    return _timed(_tree, params, cache)
+def _estimate_fast(data_key: tuple, params: Params, tree: Hierarchy) -> Timed:
+    _kernels_ready()
+    memo = releases()
+    try:
+        return memo.get_or_compute((data_key, params), lambda: _timed(tree, params, _level_cache(data_key)))
+    finally:
+        path = os.environ.get(STATS_ENV)
+        if path:
+            _write_stats(path, memo.stats())
+
+
+def _write_stats(path: str, stats: dict) -> None:
+    # Written whole then renamed, so a reader never sees half a file.
+    tmp = f"{path}.{threading.get_ident()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(stats, f)
+    os.replace(tmp, path)
 
 
 def estimate(data_key: tuple, tree: Hierarchy, params: Params) -> Timed:
@@ -153,12 +179,11 @@ def estimate(data_key: tuple, tree: Hierarchy, params: Params) -> Timed:
     counts each one.
     """
     if not params.secure:
-        timed = guard(_estimate_fast, data_key, params, tree)
-        _DONE.add((data_key, params))
-        return timed
+        return guard(_estimate_fast, data_key, params, tree)
     ledger = st.session_state.setdefault(LEDGER, {})
     timed = ledger.get((data_key, params))
     if timed is None:
+        _kernels_ready()
         timed = ledger[(data_key, params)] = guard(_timed, tree, params, None)
     return timed
 

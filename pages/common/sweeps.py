@@ -1,57 +1,29 @@
-"""Sweeps for the comparison pages, run by :mod:`cocoviz.experiments`, cached per parameters.
+"""Sweeps for the comparison pages: run by :mod:`cocoviz.experiments.series`, cached per parameters, and the
+precomputed findings (:mod:`cocoviz.experiments.findings`) shown until a live run exists.
 
-A page describes what it wants as :class:`Config` series (a method mix, a
-consistency and a merge, with a label); :func:`run` groups them into
-:class:`cocoviz.experiments.Sweep` grids, runs them with
-:func:`cocoviz.experiments.run_sweep` (one progress bar over all of them)
-and stores the tidy frame in a process-wide cache, so returning to a page or
-changing a plot option never recomputes.  :func:`summarize` is
-:func:`cocoviz.experiments.summarize` with the page's series labels.
+A page describes what it wants as :class:`Config` series (a method mix, a consistency and a merge, with a
+label); :func:`run` runs them with :func:`cocoviz.experiments.run_series` (one progress bar over all of
+them) and stores the tidy frame in a process-wide cache, so returning to a page or changing a plot option
+never recomputes.  :func:`summarize` is :func:`cocoviz.experiments.summarize_series`.
 """
 
 from __future__ import annotations
 
-import itertools
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
-from cocoviz import experiments
+from cocoviz.experiments import Series, all_mixes, mix_label, run_series, summarize_series
+from cocoviz.experiments import findings as _findings
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import Plan
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class Config:
-    """One series of a sweep: a method per level, a consistency and a merge."""
-
-    methods: tuple[str, ...]
-    consistency: str = "top-down"
-    merge: str = "weighted"
-    label: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.label or mix_label(self.methods)
-
-    def frame_key(self) -> tuple[str, str, str]:
-        """How this series appears in a sweep frame: (mix, consistency, merge)."""
-        merge = self.merge if self.consistency == "top-down" else experiments.NO_MERGE
-        return mix_label(self.methods), self.consistency, merge
-
-
-mix_label = experiments.mix_label
-
-
-def all_mixes(n_levels: int, methods: Sequence[str] = ("Hc", "Hg")) -> list[tuple[str, ...]]:
-    """Every assignment of ``methods`` to ``n_levels`` levels, uniform mixes first."""
-    mixes = list(itertools.product(methods, repeat=n_levels))
-    uniform = [m for m in mixes if len(set(m)) == 1]
-    return uniform + [m for m in mixes if len(set(m)) > 1]
+Config = Series
+summarize = summarize_series
+__all__ = ["Config", "all_mixes", "mix_label", "summarize", "run", "cached", "sweep_key", "gated_run", "finding"]
 
 
 def estimated_seconds(
@@ -120,50 +92,20 @@ def run(
     hit = store.get(key)  # one lookup: sessions share the store between threads
     if hit is not None:
         return hit
-    data = experiments.Data(str(data_key[1]) if len(data_key) > 1 else "data", tree=tree)
-    groups: dict[tuple[str, str], list[Config]] = {}
-    for c in configs:
-        groups.setdefault((c.consistency, c.merge), []).append(c)
-    sweeps = [
-        experiments.Sweep(
-            datasets=[data],
-            mixes=[c.methods for c in group],
-            epsilons=list(epsilons),
-            merges=[merge],
-            consistencies=[consistency],
-            trials=int(trials),
-            seed=int(seed),
-            max_size=int(max_size),
-        )
-        for (consistency, merge), group in groups.items()
-    ]
-    total = sum(len(s.mixes) * len(s.epsilons) * s.trials for s in sweeps)
-    frames, offset = [], 0
-    for s in sweeps:
-        n = len(s.mixes) * len(s.epsilons) * s.trials
-
-        def report(done: int, _total: int, offset=offset) -> None:
-            if progress is not None:
-                progress(offset + done, total)
-
-        frames.append(experiments.run_sweep(s, progress=report, workers=1))
-        offset += n
-    frame = pd.concat(frames, ignore_index=True)
-    names = {c.frame_key(): c.name for c in configs}
-    frame.insert(0, "series", [names.get(k, k[0]) for k in zip(frame["mix"], frame["consistency"], frame["merge"])])
+    frame = run_series(
+        tree,
+        configs,
+        epsilons=epsilons,
+        trials=trials,
+        max_size=max_size,
+        seed=seed,
+        dataset=str(data_key[1]) if len(data_key) > 1 else "data",
+        progress=progress,
+    )
     if len(store) > STORE_ENTRIES:
         store.clear()
     store[key] = frame
     return frame
-
-
-def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean emd per node of each level over trials, ± standard error (0 for a single trial), per series."""
-    out = experiments.summarize(
-        frame, by=["series", "mix", "consistency", "merge", "epsilon", "total_epsilon", "level", "level_name"]
-    )
-    out["se"] = out["se"].fillna(0.0)
-    return out
 
 
 def gated_run(
@@ -203,3 +145,70 @@ def gated_run(
     bar.empty()
     clear()
     return raw
+
+
+# ------------------------------------------------------------------ precomputed findings
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _read_finding(name: str, folder: str, stamp: float) -> _findings.Finding | None:
+    return _findings.read_finding(name, folder)
+
+
+def finding(name: str, folder: str | os.PathLike = _findings.FINDINGS_DIR) -> _findings.Finding | None:
+    """The shipped finding ``name`` (read once per file version), or None when it is missing."""
+    path = os.path.join(folder, f"{name}.json")
+    stamp = os.path.getmtime(path) if os.path.exists(path) else -1.0
+    return _read_finding(name, str(folder), stamp) if stamp >= 0 else None
+
+
+def finding_differences(
+    found: _findings.Finding,
+    data_key: tuple,
+    tree: Hierarchy,
+    configs: Sequence[Config],
+    epsilons: Sequence[float],
+    trials: int,
+    max_size: int,
+    seed: int,
+) -> list[str]:
+    """The settings in which the page's current choice differs from the finding's (empty: the same sweep)."""
+    m = found.meta
+    checks = {
+        "data": tuple(data_key) == ("bundled", m["dataset"]),
+        "levels": list(tree.levels) == list(m["levels"]),
+        "series": [c.name for c in configs] == list(m["series"]),
+        "ε": sorted(float(e) for e in epsilons) == list(m["epsilons"]),
+        "trials": int(trials) == m["trials"],
+        "K": int(max_size) == m["max_size"],
+        "seed": int(seed) == m["seed"],
+    }
+    return [name for name, same in checks.items() if not same]
+
+
+def finding_caption(found: _findings.Finding, differences: Sequence[str]) -> str:
+    """What a precomputed finding is: its date, parameters and command, and how it relates to the settings."""
+    m = found.meta
+    eps = ", ".join(f"{e:g}" for e in m["epsilons"])
+    text = (
+        f"**Precomputed finding**, shipped with the dashboard (computed {m['created'][:10]} by `{m['command']}`, "
+        f"cocoviz {m['cocoviz']}): **{m['dataset']}** ({' / '.join([m['root'], *m['levels']])}), ε per level "
+        f"{eps}, {m['trials']} trials per point ({m['releases']:,} releases), K = {m['max_size']:,}, seed "
+        f"{m['seed']}, fast sampler (exploration only)."
+    )
+    if not differences:
+        return text + " These are your current settings; the button below reruns them live, with the raw rows."
+    return text + f" Your settings differ ({', '.join(differences)}): the button below runs yours."
+
+
+def finding_or_stop(name: str, raw: pd.DataFrame | None, slot, *args) -> tuple[pd.DataFrame, dict | None]:
+    """The live sweep's summary and None, or — while it waits for a click — the shipped finding's summary
+    and its metadata, with its caption written in ``slot``; ``st.stop()`` when there is neither.
+
+    ``args``: the sweep's (data_key, tree, configs, epsilons, trials, max_size, seed).
+    """
+    if raw is not None:
+        return summarize(raw), None
+    found = finding(name)
+    if found is None:
+        st.stop()
+    slot.caption(finding_caption(found, finding_differences(found, *args)))
+    return found.summary, found.meta

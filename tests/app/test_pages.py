@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from app_support import APP, assert_clean, errors, new_app, plotly_specs
+from app_support import APP, ROOT, assert_clean, errors, new_app, plotly_specs
 
 EXPLORE, MERGING, METHODS, LEARN = "pages/explore.py", "pages/merging.py", "pages/methods.py", "pages/learn.py"
 
@@ -470,3 +470,36 @@ def test_learn_reaches_the_plain_language_figures_and_refuses_a_bad_k():
     at.number_input(key="w.learn.K").set_value(0.5).run()
     assert_clean(at)
     assert "K must be a whole number between 1 and 1,000, got 0.5" in errors(at)
+
+
+# ------------------------------------------------------------ every page, first sight
+ALL_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py") if p.name != "__init__.py")
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_page_draws_a_chart_on_defaults(page):
+    """What a first visitor sees on each page: the bundled default data, every setting at its default."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    if page != EXPLORE:
+        at.switch_page(page).run()
+    assert_clean(at)
+    assert not errors(at)
+    assert len(at.get("plotly_chart")) >= 1
+
+
+def test_comparison_pages_open_on_their_shipped_findings():
+    """On the default data a full comparison waits for a click: the page shows the precomputed finding meanwhile,
+    saying so, with its date and parameters."""
+    from streamlit.testing.v1 import AppTest
+
+    for page, key in ((MERGING, "merge"), (METHODS, "methods")):
+        at = AppTest.from_file(APP, default_timeout=120).run()
+        at.switch_page(page).run()
+        assert_clean(at)
+        caption = next(c.value for c in at.caption if "Precomputed finding" in c.value)
+        assert "housing-west" in caption and "trials per point" in caption and "computed 20" in caption
+        assert any(b.key == f"{key}.run" for b in at.button)  # the full run, one click away
+        names = {t["name"] for t in plotly_specs(at)[0]["data"]}
+        assert ("Hc×Hc×Hc, plain" in names) if page == MERGING else ("bottom-up (Hc leaves)" in names)
