@@ -42,7 +42,8 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
             st.warning(
-                f"**Secure release**: the secure sampler will noise **{cells:,} cells** (Hc: K per node, Hg: G per node) "
+                f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
+                "(Hc: K per node, Hg: G per node) "
                 f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
                 f"**ε = {plan.cost().total:g}** more in this session.",
                 icon=":material/lock:",

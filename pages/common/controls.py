@@ -81,8 +81,9 @@ HELP = {
     ),
     "seed": "Seed of the fast sampler: the same seed gives the same noise.",
     "secure": (
-        "Draw the noise with the exact discrete Laplace (Canonne, Kamath and Steinke, integer arithmetic) over "
-        "AES-CTR keyed by the operating system (about 10 M cells/s). The fast sampler is seeded and predictable: exploration only, not for release. "
+        "Draw the noise with the exact discrete Laplace (Canonne, Kamath and Steinke, integer arithmetic) "
+        "over AES-CTR keyed by the operating system (about 10 M cells/s). The fast sampler is seeded and "
+        "predictable: exploration only, not for release. "
         "Every secure release drawn is a new spending of ε: the session's ledger adds them up."
     ),
     "levels": "Which levels of the hierarchy to use; the root is always there. Dropping a middle level attaches its "

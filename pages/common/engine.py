@@ -33,8 +33,9 @@ from pages.common.memo import SharedMemo
 
 T = TypeVar("T")
 
-#: Noise cells per second of the secure (OpenDP) sampler, for time estimates.
-SECURE_CELLS_PER_SECOND = 200_000
+#: Cells per second of a secure release, for time estimates: the exact sampler draws 10-25 M cells/s
+#: (benchmarks/sampler.py); the rest of the release's work runs at the fast release's pace.
+SECURE_CELLS_PER_SECOND = 8_000_000
 #: Cells per second of a whole fast release (noise, isotonic regression, matching), measured on
 #: housing-west: Hc with K = 100,000 on 137 nodes (13.7 M cells) takes ≈0.35 s.
 FAST_CELLS_PER_SECOND = 35_000_000
