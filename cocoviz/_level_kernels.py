@@ -68,21 +68,42 @@ def pava_push(values, block_sum, block_len, top):  # pragma: no cover - compiled
     adjacent blocks always have strictly increasing means.  Means are compared by
     cross-multiplying the exact integer sums and lengths in float64 (no division):
     exact while the products stay below 2**53; beyond, only means equal to 16 digits
-    can be misjudged, and pooling them or not moves no fitted size.
+    can be misjudged, and pooling them or not moves no fitted size.  The last block
+    is kept in registers while values pool into it (most values do, on sorted data).
     """
+    if values.size == 0:
+        return block_sum, block_len, top
+    if top:
+        top -= 1
+        cs, cn = block_sum[top], block_len[top]
+    else:
+        cs, cn = np.int64(values[0]), np.int64(0)  # an empty block: the first value starts it
     for v in values:
-        if top == len(block_sum):
-            block_sum = np.concatenate((block_sum, np.empty(max(len(block_sum), 1024), block_sum.dtype)))
-            block_len = np.concatenate((block_len, np.empty(max(len(block_len), 1024), block_len.dtype)))
-        s, n = np.int64(v), np.int64(1)
-        while top > 0 and np.float64(block_sum[top - 1]) * n >= np.float64(s) * block_len[top - 1]:
+        v = np.int64(v)
+        if cn and np.float64(v) * cn > np.float64(cs):  # above the last block's mean: a new block
+            if top == len(block_sum):
+                block_sum = np.concatenate((block_sum, np.empty(max(len(block_sum), 1024), block_sum.dtype)))
+                block_len = np.concatenate((block_len, np.empty(max(len(block_len), 1024), block_len.dtype)))
+            block_sum[top] = cs
+            block_len[top] = cn
+            top += 1
+            cs, cn = v, np.int64(1)
+            continue
+        if cn == 0:
+            cs, cn = v, np.int64(1)
+            continue
+        cs += v
+        cn += 1
+        while top > 0 and np.float64(block_sum[top - 1]) * cn >= np.float64(cs) * block_len[top - 1]:
             top -= 1
-            s += block_sum[top]
-            n += block_len[top]
-        block_sum[top] = s
-        block_len[top] = n
-        top += 1
-    return block_sum, block_len, top
+            cs += block_sum[top]
+            cn += block_len[top]
+    if top == len(block_sum):
+        block_sum = np.concatenate((block_sum, np.empty(max(len(block_sum), 1024), block_sum.dtype)))
+        block_len = np.concatenate((block_len, np.empty(max(len(block_len), 1024), block_len.dtype)))
+    block_sum[top] = cs
+    block_len[top] = cn
+    return block_sum, block_len, top + 1
 
 
 @numba.njit(cache=True, nogil=True)

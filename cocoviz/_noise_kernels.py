@@ -8,15 +8,15 @@ derived from the seed.  A cell's noise is therefore a pure function of (seed,
 level, node, query, j): the same whether a node is drawn alone, within its whole
 level, in chunks, on any number of threads or on another machine.
 
-One block of four 32-bit words gives the cell's noise by the law's own shape:
-``P(X = 0) = (1-α)/(1+α)`` (tested against the first 53-bit uniform), and
-otherwise a random sign (the last bit) and ``|X| - 1 = floor(-ln(u) · scale)``,
-geometric with ``P(≥ k) = exp(-k / scale) = α^k``, from a 52-bit uniform ``u`` in
-(0, 1] made of the other bits.  So ``P(X = ±k) = (1-α)/(1+α) · α^k`` for k ≥ 1 (the
-two halves of ``1 - P(0) = 2α/(1+α)`` times ``(1-α) α^(k-1)``), the double-geometric
-law, with one logarithm for the non-zero cells only.  ``-ln(u)`` is at most
-52 ln 2 < 36.1, so every draw is an exact integer in float64 while
-``37 · scale < 2**52`` (checked by the caller).
+The word gives a uniform ``u`` in (0, 1) (its top 53 bits).  ``X = 0`` when
+``u < P(X = 0) = (1-α)/(1+α)``; otherwise ``v = (u - P(0)) / (1 - P(0))`` is uniform on
+[0, 1): its lower half gives a negative sign, its upper half a positive one, and the
+half rescaled, ``w``, gives ``|X| - 1 = floor(-ln(w) · scale)``, geometric with
+``P(≥ k) = exp(-k / scale) = α^k``.  So ``P(X = ±k) = (1-α)/(1+α) · α^k`` for k ≥ 1 (each
+sign has half of ``1 - P(0) = 2α/(1+α)``, times ``(1-α) α^(k-1)``): the double-geometric
+law, to the resolution of the word's bits, with one logarithm for the non-zero cells
+only.  ``w`` is kept above 2**-53, so ``-ln(w)`` is at most 53 ln 2 < 36.8 and every
+draw is an exact integer in float64 while ``37 · scale < 2**52`` (checked by the caller).
 
 Imported on first use, so ``import cocoviz`` does not load numba.
 """
@@ -35,7 +35,6 @@ _W1 = np.uint64(0xBB67AE85)
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
 _UNIT = 2.0**-53
-_HALF_UNIT = 2.0**-52
 
 
 @numba.njit(cache=True, nogil=True)
@@ -51,21 +50,29 @@ def philox4x32(c0, c1, c2, c3, k0, k1):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _cell_noise(j, node, level, query, k0, k1, scale, p_zero):  # pragma: no cover - compiled
+def _word_pair(pair, node, level, query, k0, k1):  # pragma: no cover - compiled
+    """The 64-bit words of cells ``2 pair`` and ``2 pair + 1`` of a node: one Philox block."""
     x0, x1, x2, x3 = philox4x32(
-        np.uint64(j) & _LOW,
+        np.uint64(pair) & _LOW,
         np.uint64(node),
         np.uint64(level),
-        np.uint64(query) + (np.uint64(j) >> _SHIFT) * np.uint64(256),
+        np.uint64(query) + (np.uint64(pair) >> _SHIFT) * np.uint64(256),
         k0,
         k1,
     )
-    # X = 0 with probability (1-α)/(1+α); otherwise a random sign and |X| - 1 geometric.
-    if (np.float64(np.int64(((x0 << _SHIFT) | x1) >> np.uint64(11))) + 0.5) * _UNIT < p_zero:
+    return (x0 << _SHIFT) | x1, (x2 << _SHIFT) | x3
+
+
+@numba.njit(cache=True, nogil=True)
+def _noise_of(word, scale, p_zero, rest):  # pragma: no cover - compiled
+    """Double-geometric noise from one uniform 64-bit word (see the module's docstring)."""
+    u = (np.float64(np.int64(word >> np.uint64(11))) + 0.5) * _UNIT
+    if u < p_zero:
         return np.int64(0)
-    u = (np.float64(np.int64(((x2 << _SHIFT) | x3) >> np.uint64(12))) + 1.0) * _HALF_UNIT
-    magnitude = np.int64(1) + np.int64(np.floor(-np.log(u) * scale))
-    return magnitude if x3 & np.uint64(1) else -magnitude
+    v = (u - p_zero) / rest  # uniform on [0, 1) given X != 0: its halves give the sign, then |X|
+    w = 2.0 * v if v < 0.5 else 2.0 * v - 1.0
+    magnitude = np.int64(1) + np.int64(np.floor(-np.log(max(w, _UNIT)) * scale))
+    return -magnitude if v < 0.5 else magnitude
 
 
 @numba.njit(cache=True, nogil=True)
@@ -78,10 +85,16 @@ def add_noise(values, ptr, first_node, offset, level, query, k0, k1, scale, lo, 
     """
     alpha = np.exp(-1.0 / scale)
     p_zero = (1.0 - alpha) / (1.0 + alpha)
+    rest = 1.0 - p_zero
     seg = np.searchsorted(ptr, lo, side="right") - 1
     while seg < len(ptr) - 1 and ptr[seg] < hi:
         base = ptr[seg] - (offset if seg == 0 else 0)  # cell i is the node's cell i - base
         node = first_node + seg
-        for i in range(max(lo, ptr[seg]), min(hi, ptr[seg + 1])):
-            out[i] = values[i] + _cell_noise(i - base, node, level, query, k0, k1, scale, p_zero)
+        start = max(lo, ptr[seg])
+        even = odd = np.uint64(0)
+        for i in range(start, min(hi, ptr[seg + 1])):
+            j = i - base
+            if i == start or j % 2 == 0:
+                even, odd = _word_pair(j // 2, node, level, query, k0, k1)
+            out[i] = values[i] + _noise_of(odd if j % 2 else even, scale, p_zero, rest)
         seg += 1
