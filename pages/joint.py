@@ -14,6 +14,7 @@ from cocoviz.plots import joint as joint_plots
 from cocoviz.shape import Shape
 from pages.common import controls, data, state
 from pages.common.engine import guard
+from pages.common.numbers import stop_if_refused
 
 #: Tenure exists on the housing stand-in only; its West Coast cut keeps the page quick.
 DATASET = "housing-west"
@@ -66,11 +67,11 @@ def sidebar() -> tuple[float, float, str, str, int]:
     sb = st.sidebar
     sb.header("Size × tenure")
     sb.caption(f"Data: **{DATASET}** with tenure drawn per household (cocoviz.datasets.tenure; seed 0).")
-    size_eps = sb.number_input(
-        "ε per level, sizes", 0.0, 1000.0, step=0.1, help=HELP["size_eps"], **state.bind("joint.size_eps", 1.0)
+    size_eps = controls.epsilon_box(
+        sb, "ε per level, sizes", "joint.size_eps", 1.0, name="ε of the sizes", help=HELP["size_eps"]
     )
-    tenure_eps = sb.number_input(
-        "ε per level, tenure margin", 0.0, 1000.0, step=0.1, help=HELP["tenure_eps"], **state.bind("joint.ten_eps", 0.5)
+    tenure_eps = controls.epsilon_box(
+        sb, "ε per level, tenure margin", "joint.ten_eps", 0.5, name="ε of the tenure margin", help=HELP["tenure_eps"]
     )
     prior = sb.selectbox(
         "Prior",
@@ -85,7 +86,9 @@ def sidebar() -> tuple[float, float, str, str, int]:
         horizontal=True,
         **state.bind("joint.cons", "top-down"),
     )
-    return float(size_eps), float(tenure_eps), prior, consistency, controls.seed_control()
+    seed = controls.seed_control()
+    stop_if_refused(size_eps, tenure_eps, seed)
+    return size_eps, tenure_eps, prior, consistency, seed
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from cocoviz import plots
 from cocoviz.experiments import findings
 from pages.common import controls, state, sweeps
 from pages.common.controls import HELP
+from pages.common.numbers import Refused, number_box, stop_if_refused
 
 
 def intro() -> None:
@@ -20,8 +21,8 @@ def intro() -> None:
     )
 
 
-def choices(tree) -> tuple[list[float], list[tuple[str, ...]], list[str], list[str], int]:
-    """The ε grid, the method mixes and their labels, the chosen labels and the trials."""
+def choices(tree) -> tuple[list[float], list[tuple[str, ...]], list[str], list[str], int | Refused]:
+    """The ε grid, the method mixes and their labels, the chosen labels and the trials (or why they are refused)."""
 
     mixes = sweeps.all_mixes(tree.depth + 1)
     labels = [sweeps.mix_label(m) for m in mixes]
@@ -35,15 +36,15 @@ def choices(tree) -> tuple[list[float], list[tuple[str, ...]], list[str], list[s
             f"merge.mixes.{tree.depth}", labels[:2], valid=lambda v: isinstance(v, list) and set(v) <= set(labels)
         ),
     )
-    trials = int(
-        c3.number_input(
-            "Trials N",
-            min_value=1,
-            max_value=100,
-            step=1,
-            **state.bind("merge.trials", 10),
-            help="Independent noise draws per point (the paper used 10).",
-        )
+    trials = number_box(
+        c3,
+        "Trials N",
+        "merge.trials",
+        10,
+        whole=True,
+        lo=1,
+        hi=100,
+        help="Independent noise draws per point (the paper used 10).",
     )
     return eps_grid, mixes, labels, chosen, trials
 
@@ -96,6 +97,7 @@ def main() -> None:
     intro()
     tree, info, max_size, seed, names = controls.comparison_sidebar()
     eps_grid, mixes, labels, chosen, trials = choices(tree)
+    stop_if_refused(trials)
     if not eps_grid:
         st.error("Choose at least one ε per level.", icon=":material/warning:")
         st.stop()

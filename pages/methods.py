@@ -11,6 +11,7 @@ from cocoviz import plots
 from cocoviz.experiments import findings
 from pages.common import controls, engine, state, sweeps
 from pages.common.controls import HELP
+from pages.common.numbers import any_refused, number_box
 
 st.title("Method selection")
 st.caption(
@@ -51,16 +52,9 @@ def sweep_tab() -> None:
             valid=lambda v: isinstance(v, list) and set(v) <= set(options),
         ),
     )
-    trials = int(
-        c3.number_input(
-            "Trials N",
-            min_value=1,
-            max_value=100,
-            step=1,
-            **state.bind("methods.trials", 10),
-            help="Noise draws per point.",
-        )
-    )
+    trials = number_box(c3, "Trials N", "methods.trials", 10, whole=True, lo=1, hi=100, help="Noise draws per point.")
+    if any_refused(trials):
+        return
     if not eps_grid or not chosen:
         st.error("Choose at least one ε per level and one candidate.", icon=":material/warning:")
         return
@@ -97,20 +91,11 @@ def sweep_view(summary, names: list[str], live: bool) -> None:
 def tables() -> None:
     """Tables in the form of the paper's Tables 3 and 4, computed on request."""
     c1, c2 = st.columns([1, 1])
-    t_eps = c1.number_input(
-        "ε (Table 3: per level; Table 4: total)",
-        min_value=0.0,
-        max_value=100.0,
-        step=0.1,
-        format="%.3f",
-        **state.bind("methods.table_eps", 1.0),
-        help=HELP["epsilon"],
+    t_eps = controls.epsilon_box(
+        c1, "ε (Table 3: per level; Table 4: total)", "methods.table_eps", 1.0, name="ε", help=HELP["epsilon"]
     )
-    t_trials = int(
-        c2.number_input("Trials", min_value=1, max_value=100, step=1, **state.bind("methods.table_trials", 10))
-    )
-    if t_eps <= 0:
-        st.error("ε must be a finite number > 0.", icon=":material/warning:")
+    t_trials = number_box(c2, "Trials", "methods.table_trials", 10, whole=True, lo=1, hi=100)
+    if any_refused(t_eps, t_trials):
         return
     table3 = [sweeps.Config((m,) * n_levels, "none", "weighted", m) for m in ("naive", "Hc", "Hg")]
     per_level = float(t_eps) / n_levels
@@ -188,22 +173,12 @@ def selection_tab() -> None:
         "candidate's budget plus the selection's**, by sequential composition."
     )
     c1, c2, c3 = st.columns(3)
-    s_eps = c1.number_input(
-        "ε per level",
-        min_value=0.0,
-        max_value=100.0,
-        step=0.1,
-        format="%.3f",
-        **state.bind("select.eps", 1.0),
-        help=HELP["epsilon"],
-    )
-    s_sel = c2.number_input(
+    s_eps = controls.epsilon_box(c1, "ε per level", "select.eps", 1.0, help=HELP["epsilon"])
+    s_sel = controls.epsilon_box(
+        c2,
         "ε of the selection",
-        min_value=0.0,
-        max_value=100.0,
-        step=0.1,
-        format="%.3f",
-        **state.bind("select.eps_select", 0.1),
+        "select.eps_select",
+        0.1,
         help="Budget of the noisy comparison of the candidates' scores.",
     )
     cands = c3.multiselect(
@@ -215,6 +190,8 @@ def selection_tab() -> None:
             valid=lambda v: isinstance(v, list) and set(v) <= set(mix_labels),
         ),
     )
+    if any_refused(s_eps, s_sel):
+        return
     if not cands:
         st.error("Choose at least one candidate.", icon=":material/warning:")
         return
@@ -289,7 +266,9 @@ def wu_tab() -> None:
         format_func=WU_EXPERIMENTS.get,
         **state.bind("wu.name", "wu-e1", valid=WU_EXPERIMENTS.__contains__),
     )
-    trials = int(c2.number_input("Trials", min_value=1, max_value=100, step=1, **state.bind("wu.trials", 5)))
+    trials = number_box(c2, "Trials", "wu.trials", 5, whole=True, lo=1, hi=100)
+    if any_refused(trials):
+        return
     if name == "wu-e2" and tree.depth == 0:
         st.info("E2 compares the root and its children: keep at least one level below the root.")
         return

@@ -261,6 +261,15 @@ def _copy(src: str, dst: str) -> None:
     state.put(dst, state.get(src))
 
 
+def epsilon_box(
+    box, label: str, setting: str, default: float, *, name: str | None = None, help: str | None = None
+) -> float | Refused:
+    """A number box for an ε, bound to ``setting``: its value, or why it is refused (outside the samplers' range)."""
+    return number_box(
+        box, label, setting, default, name=name, lo=EPSILON_RANGE[0], hi=EPSILON_RANGE[1], step=0.1, help=help
+    )
+
+
 def epsilon_control(level: int, name: str, *, container=None, default: float = 1.0) -> float | Refused:
     """A slider and an exact number for ε of one level, both bound to one setting ``eps.<level>``.
 

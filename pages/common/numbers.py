@@ -5,7 +5,8 @@ browser and keeps its last accepted value without a word (a K of 0.1, an ε
 of −1).  The boxes here have no bounds in the browser, so every typed number
 reaches the page; :func:`refusal` judges it, a refused number is shown with
 its reason under its box, and :func:`stop_if_refused` stops the page once
-every box is drawn, repeating the reasons: nothing is computed with an
+every box is drawn, repeating the reasons (:func:`any_refused` names them and
+lets a tabbed page stop only the affected tab): nothing is computed with an
 earlier value.
 """
 
@@ -123,8 +124,11 @@ def _as_float(value: Any) -> Any:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
-def stop_if_refused(*values: Any) -> None:
-    """Stop the page, naming every refused number, when a number box refused its value."""
+def any_refused(*values: Any) -> bool:
+    """Name every refused number (without stopping the page): True when one was refused.
+
+    For a page of independent sections (tabs): the section returns, the others still run.
+    """
     refused = [v for v in values if isinstance(v, Refused)]
     if refused:
         st.error(
@@ -132,4 +136,10 @@ def stop_if_refused(*values: Any) -> None:
             + "".join(f"\n- {r}" for r in refused),
             icon=":material/error:",
         )
+    return bool(refused)
+
+
+def stop_if_refused(*values: Any) -> None:
+    """Stop the page, naming every refused number, when a number box refused its value."""
+    if any_refused(*values):
         st.stop()
