@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/scale.py                 (everything; about 10 minutes on 2 cores)
       python benchmarks/scale.py --quick         (the per-node overhead at up to 30,000 leaves only)
-      python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, sampler)
+      python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, sampler, dask)
 
 Each scenario runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
 
@@ -13,8 +13,8 @@ Targets (issue 14), each printed beside its figure:
   5 GB; 5 levels to block groups all-Hg at most 90 s and 8 GB, all-Hc with a private K per node
   at most 60 s; every release consistent;
 - the secure sampler at least 10M cells/s on one core and 100x OpenDP's, same run;
-- a secure whole-country 3-level all-Hg release within 3 minutes.
-(Dask's LocalCluster sweep and release are checked bit-identical by tests/test_distributed.py.)
+- a secure whole-country 3-level all-Hg release within 3 minutes;
+- a Dask LocalCluster sweep of 100 trials: results identical to the local run, its time beside the local one.
 """
 
 from __future__ import annotations
@@ -182,6 +182,36 @@ def run_country(dataset: str, scenarios: list[tuple[str, str, str, float, float]
     return ok
 
 
+def run_dask(trials: int = 100) -> bool:
+    """A sweep of ``trials`` trials locally and on a 2-worker LocalCluster: identical frames, both times."""
+    from dask.distributed import Client, LocalCluster
+
+    import cocoviz
+    from cocoviz.experiments.runner import Data, Sweep, run_sweep
+
+    tree = cocoviz.load_dataset("housing-west")
+    sweep = Sweep(datasets=[Data("housing-west", tree=tree)], mixes=["Hg"], epsilons=[1.0], trials=trials)
+    cocoviz.compile_kernels()
+    start = time.perf_counter()
+    local = run_sweep(sweep, workers=1)
+    local_s = time.perf_counter() - start
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=50) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run(cocoviz.compile_kernels)  # the workers' kernels, outside the timing
+        start = time.perf_counter()
+        remote = run_sweep(sweep, client=client)
+        remote_s = time.perf_counter() - start
+    same = remote.equals(local)
+    print(
+        f"Dask LocalCluster (2 workers), {trials} trials of all-Hg on housing-west: {remote_s:.1f} s against "
+        f"{local_s:.1f} s in this process (ratio {remote_s / local_s:.2f}; 2 workers on 2 cores); "
+        f"frames identical: {same}  [{_check(same)}]"
+    )
+    return same
+
+
 def run_sampler() -> bool:
     from sampler import measure as sampler_figures
 
@@ -198,7 +228,7 @@ def run_sampler() -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the per-node overhead up to 30,000 leaves only")
-    parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "sampler"])
+    parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "sampler", "dask"])
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -206,7 +236,11 @@ def main() -> int:
         print(json.dumps({"overhead": overhead, "country": country}[part](*params)))
         return 0
     parts = (
-        [args.only] if args.only else ["overhead"] if args.quick else ["overhead", "country", "blockgroups", "sampler"]
+        [args.only]
+        if args.only
+        else ["overhead"]
+        if args.quick
+        else ["overhead", "country", "blockgroups", "sampler", "dask"]
     )
     ok = True
     if "overhead" in parts:
@@ -229,6 +263,8 @@ def main() -> int:
         )
     if "sampler" in parts:
         ok &= run_sampler()
+    if "dask" in parts:
+        ok &= run_dask()
     print("\nall targets met" if ok else "\nSOME TARGETS MISSED")
     return 0 if ok else 1
 

@@ -18,8 +18,8 @@ Each row also reads as a sentence (:func:`plain_reading`):
 >>> import textwrap
 >>> rough = estimate(tree, epsilons=[0.5, 0.5], methods=["Hg", "Hc"], max_size=8, seed=1)
 >>> print(textwrap.fill(plain_reading(evaluate(tree, rough).iloc[0]), 100))
-On average 1.8 persons misplaced per group; 25% of groups have exactly the right size; error 1.2×
-the omniscient yardstick D/ε: about as good as knowing which sizes exist.
+On average 2 persons misplaced per group; 25% of groups have exactly the right size; error 1.3× the
+omniscient yardstick D/ε: about as good as knowing which sizes exist.
 """
 
 from __future__ import annotations
