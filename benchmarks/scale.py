@@ -124,12 +124,22 @@ def country(methods: str, dataset: str = "housing", k_select: str = "public", sa
         "levels": depth,
         "groups": int(tree.groups(())),
         "nodes": int(sum(tree.summary()["nodes_per_level"])),
-        "cells": release.budget.cells,
+        "cells": _noised_cells(release, tree),
         "build_s": built,
         "release_s": seconds,
         "consistent": bool(release.is_consistent()),
         "peak_gb": _peak_gb(),
     }
+
+
+def _noised_cells(release, tree) -> int:
+    """Cells the release noised: K̂ per node where K was chosen (the budget counts the ceiling), else its cells."""
+    chosen = [b for b in release.bounds if b is not None]
+    if not chosen:
+        return release.budget.cells
+    return int(sum(b.sum() for b in chosen)) + sum(
+        int(tree.runs(level).groups().sum()) for level, b in enumerate(release.bounds) if b is None
+    )
 
 
 def _subprocess(part: str, args: list) -> dict:

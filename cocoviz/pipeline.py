@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 
 import numpy as np
 
@@ -57,6 +57,7 @@ def estimate(
     level_cache: MutableMapping | None = None,
     prior: object = None,
     client=None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -93,6 +94,8 @@ def estimate(
     client : a ``dask.distributed.Client``: the Hc and Hg levels below the states are measured and
         fitted per state subtree on its workers (:mod:`cocoviz.distributed`); the root, the states and
         consistency stay here.  A seeded release is bit-identical to the local one.
+    progress : called as ``progress(done, total)`` with the measured levels fitted so far (e.g. a
+        progress bar); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
 
@@ -123,6 +126,9 @@ def estimate(
 
         distributed = estimate_subtrees(plan, tree, noise, bounds, client)
     keys: list[tuple] = []
+    n_measured = len(plan.measured_levels())
+    if progress is not None:
+        progress(0, n_measured)
 
     def fit(level: int, parent) -> object:
         method = plan.level_method(level)
@@ -151,6 +157,8 @@ def estimate(
             hit = LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, answer(k)), n_nodes, threads))
             if memo is not None:
                 memo[key] = hit
+        if progress is not None:
+            progress(len(keys), n_measured)
         return hit
 
     return Release(plan, release_levels(plan, fit), budget, bounds=bounds)

@@ -48,14 +48,15 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 f"**ε = {plan.cost().total:g}** more in this session.",
                 icon=":material/lock:",
             )
+            for choice in engine.cheaper_choices(plan):
+                st.caption(f"Cheaper: {choice}")
             if not st.button("Draw the secure release", type="primary", key="explore.secure"):
                 st.info(
                     "Press the button to draw the noise with the secure sampler, or switch the secure release "
                     "off to explore with the fast sampler."
                 )
                 st.stop()
-        with st.spinner(f"Drawing {cells:,} noise cells with the secure sampler…"):
-            return engine.estimate(data_key, tree, params)
+        return engine.estimate(data_key, tree, params)
     guess = engine.estimated_seconds(plan)
     if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):
         st.warning(

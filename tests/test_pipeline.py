@@ -399,3 +399,14 @@ print(len(kernels))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) == 5
+
+
+def test_progress_counts_the_measured_levels_and_changes_nothing(toy_public_tree):
+    calls = []
+    opts = dict(epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10, seed=3)
+    release = estimate(toy_public_tree, progress=lambda done, total: calls.append((done, total)), **opts)
+    assert calls == [(0, 2), (1, 2), (2, 2)]
+    pd.testing.assert_frame_equal(release.to_frame(), estimate(toy_public_tree, **opts).to_frame())
+    calls.clear()
+    estimate(toy_public_tree, consistency="bottom-up", progress=lambda d, t: calls.append((d, t)), **opts)
+    assert calls == [(0, 1), (1, 1)]

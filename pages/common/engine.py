@@ -107,6 +107,26 @@ def estimated_seconds(plan: cocoviz.Plan, secure: bool = False) -> float:
     return plan.cost().cells / (SECURE_CELLS_PER_SECOND if secure else FAST_CELLS_PER_SECOND) + 0.005
 
 
+def cheaper_choices(plan: cocoviz.Plan) -> list[str]:
+    """The choices that would noise far fewer cells than ``plan``, each with its cells (public facts only)."""
+    choices = []
+    for level in plan.k_levels():
+        groups = int(plan.shape.group_counts(level).sum())
+        k_cells = plan.level_method(level).cells(plan.shape.group_counts(level), plan.max_size).sum()
+        if groups * 2 < k_cells:
+            choices.append(
+                f"Hg at level {level} noises its {groups:,} groups instead of {int(k_cells):,} cells (K per node)"
+            )
+    if plan.k_levels() and plan.k_select == "public":
+        choices.append(
+            "a private K per node (K selection in the sidebar) noises about the largest size per node, "
+            "not the public K, for a small ε_K"
+        )
+    if plan.shape.depth > 1:
+        choices.append("fewer levels (the level picker in the sidebar): each level is noised in full")
+    return choices
+
+
 #: Memory kept for shared fast releases (the default's release holds about a megabyte).
 RELEASE_MEMO_BYTES = 256 * 2**20
 #: Memory kept for one dataset's per-level estimates (a level of the default holds a few MB at most).
@@ -147,9 +167,9 @@ def _level_cache(data_key: tuple) -> SharedMemo:
     return SharedMemo(LEVEL_MEMO_BYTES)
 
 
-def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None) -> Timed:
+def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None, progress=None) -> Timed:
     start = time.perf_counter()
-    release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache)
+    release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache, progress=progress)
     return Timed(release, time.perf_counter() - start)
 
 
@@ -185,7 +205,13 @@ def estimate(data_key: tuple, tree: Hierarchy, params: Params) -> Timed:
     timed = ledger.get((data_key, params))
     if timed is None:
         _kernels_ready()
-        timed = ledger[(data_key, params)] = guard(_timed, tree, params, None)
+        bar = st.progress(0.0, text="Drawing the secure release…")
+
+        def advance(done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=f"Drawing the secure release: {done} of {total} levels measured")
+
+        timed = ledger[(data_key, params)] = guard(_timed, tree, params, None, advance)
+        bar.empty()
     return timed
 
 

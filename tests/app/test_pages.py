@@ -153,6 +153,9 @@ def test_explore_secure_release_warns_then_runs():
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
     assert any("secure sampler will noise" in w.value and "ε = 2" in w.value for w in at.warning)
+    # The default's Hc levels at K = 100,000: the cheaper choices are named before the click.
+    cheaper = [c.value for c in at.caption if c.value.startswith("Cheaper:")]
+    assert any("Hg at level" in c for c in cheaper) and any("private K" in c for c in cheaper)
     assert not at.metric  # nothing drawn before the click
     at.button(key="explore.secure").click().run()
     assert_clean(at)
