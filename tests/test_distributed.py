@@ -85,3 +85,14 @@ def test_anything_but_a_client_is_refused(four_levels):
         check_client("tcp://scheduler:8786")
     with pytest.raises(ParameterError, match="Client"):
         estimate(four_levels, epsilons=[1] * 4, methods=["Hg"] * 4, seed=0, client=object())
+
+
+def test_a_secure_release_opens_a_sampler_per_task(client, four_levels):
+    """The secure sampler is never shipped (it refuses to be copied): each task opens its own."""
+    opts = dict(epsilons=[1.0] * 4, methods=["Hg", "Hg", "Hc", "Hg"], max_size=60)
+    remote = estimate(four_levels, sampler="secure", client=client, **opts)
+    assert remote.is_consistent() and "secure" in remote.budget.sampler
+    assert remote.budget.charges == Plan.build(four_levels, **opts).cost().charges
+    for level in range(4):
+        for node in four_levels.nodes(level):
+            assert remote.histogram(node).sum() == four_levels.groups(node)
