@@ -629,3 +629,20 @@ def test_keep_levels_and_subtree_match_building_from_the_cut_table():
     assert part.nodes(1) == direct.nodes(1)
     np.testing.assert_array_equal(part.runs(1).counts, direct.runs(1).counts)
     np.testing.assert_array_equal(part.histogram(()), direct.histogram(()))
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [["a", " ", "b", None], ["a", "", "b", "c"], ["a", None, " ", "b"], [1, "1", "b", "c"], ["a", True, "b", "c"]],
+)
+def test_categorical_label_columns_are_checked_like_text(labels):
+    """Text categories are checked once per category; the refusal reads as for the same column as text."""
+    messages = []
+    for as_category in (False, True):
+        df = pd.DataFrame({"state": pd.Series(labels, dtype=object), "size": [1, 2, 3, 4], "count": [1] * 4})
+        if as_category:
+            df["state"] = df["state"].astype("category")
+        with pytest.raises(InputError) as err:
+            Hierarchy.from_counts(df, size="size", count="count", levels=["state"])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

@@ -207,6 +207,14 @@ def _labels(df: pd.DataFrame, col: str, what: str, lead: str, problems: Problems
     """Column ``col`` as text labels, or None after reporting its missing entries, values that are not
     text or numbers, and distinct values that would print alike (``1`` and ``"1"``)."""
     found = len(problems)
+    raw = df[col]
+    if isinstance(raw.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(raw.cat.categories) == "string":
+        # Text categories: nothing to check but missing rows, and the column as text costs a row's code.
+        missing = raw.cat.codes.to_numpy() < 0
+        if missing.any():
+            problems.append(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+            return None
+        return raw
     must = f"{lead}column '{col}': a {what} must be text or a number"
     scalars = _scalars(df, col, _LABEL_TYPES, _PLAIN_LABELS, must, problems)
     if scalars is None:
@@ -242,7 +250,11 @@ def _check_levels(df: pd.DataFrame, levels: Sequence[str], problems: Problems, w
         text = _labels(df, col, "region label", lead, problems)
         if text is None:
             continue
-        blank = text.str.strip().eq("").to_numpy()
+        if isinstance(text.dtype, pd.CategoricalDtype):  # blank categories, then their rows
+            blank_category = np.asarray(text.cat.categories.str.strip() == "")
+            blank = blank_category[text.cat.codes.to_numpy()] if blank_category.any() else np.zeros(len(text), bool)
+        else:
+            blank = text.str.strip().eq("").to_numpy()
         if blank.any():
             problems.append(f"{lead}column '{col}': empty region label in rows {_rows(blank, df.index)}")
     return levels
