@@ -1,64 +1,22 @@
-"""Uploads: CSV or Parquet files in any of the three table forms, validated whole.
+"""An upload's table as a :class:`~cocoviz.hierarchy.Hierarchy`: the three forms, their columns, every problem.
 
-The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
-
-``persons``
-    one row per person: a group id column and the level columns; optionally
-    with a second, public groups table (the group id and level columns, one
-    row per group).  **Without that table each region's number of groups G,
-    and the list of regions, are taken from the private rows and are not
-    protected by the release** (a person added in a new group changes G);
-    with it they come from the public table (``Hierarchy.public_groups``);
-``groups``
-    one row per group: a size column (0 allowed) and the level columns;
-``counts``
-    one row per leaf and size: a size column, a count column (number of
-    groups of that size in that leaf) and the level columns.
-
-A file is read, then handed to the hierarchy's own validation; either the
-whole file becomes a :class:`Hierarchy` or an :class:`~cocoviz.errors.InputError`
-(a :class:`ValueError`) says what is wrong and where: every problem of the
-table at once (up to :data:`~cocoviz.hierarchy.tables.MAX_PROBLEMS`), each
-with its first offending rows, counted from 1 at the first row below the
-header.  Nothing is ever half loaded.
-
->>> csv = b"state,county,size\\nCA,Alameda,3\\nCA,Marin,1\\nOR,Lane,0\\n"
->>> load_upload(csv, form="groups", levels=["state", "county"], filename="households.csv")
-Hierarchy(levels=['state', 'county'], nodes=[1, 2, 3], groups=3, distinct_sizes=3)
->>> load_upload(b"state,size\\nCA,-2\\nOR,abc\\n", form="groups", levels=["state"], filename="bad.csv")
-Traceback (most recent call last):
-...
-cocoviz.hierarchy.tables.TableProblems: bad.csv: 2 problems (rows are counted from 1 at the first row below the header):
-- column 'size': group size must be a number; not a number in rows 2 ('abc')
-- column 'size': negative group size in rows 1
+See :mod:`cocoviz.io` for the forms and what is refused.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
 
 import pandas as pd
 
 from cocoviz.errors import CocovizError, InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
 from cocoviz.hierarchy.tables import GROUPS_TABLE, TableProblems
+from cocoviz.io.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, ROWS_NOTE, Source, first_line, read_table
 
-__all__ = [
-    "FORMS",
-    "MAX_UPLOAD_BYTES",
-    "MAX_UPLOAD_ROWS",
-    "MAX_UPLOAD_LEAVES",
-    "read_table",
-    "load_upload",
-    "table_to_hierarchy",
-]
-
-Source = bytes | bytearray | memoryview | str | os.PathLike | IO[bytes]
+__all__ = ["FORMS", "MAX_UPLOAD_LEAVES", "load_upload", "table_to_hierarchy"]
 
 #: Roles of each form besides the level columns, with their default column names.
 FORMS: dict[str, dict[str, str]] = {
@@ -67,200 +25,8 @@ FORMS: dict[str, dict[str, str]] = {
     "counts": {"size": "size", "count": "count"},
 }
 
-#: Largest file accepted (bytes).  Per-leaf counts make far larger data fit under it.
-MAX_UPLOAD_BYTES = 200 * 2**20
-#: Largest number of rows accepted.
-MAX_UPLOAD_ROWS = 5_000_000
 #: Largest number of leaves accepted: every leaf is estimated on its own.
 MAX_UPLOAD_LEAVES = 20_000
-
-_ROWS_NOTE = "rows are counted from 1 at the first row below the header"
-_SMALLER = (
-    "aggregate it to the per-leaf counts form (one row per leaf and size, with the number of groups), "
-    "which is far smaller"
-)
-
-
-def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
-    """The raw bytes of ``source`` and, when it has one, its file name."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        data, name = bytes(source), None
-    elif isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise InputError(f"cannot open {str(path)!r}: {exc.strerror or exc}") from None
-        _check_bytes(size, max_bytes, path.name)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
-        name = path.name
-    elif hasattr(source, "getvalue"):  # Streamlit's UploadedFile, io.BytesIO
-        data, name = bytes(source.getvalue()), getattr(source, "name", None)
-    elif hasattr(source, "read"):
-        data, name = source.read(max_bytes + 1), getattr(source, "name", None)
-        if isinstance(data, str):
-            raise ParameterError("open the file in binary mode ('rb'): got text")
-    else:
-        raise ParameterError(f"cannot read an upload from a {type(source).__name__}")
-    _check_bytes(len(data), max_bytes, name)
-    return data, None if name is None else Path(str(name)).name
-
-
-def _check_bytes(size: int, max_bytes: int, name: str | None) -> None:
-    if size > max_bytes:
-        raise InputError(
-            f"{name or 'the file'} is {size / 2**20:,.1f} MB; uploads are limited to "
-            f"{max_bytes / 2**20:,.0f} MB: {_SMALLER}"
-        )
-
-
-def _kind(data: bytes, name: str | None) -> str:
-    """'parquet' or 'csv', from the content first (the magic number), then the name."""
-    if data[:4] == b"PAR1":
-        return "parquet"
-    if name is not None and name.lower().endswith((".parquet", ".pq", ".parq")):
-        raise InputError(f"{name} is named like a Parquet file but is not one (no Parquet signature)")
-    return "csv"
-
-
-def _decode(data: bytes, encoding: str, name: str) -> str:
-    try:
-        # utf-8-sig drops the byte-order mark that spreadsheet programs write.
-        return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding)
-    except LookupError:
-        raise ParameterError(f"unknown text encoding {encoding!r}") from None
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{name} is not valid {encoding} text: byte 0x{data[exc.start]:02x} on line {line} "
-            f"(byte offset {exc.start}) cannot be decoded; save the file as UTF-8 (or CSV UTF-8) "
-            f"or give its encoding"
-        ) from None
-
-
-def _read_csv(data: bytes, name: str, encoding: str, max_rows: int) -> pd.DataFrame:
-    text = _decode(data, encoding, name)
-    if not text.strip():
-        raise InputError(f"{name} is empty: it has no header and no rows")
-    if "\x00" in text:
-        raise InputError(f"{name} contains NUL bytes: it is not a CSV text file (is it a spreadsheet or binary file?)")
-    try:
-        header = [c.strip() for c in next(csv.reader(io.StringIO(text)))]
-    except (csv.Error, StopIteration):
-        header = []
-    # pandas would rename these silently ("size.1", "Unnamed: 2"): refuse them instead.
-    duplicated = sorted({c for c in header if c and header.count(c) > 1})
-    if duplicated:
-        raise InputError(f"{name}: column name(s) {duplicated} appear more than once in the header")
-    if any(not c for c in header):
-        raise InputError(
-            f"{name}: the header has {sum(not c for c in header)} empty column name(s); every column "
-            f"needs a name (header: {header})"
-        )
-    try:
-        # Everything as text: region codes keep their leading zeros ("01"), and the
-        # hierarchy's validation reports non-numeric sizes with their rows.
-        frame = pd.read_csv(
-            io.StringIO(text),
-            dtype=str,
-            keep_default_na=False,
-            na_values=[""],
-            skipinitialspace=True,
-            nrows=max_rows + 1,
-            engine="c",
-        )
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{name} is empty: it has no header and no rows") from None
-    except (pd.errors.ParserError, ValueError, csv.Error) as exc:
-        raise InputError(f"{name} is not a well-formed CSV file: {_first_line(exc)}") from None
-    return frame
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _read_parquet(data: bytes, name: str, max_rows: int) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    failures = (pa.ArrowException, OSError, ValueError, TypeError, KeyError)
-    try:
-        handle = pq.ParquetFile(io.BytesIO(data))
-        rows = handle.metadata.num_rows
-    except failures as exc:
-        raise InputError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
-    # Checked from the footer, before the columns are decoded.
-    if rows > max_rows:
-        _too_many_rows(name, rows, max_rows)
-    try:
-        return handle.read().to_pandas()
-    except failures as exc:
-        raise InputError(f"{name} is not a readable Parquet file: {_first_line(exc)}") from None
-
-
-def _too_many_rows(name: str, rows: int | str, max_rows: int) -> None:
-    raise InputError(
-        f"{name} has {rows if isinstance(rows, str) else f'{rows:,}'} rows; uploads are limited to "
-        f"{max_rows:,} rows: {_SMALLER}"
-    )
-
-
-def read_table(
-    source: Source,
-    *,
-    filename: str | None = None,
-    encoding: str = "utf-8",
-    max_bytes: int = MAX_UPLOAD_BYTES,
-    max_rows: int = MAX_UPLOAD_ROWS,
-) -> pd.DataFrame:
-    """Read a CSV or Parquet upload into a DataFrame, for previewing and column mapping.
-
-    Parameters
-    ----------
-    source : bytes, path or binary file object
-        The file's content, its path, or an object with ``getvalue()`` or
-        ``read()`` (such as Streamlit's ``UploadedFile``).
-    filename : str, optional
-        Name shown in messages (default: the source's own name, else "the upload").
-    encoding : str
-        Text encoding of a CSV file (default UTF-8, with or without a byte-order mark).
-    max_bytes, max_rows : int
-        Size limits; a larger file is refused with a message.
-
-    Returns
-    -------
-    DataFrame
-        CSV columns as text (the hierarchy's validation converts and checks
-        numbers); Parquet columns with their stored types.  The index runs
-        from 1, so validation messages name rows as a person counts them.
-
-    Raises
-    ------
-    InputError
-        For an unreadable, empty, badly encoded, malformed or too large file.
-    ParameterError
-        For a source that is not a file (or a file opened in text mode) or an unknown encoding.
-    """
-    data, own_name = _read_bytes(source, max_bytes)
-    name = filename or own_name or "the upload"
-    if not data:
-        raise InputError(f"{name} is empty (0 bytes)")
-    if _kind(data, filename or own_name) == "parquet":
-        frame = _read_parquet(data, name, max_rows)
-    else:
-        frame = _read_csv(data, name, encoding, max_rows)
-    if len(frame) > max_rows:
-        _too_many_rows(name, f"more than {max_rows:,}", max_rows)
-    frame.columns = [str(c).strip() for c in frame.columns]
-    duplicated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
-    if duplicated:
-        raise InputError(f"{name}: column name(s) {duplicated} appear more than once")
-    frame.index = pd.RangeIndex(1, len(frame) + 1)
-    return frame
 
 
 def _levels(levels: Sequence[str] | str | None) -> list[str]:
@@ -368,7 +134,7 @@ def table_to_hierarchy(
     except ValueError as exc:
         message = str(exc)
         if " in rows " in message or "(group " in message:
-            message += f" ({_ROWS_NOTE})"
+            message += f" ({ROWS_NOTE})"
         if groups is not None and message.startswith(GROUPS_TABLE):
             # A problem of the groups table alone: name its file.
             raise InputError(f"{groups_name}: {message[len(GROUPS_TABLE) :].lstrip(':, ')}") from None
@@ -377,7 +143,7 @@ def table_to_hierarchy(
         raise (type(exc) if isinstance(exc, CocovizError) else InputError)(f"{name}: {message}") from None
     except (TypeError, KeyError, OverflowError, MemoryError) as exc:
         # Odd column types (nested lists in Parquet, mixed objects) must not surface as tracebacks.
-        raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {_first_line(exc)})") from None
+        raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {first_line(exc)})") from None
 
 
 def _named(problems: Sequence[str], name: str, groups_name: str | None) -> TableProblems:
@@ -393,7 +159,7 @@ def _named(problems: Sequence[str], name: str, groups_name: str | None) -> Table
         elif groups_name is not None:
             problem = problem.replace(f"the {GROUPS_TABLE}", groups_name)
         named.append(problem)
-    note = f" ({_ROWS_NOTE})" if any(" in rows " in p or "(group " in p for p in named) else ""
+    note = f" ({ROWS_NOTE})" if any(" in rows " in p or "(group " in p for p in named) else ""
     alone = len(named) == 1 and groups_name is not None and named[0].startswith(f"{groups_name}: ")
     return TableProblems(named, "" if alone else f"{name}: ", note)
 
