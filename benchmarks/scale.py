@@ -62,7 +62,7 @@ def overhead(leaves: int, groups: int = 2_000_000, mid: int = 50) -> dict:
     """All-Hg release time against the batched floor: each level's noise as one segment and one fit call."""
     import cocoviz
     from cocoviz.mechanisms import FastSampler
-    from cocoviz.whole_level import fit_nodes
+    from cocoviz.whole_level import fit_hg_nodes
 
     tree = synthetic_tree(groups, mid, leaves)
     opts = dict(epsilons=[1.0, 1.0, 1.0], methods=["Hg"] * 3, consistency="none")
@@ -75,7 +75,7 @@ def overhead(leaves: int, groups: int = 2_000_000, mid: int = 50) -> dict:
             runs = tree.runs(level)
             values = np.repeat(runs.sizes, runs.counts)
             ptr = np.array([0, values.size])
-            fit_nodes("Hg", sampler.draw_level(values, ptr, 1.0, level, out=values), ptr, groups=None, epsilon=1, p=2)
+            fit_hg_nodes(sampler.draw_level(values, ptr, 1.0, level, out=values), ptr, groups=None, epsilon=1, p=2)
         return time.perf_counter() - start
 
     def release() -> float:

@@ -26,7 +26,6 @@ from cocoviz.consistency import LevelEstimates
 from cocoviz.errors import ParameterError
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns
-from cocoviz.whole_level import LEVEL_METHODS
 
 __all__ = ["map_tasks", "estimate_subtrees", "subtree_ranges", "check_client"]
 
@@ -120,7 +119,7 @@ def estimate_subtrees(
     keyed), a secure one by name, opened anew by each task.
     """
     check_client(client)
-    levels = [lvl for lvl in plan.measured_levels() if lvl > top and plan.level_method(lvl).name in LEVEL_METHODS]
+    levels = [lvl for lvl in plan.measured_levels() if lvl > top and plan.level_method(lvl).level_fit is not None]
     if not levels or plan.shape.depth <= top:
         return {}
     ranges = {lvl: subtree_ranges(plan, top, lvl) for lvl in levels}

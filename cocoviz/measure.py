@@ -36,7 +36,7 @@ from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.mechanisms import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
-from cocoviz.whole_level import LEVEL_METHODS, join_segments, node_batches, query_nodes
+from cocoviz.whole_level import join_segments, node_batches
 
 __all__ = [
     "LevelMeasurement",
@@ -287,7 +287,7 @@ def answer_nodes(
     ``bounds`` is K per node (:func:`level_bounds`); the noise scale is Δ/ε.
     """
     method = plan.level_method(level)
-    values, ptr = query_nodes(method.name, tree.runs(level), lo, hi, bounds)
+    values, ptr = method.level_query(tree.runs(level), lo, hi, bounds)
     return draw_nodes(sampler, values, ptr, method.sensitivity / plan.level_epsilon(level), level, lo), ptr
 
 
@@ -325,7 +325,7 @@ def measure_level(
     """
     method, n_nodes = plan.level_method(level), tree.runs(level).n_nodes
     bounds = level_bounds(plan, level, bounds)
-    if method.name in LEVEL_METHODS:
+    if method.level_query is not None:
         batches = level_batches(plan, level, bounds)
         threads = batch_threads(len(batches), workers, sampler.secure)
         parts = map_nodes(

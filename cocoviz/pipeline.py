@@ -32,7 +32,7 @@ from cocoviz.measure import (
 from cocoviz.plan import METHODS, Plan
 from cocoviz.postprocess import level_fitter, node_fitter, release_levels
 from cocoviz.release import Release
-from cocoviz.whole_level import CHUNK_CELLS, LEVEL_METHODS, stream_hg_node
+from cocoviz.whole_level import CHUNK_CELLS, stream_hg_node
 
 __all__ = ["estimate", "estimate_level", "compile_kernels"]
 
@@ -141,7 +141,7 @@ def estimate(
                 key += (plan.prior.key(), upstream)
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         keys.append(key)
-        if hit is None and method.name in LEVEL_METHODS:
+        if hit is None and method.level_fit is not None:
             if level in distributed:
                 hit = distributed[level]
             else:

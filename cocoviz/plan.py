@@ -40,6 +40,7 @@ from cocoviz.hcp_prior import UNIFORM, Prior
 from cocoviz.mechanisms import check_epsilon
 from cocoviz.shape import Shape
 from cocoviz.truncation import DEFAULT_K_BETA, K_SELECT, K_SENSITIVITY, check_beta, svt_grid
+from cocoviz.whole_level import fit_hc_nodes, fit_hg_nodes, query_hc_nodes, query_hg_nodes
 
 __all__ = ["Method", "METHODS", "Shape", "Plan", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K"]
 
@@ -58,7 +59,10 @@ class Method:
 
     ``query`` reads a node's private ``(sizes, counts)`` runs (only
     :func:`cocoviz.measure` calls it); ``fit`` turns the noisy answer and public
-    facts into estimated groups.  Adding a method is one :data:`METHODS` entry.
+    facts into estimated groups.  ``level_query`` and ``level_fit``, where a method
+    has them, do the same for a run of consecutive nodes in one compiled call
+    (:mod:`cocoviz.whole_level`); without them a level goes node by node.  Adding
+    a method is one :data:`METHODS` entry.
     """
 
     name: str
@@ -69,6 +73,8 @@ class Method:
     fit: Callable[..., object] = field(repr=False)
     summary: str = ""
     experimental: bool = False
+    level_query: Callable[..., tuple] | None = field(default=None, repr=False)
+    level_fit: Callable[..., object] | None = field(default=None, repr=False)
 
     def quantity(self, max_size: int, private_k: bool = False) -> str:
         """The measured vector's name, as the budget report shows it (K̂ when K is chosen privately)."""
@@ -106,6 +112,8 @@ METHODS: dict[str, Method] = {
             query_hc,
             fit_hc,
             "cumulative counts Hc[0..K-1], bounded isotonic regression (best on dense data)",
+            level_query=query_hc_nodes,
+            level_fit=fit_hc_nodes,
         ),
         Method(
             "Hg",
@@ -115,6 +123,8 @@ METHODS: dict[str, Method] = {
             query_hg,
             fit_hg,
             "the sorted group sizes, isotonic regression (best on sparse data with large groups)",
+            level_query=query_hg_nodes,
+            level_fit=fit_hg_nodes,
         ),
         Method(
             "naive",

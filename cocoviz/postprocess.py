@@ -42,7 +42,7 @@ from cocoviz.measure import LevelMeasurement, Measurements, batch_threads, level
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
-from cocoviz.whole_level import LEVEL_METHODS, fit_nodes, node_batches
+from cocoviz.whole_level import node_batches
 
 __all__ = ["post_process", "fit_level", "node_fitter", "level_fitter", "consistent_levels", "release_levels"]
 
@@ -94,7 +94,7 @@ def fit_level(
 
     ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
     """
-    if measured.method in LEVEL_METHODS:
+    if plan.level_method(measured.level).level_fit is not None:
         batches = node_batches(np.diff(measured.ptr))
         fit = level_fitter(plan, measured.level)
 
@@ -117,7 +117,7 @@ def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.n
     groups = plan.shape.group_counts(level)
 
     def fit(lo: int, hi: int, noisy: np.ndarray, ptr: np.ndarray) -> LevelEstimates:
-        return fit_nodes(method.name, noisy, ptr, groups=groups[lo:hi], epsilon=eps, p=p)
+        return method.level_fit(noisy, ptr, groups=groups[lo:hi], epsilon=eps, p=p)
 
     return fit
 

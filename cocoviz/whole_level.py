@@ -2,10 +2,9 @@
 
 A level's nodes are consecutive segments of one array (``ptr``), as in
 :class:`~cocoviz.runs.LevelRuns`.  For the methods with compiled level kernels
-(Hc and Hg, :data:`LEVEL_METHODS`) the query of a run of nodes is one call
-(:func:`query_nodes`), their noise one keyed draw, and their fit one call
-(:func:`fit_nodes`): the same numbers, seed for seed, as node by node, because
-each cell's noise is keyed by (seed, level, node, cell) and the fit of a
+(Hc and Hg: a :class:`~cocoviz.plan.Method`'s ``level_query`` and ``level_fit``) the query
+of a run of nodes is one call, their noise one keyed draw, and their fit one call: the same
+numbers, seed for seed, as node by node, because each cell's noise is keyed by (seed, level, node, cell) and the fit of a
 segment does not look at its neighbours.
 
 :func:`node_batches` cuts a level into runs of nodes of bounded total size, so
@@ -27,17 +26,15 @@ from cocoviz.estimators import HC_SENSITIVITY, HG_SENSITIVITY
 from cocoviz.runs import LevelRuns
 
 __all__ = [
-    "LEVEL_METHODS",
     "node_batches",
-    "query_nodes",
-    "fit_nodes",
+    "query_hc_nodes",
+    "query_hg_nodes",
+    "fit_hc_nodes",
+    "fit_hg_nodes",
     "stream_hg_node",
     "join_segments",
     "CHUNK_CELLS",
 ]
-
-#: Methods whose query and fit have compiled whole-level kernels; the others go node by node.
-LEVEL_METHODS = ("Hc", "Hg")
 
 #: Cells of one batch of nodes (or one chunk of a large Hg node): 8 bytes each for the noisy
 #: answers, so about 32 MB per batch and per thread.
@@ -59,19 +56,25 @@ def node_batches(cells: np.ndarray, max_cells: int = CHUNK_CELLS) -> list[tuple[
     return batches
 
 
-def query_nodes(method: str, runs: LevelRuns, lo: int, hi: int, bounds: np.ndarray | None) -> tuple:
-    """The true answers of nodes ``lo..hi-1`` (private: called by :mod:`cocoviz.measure` only), with their ``ptr``.
-
-    Hc: ``Hc[0..K_k-1]`` per node (``bounds`` holds K per node of the level); Hg: the sorted sizes.
-    """
+def _node_runs(runs: LevelRuns, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The runs of nodes ``lo..hi-1``: sizes, counts and each node's first run (from 0)."""
     r0, r1 = runs.ptr[lo], runs.ptr[hi]
-    sizes, counts = runs.sizes[r0:r1], runs.counts[r0:r1]
-    run_ptr = runs.ptr[lo : hi + 1] - r0
-    if method == "Hg":
-        before = np.concatenate([[0], np.cumsum(counts)])
-        return np.repeat(sizes, counts), before[run_ptr]
+    return runs.sizes[r0:r1], runs.counts[r0:r1], runs.ptr[lo : hi + 1] - r0
+
+
+def query_hg_nodes(runs: LevelRuns, lo: int, hi: int, bounds: np.ndarray | None = None) -> tuple:
+    """Hg of nodes ``lo..hi-1``, their sorted sizes, with their ``ptr`` (private: :mod:`cocoviz.measure` only)."""
+    sizes, counts, run_ptr = _node_runs(runs, lo, hi)
+    before = np.concatenate([[0], np.cumsum(counts)])
+    return np.repeat(sizes, counts), before[run_ptr]
+
+
+def query_hc_nodes(runs: LevelRuns, lo: int, hi: int, bounds: np.ndarray) -> tuple:
+    """``Hc[0..K_k-1]`` of nodes ``lo..hi-1`` (``bounds``: K per node of the level), with their ``ptr``
+    (private: :mod:`cocoviz.measure` only)."""
     from cocoviz._level_kernels import hc_values
 
+    sizes, counts, run_ptr = _node_runs(runs, lo, hi)
     k = np.asarray(bounds[lo:hi], np.int64)
     ptr = _ptr(k)
     out = np.empty(int(ptr[-1]), np.int64)
@@ -79,23 +82,27 @@ def query_nodes(method: str, runs: LevelRuns, lo: int, hi: int, bounds: np.ndarr
     return out, ptr
 
 
-def fit_nodes(
-    method: str, noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsilon: float, p: int
-) -> LevelEstimates:
-    """The estimates of consecutive nodes from their noisy answers and public G (post-processing only).
+# The fits below are :func:`cocoviz.estimators.fit_hg` / :func:`~cocoviz.estimators.fit_hc` over
+# consecutive nodes, from their noisy answers and public G (post-processing only), except that a block
+# mean exactly halfway between two sizes rounds to even (the node-by-node fit takes SciPy's running
+# mean, which may fall an ulp either side).
 
-    The same as :func:`cocoviz.estimators.fit_hc` / :func:`~cocoviz.estimators.fit_hg` node by
-    node, except that a block mean exactly halfway between two sizes rounds to even (the
-    node-by-node fit takes SciPy's running mean, which may fall an ulp either side).
-    """
-    from cocoviz._level_kernels import fit_hc_segments, fit_hg_segments
+
+def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsilon: float, p: int) -> LevelEstimates:
+    """Hg estimates of the nodes whose noisy answers are the segments ``ptr`` of ``noisy``."""
+    from cocoviz._level_kernels import fit_hg_segments
 
     noisy = np.ascontiguousarray(noisy, np.int64)
-    if method == "Hg":
-        parts = fit_hg_segments(noisy, ptr, p, 2 * HG_SENSITIVITY**2 / epsilon**2)
-    else:
-        parts = fit_hc_segments(noisy, ptr, np.asarray(groups, np.int64), p, 4 * HC_SENSITIVITY**2 / epsilon**2)
-    return LevelEstimates(*parts)
+    return LevelEstimates(*fit_hg_segments(noisy, ptr, p, 2 * HG_SENSITIVITY**2 / epsilon**2))
+
+
+def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsilon: float, p: int) -> LevelEstimates:
+    """Hc estimates of the nodes whose noisy answers are the segments ``ptr`` of ``noisy`` (``groups``: G each)."""
+    from cocoviz._level_kernels import fit_hc_segments
+
+    noisy = np.ascontiguousarray(noisy, np.int64)
+    groups = np.asarray(groups, np.int64)
+    return LevelEstimates(*fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2))
 
 
 def stream_hg_node(
@@ -112,7 +119,7 @@ def stream_hg_node(
     ``draw(values, offset)`` adds the node's noise to its cells ``offset, offset + 1, ...``
     (keyed, so chunks do not change it).  The pool-adjacent-violators stack is all the
     fit keeps between chunks, so memory is the stack (16 bytes per block) and a few
-    chunks: the result is :func:`fit_nodes`' on the whole vector, exactly.  With
+    chunks: the result is :func:`fit_hg_nodes`' on the whole vector, exactly.  With
     ``threads`` > 1 the next chunks are drawn on other threads while this one is fitted
     (only for a ``draw`` that is safe to call from several threads at once).
     """

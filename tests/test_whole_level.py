@@ -20,7 +20,7 @@ from cocoviz.measure import answer_node, measure, measure_level
 from cocoviz.mechanisms import FastSampler
 from cocoviz.plan import Plan
 from cocoviz.postprocess import fit_level, post_process
-from cocoviz.whole_level import fit_nodes, join_segments, node_batches, stream_hg_node
+from cocoviz.whole_level import fit_hc_nodes, fit_hg_nodes, join_segments, node_batches, stream_hg_node
 
 
 def test_philox_known_answers():
@@ -96,7 +96,7 @@ def _reference_hg(y, epsilon):
 @given(st.lists(st.integers(-30, 60), max_size=40), st.sampled_from([0.1, 1.0]))
 def test_hg_fit_matches_exact_pava(y, epsilon):
     y = np.sort(np.abs(np.array(y, np.int64))) + np.array(y, np.int64) % 7 - 3 if y else np.zeros(0, np.int64)
-    est = fit_nodes("Hg", y, np.array([0, len(y)]), groups=np.array([len(y)]), epsilon=epsilon, p=2)
+    est = fit_hg_nodes(y, np.array([0, len(y)]), groups=np.array([len(y)]), epsilon=epsilon, p=2)
     got = [[int(s), int(c), float(v)] for s, c, v in zip(est.sizes, est.counts, est.variances)]
     assert got == [[s, n, pytest.approx(v)] for s, n, v in _reference_hg(y, epsilon)]
 
@@ -107,9 +107,9 @@ def test_level_fits_agree_with_the_node_fits(y, groups, p):
     """L1 fits are the node fits exactly (the same slope trick); L2 fits agree but at halfway block means."""
     y = np.array(y, np.int64)
     ptr = np.array([0, len(y)])
-    for name, node_fit in (("Hc", fit_hc), ("Hg", fit_hg)):
+    for name, level_fit, node_fit in (("Hc", fit_hc_nodes, fit_hc), ("Hg", fit_hg_nodes, fit_hg)):
         g = groups if name == "Hc" else len(y)
-        est = fit_nodes(name, y, ptr, groups=np.array([g]), epsilon=0.5, p=p)
+        est = level_fit(y, ptr, groups=np.array([g]), epsilon=0.5, p=p)
         ref = node_fit(y, groups=g, epsilon=0.5, p=p)
         assert int(est.counts.sum()) == g
         if p == 1:
@@ -122,9 +122,7 @@ def test_hg_streamed_in_chunks_is_the_whole_fit():
     sampler = FastSampler(seed=4)
     sizes, counts = np.array([1, 2, 3, 7, 40]), np.array([300, 250, 100, 20, 3])
     truth = np.repeat(sizes, counts)
-    whole = fit_nodes(
-        "Hg", sampler.draw(truth, 2.0, (1, 5, 0)), np.array([0, truth.size]), groups=None, epsilon=0.5, p=2
-    )
+    whole = fit_hg_nodes(sampler.draw(truth, 2.0, (1, 5, 0)), np.array([0, truth.size]), groups=None, epsilon=0.5, p=2)
 
     def draw(values, offset):
         return sampler.draw_level(values, np.array([0, len(values)]), 2.0, 1, 0, 5, offset, out=values)
@@ -174,8 +172,7 @@ def test_whole_level_measurement_is_the_node_by_node_one(three_level_tree):
         # And the batched fit is the per-segment fit.
         fitted = fit_level(plan, measured)
         for k in range(measured.n_nodes):
-            alone = fit_nodes(
-                measured.method,
+            alone = plan.level_method(level).level_fit(
                 measured.node(k),
                 np.array([0, measured.node(k).size]),
                 groups=plan.shape.group_counts(level)[k : k + 1],
