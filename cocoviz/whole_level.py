@@ -4,8 +4,8 @@ A level's nodes are consecutive segments of one array (``ptr``), as in
 :class:`~cocoviz.runs.LevelRuns`.  For the methods with compiled level kernels
 (Hc and Hg: a :class:`~cocoviz.plan.Method`'s ``level_query`` and ``level_fit``) the query
 of a run of nodes is one call, their noise one keyed draw, and their fit one call: the same
-numbers, seed for seed, as node by node, because each cell's noise is keyed by (seed, level, node, cell) and the fit of a
-segment does not look at its neighbours.
+numbers, seed for seed, as node by node, because each cell's noise is keyed by (seed, level,
+node, cell) and the fit of a segment does not look at its neighbours.
 
 :func:`node_batches` cuts a level into runs of nodes of bounded total size, so
 memory stays bounded however large the level; a single node larger than the
