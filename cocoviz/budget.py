@@ -14,6 +14,7 @@ spends and the resulting noise scale Δ/ε.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -58,6 +59,15 @@ class Charge:
     epsilon: float
     noise_scale: float | None = None  # when the mechanism's scale is not Δ/ε (e.g. AboveThreshold's 4Δ/ε)
     nodes: int = 1
+
+    @classmethod
+    def for_level(
+        cls, level: int, paths: Sequence[tuple], quantity: str, cells: int, sensitivity: float, epsilon: float
+    ) -> Charge:
+        """One charge for a query on every node of a level (``paths``: its nodes; named when there is one)."""
+        nodes = len(paths)
+        node = tuple(paths[0]) if nodes == 1 else ()
+        return cls(level, node, quantity, int(cells), float(sensitivity), float(epsilon), nodes=nodes)
 
     @property
     def where(self) -> str:

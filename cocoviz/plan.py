@@ -340,15 +340,12 @@ class Plan:
                 )
             ]
         return [
-            self._level_charge(level, "K: noisy max of the node's largest group size", n, K_SENSITIVITY, eps, n)
+            Charge.for_level(
+                level, paths, "K: noisy max of the node's largest group size", len(paths), K_SENSITIVITY, eps
+            )
             for level in self.k_levels()
-            for n in [len(self.shape.paths[level])]
+            for paths in [self.shape.paths[level]]
         ]
-
-    def _level_charge(self, level: int, quantity: str, cells: int, delta: float, eps: float, nodes: int) -> Charge:
-        """One charge for a query on every node of ``level`` (named by its path when the level has one node)."""
-        node = self.shape.paths[level][0] if nodes == 1 else ()
-        return Charge(level, node, quantity, int(cells), float(delta), eps, nodes=nodes)
 
     def cost(self) -> Budget:
         """Every measurement with its level, query, nodes, cells, Δ and ε: the budget, before any noise.
@@ -361,7 +358,9 @@ class Plan:
             method, eps = self.level_method(level), self.level_epsilon(level)
             cells = method.cells(self.shape.group_counts(level), self.max_size)
             quantity = method.quantity(self.max_size, self.private_k())
-            charges.append(self._level_charge(level, quantity, int(cells.sum()), method.sensitivity, eps, len(cells)))
+            charges.append(
+                Charge.for_level(level, self.shape.paths[level], quantity, cells.sum(), method.sensitivity, eps)
+            )
         return Budget(tuple(charges))
 
     def to_dict(self) -> dict:

@@ -105,12 +105,10 @@ def tenure_cost(shape: object, epsilons: Sequence[float]) -> Budget:
     """The tenure margin's budget, before any noise: one charge per level (1 cell per node, Δ = 1, its ε)."""
     shape = _as_shape(shape)
     eps = _epsilons(shape, epsilons)
-    charges = []
-    for level in range(shape.depth + 1):
-        nodes = len(shape.paths[level])
-        node = shape.paths[level][0] if nodes == 1 else ()
-        charges.append(Charge(level, node, TENURE_QUANTITY, nodes, float(TENURE_SENSITIVITY), eps[level], nodes=nodes))
-    charges = tuple(charges)
+    charges = tuple(
+        Charge.for_level(level, paths, TENURE_QUANTITY, len(paths), TENURE_SENSITIVITY, eps[level])
+        for level, paths in enumerate(shape.paths)
+    )
     return Budget(charges, notes=(NEIGHBOURS,))
 
 
