@@ -1,6 +1,7 @@
 """Concurrent visitors: N headless Chromium sessions changing ε on the Explore page's default data at once.
 
-Run:  python benchmarks/sessions.py [--sessions 20] [--edits 4]      (quick check: --sessions 3 --edits 2)
+Run:  python benchmarks/sessions.py [--sessions 20] [--edits 4] [--rounds 4]
+      (quick check: --sessions 3 --edits 2 --rounds 1)
 
 Starts ``streamlit run app.py`` headless on a free local port (warmed as ``scripts/run.sh`` does) and
 drives Debian's Chromium (Playwright, one browser, a context per session: separate cookies and
@@ -11,11 +12,16 @@ websockets, so separate Streamlit sessions).  Then:
 2. N sessions at once: each opens the page and types its values: the shared ones (0.5, 0.7, …, which
    every session asks for, so their releases can be shared) and one of its own (1 + i/100, a release
    no other session asks for).  After every edit the session checks that the page shows *its* total;
-   a wrong or missing total is a lost edit, an exception box is an error.
+   a wrong or missing total is a lost edit, an exception box is an error;
+3. step 2 again, ``--rounds`` times in all, each round with new browser contexts (new sessions) asking
+   for the same values, so after the first round every release is in the shared memo and whatever the
+   server still gains is what sessions leave behind.
 
 Meanwhile the server's memory (resident set of its process) is sampled every half second.  Printed:
 median edit time with N sessions against the single-session one, errors and lost edits, memory at the
-start, peak and end of the concurrent phase, and the fast releases computed against those requested
+start, peak and end of the concurrent phase, the memory at the end of every round (flat memory: the
+later rounds end where the second did, while the server still keeps the last rounds' disconnected
+sessions for ``server.disconnectedSessionTTL``), and the fast releases computed against those requested
 (the server's shared release memo counts them: ``COCOVIZ_MEMO_STATS``).
 """
 
@@ -126,18 +132,25 @@ async def _session(browser, url: str, values: list[str]) -> dict:
     return out
 
 
-async def _run(url: str, sessions: int, edits: int) -> tuple[dict, list[dict], float]:
+async def _run(
+    url: str, sessions: int, edits: int, rounds: int, memory: Memory
+) -> tuple[dict, list[dict], float, list[float]]:
+    """The single session, then ``rounds`` rounds of ``sessions`` at once; the memory at the end of each round."""
     from playwright.async_api import async_playwright
 
+    many, ends = [], []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         single = await _session(browser, url, SHARED_VALUES[:edits])
         start = time.perf_counter()
         plans = [SHARED_VALUES[: edits - 1] + [f"{1 + (i + 1) / 100:g}"] for i in range(sessions)]
-        many = await asyncio.gather(*(_session(browser, url, plan) for plan in plans))
+        for _ in range(rounds):
+            many += await asyncio.gather(*(_session(browser, url, plan) for plan in plans))
+            await asyncio.sleep(2)  # the server answers the closed sessions' last messages
+            ends.append(memory.samples[-1][1])
         wall = time.perf_counter() - start
         await browser.close()
-    return single, list(many), wall
+    return single, many, wall, ends
 
 
 def _stats(path: Path) -> dict:
@@ -151,6 +164,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=20, help="concurrent browser sessions (default 20)")
     parser.add_argument("--edits", type=int, default=4, help="ε edits per session (default 4, at most 6)")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of concurrent sessions (default 4)")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
@@ -162,7 +176,7 @@ def main() -> int:
         try:
             with Memory(proc.pid) as memory:
                 warm = _stats(stats_path)
-                single, many, wall = asyncio.run(_run(url, args.sessions, edits))
+                single, many, wall, ends = asyncio.run(_run(url, args.sessions, edits, max(1, args.rounds), memory))
             end = _stats(stats_path)
         finally:
             _stop(proc)
@@ -174,7 +188,10 @@ def main() -> int:
     many_median = statistics.median(edits_many) if edits_many else float("nan")
     requested = end["requests"] - warm["requests"]
     computed = end["computed"] - warm["computed"]
-    print(f"{args.sessions} concurrent sessions × {edits} ε edits on the Explore page (default data), {wall:.0f} s")
+    print(
+        f"{args.sessions} concurrent sessions × {edits} ε edits on the Explore page (default data), "
+        f"{len(ends)} round(s), {wall:.0f} s"
+    )
     print(
         f"  edit time: median {many_median:.2f} s with {args.sessions} sessions against {single_median:.2f} s "
         f"alone (ratio {many_median / single_median:.1f}); slowest {max(edits_many, default=float('nan')):.2f} s"
@@ -192,6 +209,9 @@ def main() -> int:
         f"  server memory (RSS): {mem[0]:.0f} MB at the start, peak {max(mem):.0f} MB, {mem[-1]:.0f} MB at the end "
         f"({len(mem)} samples)"
     )
+    rounds = " → ".join(f"{m:.0f}" for m in ends)
+    later = f"; the last round ends {ends[-1] - ends[1]:+.0f} MB from the second" if len(ends) > 2 else ""
+    print(f"  server memory at the end of each round (MB): {rounds}{later}")
     print(
         f"  fast releases: {requested} requested, {computed} computed "
         f"({end['waited'] - warm['waited']} waited for another session's computation, "

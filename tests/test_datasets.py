@@ -265,10 +265,14 @@ def test_bundled_file_is_small_and_reproducible(name):
     assert same_runs(bundled, spec.build(generate(name)))
 
 
-def test_default_dataset_is_about_a_million_groups_over_three_levels():
+def test_default_dataset_is_the_papers_west_coast_housing_at_full_size():
+    """Figure 6's winner at the root moves with the number of households (data/README.md): the default
+    is bundled at the paper's size, three levels, with every outlier (groups above size 100) of the recipe."""
     s = load_dataset(DEFAULT_DATASET).summary()
-    assert len(s["nodes_per_level"]) == 3
-    assert 0.8e6 <= s["groups"] <= 1.2e6
+    assert DEFAULT_DATASET == "housing-west"
+    assert s["nodes_per_level"] == [1, 5, 167]
+    assert same_runs(load_dataset(DEFAULT_DATASET), load_dataset(DEFAULT_DATASET, scale=1.0, seed=0))
+    assert 30e6 <= s["groups"] <= 40e6
 
 
 def test_whole_data_folder_is_small():

@@ -137,8 +137,10 @@ _README_HEAD = """\
 # Bundled datasets
 
 Synthetic stand-ins for the four datasets of Kuo et al. (§6.1), which cannot be downloaded here,
-scaled down so the dashboard stays interactive, plus the slides' toy example. Every figure on this
-page was computed by the command that wrote the files:
+plus the slides' toy example. The national files are scaled down to about a million groups so the
+dashboard stays interactive; `housing-west` (the default) and `taxi` are at the paper's size (see
+"Why housing-west is bundled at full size"). Every figure on this page was computed by the command
+that wrote the files:
 
 ```bash
 python -m cocoviz data --bundle            # rewrites data/*.parquet, data/toy.csv and this README
@@ -160,6 +162,23 @@ scales linearly; the number of distinct sizes drops below scale 1.0 wherever rar
 part of the bulk (white, Hawaiian). Housing's outliers are not: see the scaling recipe below.
 """
 
+_FULL_SIZE_WEST = """\
+## Why housing-west is bundled at full size
+
+A file in the counts form holds one row per leaf and distinct size, so its bytes grow with the
+distinct sizes, not with the groups: the West Coast's 35 million households take a few KiB, as the
+million of the earlier scaled file did. What grows with the groups is Hg's work: it noises one cell
+per group, 35 times as many as on the earlier file (the dashboard re-estimates only the level whose ε
+changed). Hc's work (K cells per node) does not depend on the groups, and the dashboard's default
+release is Hc.
+
+The scale matters for what the data teach. Hg's error at the root grows with the number of
+households while Hc's does not, so at ε = 0.1 per level the winner of Figure 6 at the root moves with
+the scale: Hg wins on the earlier scaled file (scale 0.028, a million households), Hc on the paper's
+data (REPRODUCTION.md, "Figure 6 and the scale", has the runs at scales 0.028 to 1). At the paper's
+size the bundled file is the full-size data, and its findings are those of the paper's setting.
+"""
+
 _RECIPE_HEAD = """\
 ## The scaling recipe: the bulk is scaled, housing's outliers are kept
 
@@ -177,8 +196,9 @@ price: at the bundled scale the outliers hold a large share of the persons (abou
 persons no longer scale linearly. White, Hawaiian and taxi have no outlier component (their large
 groups are the bulk's own tail; taxi is bundled at full size) and are unchanged.
 
-Housing at the bundled scale, seed 0, before (outliers scaled, from the same draws) → after
-(outliers kept, the bundled files), and the full-size data of the same states; the tail is the
+Housing at the bundled scale (the national file; `housing-west` is at full size), seed 0, before
+(outliers scaled, from the same draws) → after (outliers kept, the bundled file), and the full-size
+data of the same states; the tail is the
 groups larger than {tail:,} (the households end below size 30, so the tail is the outliers):
 """
 
@@ -235,7 +255,7 @@ def scaling_effect(seed: int = BUNDLE_SEED, *, full_scale: bool = True) -> list[
     """
     out = []
     for spec in _DATASETS:
-        if spec.paper != "housing":
+        if spec.paper != "housing" or spec.bundle_scale >= 1:
             continue
         out.append(
             {
@@ -337,7 +357,8 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
     _load_cached.cache_clear()
     parts = [_README_HEAD, "## The bundled files\n", _bundle_table(rows), ""]
     parts.append(f"The dashboard opens `{DEFAULT_DATASET}`. Each bundled file was generated with seed {BUNDLE_SEED}.\n")
-    parts += [_RECIPE_HEAD.format(tail=TAIL_SIZE), _scaling_table(scaling_effect(full_scale=full_scale)), ""]
+    parts += [_FULL_SIZE_WEST, _RECIPE_HEAD.format(tail=TAIL_SIZE)]
+    parts += [_scaling_table(scaling_effect(full_scale=full_scale)), ""]
     if full_scale:
         parts += [
             "## Scale 1.0 against the paper\n",

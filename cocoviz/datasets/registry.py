@@ -29,7 +29,7 @@ __all__ = [
 #: Where the bundled files live (the repository's ``data/`` folder).
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
-#: The dataset the dashboard opens with: ~1M groups over 3 levels, as in the paper's 3-level runs.
+#: The dataset the dashboard opens with: the paper's West Coast housing at full size (35M groups, 3 levels).
 DEFAULT_DATASET = "housing-west"
 
 #: Seed of the bundled defaults.
@@ -175,7 +175,7 @@ _DATASETS: tuple[Dataset, ...] = (
         "West Coast",
         _STATE_LEVELS,
         "housing",
-        0.028,
+        1.0,
         WEST_COAST,
     ),
     *_race_datasets("white"),
