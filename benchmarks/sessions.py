@@ -47,6 +47,8 @@ METRIC = "Total ε spent"
 OTHER_LEVELS = 2.0
 SHARED_VALUES = ["0.5", "0.7", "0.9", "1.1", "1.3", "1.5"]
 TIMEOUT_MS = 600_000
+#: An edit shown later than this is counted lost (a median edit takes seconds with 20 sessions).
+EDIT_TIMEOUT_MS = 120_000
 
 
 class Memory:
@@ -101,7 +103,9 @@ async def _session(browser, url: str, values: list[str]) -> dict:
         await page.goto(url, wait_until="commit")
         await page.locator('[data-testid="stMetric"]').filter(has_text=METRIC).first.wait_for(timeout=TIMEOUT_MS)
         out["open_s"] = time.perf_counter() - start
-        box = page.locator('[data-testid="stNumberInput"]').filter(has_text="exact ε").first.locator("input")
+        # The root's box by its widget key: under load the sidebar renders in pieces, and "the first box labelled
+        # exact ε" was at times another level's (an edit typed into level 1 then reads as a lost edit).
+        box = page.locator(".st-key-w-eps_n-0 input")
         for value in values:
             expected = f"{float(value) + OTHER_LEVELS:g}"
             await box.fill(value)
@@ -113,7 +117,7 @@ async def _session(browser, url: str, values: list[str]) -> dict:
                     ".find(x => x.innerText.includes(m)); "
                     "return e && e.querySelector('[data-testid=\"stMetricValue\"]').innerText.trim() === want; }",
                     arg=[METRIC, expected],
-                    timeout=TIMEOUT_MS,
+                    timeout=EDIT_TIMEOUT_MS,
                 )
                 out["edits"].append(time.perf_counter() - start)
             except Exception:
@@ -144,10 +148,17 @@ async def _run(
         single = await _session(browser, url, SHARED_VALUES[:edits])
         start = time.perf_counter()
         plans = [SHARED_VALUES[: edits - 1] + [f"{1 + (i + 1) / 100:g}"] for i in range(sessions)]
-        for _ in range(rounds):
-            many += await asyncio.gather(*(_session(browser, url, plan) for plan in plans))
+        for r in range(rounds):
+            done = await asyncio.gather(*(_session(browser, url, plan) for plan in plans))
+            many += done
             await asyncio.sleep(2)  # the server answers the closed sessions' last messages
             ends.append(memory.samples[-1][1])
+            lost = [x for d in done for x in d["lost"]]
+            print(
+                f"  round {r + 1}: {sum(d['errors'] for d in done)} errors, {len(lost)} lost edits {lost[:3]}, "
+                f"{ends[-1]:.0f} MB at its end",
+                flush=True,
+            )
         wall = time.perf_counter() - start
         await browser.close()
     return single, many, wall, ends
