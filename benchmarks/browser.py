@@ -54,6 +54,10 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+#: Every visit's window, so that every page lays out alike.
+VIEWPORT = {"width": 1500, "height": 1200}
+#: A chart Plotly has drawn (its SVG exists).
+DRAWN_CHART = ".js-plotly-plot .main-svg"
 TRIVIAL_APP = """
 import plotly.graph_objects as go
 import streamlit as st
@@ -117,14 +121,14 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def first_visit(browser, url: str, metric: str) -> tuple[float, float]:
     """Seconds from navigation in a new context (empty cache) until the first metric, and the first drawn chart."""
-    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+    context = browser.new_context(viewport=VIEWPORT)
     try:
         page = context.new_page()
         start = time.perf_counter()
         page.goto(url)
         page.locator('[data-testid="stMetric"]').filter(has_text=metric).first.wait_for(timeout=120_000)
         shown = time.perf_counter() - start
-        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+        page.locator(DRAWN_CHART).first.wait_for(timeout=120_000)
         return shown, time.perf_counter() - start
     finally:
         context.close()
@@ -137,7 +141,7 @@ def profiled_visit(browser, url: str) -> collections.Counter:
     chunk (script file) of its innermost frame, or to Chromium's own labels ("(program)", "(garbage
     collector)"); idle time is left out.
     """
-    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+    context = browser.new_context(viewport=VIEWPORT)
     try:
         page = context.new_page()
         cdp = context.new_cdp_session(page)
@@ -145,7 +149,7 @@ def profiled_visit(browser, url: str) -> collections.Counter:
         cdp.send("Profiler.setSamplingInterval", {"interval": 200})
         cdp.send("Profiler.start")
         page.goto(url)
-        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=120_000)
+        page.locator(DRAWN_CHART).first.wait_for(timeout=120_000)
         profile = cdp.send("Profiler.stop")["profile"]
     finally:
         context.close()
@@ -175,7 +179,7 @@ def _print_profiles(profiles: dict[str, list[collections.Counter]], top: int = 1
 def _interactions(browser, url: str, *, metric: str, values: list[str], boxes: dict[str, str]) -> dict:
     """Per box (a name and the CSS selector of its number input): seconds from Enter until the metric changes."""
     out: dict = {}
-    page = browser.new_context(viewport={"width": 1500, "height": 1200}).new_page()
+    page = browser.new_context(viewport=VIEWPORT).new_page()
     page.goto(url)
     shown = page.locator('[data-testid="stMetric"]').filter(has_text=metric).first
     shown.wait_for(timeout=60_000)

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from browser import CHROMIUM, CHROMIUM_ARGS, _serve, _stop  # noqa: E402  (same server start and browser)
+from browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, _serve, _stop  # noqa: E402  (same server start and browser)
 
 METRIC = "Total ε spent"
 #: The default data's other levels keep ε = 1 each: the total is the root's ε + 2.
@@ -94,7 +94,7 @@ async def _total(page) -> str:
 
 async def _session(browser, url: str, values: list[str]) -> dict:
     """Open the Explore page in a new context and type ``values`` as the root's ε, one after the other."""
-    context = await browser.new_context(viewport={"width": 1500, "height": 1200})
+    context = await browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(TIMEOUT_MS)  # 20 pages load at once on two cores: minutes, not seconds
     out: dict = {"edits": [], "lost": [], "errors": 0, "open_s": float("nan")}
     try:
