@@ -368,7 +368,9 @@ def main() -> None:
     st.caption(
         "The slides' example, one step at a time. Every number below comes from the cocoviz engine's own "
         "functions (measure, the estimators' fits, isotonic regression, matching, merging); change ε or the "
-        "seed and watch each step change."
+        "seed and watch each step change. The example's data are made up (nobody's private rows), so its true "
+        "values are shown beside the noisy ones; the noise is the fast seeded sampler: exploration and "
+        "teaching only, not for release."
     )
     s = settings()
     tree, persons, groups = example_data(s.example)

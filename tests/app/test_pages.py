@@ -246,6 +246,7 @@ def test_learn_runs_and_reacts():
     assert_clean(at)
     assert not errors(at)
     assert len(plotly_specs(at)) == 7  # 3 representations, noise, isotonic, matching, merge
+    assert any("fast seeded sampler: exploration and teaching only, not for release" in c.value for c in at.caption)
     assert any("parent = Σ children" in s.value for s in at.success)
     before = plotly_specs(at)[3]
     at.slider(key="w.learn.eps").set_value(0.2).run()
