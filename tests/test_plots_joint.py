@@ -22,3 +22,14 @@ def test_error_and_comparison_figures_carry_their_values():
     summary = pd.DataFrame({"level": [0, 1, 0, 1], "config": ["a", "a", "b", "b"], "joint_l1": [0.1, 0.2, 0.01, 0.3]})
     fig = prior_comparison_figure(summary, ["root", "county"])
     assert list(fig.data[1].x) == ["root", "county"] and list(fig.data[1].y) == [0.01, 0.3]
+
+
+def test_joint_table_figure_draws_every_size_class_as_a_category():
+    # "≤1" and "7+" are not numbers: on a numeric axis plotly drops them without a word (issue 25, item 1).
+    labels = ["≤1", "2", "3", "4", "5", "6", "7+"]
+    table = np.arange(14).reshape(7, 2)
+    fig = joint_table_figure(table, table, labels)
+    for axis in (fig.layout.xaxis, fig.layout.xaxis2):
+        assert axis.type == "category"
+        assert list(axis.categoryarray) == labels
+    assert all(list(trace.x) == labels for trace in fig.data)

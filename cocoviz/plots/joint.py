@@ -58,7 +58,8 @@ def joint_table_figure(
     fig.update_layout(
         barmode="group", title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 70 if title else 40}
     )
-    fig.update_xaxes(title_text="household size")
+    # The classes are labels ("≤1", "7+"): typed as numbers, plotly would silently drop the non-numeric ones.
+    fig.update_xaxes(title_text="household size", type="category", categoryorder="array", categoryarray=labels)
     fig.update_yaxes(title_text="households", row=1, col=1)
     return fig
 
