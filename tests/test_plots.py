@@ -153,6 +153,8 @@ def test_sweep_figure_one_panel_per_level_with_error_bars():
     assert [t.showlegend for t in fig.data] == [True, True, False, False]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert [a.text for a in fig.layout.annotations] == ["root", "state"]
+    # The budgets swept, in plain numbers: not plotly's bare leading digits (issue 25, item 7).
+    assert list(fig.layout.xaxis.ticktext) == ["0.5", "1"] and list(fig.layout.xaxis2.tickvals) == [0.5, 1.0]
 
 
 def test_representations_figure_shows_h_hc_hg():

@@ -13,6 +13,7 @@ from cocoviz.plots.style import (
     PRIVATE_COLOR,
     REFERENCE_COLOR,
     SERIES_COLORS,
+    plain_ticks,
 )
 
 __all__ = ["level_error_figure", "budget_figure", "sweep_figure"]
@@ -157,6 +158,8 @@ def sweep_figure(
                 col=col,
             )
     fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear")
+    if log_x and len(summary):
+        fig.update_xaxes(**plain_ticks(summary[x]))
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y_title, col=1)
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.25}, margin={"t": 60 if title else 40})

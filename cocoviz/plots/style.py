@@ -64,6 +64,19 @@ def _sparse_points(h: np.ndarray, *, drop_zero_size: bool) -> tuple[np.ndarray, 
     return x, h[x]
 
 
+def plain_ticks(values) -> dict:
+    """Tick marks at the given values, labelled in plain numbers.
+
+    A log axis spanning less than a few decades is otherwise labelled by plotly with bare leading
+    digits ("3 4 5 … 9 1 2"), which reads as nonsense for a budget axis.
+
+    >>> plain_ticks([0.1, 1.0, 0.5, 2, 1])
+    {'tickmode': 'array', 'tickvals': [0.1, 0.5, 1.0, 2.0], 'ticktext': ['0.1', '0.5', '1', '2']}
+    """
+    ticks = sorted({float(v) for v in values})
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]}
+
+
 def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear")
