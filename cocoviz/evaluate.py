@@ -145,17 +145,33 @@ def share_percent(share: float) -> str:
     return f"{share:.6%}"
 
 
+def plain_number(value: float, digits: int = 2) -> str:
+    """``value`` to ``digits`` significant digits in positional notation, thousands separated.
+
+    For sentences read by people who do not read ``1.5e-05``.
+
+    >>> plain_number(1.5e-05), plain_number(3012.7), plain_number(0.4567), plain_number(12345678)
+    ('0.000015', '3,000', '0.46', '12,000,000')
+    """
+    text = np.format_float_positional(abs(float(value)), precision=digits, unique=False, fractional=False, trim="-")
+    whole, _, fraction = text.partition(".")
+    if not whole.isdigit():  # inf, nan
+        return text
+    sign = "-" if float(value) < 0 else ""
+    return sign + f"{int(whole):,}" + (f".{fraction}" if fraction else "")
+
+
 def plain_reading(row) -> str:
     """One row of :func:`evaluate` as a sentence: persons misplaced per group, the share of groups of
     exactly the right size, and the error against the omniscient yardstick (:func:`ratio_reading`)."""
     if int(row["emd"]) == 0:
         return "Exact: every group has exactly the right size (0 persons misplaced)."
-    per_group = f"{row['emd_per_group']:.2g}"
+    per_group = plain_number(row["emd_per_group"])
     persons = "person" if per_group == "1" else "persons"
     share, ratio = share_percent(float(row["exact_share"])), float(row["ratio"])
     return (
         f"On average {per_group} {persons} misplaced per group; {share} of groups have exactly the right size; "
-        f"error {ratio:.2g}× the omniscient yardstick D/ε: {ratio_reading(ratio)}."
+        f"error {plain_number(ratio)}× the omniscient yardstick D/ε: {ratio_reading(ratio)}."
     )
 
 

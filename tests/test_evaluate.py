@@ -158,3 +158,10 @@ def test_shares_read_0_or_100_percent_only_when_exact():
     assert share_percent(0.9996) == "99.96%" and share_percent(0.999) == "99.9%" and share_percent(0.5) == "50%"
     assert share_percent(4e-5) == "0.004%" and share_percent(0.0) == "0%" and share_percent(1.0) == "100%"
     assert plain_reading({"emd": 3, "emd_per_group": 0.0014, "exact_share": 0.9996, "ratio": 1.2}).count("99.96%") == 1
+
+
+def test_plain_reading_has_no_scientific_notation():
+    # "1.5e-05 persons" and "3e+03×" read as noise to the people the sentence is for (issue 25, item 7).
+    text = plain_reading({"emd": 3, "emd_per_group": 1.5e-05, "exact_share": 0.5, "ratio": 3012.0})
+    assert "e-0" not in text and "e+0" not in text
+    assert "0.000015 persons" in text and "3,000×" in text
