@@ -328,6 +328,8 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
     )
     include_true = include_true and info.own_data
     stem = f"cocoviz_{info.label.replace(' ', '_').replace(':', '')}"
+    # A file holding true values must never pass for the publishable one: its name says so, loudly.
+    table_stem = f"{stem}_CONFIDENTIAL_true_counts" if include_true else stem
 
     def frame() -> pd.DataFrame:
         f = compare_histograms(tree, release) if include_true else release.to_frame()
@@ -352,19 +354,20 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
         "budget": release.budget.describe(),
     }
     d1, d2, d3, d4, d5 = st.columns(5)
+    table_kind = "Table with TRUE counts (confidential)" if include_true else "Table"
     d1.download_button(
-        "Table as CSV",
+        f"{table_kind} as CSV",
         lambda: frame().to_csv(index=False).encode(),
-        file_name=f"{stem}.csv",
+        file_name=f"{table_stem}.csv",
         mime="text/csv",
         key="dl_csv",
         on_click="ignore",
         icon=":material/download:",
     )
     d2.download_button(
-        "Table as Parquet",
+        f"{table_kind} as Parquet",
         as_parquet,
-        file_name=f"{stem}.parquet",
+        file_name=f"{table_stem}.parquet",
         mime="application/vnd.apache.parquet",
         key="dl_parquet",
         on_click="ignore",
@@ -390,9 +393,9 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
         icon=":material/download:",
     )
     d5.download_button(
-        "Accuracy per node as CSV",
+        "Accuracy per node as CSV (confidential)",
         lambda: accuracy_frame(errors, names).to_csv(index=False).encode(),
-        file_name=f"{stem}_accuracy.csv",
+        file_name=f"{stem}_CONFIDENTIAL_accuracy.csv",
         mime="text/csv",
         key="dl_accuracy",
         on_click="ignore",

@@ -54,7 +54,15 @@ def test_explore_panels_and_tabs_open_on_request():
         "Table as Parquet",
         "Release file (plan and budget inside)",
         "Parameters as JSON",
-        "Accuracy per node as CSV",
+        "Accuracy per node as CSV (confidential)",
+    ]
+    # With the true counts inside, the table says so in its label (and its file name: ..._CONFIDENTIAL_true_counts).
+    next(c for c in at.checkbox if c.label.startswith("Include the true counts")).check().run()
+    assert_clean(at)
+    labels = [b.label for b in at.get("download_button")]
+    assert labels[:2] == [
+        "Table with TRUE counts (confidential) as CSV",
+        "Table with TRUE counts (confidential) as Parquet",
     ]
 
 
