@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -148,10 +148,11 @@ def is_cached(data_key: tuple, params: Params) -> bool:
 
 @dataclass(frozen=True)
 class Timed:
-    """A release and the seconds it took."""
+    """A release, the seconds it took, and whether this view took it from the cache instead."""
 
     release: cocoviz.Release
     seconds: float
+    from_cache: bool = False
 
 
 @st.cache_resource(show_spinner="Loading the engine's compiled kernels…")
@@ -176,8 +177,10 @@ def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None, progress=N
 def _estimate_fast(data_key: tuple, params: Params, tree: Hierarchy) -> Timed:
     _kernels_ready()
     memo = releases()
+    cached = (data_key, params) in memo
     try:
-        return memo.get_or_compute((data_key, params), lambda: _timed(tree, params, _level_cache(data_key)))
+        timed = memo.get_or_compute((data_key, params), lambda: _timed(tree, params, _level_cache(data_key)))
+        return replace(timed, from_cache=True) if cached else timed
     finally:
         path = os.environ.get(STATS_ENV)
         if path:

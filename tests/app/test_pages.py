@@ -37,6 +37,9 @@ def test_explore_runs_on_defaults():
     assert [t["name"] for t in hist["data"]] == ["true", "private"]
     assert hist["data"][0]["y"][:5] == [0, 2, 1, 0, 1]  # the toy's true H
     assert any("exploration only, not for release" in m.value for m in at.markdown)
+    # Shown again, the release comes from the cache and says so, not the first computation's time as this one's.
+    at.run()
+    assert metric(at, "Release") == "from cache"
 
 
 def test_explore_panels_and_tabs_open_on_request():
