@@ -279,8 +279,8 @@ def prefix_sums_figure(released, truth=None, *, emd: float | None = None, title:
     (|ΔP(j)| = |j·ΔHc(j) − Σ_{s<j} ΔHc(s)| ≤ j·Σ_s |ΔHc(s)|).
 
     >>> fig = prefix_sums_figure(np.array([2, 4, 4, 8]), np.array([2, 4, 4, 8]), emd=0)
-    >>> [t.name for t in fig.data]
-    ['released', 'true', 'bound j·emd']
+    >>> [t.name for t in fig.data], fig.layout.xaxis.type
+    (['released', 'true', 'bound j·emd'], 'log')
     """
     released = np.asarray(released)
     js = np.arange(1, len(released) + 1)
@@ -300,6 +300,11 @@ def prefix_sums_figure(released, truth=None, *, emd: float | None = None, title:
                 )
             )
     fig.update_layout(
-        title=title, xaxis_title="group size j", yaxis_title="persons in groups of size ≤ j", hovermode="x unified"
+        title=title,
+        xaxis_title="group size j (log scale)",
+        yaxis_title="persons in groups of size ≤ j",
+        hovermode="x unified",
     )
+    # Sizes run to K (thousands) while the persons sit below ~20: on a linear axis the curve is a wall at the left.
+    fig.update_xaxes(type="log")
     return fig
