@@ -27,6 +27,10 @@ EXAMPLES = {
     "groups": "The slides' consistency example (9 groups: a = 1,1,1,2,9; b = 1,3,3,6)",
 }
 
+#: The default seed: one at which the noisy root is out of order for both examples and methods, so the
+#: "repair the order" step visibly changes something (tests/app/test_pages.py checks it).
+TEACHING_SEED = 1
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -48,7 +52,7 @@ def settings() -> Settings:
             **state.bind("learn.example", "persons", valid=EXAMPLES.__contains__),
         )
         eps = st.slider("ε per level", 0.1, 5.0, step=0.1, help=HELP["epsilon"], **state.bind("learn.eps", 1.0))
-        seed = number_box(st, "Seed", "learn.seed", 3, whole=True, lo=0, hi=10_000, help=HELP["seed"])
+        seed = number_box(st, "Seed", "learn.seed", TEACHING_SEED, whole=True, lo=0, hi=10_000, help=HELP["seed"])
         method = st.radio(
             "Per-node method",
             ["Hg", "Hc"],

@@ -518,3 +518,14 @@ def test_comparison_pages_open_on_their_shipped_findings():
         assert any(b.key == f"{key}.run" for b in at.button)  # the full run, one click away
         names = {t["name"] for t in plotly_specs(at)[0]["data"]}
         assert ("Hc×Hc×Hc, plain" in names) if page == MERGING else ("bottom-up (Hc leaves)" in names)
+
+
+@pytest.mark.parametrize("example", ["persons", "groups"])
+@pytest.mark.parametrize("method", ["Hg", "Hc"])
+def test_learn_default_seed_shows_the_order_repaired(example, method):
+    # At the teaching default the noisy root must be out of order, or step 4 "repairs" nothing (issue 25, item 8).
+    at = new_app(LEARN, **{"cv.learn.example": example, "cv.learn.method": method})
+    assert_clean(at)
+    iso = plotly_specs(at)[4]
+    traces = {t["name"]: t["y"] for t in iso["data"]}
+    assert traces["noisy"] != traces["isotonic fit (blocks shaded)"]
