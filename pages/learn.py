@@ -357,7 +357,12 @@ def step_accuracy(tree: Hierarchy, s: Settings) -> None:
     grades = " · ".join(
         f"≤ {bound:g}: *{words}*" if bound != float("inf") else f"above: *{words}*" for bound, words in RATIO_READINGS
     )
-    st.caption(f"How the ratio emd / (D/ε) reads: {grades}.")
+    st.caption(
+        f"How the ratio emd / (D/ε) reads: {grades}. Below 0.5× is possible, not a mistake: the yardstick "
+        "noises each of the D counts on its own and uses nothing else, while the release also uses what is "
+        "public and true of every histogram — G, whole non-negative counts, and the order that isotonic "
+        "regression repairs — and these constraints cancel part of the noise, most of all at small nodes."
+    )
     st.markdown(
         "**When does a prior help?** Only through what the measurements leave open. Where the noisy answers "
         "pin a histogram down (large ε, fine measurements like Hc), a prior changes nothing. Where they are "
