@@ -1,0 +1,339 @@
+"""The privacy ledger: a lasting record of every secure release drawn, in one SQLite file.
+
+Every secure draw — by ``python -m cocoviz release`` or the dashboard — is written
+here **before any noise is drawn and before its files are written** (status
+``started``), then marked ``complete`` with the files written.  A release that
+fails is marked ``incomplete`` with the reason; one whose process is killed stays
+``started`` and is read back as ``incomplete`` once its process is gone.  No
+entry is ever missing: ε counts as spent from the moment the draw begins.
+
+An entry holds no private data: the dataset's identity (:func:`dataset_identity`,
+a hash of the hierarchy's public shape — levels, nodes, G — never of its rows),
+the plan, the cost (total ε and every measurement's level, query, Δ, ε and
+scale), the neighbour relation, the sampler, times and file names.
+
+An optional cap (``cap=`` of :meth:`Ledger.begin`) is **per dataset identity**:
+a draw whose ε would take the total recorded for the same identity past the cap
+is refused before anything is drawn.  Writers in several processes are safe: the
+check and the insert run in one ``BEGIN IMMEDIATE`` transaction.  Exploration with
+the fast seeded sampler is not a release and is not recorded.
+
+>>> import tempfile, os
+>>> from cocoviz.plan import Plan, Shape
+>>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hg"])
+>>> ledger = Ledger(os.path.join(tempfile.mkdtemp(), "ledger.sqlite"))
+>>> with ledger.draw(plan, label="toy", cap=1.5) as entry:
+...     pass  # draw the noise, write the files
+>>> ledger.spent(dataset_identity(plan.shape)), ledger.entries()["status"].tolist()
+(1.0, ['complete'])
+>>> ledger.begin(plan, label="toy", cap=1.5)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+cocoviz.errors.PrivacyError: the budget cap is ε = 1.5 per dataset: this dataset (toy) has spent ε = 1 ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import socket
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from cocoviz.errors import InputError, ParameterError, PrivacyError
+
+__all__ = ["Ledger", "LEDGER_ENV", "NEIGHBOURS", "dataset_identity", "default_path", "check_cap"]
+
+#: The environment variable naming the ledger file (the default is in the user's data folder).
+LEDGER_ENV = "COCOVIZ_LEDGER"
+#: The neighbour relation every release of the engine is private under (METHOD.md, Privacy).
+NEIGHBOURS = (
+    "person level: neighbouring datasets differ by one person added to or removed from one group "
+    "(the hierarchy and G per region are public)"
+)
+#: Statuses an entry can have; ``incomplete`` is also how a ``started`` entry of a dead process reads.
+STATUSES = ("started", "complete", "incomplete")
+#: Columns of :meth:`Ledger.entries` and of the CSV export.
+COLUMNS = (
+    "id",
+    "status",
+    "dataset",
+    "label",
+    "epsilon",
+    "measurements",
+    "neighbours",
+    "sampler",
+    "started",
+    "finished",
+    "files",
+    "note",
+    "plan",
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS draws (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset TEXT NOT NULL,
+    label TEXT NOT NULL,
+    epsilon REAL NOT NULL,
+    budget TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    neighbours TEXT NOT NULL,
+    sampler TEXT NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT,
+    status TEXT NOT NULL,
+    files TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS draws_dataset ON draws (dataset);
+"""
+# ε is summed in floating point: 1/3 + 1/3 + 1/3 must fit a cap of 1.
+_SLACK = 1e-9
+
+
+def default_path() -> Path:
+    """The ledger file: ``$COCOVIZ_LEDGER``, else ``cocoviz/ledger.sqlite`` in the user's data folder."""
+    named = os.environ.get(LEDGER_ENV)
+    if named:
+        return Path(named).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "cocoviz" / "ledger.sqlite"
+
+
+def dataset_identity(shape) -> str:
+    """A hash of a hierarchy's public description: its levels, nodes, parents and G (never a private row).
+
+    Two sources with the same public shape are the same dataset for the ledger and its cap.
+
+    >>> from cocoviz.plan import Shape
+    >>> dataset_identity(Shape((), (((),),), ((),), ((4,),)))[:12]
+    '844835dc42f3'
+    """
+    public = shape.to_dict()
+    text = json.dumps(public, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_cap(cap: float | None) -> float | None:
+    """A budget cap: None (no cap) or a finite ε > 0."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap) or cap <= 0:
+        raise ParameterError(f"the budget cap must be a finite ε > 0, got {cap!r}")
+    return float(cap)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _alive(host: str, pid: int) -> bool:
+    """Whether the process that began a draw may still be drawing (another host's: assume so)."""
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _measurements(budget: dict) -> str:
+    """Every measurement of a budget in one readable line (the CSV's column)."""
+    parts = []
+    for level, _node, quantity, cells, delta, eps, scale, *nodes in budget["charges"]:
+        where = "whole data" if level is None else f"level {level}"
+        scale = delta / eps if scale is None else scale
+        parts.append(
+            f"{where}: {quantity}, {nodes[0] if nodes else 1} node(s), {cells:,} cells, "
+            f"Δ={delta:g}, ε={eps:g}, scale={scale:g}"
+        )
+    return "; ".join(parts)
+
+
+class Ledger:
+    """The ledger file at ``path`` (default :func:`default_path`), created on first use.
+
+    Each method opens its own connection, so one :class:`Ledger` may be used from several
+    threads, and several processes may share the file.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path).expanduser() if path is not None else default_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(self._connect()) as db:
+                db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"cannot open the privacy ledger {str(self.path)!r}: {exc}") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        # Autocommit mode: every write below opens its own BEGIN IMMEDIATE transaction.
+        return sqlite3.connect(self.path, timeout=60, isolation_level=None)
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
+    # ------------------------------------------------------------ writing
+    def begin(
+        self,
+        plan,
+        budget=None,
+        *,
+        label: str = "",
+        files: Sequence[str | os.PathLike] = (),
+        cap: float | None = None,
+        sampler: str = "secure",
+    ) -> int:
+        """Record a secure draw as ``started`` and return its id; call before any noise is drawn.
+
+        ``budget`` is what the draw spends (default ``plan.cost()``); ``files`` the files it will write.
+        With a ``cap``, refuses (:class:`~cocoviz.errors.PrivacyError`, nothing recorded) a draw that
+        would take the ε recorded for this dataset identity past the cap.
+        """
+        cap = check_cap(cap)
+        budget = plan.cost() if budget is None else budget
+        dataset = dataset_identity(plan.shape)
+        cost = float(budget.total)
+        row = (
+            dataset,
+            label,
+            cost,
+            json.dumps(budget.to_dict(), ensure_ascii=False),
+            json.dumps(plan.to_dict(), ensure_ascii=False),
+            NEIGHBOURS,
+            sampler,
+            _now(),
+            "started",
+            json.dumps([os.fspath(f) for f in files]),
+            socket.gethostname(),
+            os.getpid(),
+        )
+        with contextlib.closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")  # the cap's check and the insert are one step for every writer
+            try:
+                if cap is not None:
+                    count, spent = db.execute(
+                        "SELECT COUNT(*), COALESCE(SUM(epsilon), 0) FROM draws WHERE dataset = ?", (dataset,)
+                    ).fetchone()
+                    if spent + cost > cap * (1 + _SLACK):
+                        name = f" ({label})" if label else ""
+                        raise PrivacyError(
+                            f"the budget cap is ε = {cap:g} per dataset: this dataset{name} has spent "
+                            f"ε = {spent:g} in {count} secure release(s), and this draw would spend "
+                            f"ε = {cost:g} more (total {spent + cost:g}); nothing was drawn"
+                        )
+                entry = db.execute(
+                    "INSERT INTO draws (dataset, label, epsilon, budget, plan, neighbours, sampler, started, "
+                    "status, files, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                ).lastrowid
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return int(entry)
+
+    def _finish(self, entry: int, status: str, note: str = "", files: Sequence | None = None) -> None:
+        with contextlib.closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if files is None:
+                    db.execute(
+                        "UPDATE draws SET status = ?, finished = ?, note = ? WHERE id = ?",
+                        (status, _now(), note, entry),
+                    )
+                else:
+                    db.execute(
+                        "UPDATE draws SET status = ?, finished = ?, note = ?, files = ? WHERE id = ?",
+                        (status, _now(), note, json.dumps([os.fspath(f) for f in files]), entry),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def complete(self, entry: int, files: Sequence[str | os.PathLike] | None = None) -> None:
+        """Mark draw ``entry`` complete (``files``: what it wrote, when that differs from :meth:`begin`'s)."""
+        self._finish(entry, "complete", files=files)
+
+    def fail(self, entry: int, reason: str) -> None:
+        """Mark draw ``entry`` incomplete: its noise may have been drawn, so its ε stays spent."""
+        self._finish(entry, "incomplete", note=reason)
+
+    @contextlib.contextmanager
+    def draw(self, plan, budget=None, **begin) -> Iterator[int]:
+        """``with ledger.draw(plan, ...) as entry:`` — begun before the block, complete after it,
+        incomplete (with the error) if it raises.  Keywords as :meth:`begin`."""
+        entry = self.begin(plan, budget, **begin)
+        try:
+            yield entry
+        except BaseException as exc:
+            self.fail(entry, f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+            raise
+        self.complete(entry)
+
+    # ------------------------------------------------------------ reading
+    def spent(self, dataset: str | None = None) -> float:
+        """ε recorded for ``dataset`` (an identity; None: every dataset), every status counted."""
+        query, args = "SELECT COALESCE(SUM(epsilon), 0) FROM draws", ()
+        if dataset is not None:
+            query, args = query + " WHERE dataset = ?", (dataset,)
+        with contextlib.closing(self._connect()) as db:
+            return float(db.execute(query, args).fetchone()[0])
+
+    def entries(self, dataset: str | None = None) -> pd.DataFrame:
+        """Every recorded draw (of ``dataset`` only, when given), oldest first, as :data:`COLUMNS`.
+
+        A ``started`` draw whose process on this machine is gone reads as ``incomplete``.
+        """
+        query, args = "SELECT * FROM draws", ()
+        if dataset is not None:
+            query, args = query + " WHERE dataset = ?", (dataset,)
+        with contextlib.closing(self._connect()) as db:
+            db.row_factory = sqlite3.Row
+            rows = db.execute(query + " ORDER BY id", args).fetchall()
+        records = []
+        for r in rows:
+            status = r["status"]
+            if status == "started" and not _alive(r["host"], r["pid"]):
+                status = "incomplete"
+            records.append(
+                {
+                    "id": r["id"],
+                    "status": status,
+                    "dataset": r["dataset"],
+                    "label": r["label"],
+                    "epsilon": r["epsilon"],
+                    "measurements": _measurements(json.loads(r["budget"])),
+                    "neighbours": r["neighbours"],
+                    "sampler": r["sampler"],
+                    "started": r["started"],
+                    "finished": r["finished"],
+                    "files": "; ".join(json.loads(r["files"])),
+                    "note": r["note"],
+                    "plan": r["plan"],
+                }
+            )
+        return pd.DataFrame(records, columns=list(COLUMNS))
+
+    def to_csv(self, path: str | os.PathLike | None = None, dataset: str | None = None) -> str | None:
+        """The ledger as CSV: written to ``path``, or returned as text when ``path`` is None."""
+        return self.entries(dataset).to_csv(path, index=False)
