@@ -48,17 +48,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from cocoviz.budget import NEIGHBOURS
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 
 __all__ = ["Ledger", "LEDGER_ENV", "NEIGHBOURS", "dataset_identity", "default_path", "check_cap"]
 
 #: The environment variable naming the ledger file (the default is in the user's data folder).
 LEDGER_ENV = "COCOVIZ_LEDGER"
-#: The neighbour relation every release of the engine is private under (METHOD.md, Privacy).
-NEIGHBOURS = (
-    "person level: neighbouring datasets differ by one person added to or removed from one group "
-    "(the hierarchy and G per region are public)"
-)
 #: Statuses an entry can have; ``incomplete`` is also how a ``started`` entry of a dead process reads.
 STATUSES = ("started", "complete", "incomplete")
 #: Columns of :meth:`Ledger.entries` and of the CSV export.
