@@ -12,9 +12,11 @@ a hash of the hierarchy's public shape — levels, nodes, G — never of its row
 the plan, the cost (total ε and every measurement's level, query, Δ, ε and
 scale), the neighbour relation, the sampler, times and file names.
 
-An optional cap (``cap=`` of :meth:`Ledger.begin`) is **per dataset identity**:
-a draw whose ε would take the total recorded for the same identity past the cap
-is refused before anything is drawn.  Writers in several processes are safe: the
+An optional cap is **per dataset identity**: a draw whose ε would take the total
+recorded for the same identity past the cap is refused before anything is drawn.
+The cap is given per draw (``cap=`` of :meth:`Ledger.begin`, ``--budget-cap``), or
+kept in the file (:meth:`Ledger.set_cap`, the dashboard's setting) for every later
+draw by any writer; when both are set the smaller holds.  Writers in several processes are safe: the
 check and the insert run in one ``BEGIN IMMEDIATE`` transaction.  Exploration with
 the fast seeded sampler is not a release and is not recorded.
 
@@ -92,6 +94,7 @@ CREATE TABLE IF NOT EXISTS draws (
     pid INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS draws_dataset ON draws (dataset);
+CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 # ε is summed in floating point: 1/3 + 1/3 + 1/3 must fit a cap of 1.
 _SLACK = 1e-9
@@ -201,8 +204,9 @@ class Ledger:
         """Record a secure draw as ``started`` and return its id; call before any noise is drawn.
 
         ``budget`` is what the draw spends (default ``plan.cost()``); ``files`` the files it will write.
-        With a ``cap``, refuses (:class:`~cocoviz.errors.PrivacyError`, nothing recorded) a draw that
-        would take the ε recorded for this dataset identity past the cap.
+        With a ``cap`` (or one kept by :meth:`set_cap`: the smaller holds), refuses
+        (:class:`~cocoviz.errors.PrivacyError`, nothing recorded) a draw that would take the ε
+        recorded for this dataset identity past the cap.
         """
         cap = check_cap(cap)
         budget = plan.cost() if budget is None else budget
@@ -225,6 +229,9 @@ class Ledger:
         with contextlib.closing(self._connect()) as db:
             db.execute("BEGIN IMMEDIATE")  # the cap's check and the insert are one step for every writer
             try:
+                kept = db.execute("SELECT value FROM settings WHERE name = 'cap'").fetchone()
+                kept = None if kept is None else float(kept[0])
+                cap = min((c for c in (cap, kept) if c is not None), default=None)
                 if cap is not None:
                     count, spent = db.execute(
                         "SELECT COUNT(*), COALESCE(SUM(epsilon), 0) FROM draws WHERE dataset = ?", (dataset,)
@@ -246,6 +253,21 @@ class Ledger:
                 db.execute("ROLLBACK")
                 raise
         return int(entry)
+
+    def cap(self) -> float | None:
+        """The cap kept in the file for every draw (None: no cap)."""
+        with contextlib.closing(self._connect()) as db:
+            row = db.execute("SELECT value FROM settings WHERE name = 'cap'").fetchone()
+        return None if row is None else float(row[0])
+
+    def set_cap(self, cap: float | None) -> None:
+        """Keep ``cap`` (ε per dataset identity) for every later draw; None removes it."""
+        cap = check_cap(cap)
+        with contextlib.closing(self._connect()) as db:
+            if cap is None:
+                db.execute("DELETE FROM settings WHERE name = 'cap'")
+            else:
+                db.execute("INSERT OR REPLACE INTO settings (name, value) VALUES ('cap', ?)", (repr(cap),))
 
     def _finish(self, entry: int, status: str, note: str = "", files: Sequence | None = None) -> None:
         with contextlib.closing(self._connect()) as db:

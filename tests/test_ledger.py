@@ -70,6 +70,21 @@ def test_the_cap_is_per_dataset_and_refuses_before_recording(tmp_path):
             ledger.begin(plan_of(), cap=bad)
 
 
+def test_a_kept_cap_holds_for_every_later_draw(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    Ledger(path).set_cap(1.5)
+    assert Ledger(path).cap() == 1.5
+    Ledger(path).begin(plan_of())
+    with pytest.raises(PrivacyError, match="cap is ε = 1.5"):
+        Ledger(path).begin(plan_of(), cap=10.0)  # the smaller of the two holds
+    with pytest.raises(PrivacyError, match="cap is ε = 0.5"):
+        Ledger(path).begin(plan_of(OTHER), cap=0.5)
+    Ledger(path).set_cap(None)
+    assert Ledger(path).cap() is None
+    Ledger(path).begin(plan_of())
+    assert len(Ledger(path).entries()) == 2
+
+
 def _begin_in_child(path: str, results) -> None:
     try:
         results.put(Ledger(path).begin(plan_of(), cap=5.0))
