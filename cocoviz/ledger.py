@@ -167,6 +167,24 @@ def _measurements(budget: dict) -> str:
     return "; ".join(parts)
 
 
+def _check_cap(db: sqlite3.Connection, dataset: str, cost: float, cap: float | None, label: str) -> None:
+    """Refuse a draw of ``cost`` that would take ``dataset`` past the smaller of ``cap`` and the kept cap."""
+    kept = db.execute("SELECT value FROM settings WHERE name = 'cap'").fetchone()
+    cap = min((c for c in (cap, None if kept is None else float(kept[0])) if c is not None), default=None)
+    if cap is None:
+        return
+    count, spent = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(epsilon), 0) FROM draws WHERE dataset = ?", (dataset,)
+    ).fetchone()
+    if spent + cost > cap * (1 + _SLACK):
+        name = f" ({label})" if label else ""
+        raise PrivacyError(
+            f"the budget cap is ε = {cap:g} per dataset: this dataset{name} has spent ε = {spent:g} in "
+            f"{count} secure release(s), and this draw would spend ε = {cost:g} more (total {spent + cost:g}); "
+            "nothing was drawn"
+        )
+
+
 class Ledger:
     """The ledger file at ``path`` (default :func:`default_path`), created on first use.
 
@@ -229,20 +247,7 @@ class Ledger:
         with contextlib.closing(self._connect()) as db:
             db.execute("BEGIN IMMEDIATE")  # the cap's check and the insert are one step for every writer
             try:
-                kept = db.execute("SELECT value FROM settings WHERE name = 'cap'").fetchone()
-                kept = None if kept is None else float(kept[0])
-                cap = min((c for c in (cap, kept) if c is not None), default=None)
-                if cap is not None:
-                    count, spent = db.execute(
-                        "SELECT COUNT(*), COALESCE(SUM(epsilon), 0) FROM draws WHERE dataset = ?", (dataset,)
-                    ).fetchone()
-                    if spent + cost > cap * (1 + _SLACK):
-                        name = f" ({label})" if label else ""
-                        raise PrivacyError(
-                            f"the budget cap is ε = {cap:g} per dataset: this dataset{name} has spent "
-                            f"ε = {spent:g} in {count} secure release(s), and this draw would spend "
-                            f"ε = {cost:g} more (total {spent + cost:g}); nothing was drawn"
-                        )
+                _check_cap(db, dataset, float(budget.total), cap, label)
                 entry = db.execute(
                     "INSERT INTO draws (dataset, label, epsilon, budget, plan, neighbours, sampler, started, "
                     "status, files, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -253,6 +258,15 @@ class Ledger:
                 db.execute("ROLLBACK")
                 raise
         return int(entry)
+
+    def check(self, plan, budget=None, *, label: str = "", cap: float | None = None) -> None:
+        """Refuse now (:class:`~cocoviz.errors.PrivacyError`) a draw that :meth:`begin` would refuse for its cap.
+
+        A preview for a page: :meth:`begin` checks again, in the transaction that records the draw.
+        """
+        budget = plan.cost() if budget is None else budget
+        with contextlib.closing(self._connect()) as db:
+            _check_cap(db, dataset_identity(plan.shape), float(budget.total), check_cap(cap), label)
 
     def cap(self) -> float | None:
         """The cap kept in the file for every draw (None: no cap)."""

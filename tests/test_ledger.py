@@ -79,8 +79,11 @@ def test_a_kept_cap_holds_for_every_later_draw(tmp_path):
         Ledger(path).begin(plan_of(), cap=10.0)  # the smaller of the two holds
     with pytest.raises(PrivacyError, match="cap is ε = 0.5"):
         Ledger(path).begin(plan_of(OTHER), cap=0.5)
+    with pytest.raises(PrivacyError, match="cap is ε = 1.5"):
+        Ledger(path).check(plan_of())  # the page's preview refuses as begin would
     Ledger(path).set_cap(None)
     assert Ledger(path).cap() is None
+    Ledger(path).check(plan_of(), cap=2.0)  # 1 + 1 fits
     Ledger(path).begin(plan_of())
     assert len(Ledger(path).entries()) == 2
 
