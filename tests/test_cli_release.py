@@ -4,6 +4,10 @@ one line, exit 2, nothing written, nothing drawn."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
@@ -153,3 +157,23 @@ def test_a_plan_file_drives_the_release(files, capsys):
     mine = load_release(files / "mine" / "release.parquet").plan
     assert mine == Plan.build(plan.shape, epsilons=[0.5, 0.5, 2], methods=["Hg", "Hc", "Hg"], max_size=6)
     assert Ledger().entries()["epsilon"].tolist() == [2.5, 3.0]
+
+
+def test_a_release_killed_mid_draw_leaves_its_entry_incomplete(files):
+    """A real `python -m cocoviz release` process, killed while the secure sampler draws 70M cells."""
+    argv = release_args("--epsilons", "1,1,1", "--methods", "Hc,Hc,Hc", "--max-size", "10000000")
+    child = subprocess.Popen([sys.executable, "-m", "cocoviz", *argv], cwd=files, env={**os.environ})
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and child.poll() is None:
+            if (files / "ledger.sqlite").exists() and not Ledger().entries().empty:
+                break
+            time.sleep(0.05)
+        assert child.poll() is None, "the release ended before it could be killed"
+        assert Ledger().entries()["status"].tolist() == ["started"]
+    finally:
+        child.kill()
+        child.wait()
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "incomplete" and entry.epsilon == 3.0
+    assert not (files / "out" / "budget.json").exists()
