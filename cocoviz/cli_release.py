@@ -236,21 +236,7 @@ def run_release(args: argparse.Namespace) -> int:
     written: list[Path] = []
     created = not files[0].parent.exists()
     try:
-        release = estimate(
-            tree,
-            epsilons=plan.epsilons,
-            methods=plan.methods,
-            p=plan.ps,
-            max_size=plan.max_size,
-            consistency=plan.consistency,
-            merge=plan.merge,
-            k_select=plan.k_select,
-            k_epsilon=plan.k_epsilon,
-            k_beta=plan.k_beta,
-            prior=plan.prior,
-            secure=secure,
-            seed=args.seed,
-        )
+        release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
         report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
         files[0].parent.mkdir(exist_ok=True)
         # The files are written simply here; atomic writes come with cocoviz.io.atomic.

@@ -396,6 +396,21 @@ class Plan:
             Prior.from_dict(data.get("prior")),
         )
 
+    def options(self) -> dict:
+        """The keywords of :meth:`build` (and of :func:`cocoviz.estimate`) that give this plan back for its shape."""
+        return {
+            "epsilons": list(self.epsilons),
+            "methods": list(self.methods),
+            "p": list(self.ps),
+            "max_size": self.max_size,
+            "consistency": self.consistency,
+            "merge": self.merge,
+            "k_select": self.k_select,
+            "k_epsilon": self.k_epsilon,
+            "k_beta": self.k_beta,
+            "prior": self.prior,
+        }
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the plan to ``path``: TOML (``.toml``) or JSON (``.json``); :meth:`load` reads it back equal."""
         from cocoviz.plan_file import write_plan_file

@@ -73,7 +73,7 @@ def _string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def _value(value, indent: str = "") -> str:
+def _value(value, indent: str = "", inline: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, numbers.Integral):
@@ -84,15 +84,16 @@ def _value(value, indent: str = "") -> str:
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items() if v is not None) + "}"
+        # An inline table is one line (TOML 1.0): so are the arrays inside it.
+        return "{" + ", ".join(f"{_key(k)} = {_value(v, inline=True)}" for k, v in value.items() if v is not None) + "}"
     if isinstance(value, (list, tuple)):
         if any(v is None for v in value):
             raise ValueError("TOML has no null inside an array")
-        if value and all(isinstance(v, (list, tuple)) for v in value):
+        if value and not inline and all(isinstance(v, (list, tuple)) for v in value):
             # One inner array a line: a shape's levels stay readable.
             inner = indent + "  "
             return "[\n" + "".join(f"{inner}{_value(v, inner)},\n" for v in value) + indent + "]"
-        return "[" + ", ".join(_value(v, indent) for v in value) + "]"
+        return "[" + ", ".join(_value(v, indent, inline) for v in value) + "]"
     raise ValueError(f"cannot write a {type(value).__name__} in TOML")
 
 

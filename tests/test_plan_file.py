@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from engine_support import random_trees, release_options
 from hypothesis import HealthCheck, given, settings
@@ -36,6 +37,7 @@ def test_round_trip_of_random_plans(tmp_path, data, suffix):
     assert loaded == plan
     assert loaded.cost() == plan.cost()
     assert Plan.load(path, shape=plan.shape) == plan
+    assert Plan.build(plan.shape, **plan.options()) == plan
 
 
 @SETTINGS
@@ -51,6 +53,15 @@ def test_round_trip_keeps_any_label_text(tmp_path, labels, eps, suffix):
     path = tmp_path / f"plan{suffix}"
     plan.save(path)
     assert Plan.load(path) == plan
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_round_trip_of_hcp_priors(tmp_path, suffix):
+    shape = _shape(["a", "b"], [2, 2])
+    for prior in ("parent", np.array([0, 5, 2, 1.5]), {("a",): np.array([0, 3, 1.0]), ("b",): np.array([0, 0, 1.0])}):
+        plan = Plan.build(shape, epsilons=[1.0, 1.0], methods=["Hcp", "Hcp"], max_size=10, prior=prior)
+        plan.save(tmp_path / f"plan{suffix}")
+        assert Plan.load(tmp_path / f"plan{suffix}") == plan
 
 
 def test_toml_file_is_readable_and_hand_written_plans_load(tmp_path):
