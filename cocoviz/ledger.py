@@ -196,14 +196,25 @@ class Ledger:
         self.path = Path(path).expanduser() if path is not None else default_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.closing(self._connect()) as db:
-                db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise InputError(f"cannot open the privacy ledger {str(self.path)!r}: {exc}") from None
+        with self._open() as db:
+            db.executescript(_SCHEMA)
 
-    def _connect(self) -> sqlite3.Connection:
-        # Autocommit mode: every write below opens its own BEGIN IMMEDIATE transaction.
-        return sqlite3.connect(self.path, timeout=60, isolation_level=None)
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[sqlite3.Connection]:
+        """A connection in autocommit mode (every write below opens its own ``BEGIN IMMEDIATE``), closed
+        after use; a file SQLite cannot use is an :class:`~cocoviz.errors.InputError` naming it."""
+        try:
+            db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise InputError(f"cannot open the privacy ledger {str(self.path)!r}: {exc}") from None
+        try:
+            yield db
+        except sqlite3.Error as exc:
+            raise InputError(f"the privacy ledger {str(self.path)!r} cannot be used: {exc}") from None
+        finally:
+            db.close()
 
     def __repr__(self) -> str:
         return f"Ledger({str(self.path)!r})"
@@ -244,7 +255,7 @@ class Ledger:
             socket.gethostname(),
             os.getpid(),
         )
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             db.execute("BEGIN IMMEDIATE")  # the cap's check and the insert are one step for every writer
             try:
                 _check_cap(db, dataset, float(budget.total), cap, label)
@@ -265,26 +276,26 @@ class Ledger:
         A preview for a page: :meth:`begin` checks again, in the transaction that records the draw.
         """
         budget = plan.cost() if budget is None else budget
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             _check_cap(db, dataset_identity(plan.shape), float(budget.total), check_cap(cap), label)
 
     def cap(self) -> float | None:
         """The cap kept in the file for every draw (None: no cap)."""
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             row = db.execute("SELECT value FROM settings WHERE name = 'cap'").fetchone()
         return None if row is None else float(row[0])
 
     def set_cap(self, cap: float | None) -> None:
         """Keep ``cap`` (ε per dataset identity) for every later draw; None removes it."""
         cap = check_cap(cap)
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             if cap is None:
                 db.execute("DELETE FROM settings WHERE name = 'cap'")
             else:
                 db.execute("INSERT OR REPLACE INTO settings (name, value) VALUES ('cap', ?)", (repr(cap),))
 
     def _finish(self, entry: int, status: str, note: str = "", files: Sequence | None = None) -> None:
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 if files is None:
@@ -328,7 +339,7 @@ class Ledger:
         query, args = "SELECT COALESCE(SUM(epsilon), 0) FROM draws", ()
         if dataset is not None:
             query, args = query + " WHERE dataset = ?", (dataset,)
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             return float(db.execute(query, args).fetchone()[0])
 
     def entries(self, dataset: str | None = None) -> pd.DataFrame:
@@ -339,7 +350,7 @@ class Ledger:
         query, args = "SELECT * FROM draws", ()
         if dataset is not None:
             query, args = query + " WHERE dataset = ?", (dataset,)
-        with contextlib.closing(self._connect()) as db:
+        with self._open() as db:
             db.row_factory = sqlite3.Row
             rows = db.execute(query + " ORDER BY id", args).fetchall()
         records = []

@@ -52,7 +52,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
             )
             try:
                 engine.ledger().check(plan, label=info.label)
-            except cocoviz.PrivacyError as exc:
+            except cocoviz.CocovizError as exc:  # the cap (or a ledger that cannot be used) refuses the draw
                 st.error(str(exc), icon=":material/lock:")
                 ledger.ledger_section(plan)
                 st.stop()

@@ -15,7 +15,7 @@ import threading
 import pandas as pd
 import pytest
 
-from cocoviz import PrivacyError
+from cocoviz import InputError, PrivacyError
 from cocoviz.errors import ParameterError
 from cocoviz.ledger import COLUMNS, LEDGER_ENV, NEIGHBOURS, Ledger, dataset_identity, default_path
 from cocoviz.plan import Plan, Shape
@@ -151,3 +151,12 @@ def test_csv_export_and_default_path(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     if sys.platform.startswith("linux"):
         assert default_path() == tmp_path / "data" / "cocoviz" / "ledger.sqlite"
+
+
+def test_an_unusable_ledger_file_is_a_message(tmp_path):
+    (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(InputError, match="junk.sqlite"):
+        Ledger(tmp_path / "junk.sqlite")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="cannot open the privacy ledger"):
+        Ledger(tmp_path / "file" / "ledger.sqlite")

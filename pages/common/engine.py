@@ -247,8 +247,15 @@ def ledger() -> Ledger:
 
 
 def ledger_total(plan: cocoviz.Plan) -> tuple[int, float]:
-    """Secure releases recorded for ``plan``'s dataset identity, in every session, and the ε they spent."""
-    entries = ledger().entries(dataset_identity(plan.shape))
+    """Secure releases recorded for ``plan``'s dataset identity, in every session, and the ε they spent.
+
+    Read for every release shown, so it never stops the page: a ledger that cannot be read shows as empty
+    here (a secure draw, which must write it, is refused with the reason).
+    """
+    try:
+        entries = Ledger().entries(dataset_identity(plan.shape))
+    except cocoviz.CocovizError:
+        return 0, 0.0
     return len(entries), float(entries["epsilon"].sum())
 
 
