@@ -52,6 +52,7 @@ import pandas as pd
 
 from cocoviz.budget import NEIGHBOURS
 from cocoviz.errors import InputError, ParameterError, PrivacyError
+from cocoviz.plan import Plan
 
 __all__ = ["Ledger", "LEDGER_ENV", "NEIGHBOURS", "dataset_identity", "default_path", "check_cap"]
 
@@ -73,7 +74,7 @@ COLUMNS = (
     "finished",
     "files",
     "note",
-    "plan",
+    "parameters",
 )
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS draws (
@@ -83,6 +84,7 @@ CREATE TABLE IF NOT EXISTS draws (
     epsilon REAL NOT NULL,
     budget TEXT NOT NULL,
     plan TEXT NOT NULL,
+    parameters TEXT NOT NULL,
     neighbours TEXT NOT NULL,
     sampler TEXT NOT NULL,
     started TEXT NOT NULL,
@@ -247,6 +249,7 @@ class Ledger:
             cost,
             json.dumps(budget.to_dict(), ensure_ascii=False),
             json.dumps(plan.to_dict(), ensure_ascii=False),
+            json.dumps({k: v for k, v in plan.to_dict().items() if k != "shape"}, ensure_ascii=False),
             NEIGHBOURS,
             sampler,
             _now(),
@@ -260,8 +263,8 @@ class Ledger:
             try:
                 _check_cap(db, dataset, float(budget.total), cap, label)
                 entry = db.execute(
-                    "INSERT INTO draws (dataset, label, epsilon, budget, plan, neighbours, sampler, started, "
-                    "status, files, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO draws (dataset, label, epsilon, budget, plan, parameters, neighbours, sampler, "
+                    "started, status, files, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 ).lastrowid
                 db.execute("COMMIT")
@@ -347,7 +350,14 @@ class Ledger:
 
         A ``started`` draw whose process on this machine is gone reads as ``incomplete``.
         """
-        query, args = "SELECT * FROM draws", ()
+        # Not the plan itself: its shape names every node (:meth:`plan` reads it back for one entry).
+        query, args = (
+            (
+                "SELECT id, status, dataset, label, epsilon, budget, parameters, neighbours, sampler, started, "
+                "finished, files, note, host, pid FROM draws"
+            ),
+            (),
+        )
         if dataset is not None:
             query, args = query + " WHERE dataset = ?", (dataset,)
         with self._open() as db:
@@ -372,10 +382,18 @@ class Ledger:
                     "finished": r["finished"],
                     "files": "; ".join(json.loads(r["files"])),
                     "note": r["note"],
-                    "plan": r["plan"],
+                    "parameters": r["parameters"],
                 }
             )
         return pd.DataFrame(records, columns=list(COLUMNS))
+
+    def plan(self, entry: int) -> Plan:
+        """The whole :class:`~cocoviz.plan.Plan` of draw ``entry`` (its shape included), as recorded."""
+        with self._open() as db:
+            row = db.execute("SELECT plan FROM draws WHERE id = ?", (entry,)).fetchone()
+        if row is None:
+            raise InputError(f"the privacy ledger {str(self.path)!r} has no entry {entry!r}")
+        return Plan.from_dict(json.loads(row[0]))
 
     def to_csv(self, path: str | os.PathLike | None = None, dataset: str | None = None) -> str | None:
         """The ledger as CSV: written to ``path``, or returned as text when ``path`` is None."""

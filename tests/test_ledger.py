@@ -40,7 +40,10 @@ def test_a_draw_is_started_then_complete_with_its_cost_and_files(tmp_path):
         "level 0: Hg, 1 node(s), 4 cells, Δ=1, ε=0.5, scale=2; "
         "level 1: Hc[0..7], 2 node(s), 16 cells, Δ=1, ε=0.5, scale=2"
     )
-    assert Plan.from_dict(json.loads(row["plan"])) == plan
+    assert ledger.plan(entry) == plan
+    assert json.loads(row["parameters"])["methods"] == ["Hg", "Hc"] and "shape" not in row["parameters"]
+    with pytest.raises(InputError, match="no entry 99"):
+        ledger.plan(99)
     ledger.complete(entry)
     row = ledger.entries().iloc[0]
     assert row["status"] == "complete" and isinstance(row["finished"], str)
