@@ -125,8 +125,11 @@ def dataset_identity(shape) -> str:
     >>> dataset_identity(Shape((), (((),),), ((),), ((4,),)))[:12]
     '844835dc42f3'
     """
-    public = shape.to_dict()
-    text = json.dumps(public, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _identity(shape.to_dict())
+
+
+def _identity(shape: dict) -> str:
+    text = json.dumps(shape, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -241,15 +244,15 @@ class Ledger:
         """
         cap = check_cap(cap)
         budget = plan.cost() if budget is None else budget
-        dataset = dataset_identity(plan.shape)
-        cost = float(budget.total)
+        public = plan.to_dict()
+        dataset = _identity(public["shape"])
         row = (
             dataset,
             label,
-            cost,
+            float(budget.total),
             json.dumps(budget.to_dict(), ensure_ascii=False),
-            json.dumps(plan.to_dict(), ensure_ascii=False),
-            json.dumps({k: v for k, v in plan.to_dict().items() if k != "shape"}, ensure_ascii=False),
+            json.dumps(public, ensure_ascii=False),
+            json.dumps({k: v for k, v in public.items() if k != "shape"}, ensure_ascii=False),
             NEIGHBOURS,
             sampler,
             _now(),
