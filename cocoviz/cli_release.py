@@ -21,6 +21,7 @@ release).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import sys
@@ -228,34 +229,31 @@ def run_release(args: argparse.Namespace) -> int:
     plan = _plan(args, tree)
     dataset = dataset_identity(plan.shape)
     files = _out_files(args.out)  # again: the folder may have filled while the data was read
-    entry = (
-        ledger.begin(plan, label=args.label or args.source, files=[f.absolute() for f in files], cap=cap)
+    recording = (
+        ledger.draw(plan, label=args.label or args.source, files=[f.absolute() for f in files], cap=cap)
         if secure
-        else None
+        else contextlib.nullcontext()
     )
-    written: list[Path] = []
     created = not files[0].parent.exists()
-    try:
-        release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
-        report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
-        files[0].parent.mkdir(exist_ok=True)
-        # The files are written simply here; atomic writes come with cocoviz.io.atomic.
-        written.append(files[0])
-        release.save(files[0])
-        written.append(files[1])
-        files[1].write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        written.append(files[2])
-        files[2].write_text(budget_markdown(report), encoding="utf-8")
-    except BaseException as exc:
-        for path in written:
-            path.unlink(missing_ok=True)
-        if created and files[0].parent.is_dir() and not any(files[0].parent.iterdir()):
-            files[0].parent.rmdir()
-        if entry is not None:
-            ledger.fail(entry, f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
-        raise
-    if entry is not None:
-        ledger.complete(entry)
+    written: list[Path] = []
+    with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
+        try:
+            release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
+            report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
+            files[0].parent.mkdir(exist_ok=True)
+            # The files are written simply here; atomic writes come with cocoviz.io.atomic.
+            written.append(files[0])
+            release.save(files[0])
+            written.append(files[1])
+            files[1].write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            written.append(files[2])
+            files[2].write_text(budget_markdown(report), encoding="utf-8")
+        except BaseException:
+            for path in written:
+                path.unlink(missing_ok=True)
+            if created and files[0].parent.is_dir() and not any(files[0].parent.iterdir()):
+                files[0].parent.rmdir()
+            raise
     kind = "secure release" if secure else f"{EXPLORATION} (fast seeded sampler, seed {args.seed})"
     print(f"{kind}: ε = {release.budget.total:g} over {plan.shape.depth + 1} levels")
     for path in files:

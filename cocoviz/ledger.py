@@ -323,8 +323,11 @@ class Ledger:
         """Mark draw ``entry`` complete (``files``: what it wrote, when that differs from :meth:`begin`'s)."""
         self._finish(entry, "complete", files=files)
 
-    def fail(self, entry: int, reason: str) -> None:
-        """Mark draw ``entry`` incomplete: its noise may have been drawn, so its ε stays spent."""
+    def fail(self, entry: int, reason: str | BaseException) -> None:
+        """Mark draw ``entry`` incomplete (``reason``: a text or the exception that stopped it): its noise
+        may have been drawn, so its ε stays spent."""
+        if isinstance(reason, BaseException):
+            reason = f"{type(reason).__name__}: {reason}".splitlines()[0][:500]
         self._finish(entry, "incomplete", note=reason)
 
     @contextlib.contextmanager
@@ -335,7 +338,7 @@ class Ledger:
         try:
             yield entry
         except BaseException as exc:
-            self.fail(entry, f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+            self.fail(entry, exc)
             raise
         self.complete(entry)
 

@@ -216,7 +216,7 @@ def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") 
         try:
             timed = guard(_timed, tree, params, None, advance)
         except BaseException as exc:  # a refusal (st.stop), a bug or a stopped script: the ε may be spent
-            book.fail(entry, f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+            book.fail(entry, exc)
             raise
         book.complete(entry)
         drawn[(data_key, params)] = timed
