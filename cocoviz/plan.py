@@ -366,19 +366,7 @@ class Plan:
 
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
-        return {
-            "shape": self.shape.to_dict(),
-            "epsilons": list(self.epsilons),
-            "methods": list(self.methods),
-            "p": list(self.ps),
-            "max_size": self.max_size,
-            "consistency": self.consistency,
-            "merge": self.merge,
-            "k_select": self.k_select,
-            "k_epsilon": self.k_epsilon,
-            "k_beta": self.k_beta,
-            "prior": self.prior.to_dict(),
-        }
+        return {"shape": self.shape.to_dict(), **self.options(), "prior": self.prior.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict) -> Plan:
