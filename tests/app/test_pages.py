@@ -197,6 +197,24 @@ def test_explore_shows_secure_draws_of_an_earlier_session_and_its_cap_refuses(tm
     assert len(Ledger().entries()) == 1
 
 
+def test_explore_secure_draw_that_fails_stays_in_the_ledger_as_incomplete(tmp_path, monkeypatch):
+    import cocoviz
+    from cocoviz.ledger import Ledger
+
+    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
+    at = new_app()
+    at.toggle(key="w.secure").set_value(True).run()
+
+    def crash(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cocoviz, "estimate", crash)
+    at.button(key="explore.secure").click().run()
+    assert any("Not enough memory" in e.value for e in at.error)
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "incomplete" and entry.epsilon == 2.0
+
+
 def test_settings_survive_page_changes():
     at = new_app()
     at.number_input(key="w.eps_n.0").set_value(0.5).run()
