@@ -21,7 +21,13 @@ import pandas as pd
 
 from cocoviz.hierarchy import node_label
 
-__all__ = ["Charge", "Budget", "double_geometric_variance"]
+__all__ = ["Charge", "Budget", "double_geometric_variance", "NEIGHBOURS"]
+
+#: The neighbour relation every charge's Δ is computed under (METHOD.md, Privacy).
+NEIGHBOURS = (
+    "person level: neighbouring datasets differ by one person added to or removed from one group "
+    "(the hierarchy and G per region are public)"
+)
 
 #: How the charges of one release compose.
 COMPOSITION = (

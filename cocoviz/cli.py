@@ -1,7 +1,7 @@
-"""Command line: ``python -m cocoviz data ...`` and ``python -m cocoviz experiment ...``.
+"""Command line: ``python -m cocoviz data ...``, ``experiment ...``, ``findings`` and ``release ...``.
 
 Each subcommand lives in its own ``_add_<name>`` function that registers its
-parser and handler; ``main`` only dispatches.
+parser and handler (``release`` in :mod:`cocoviz.cli_release`); ``main`` only dispatches.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from cocoviz.cli_release import add_release
 from cocoviz.errors import CocovizError, ParameterError
 
 
@@ -30,6 +31,9 @@ USAGE = """Differentially private hierarchical count-of-counts histograms (Kuo e
   python -m cocoviz experiment --list               the paper's experiments and the related ones
   python -m cocoviz experiment table3 --out results reproduce one (or: all) into a folder
   python -m cocoviz findings                        regenerate the dashboard's precomputed findings
+  python -m cocoviz release persons.parquet --group hh --levels state,county --groups households.parquet \
+      --epsilons 1,1,1 --methods Hg,Hg,Hc --max-size 20 --out release/
+                                                    a secure release of your own data, recorded in the ledger
 
 The dashboard: bash scripts/run.sh.  The package: import cocoviz (see README.md)."""
 
@@ -316,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_data(sub)
     _add_experiment(sub)
     _add_findings(sub)
+    add_release(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from cocoviz.budget import Budget, Charge
 from cocoviz.consistency import MERGES
-from cocoviz.errors import ParameterError
+from cocoviz.errors import CocovizError, InputError, ParameterError
 from cocoviz.estimators import (
     HC_SENSITIVITY,
     HG_SENSITIVITY,
@@ -365,19 +366,7 @@ class Plan:
 
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
-        return {
-            "shape": self.shape.to_dict(),
-            "epsilons": list(self.epsilons),
-            "methods": list(self.methods),
-            "p": list(self.ps),
-            "max_size": self.max_size,
-            "consistency": self.consistency,
-            "merge": self.merge,
-            "k_select": self.k_select,
-            "k_epsilon": self.k_epsilon,
-            "k_beta": self.k_beta,
-            "prior": self.prior.to_dict(),
-        }
+        return {"shape": self.shape.to_dict(), **self.options(), "prior": self.prior.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict) -> Plan:
@@ -394,6 +383,72 @@ class Plan:
             data["k_beta"],
             Prior.from_dict(data.get("prior")),
         )
+
+    def options(self) -> dict:
+        """The keywords of :meth:`build` (and of :func:`cocoviz.estimate`) that give this plan back for its shape."""
+        return {
+            "epsilons": list(self.epsilons),
+            "methods": list(self.methods),
+            "p": list(self.ps),
+            "max_size": self.max_size,
+            "consistency": self.consistency,
+            "merge": self.merge,
+            "k_select": self.k_select,
+            "k_epsilon": self.k_epsilon,
+            "k_beta": self.k_beta,
+            "prior": self.prior,
+        }
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the plan to ``path``: TOML (``.toml``) or JSON (``.json``); :meth:`load` reads it back equal."""
+        from cocoviz.plan_file import write_plan_file
+
+        write_plan_file(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, shape: Shape | None = None) -> Plan:
+        """The plan in the file ``path`` (TOML or JSON), checked field by field.
+
+        A file without a ``shape`` (written by hand: ε, methods, K, ...) is built for ``shape`` with
+        :meth:`build`'s defaults; a file with one must agree with ``shape`` when both are given.
+        Anything wrong raises a :class:`~cocoviz.errors.CocovizError` naming the file and the field.
+        """
+        from cocoviz.plan_file import read_plan_file
+
+        data, name = read_plan_file(path), os.fspath(path)
+
+        def field(key: str, make):
+            try:
+                return make()
+            except CocovizError as exc:
+                raise type(exc)(f"the plan file {name!r}, field {key!r}: {exc}") from None
+            except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+                raise InputError(f"the plan file {name!r}, field {key!r}: {type(exc).__name__} {exc}") from None
+
+        own = field("shape", lambda: Shape.from_dict(data["shape"])) if "shape" in data else None
+        if own is None and shape is None:
+            raise InputError(f"the plan file {name!r} has no field 'shape': load it for a hierarchy's shape")
+        if own is not None and shape is not None and not own.same_as(shape):
+            raise InputError(
+                f"the plan file {name!r}, field 'shape': written for another hierarchy (its levels, nodes or G differ)"
+            )
+        named = ("max_size", "consistency", "merge", "k_select", "k_epsilon", "k_beta")
+        options = {k: data[k] for k in named if k in data}
+        try:
+            if own is None:
+                prior = data.get("prior")
+                prior = None if prior is None else field("prior", lambda: Prior.from_dict(prior))
+                return cls.build(
+                    shape, epsilons=data["epsilons"], methods=data["methods"], p=data.get("p"), prior=prior, **options
+                )
+            prior = field("prior", lambda: Prior.from_dict(data.get("prior")))
+            if "p" not in data:
+                raise InputError(f"the plan file {name!r} has no field 'p' (a plan with a shape is complete)")
+            return cls(own, tuple(data["epsilons"]), tuple(data["methods"]), tuple(data["p"]), prior=prior, **options)
+        except CocovizError as exc:
+            if name in str(exc):
+                raise
+            raise type(exc)(f"the plan file {name!r}: {exc}") from None
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Plan) and self.shape.same_as(other.shape) and self.to_dict() == other.to_dict()

@@ -14,7 +14,7 @@ from cocoviz import plots
 from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
-from pages.common import controls, data, engine, state
+from pages.common import controls, data, engine, ledger, state
 from pages.common.controls import HELP, fmt
 
 
@@ -41,13 +41,21 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
             st.stop()
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
+            drawn, spent = engine.ledger_total(plan)
             st.warning(
                 f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
                 "(Hc: K per node, Hg: G per node) "
                 f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
-                f"**ε = {plan.cost().total:g}** more in this session.",
+                f"**ε = {plan.cost().total:g}** more on this dataset (the ledger holds ε = {spent:g} in "
+                f"{drawn} secure release(s) of it).",
                 icon=":material/lock:",
             )
+            try:
+                engine.ledger().check(plan, label=info.label)
+            except cocoviz.CocovizError as exc:  # the cap (or a ledger that cannot be used) refuses the draw
+                st.error(str(exc), icon=":material/lock:")
+                ledger.ledger_section(plan)
+                st.stop()
             for choice in engine.cheaper_choices(plan):
                 st.caption(f"Cheaper: {choice}")
             if not st.button("Draw the secure release", type="primary", key="explore.secure"):
@@ -55,8 +63,9 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                     "Press the button to draw the noise with the secure sampler, or switch the secure release "
                     "off to explore with the fast sampler."
                 )
+                ledger.ledger_section(plan)
                 st.stop()
-        return engine.estimate(data_key, tree, params)
+        return engine.estimate(data_key, tree, params, label=info.label)
     guess = engine.estimated_seconds(plan)
     if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):
         st.warning(
@@ -105,13 +114,14 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
             "at no ε (post-processing of this release). It does not guarantee that no group is truncated: the "
             "released top size is noisy and may fall below the true largest group."
         )
-    drawn, spent = engine.ledger_total()
+    drawn, spent = engine.ledger_total(release.plan)
     if drawn:
         st.info(
-            f"Secure releases drawn in this session: **{drawn}**, spending **ε = {spent:g}** together "
-            "(every draw is a new release of the same people).",
+            f"Secure releases of this dataset in the privacy ledger (every session): **{drawn}**, spending "
+            f"**ε = {spent:g}** together (every draw is a new release of the same people).",
             icon=":material/receipt_long:",
         )
+        ledger.ledger_section(release.plan)
 
 
 def budget_section(release: cocoviz.Release, names: list[str]) -> None:

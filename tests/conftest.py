@@ -12,6 +12,7 @@ deterministic) and without deadlines (numba compiles on first use).  Set
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pandas as pd
 import pytest
@@ -34,6 +35,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cocoviz"))
+
+# No test writes the user's own privacy ledger: the default file is a fresh one per test run
+# (tests that count entries set COCOVIZ_LEDGER to their own tmp path).
+os.environ["COCOVIZ_LEDGER"] = os.path.join(tempfile.mkdtemp(prefix="cocoviz-ledger-"), "ledger.sqlite")
 
 #: The slides' Persons table: group sizes 4, 2, 1, 1; groups 1 and 3 in region a.
 TOY_PERSONS = pd.DataFrame(

@@ -12,7 +12,7 @@ requests of other sessions wait for that computation, and keeps at most
 copied).  Per-level estimates are shared the same way (``level_cache=`` of
 :func:`cocoviz.estimate`).  Costs and time estimates come
 from the release's :class:`cocoviz.Plan`, never from sums of the page's own.
-Every secure release a session draws is written in its ledger.
+Every secure release a session draws is recorded in the lasting privacy ledger before its noise.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.ledger import Ledger, dataset_identity
 from pages.common.memo import SharedMemo
 
 T = TypeVar("T")
@@ -195,25 +196,33 @@ def _write_stats(path: str, stats: dict) -> None:
     os.replace(tmp, path)
 
 
-def estimate(data_key: tuple, tree: Hierarchy, params: Params) -> Timed:
-    """The release of ``tree`` (identified by ``data_key``) with ``params``; refusals shown on the page.
+def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") -> Timed:
+    """The release of ``tree`` (identified by ``data_key``, named ``label``) with ``params``; refusals shown.
 
-    Fast releases are cached for every session.  A secure release is drawn once per session and kept in
-    the session's ledger, never in a shared cache: every draw is a new spending of ε, and the ledger
-    counts each one.
+    Fast releases are cached for every session.  A secure release is recorded in the lasting privacy
+    ledger (:mod:`cocoviz.ledger`) before any noise is drawn — where its cap may refuse it — and kept in
+    this session only to be shown again, never in a shared cache: every draw is a new spending of ε.
     """
     if not params.secure:
         return guard(_estimate_fast, data_key, params, tree)
-    ledger = st.session_state.setdefault(LEDGER, {})
-    timed = ledger.get((data_key, params))
+    drawn = st.session_state.setdefault(DRAWN, {})
+    timed = drawn.get((data_key, params))
     if timed is None:
         _kernels_ready()
+        book = ledger()
+        entry = guard(book.begin, plan(tree, params), label=label)
         bar = st.progress(0.0, text="Drawing the secure release…")
 
         def advance(done: int, total: int) -> None:
             bar.progress(done / max(total, 1), text=f"Drawing the secure release: {done} of {total} levels measured")
 
-        timed = ledger[(data_key, params)] = guard(_timed, tree, params, None, advance)
+        try:
+            timed = guard(_timed, tree, params, None, advance)
+        except BaseException as exc:  # a refusal (st.stop), a bug or a stopped script: the ε may be spent
+            book.fail(entry, exc)
+            raise
+        book.complete(entry)
+        drawn[(data_key, params)] = timed
         bar.empty()
     return timed
 
@@ -232,15 +241,27 @@ def evaluate(data_key: tuple, tree: Hierarchy, params: Params, release: cocoviz.
 
 
 # ------------------------------------------------------------------ the secure ledger
-LEDGER = "secure.ledger"  # session state: {(data key, params): Timed} of every secure release drawn
+DRAWN = "secure.drawn"  # session state: {(data key, params): Timed} of the secure releases this session drew
 
 
-def ledger_total() -> tuple[int, float]:
-    """Secure releases drawn in this session and the ε they spent together."""
-    ledger = st.session_state.get(LEDGER, {})
-    return len(ledger), float(sum(t.release.budget.total for t in ledger.values()))
+def ledger() -> Ledger:
+    """The lasting privacy ledger (``$COCOVIZ_LEDGER``, else the user's data folder); refusals shown."""
+    return guard(Ledger)
+
+
+def ledger_total(plan: cocoviz.Plan) -> tuple[int, float]:
+    """Secure releases recorded for ``plan``'s dataset identity, in every session, and the ε they spent.
+
+    Read for every release shown, so it never stops the page: a ledger that cannot be read shows as empty
+    here (a secure draw, which must write it, is refused with the reason).
+    """
+    try:
+        entries = Ledger().entries(dataset_identity(plan.shape))
+    except cocoviz.CocovizError:
+        return 0, 0.0
+    return len(entries), float(entries["epsilon"].sum())
 
 
 def is_drawn(data_key: tuple, params: Params) -> bool:
-    """Whether this session has drawn the secure release of ``params`` already."""
-    return (data_key, params) in st.session_state.get(LEDGER, {})
+    """Whether this session has drawn the secure release of ``params`` already (showing it again is free)."""
+    return (data_key, params) in st.session_state.get(DRAWN, {})

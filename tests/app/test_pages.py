@@ -159,7 +159,8 @@ def test_explore_upload_malformed_file():
     assert errors(at)
 
 
-def test_explore_secure_release_warns_then_runs():
+def test_explore_secure_release_warns_then_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
     at = new_app(**{"explore.budget": True})
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
@@ -171,14 +172,58 @@ def test_explore_secure_release_warns_then_runs():
     at.button(key="explore.secure").click().run()
     assert_clean(at)
     assert any("secure sampler" in s.value for s in at.success)
-    assert any("drawn in this session: **1**" in i.value and "ε = 2" in i.value for i in at.info)
+    assert any("(every session): **1**" in i.value and "ε = 2" in i.value for i in at.info)
     # Another secure release (a changed level) is another spending: the ledger adds it up.
     at.number_input(key="w.eps_n.0").set_value(0.5).run()
     at.button(key="explore.secure").click().run()
-    assert any("drawn in this session: **2**" in i.value and "ε = 3.5" in i.value for i in at.info)
+    assert any("(every session): **2**" in i.value and "ε = 3.5" in i.value for i in at.info)
     # Showing a drawn release again spends nothing more.
     at.number_input(key="w.eps_n.0").set_value(1.0).run()
-    assert any("drawn in this session: **2**" in i.value for i in at.info)
+    assert any("(every session): **2**" in i.value for i in at.info)
+
+
+def test_explore_shows_secure_draws_of_an_earlier_session_and_its_cap_refuses(tmp_path, monkeypatch):
+    from cocoviz.ledger import Ledger
+
+    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
+    earlier = new_app()
+    earlier.toggle(key="w.secure").set_value(True).run()
+    earlier.button(key="explore.secure").click().run()
+    assert_clean(earlier)
+    # A new session (a reload, another tab) starts with the ledger of the earlier one.
+    at = new_app(**{"ledger.panel": True})
+    at.toggle(key="w.secure").set_value(True).run()
+    assert_clean(at)
+    assert any("the ledger holds ε = 2 in 1 secure release(s)" in w.value for w in at.warning)
+    (table,) = at.dataframe
+    assert table.value[["status", "epsilon"]].values.tolist() == [["complete", 2.0]]
+    assert [b.label for b in at.get("download_button")] == ["Ledger as CSV (every dataset)"]
+    # A cap of 3 refuses the next draw of ε = 2, before any noise: no button to press.
+    at.number_input(key="ledger.cap").set_value(3.0).run()
+    assert Ledger().cap() == 3.0
+    fresh = new_app()
+    fresh.toggle(key="w.secure").set_value(True).run()
+    assert any("budget cap is ε = 3 per dataset" in e.value for e in fresh.error)
+    assert not any(b.key == "explore.secure" for b in fresh.button)
+    assert len(Ledger().entries()) == 1
+
+
+def test_explore_secure_draw_that_fails_stays_in_the_ledger_as_incomplete(tmp_path, monkeypatch):
+    import cocoviz
+    from cocoviz.ledger import Ledger
+
+    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
+    at = new_app()
+    at.toggle(key="w.secure").set_value(True).run()
+
+    def crash(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cocoviz, "estimate", crash)
+    at.button(key="explore.secure").click().run()
+    assert any("Not enough memory" in e.value for e in at.error)
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "incomplete" and entry.epsilon == 2.0
 
 
 def test_settings_survive_page_changes():

@@ -1,0 +1,265 @@
+"""``python -m cocoviz release``: a persons table and its public groups table in, a secure release out.
+
+::
+
+    python -m cocoviz release persons.parquet --group hh --levels state,county \\
+        --groups households.parquet --epsilons 1,1,1 --methods Hg,Hg,Hc --max-size 20 --out release/
+
+Order of work, so that a refusal writes nothing and spends nothing: read the
+arguments; load the source into a tree; build the plan (flags or ``--plan FILE``)
+and check what a secure release refuses (G from private rows, K read from the
+data); check the output folder; record the draw in the privacy ledger (the cap is
+checked here, before any noise); draw; write the release, ``budget.json`` and
+``budget.md``; mark the ledger entry complete.  A failure after the ledger entry
+marks it incomplete and removes the files of this run.
+
+With ``--seed`` the fast seeded sampler draws: the files and the output say
+"exploration, not for release", and the ledger does not record it (it is not a
+release).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cocoviz.errors import InputError, ParameterError, PrivacyError, SetupError
+
+__all__ = ["add_release", "SqlSource", "source_spec", "load_tree", "OUTPUTS"]
+
+#: The files a release writes in ``--out``.
+OUTPUTS = ("release.parquet", "budget.json", "budget.md")
+_FROM_DATA = ("data", "auto")
+
+
+@dataclass(frozen=True)
+class SqlSource:
+    """A table or query of a database reached by URL (read once ``cocoviz.io.sql`` lands)."""
+
+    url: str
+    table: str | None = None
+    query: str | None = None
+
+
+def source_spec(source: str, table: str | None, query: str | None, option: str) -> str | SqlSource:
+    """A file path or glob as given, or a :class:`SqlSource` for a URL (``scheme://...``) with one table or query.
+
+    >>> source_spec("postgresql://host/db", "persons", None, "SOURCE")
+    SqlSource(url='postgresql://host/db', table='persons', query=None)
+    >>> source_spec("persons.parquet", None, None, "SOURCE")
+    'persons.parquet'
+    """
+    if "://" in source:
+        if (table is None) == (query is None):
+            raise ParameterError(f"{option} {source} is a database: give its --table or its --query (one of them)")
+        return SqlSource(source, table, query)
+    if table is not None or query is not None:
+        raise ParameterError(f"{option} {source} is a file: --table and --query are for a database URL")
+    return source
+
+
+def _frame(spec: str | SqlSource, name: str):
+    """A path or glob of Parquet/CSV files as one pandas frame (the readers of :mod:`cocoviz.io.files`)."""
+    import pandas as pd
+
+    from cocoviz.io import read_table
+
+    if isinstance(spec, SqlSource):
+        raise SetupError(
+            f"{name}: reading a database needs cocoviz.io.sql, which is not in this version yet; "
+            "export the table to Parquet and give the file"
+        )
+    paths = sorted(glob.glob(spec)) if glob.has_magic(spec) else [spec]
+    if not paths:
+        raise InputError(f"{name}: no file matches {spec!r}")
+    # A command-line release is not an upload: the upload form's size limits do not apply.
+    frames = [read_table(p, max_bytes=sys.maxsize, max_rows=sys.maxsize) for p in paths]
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def load_tree(source, *, group: str, levels: list[str], groups=None, source_name: str, groups_name: str | None):
+    """SOURCE → tree: the persons table (and the public groups table) as a :class:`~cocoviz.hierarchy.Hierarchy`.
+
+    ``source`` and ``groups`` are what :func:`source_spec` returns.
+    """
+    from cocoviz.io import table_to_hierarchy
+
+    # merge: pass the source through once sources land
+    # (Hierarchy.from_persons(source, group=group, levels=levels, groups=groups) reads paths, globs and
+    # cocoviz.io.sql(url, table_or_query) itself, aggregated where the data lives).
+    persons = _frame(source, source_name)
+    public = None if groups is None else _frame(groups, groups_name)
+    return table_to_hierarchy(
+        persons,
+        form="persons",
+        levels=levels,
+        group=group,
+        name=source_name,
+        max_leaves=sys.maxsize,
+        groups=public,
+        groups_name=groups_name or "the groups table",
+    )
+
+
+# ------------------------------------------------------------------ arguments
+def _numbers(text: str | None, option: str, kind=float) -> list | None:
+    if text is None:
+        return None
+    try:
+        return [kind(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ParameterError(f"{option} takes comma-separated numbers, one per level, got {text!r}") from None
+
+
+def _words(text: str | None) -> list[str] | None:
+    return None if text is None else [w.strip() for w in text.split(",") if w.strip()]
+
+
+def add_release(sub: argparse._SubParsersAction) -> None:
+    """Register ``release`` on the command line's subparsers."""
+    parser = sub.add_parser(
+        "release",
+        help="draw a secure release of your persons table (and write its budget report)",
+        description="Draw a release of a persons table with the exact, secure sampler, write release.parquet, "
+        "budget.json and budget.md to OUT, and record the draw in the privacy ledger. Every refusal is one "
+        "line and exit status 2, with nothing written or drawn.",
+    )
+    parser.add_argument("source", metavar="SOURCE", help="persons table: a Parquet/CSV file or glob, or a database URL")
+    parser.add_argument("--table", default=None, help="SOURCE is a database URL: the persons table")
+    parser.add_argument("--query", default=None, help="SOURCE is a database URL: a query giving the persons rows")
+    parser.add_argument("--group", required=True, metavar="COL", help="the group (household) id column")
+    parser.add_argument("--levels", required=True, help="level columns, top down, comma-separated (root excluded)")
+    parser.add_argument(
+        "--groups", default=None, metavar="GROUPS_SOURCE", help="the public groups table (group id and levels)"
+    )
+    parser.add_argument("--groups-table", default=None, help="GROUPS_SOURCE is a database URL: its table")
+    parser.add_argument("--groups-query", default=None, help="GROUPS_SOURCE is a database URL: its query")
+    parser.add_argument("--epsilons", default=None, help="ε per level, root first, e.g. 1,1,1")
+    parser.add_argument("--methods", default=None, help="method per level, root first, e.g. Hc,Hg,Hc")
+    parser.add_argument("--max-size", default=None, metavar="K", help="the public bound K on group size")
+    parser.add_argument("--plan", default=None, metavar="FILE", help="the plan as a file (.toml or .json)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="use the fast seeded sampler: exploration, not for release"
+    )
+    parser.add_argument("--ledger", default=None, metavar="FILE", help="the privacy ledger (default: $COCOVIZ_LEDGER)")
+    parser.add_argument("--budget-cap", type=float, default=None, metavar="EPS", help="refuse past this ε per dataset")
+    parser.add_argument("--label", default=None, help="the dataset's name in the ledger (default: SOURCE)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; must hold no release)")
+    parser.set_defaults(handler=run_release)
+
+
+def _plan(args: argparse.Namespace, tree):
+    from cocoviz.plan import Plan, Shape
+
+    flags = {"--epsilons": args.epsilons, "--methods": args.methods, "--max-size": args.max_size}
+    if args.plan is not None:
+        given = [f for f, v in flags.items() if v is not None]
+        if given:
+            raise ParameterError(f"give the plan as --plan FILE or as flags, not both ({', '.join(given)} given)")
+        return Plan.load(args.plan, shape=Shape.of(tree))
+    if args.epsilons is None or args.methods is None:
+        raise ParameterError("give --epsilons and --methods (one per level, root first), or --plan FILE")
+    max_size = args.max_size
+    if max_size is not None and max_size.strip().lower() in _FROM_DATA:
+        max_size = tree.max_size  # exploration only: run_release refused it for a secure release
+    elif max_size is not None:
+        max_size = _numbers(max_size, "--max-size", int)
+        if len(max_size) != 1:
+            raise ParameterError(f"--max-size takes one whole number, got {args.max_size!r}")
+        max_size = max_size[0]
+    return Plan.build(
+        tree,
+        epsilons=_numbers(args.epsilons, "--epsilons"),
+        methods=_words(args.methods),
+        max_size=max_size,
+    )
+
+
+def _out_files(out: str) -> list[Path]:
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ParameterError(f"--out {out}: exists and is not a folder")
+    if not folder.absolute().parent.is_dir():
+        raise ParameterError(f"--out {out}: the folder {folder.absolute().parent} does not exist")
+    files = [folder / name for name in OUTPUTS]
+    taken = [str(f) for f in files if f.exists()]
+    if taken:
+        raise ParameterError(f"--out {out} already holds {', '.join(taken)}: choose a new folder (nothing drawn)")
+    return files
+
+
+def run_release(args: argparse.Namespace) -> int:
+    """The ``release`` subcommand (see the module's docstring for the order of work)."""
+    from cocoviz.ledger import Ledger, check_cap, dataset_identity
+    from cocoviz.pipeline import estimate
+    from cocoviz.release_report import EXPLORATION, budget_markdown, budget_report
+
+    secure = args.seed is None
+    cap = check_cap(args.budget_cap)
+    if secure and args.max_size is not None and args.max_size.strip().lower() in _FROM_DATA:
+        raise PrivacyError(
+            "a secure release needs a K from public knowledge: K read from the private data "
+            f"(--max-size {args.max_size}) is exploration only (add --seed); give the public bound K"
+        )
+    levels = _words(args.levels)
+    source = source_spec(args.source, args.table, args.query, "SOURCE")
+    if args.groups is None:
+        if secure:
+            raise PrivacyError(
+                "a secure release needs public G per region: give --groups (the public groups table, group id "
+                "and levels); without it G and the region list come from the private rows"
+            )
+        groups = None
+    else:
+        groups = source_spec(args.groups, args.groups_table, args.groups_query, "--groups")
+    if not secure and (args.ledger is not None or cap is not None):
+        raise ParameterError(
+            "--seed draws an exploration, which the ledger does not record: drop --ledger and --budget-cap"
+        )
+    ledger = Ledger(args.ledger) if secure else None
+    files = _out_files(args.out)  # before the data is read: a taken folder costs nothing
+    tree = load_tree(
+        source, group=args.group, levels=levels, groups=groups, source_name=args.source, groups_name=args.groups
+    )
+    plan = _plan(args, tree)
+    dataset = dataset_identity(plan.shape)
+    files = _out_files(args.out)  # again: the folder may have filled while the data was read
+    recording = (
+        ledger.draw(plan, label=args.label or args.source, files=[f.absolute() for f in files], cap=cap)
+        if secure
+        else contextlib.nullcontext()
+    )
+    created = not files[0].parent.exists()
+    written: list[Path] = []
+    with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
+        try:
+            release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
+            report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
+            files[0].parent.mkdir(exist_ok=True)
+            # The files are written simply here; atomic writes come with cocoviz.io.atomic.
+            written.append(files[0])
+            release.save(files[0])
+            written.append(files[1])
+            files[1].write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            written.append(files[2])
+            files[2].write_text(budget_markdown(report), encoding="utf-8")
+        except BaseException:
+            for path in written:
+                path.unlink(missing_ok=True)
+            if created and files[0].parent.is_dir() and not any(files[0].parent.iterdir()):
+                files[0].parent.rmdir()
+            raise
+    kind = "secure release" if secure else f"{EXPLORATION} (fast seeded sampler, seed {args.seed})"
+    print(f"{kind}: ε = {release.budget.total:g} over {plan.shape.depth + 1} levels")
+    for path in files:
+        print(f"wrote {path}")
+    if secure:
+        print(f"recorded in the privacy ledger {ledger.path} (entry {entry})")
+    else:
+        print("not recorded in the privacy ledger: an exploration is not a release")
+    return 0

@@ -1,0 +1,179 @@
+"""``python -m cocoviz release``: a secure release with its budget report and ledger entry; every refusal is
+one line, exit 2, nothing written, nothing drawn."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+import cocoviz.pipeline
+from cocoviz import Plan, load_release
+from cocoviz.cli import main
+from cocoviz.ledger import Ledger
+from cocoviz.release import Release
+
+PERSONS = pd.DataFrame(
+    {
+        "hh": [1, 1, 2, 3, 3, 3, 4, 5],
+        "state": ["CA", "CA", "CA", "OR", "OR", "OR", "OR", "OR"],
+        "county": ["A", "A", "B", "L", "L", "L", "M", "M"],
+    }
+)
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    """A persons Parquet file and its public groups CSV; the ledger in tmp_path."""
+    PERSONS.to_parquet(tmp_path / "persons.parquet")
+    PERSONS.drop_duplicates("hh").to_csv(tmp_path / "households.csv", index=False)
+    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def release_args(*more: str, out: str = "out") -> list[str]:
+    return [
+        "release",
+        "persons.parquet",
+        "--group",
+        "hh",
+        "--levels",
+        "state,county",
+        "--groups",
+        "households.csv",
+        *more,
+        "--out",
+        out,
+    ]
+
+
+FLAGS = ("--epsilons", "1,1,0.5", "--methods", "Hg,Hg,Hc", "--max-size", "10")
+
+
+def test_a_secure_release_writes_its_files_and_its_ledger_entry(files, capsys):
+    assert main(release_args(*FLAGS)) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.startswith("secure release: ε = 2.5 over 3 levels") and "out/budget.md" in stdout
+    release = load_release(files / "out" / "release.parquet")
+    assert release.is_consistent() and release.sampler.startswith("secure")
+    assert release.plan.methods == ("Hg", "Hg", "Hc") and release.plan.max_size == 10
+    report = json.loads((files / "out" / "budget.json").read_text())
+    assert report["secure"] and report["total_epsilon"] == 2.5
+    assert [(m["level_name"], m["query"], m["sensitivity"], m["epsilon"]) for m in report["measurements"]] == [
+        ("(root)", "Hg", 1.0, 1.0),
+        ("state", "Hg", 1.0, 1.0),
+        ("county", "Hc[0..9]", 1.0, 0.5),
+    ]
+    assert all("person" in m["neighbours"] and "scale" in m["noise"] for m in report["measurements"])
+    markdown = (files / "out" / "budget.md").read_text()
+    assert "| 2 (county) | all 4 nodes | Hc[0..9] | 40 | 1 |" in markdown and "exploration" not in markdown
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "complete" and entry.epsilon == 2.5 and entry.label == "persons.parquet"
+    assert entry.dataset == report["dataset"] and entry.files.count("out/") == 3
+
+
+def test_a_seeded_release_is_labelled_exploration_and_not_recorded(files, capsys):
+    assert main(release_args(*FLAGS, "--seed", "4")) == 0
+    assert "exploration, not for release" in capsys.readouterr().out
+    assert json.loads((files / "out" / "budget.json").read_text())["kind"] == "exploration, not for release"
+    assert "Exploration, not for release" in (files / "out" / "budget.md").read_text()
+    assert load_release(files / "out" / "release.parquet").sampler.startswith("fast")
+    assert Ledger().entries().empty
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["release", "persons.parquet", "--group", "hh", "--levels", "state,county", *FLAGS, "--out", "out"],
+         "needs public G per region: give --groups"),
+        (release_args("--epsilons", "1,1,1", "--methods", "Hg,Hg,Hc", "--max-size", "data"),
+         "K read from the private data"),
+        (release_args(*FLAGS, "--plan", "plan.toml"), "not both (--epsilons, --methods, --max-size given)"),
+        (release_args("--epsilons", "1,x,1", "--methods", "Hg,Hg,Hc"), "--epsilons takes comma-separated numbers"),
+        (release_args("--epsilons", "1,1", "--methods", "Hg,Hg"), "epsilons has 2 entries"),
+        (release_args("--epsilons", "1,1,0", "--methods", "Hg,Hg,Hg"), "ε of level 2"),
+        (release_args("--methods", "Hg,Hg,Hg"), "give --epsilons and --methods"),
+        (release_args(*FLAGS, "--budget-cap", "-1"), "budget cap must be a finite ε > 0"),
+        (release_args(*FLAGS, "--seed", "1", "--budget-cap", "9"), "ledger does not record"),
+        (release_args(*FLAGS, "--table", "persons"), "--table and --query are for a database URL"),
+        (["release", "postgresql://h/db", "--group", "hh", "--levels", "state", "--groups", "households.csv",
+          *FLAGS, "--out", "out"], "give its --table or its --query"),
+        (release_args(*FLAGS, "--levels", "state,nowhere"), "no column 'nowhere'"),
+        (release_args(*FLAGS, out="missing/out"), "does not exist"),
+    ],
+)  # fmt: skip
+def test_every_refusal_is_one_line_exit_2_nothing_written(files, capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (files / "out").exists() and Ledger().entries().empty
+
+
+def test_a_taken_folder_and_a_passed_cap_refuse_before_any_noise(files, capsys, monkeypatch):
+    assert main(release_args(*FLAGS, "--budget-cap", "4")) == 0
+    capsys.readouterr()
+    assert main(release_args(*FLAGS, "--budget-cap", "4")) == 2
+    assert "already holds" in capsys.readouterr().err
+
+    def no_noise(*args, **kwargs):
+        raise AssertionError("noise drawn after a refusal")
+
+    monkeypatch.setattr(cocoviz.pipeline, "estimate", no_noise)
+    assert main(release_args(*FLAGS, "--budget-cap", "4", out="again")) == 2
+    assert "budget cap is ε = 4 per dataset" in capsys.readouterr().err
+    assert not (files / "again").exists() and len(Ledger().entries()) == 1
+
+
+def test_a_failure_between_the_draw_and_the_files_leaves_an_incomplete_entry(files, capsys, monkeypatch):
+    seen = []
+
+    def broken_save(self, path):
+        seen.append(Ledger().entries()["status"].tolist())  # the draw is recorded before its files
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Release, "save", broken_save)
+    assert main(release_args(*FLAGS)) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert seen == [["started"]]
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "incomplete" and "No space left" in entry.note and entry.epsilon == 2.5
+    assert not (files / "out").exists()
+
+
+def test_a_plan_file_drives_the_release(files, capsys):
+    assert main(release_args(*FLAGS, "--seed", "0", out="first")) == 0
+    plan = load_release(files / "first" / "release.parquet").plan
+    plan.save(files / "plan.toml")
+    (files / "mine.json").write_text('{"epsilons": [0.5, 0.5, 2], "methods": ["Hg", "Hc", "Hg"], "max_size": 6}')
+    assert main(release_args("--plan", "plan.toml")) == 0
+    assert load_release(files / "out" / "release.parquet").plan == plan
+    assert main(release_args("--plan", "mine.json", out="mine")) == 0
+    mine = load_release(files / "mine" / "release.parquet").plan
+    assert mine == Plan.build(plan.shape, epsilons=[0.5, 0.5, 2], methods=["Hg", "Hc", "Hg"], max_size=6)
+    assert Ledger().entries()["epsilon"].tolist() == [2.5, 3.0]
+
+
+def test_a_release_killed_mid_draw_leaves_its_entry_incomplete(files):
+    """A real `python -m cocoviz release` process, killed while the secure sampler draws 70M cells."""
+    argv = release_args("--epsilons", "1,1,1", "--methods", "Hc,Hc,Hc", "--max-size", "10000000")
+    child = subprocess.Popen([sys.executable, "-m", "cocoviz", *argv], cwd=files, env={**os.environ})
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and child.poll() is None:
+            if (files / "ledger.sqlite").exists() and not Ledger().entries().empty:
+                break
+            time.sleep(0.05)
+        assert child.poll() is None, "the release ended before it could be killed"
+        assert Ledger().entries()["status"].tolist() == ["started"]
+    finally:
+        child.kill()
+        child.wait()
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "incomplete" and entry.epsilon == 3.0
+    assert not (files / "out" / "budget.json").exists()
