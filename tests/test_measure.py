@@ -15,6 +15,7 @@ from cocoviz import (
     ParameterError,
     Plan,
     PrivacyError,
+    Shape,
     estimate,
     measure,
     post_process,
@@ -129,6 +130,56 @@ def test_a_public_groups_table_makes_neighbours_share_their_public_facts(toy_per
         assert tree.public_groups
         release = estimate(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10, secure=True)
         assert release.is_consistent() and GROUPS_FROM_DATA not in release.budget.notes
+
+
+# Issue 27, item 1: the guard is the tree's, and a plan's shape is compared with the tree's in full.
+def _private_rows_tree() -> Hierarchy:
+    return Hierarchy.from_persons(pd.DataFrame({"group": [1, 1, 2], "s": ["a", "a", "b"]}), group="group", levels=["s"])
+
+
+@pytest.mark.parametrize("claim", [None, True, False])
+def test_a_hand_made_shape_cannot_forge_public_g_for_a_secure_release(claim):
+    tree = _private_rows_tree()
+    s = Shape.of(tree)
+    args = (s.levels, s.paths, s.parents, s.groups)
+    shape = Shape(*args) if claim is None else Shape(*args, public_groups=claim)  # None: the issue's reproduction
+    plan = Plan.build(shape, epsilons=[1, 1], methods=["Hg", "Hg"])
+    for secure in ({"sampler": "secure"}, {"sampler": "opendp"}, {"secure": True}):
+        with pytest.raises(PrivacyError, match="public groups table"):
+            post_process(plan, measure(plan, tree, **secure))
+    with pytest.raises(PrivacyError, match="public groups table"):
+        estimate(tree, epsilons=[1, 1], methods=["Hg", "Hg"], secure=True)
+    if claim:  # exploration: the plan claims public G, the tree says otherwise: another hierarchy
+        with pytest.raises(InputError, match="public_groups True vs False"):
+            measure(plan, tree, seed=0)
+    else:
+        assert GROUPS_FROM_DATA in post_process(plan, measure(plan, tree, seed=0)).budget.notes
+
+
+def test_shapes_compare_in_full_and_claim_public_g_only_when_told(toy_public_tree):
+    shape = Shape.of(toy_public_tree)
+    assert shape.public_groups
+    args = (shape.levels, shape.paths, shape.parents, shape.groups)
+    assert not Shape(*args).public_groups  # no silent claim
+    assert Shape(*args, public_groups=True).same_as(shape)
+    assert not Shape(*args).same_as(shape) and not shape.same_as(Shape(*args))
+    with pytest.raises(ParameterError, match="public_groups"):
+        Shape(*args, public_groups="yes")
+    # A plan on a shape that does not claim public G is refused for the public tree (flag differs).
+    plan = Plan.build(Shape(*args), epsilons=[1, 1], methods=["Hg", "Hg"])
+    with pytest.raises(InputError, match="public_groups False vs True"):
+        measure(plan, toy_public_tree, seed=0)
+    assert plan != Plan.build(toy_public_tree, epsilons=[1, 1], methods=["Hg", "Hg"])
+
+
+def test_a_tree_that_does_not_say_its_g_is_public_is_not_public(toy_public_tree):
+    class Quiet:  # a tree-like object without the flag
+        def __getattr__(self, name):
+            if name == "public_groups":
+                raise AttributeError(name)
+            return getattr(toy_public_tree, name)
+
+    assert not Shape.of(Quiet()).public_groups
 
 
 def test_k_below_the_largest_group(toy_public_tree):
