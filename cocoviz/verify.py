@@ -32,7 +32,8 @@ import numpy as np
 
 from cocoviz.budget import Budget, Charge
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.measure import plan_notes
+from cocoviz.hcp import hcp_grid
+from cocoviz.measure import Measurements, plan_notes
 from cocoviz.mechanisms import FastSampler, OpenDPSampler, SecureSampler
 from cocoviz.plan import METHODS, Plan
 from cocoviz.runs import aggregate_runs
@@ -45,6 +46,8 @@ __all__ = [
     "sampler_names",
     "check_columns",
     "check_bounds",
+    "check_measurements",
+    "MAX_NOISY_VALUE",
     "consistency_problem",
     "signing_key",
     "signature",
@@ -56,6 +59,9 @@ SELECTION_COMPOSITION = "sequential: every candidate release with its full budge
 SIGNATURE_ALGORITHM = "HMAC-SHA256"
 #: The shortest key accepted for a signature (bytes).
 MIN_KEY_BYTES = 16
+#: The largest magnitude of a noisy answer: answers are at most 2**40 (G, sizes) and the samplers refuse
+#: a scale whose noise could reach 2**52, so anything past 2**53 (where floats stop being exact) is not one.
+MAX_NOISY_VALUE = 2**53
 
 
 def mix_name(methods: Sequence[str]) -> str:
@@ -199,6 +205,89 @@ def check_bounds(plan: Plan, bounds: Sequence[np.ndarray | None], selected: bool
             raise InputError(f"its K per node of level {lvl} lies outside 1..{plan.max_size} (the ceiling)")
         if plan.k_select in ("noisy-max", "svt") and len({int(k) for bb in bounds if bb is not None for k in bb}) > 1:
             raise InputError(f"its K̂ of {plan.k_select!r} must be one for the whole release")
+
+
+def _node_cells(plan: Plan, level: int, bounds: np.ndarray | None) -> np.ndarray:
+    """Noisy cells the plan's method measures per node of ``level`` with K per node ``bounds``."""
+    method = plan.level_method(level)
+    groups = plan.shape.group_counts(level)
+    if bounds is None or not method.needs_k:
+        return method.cells(groups, plan.max_size)
+    if method.name == "Hcp":
+        return np.array([len(hcp_grid(int(k))) for k in bounds], np.int64)
+    return bounds + (method.name == "naive")
+
+
+def check_measurements(plan: Plan, measurements: object) -> None:
+    """Refuse measurements that are not the plan's: their budget, levels, methods, ε, K, cells per node, values.
+
+    Values must be whole numbers within ±:data:`MAX_NOISY_VALUE` (no NaN, no 4e18): what
+    :func:`cocoviz.measure` draws.  Each refusal is a :class:`~cocoviz.errors.ParameterError` naming it.
+    """
+    if not isinstance(measurements, Measurements):
+        raise ParameterError(
+            f"post_process needs the Measurements that measure() returned, got {type(measurements).__name__}"
+        )
+    if measurements.plan != plan:
+        raise ParameterError("these measurements were made for another plan")
+    try:
+        check_budget(plan, measurements.budget.to_dict() if isinstance(measurements.budget, Budget) else None, None)
+    except InputError as exc:
+        raise ParameterError(f"these measurements' budget is not their plan's: {exc}") from None
+    levels = measurements.levels
+    n = plan.shape.depth + 1
+    if not isinstance(levels, Sequence) or len(levels) != n:
+        raise ParameterError(f"these measurements need one entry per level ({n}), got {type(levels).__name__}")
+    measured = set(plan.measured_levels())
+    for level, m in enumerate(levels):
+        if (m is None) == (level in measured):
+            raise ParameterError(
+                f"these measurements lack level {level}, which the plan measures"
+                if m is None
+                else f"the measurements of level {level} are not the plan's measurements of that level"
+            )
+    try:
+        check_bounds(plan, [getattr(m, "bounds", None) for m in levels], selected=False)
+    except (InputError, AttributeError, TypeError) as exc:
+        raise ParameterError(f"these measurements' K per node is not their plan's: {exc}") from None
+    for level, m in enumerate(levels):
+        if m is not None:
+            _check_level(plan, level, m)
+
+
+def _check_level(plan: Plan, level: int, m: object) -> None:
+    where = f"the measurements of level {level}"
+    method = plan.level_method(level)
+    if getattr(m, "level", None) != level:
+        raise ParameterError(f"{where} are not the plan's measurements of that level")
+    if m.method != method.name or m.epsilon != plan.level_epsilon(level):
+        raise ParameterError(
+            f"{where} are {m.method!r} at ε {m.epsilon!r}; "
+            f"the plan has {method.name!r} at ε {plan.level_epsilon(level)}"
+        )
+    ptr, values = np.asarray(m.ptr), np.asarray(m.values)
+    if values.ndim != 1 or (values.dtype.kind not in "iuf"):
+        raise ParameterError(f"{where} must be one vector of numbers, got {values.dtype} of shape {values.shape}")
+    if values.dtype.kind == "f":
+        if not np.isfinite(values).all():
+            raise ParameterError(f"{where} hold NaN or infinite values: noisy answers are whole numbers")
+        if (values != np.round(values)).any():
+            raise ParameterError(f"{where} hold fractions: noisy answers are whole numbers")
+    if values.size and np.abs(values.astype(np.float64)).max() > MAX_NOISY_VALUE:
+        raise ParameterError(f"{where} hold a value beyond ±2**53 ({np.abs(values).max():.3g}): not a noisy answer")
+    n_nodes = plan.shape.n_nodes(level)
+    if ptr.dtype.kind not in "iu" or ptr.shape != (n_nodes + 1,) or ptr[0] != 0 or ptr[-1] != values.size:
+        raise ParameterError(f"{where} need {n_nodes + 1} offsets from 0 to {values.size} (one node each)")
+    bounds = None if m.bounds is None else np.asarray(m.bounds)
+    if bounds is not None and bounds.shape != (n_nodes,):
+        raise ParameterError(f"{where} need one K per node")
+    expected = _node_cells(plan, level, bounds)
+    got = np.diff(ptr)
+    if not np.array_equal(got, expected):
+        k = int(np.flatnonzero(got != expected)[0])
+        raise ParameterError(
+            f"{where} have {int(got[k])} cells for node {k}, but its {method.name} query has {int(expected[k])}"
+        )
 
 
 def consistency_problem(plan: Plan, levels: Sequence, across_levels: bool = True) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -68,6 +69,57 @@ def test_post_process_refuses_what_is_not_its_measurements():
         post_process(plan, tree)
     with pytest.raises(ParameterError, match="another plan"):
         post_process(plan, measure(other, tree, seed=0))
+
+
+# Issue 27, item 11: post_process checks its measurements against the plan.
+def _with_level(measurements, at, **change):
+    levels = list(measurements.levels)
+    levels[at] = dataclasses.replace(levels[at], **change)
+    return dataclasses.replace(measurements, levels=tuple(levels))
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (lambda m: {"values": m.values[:-3], "ptr": np.r_[m.ptr[:-1], m.ptr[-1] - 3]}, "cells for node"),
+        (lambda m: {"values": m.values[:-3]}, "offsets from 0"),
+        (lambda m: {"values": np.where(np.arange(m.values.size) == 0, np.nan, m.values)}, "NaN"),
+        (lambda m: {"values": np.where(np.arange(m.values.size) == 0, 4e18, m.values)}, "beyond"),
+        (lambda m: {"values": np.where(np.arange(m.values.size) == 0, 4 * 10**18, m.values)}, "beyond"),
+        (lambda m: {"values": m.values + 0.5}, "fractions"),
+        (lambda m: {"values": m.values.astype(str)}, "vector of numbers"),
+        (lambda m: {"epsilon": 2 * m.epsilon}, "at ε"),
+        (lambda m: {"method": "Hg"}, "the plan has 'Hc'"),
+        (lambda m: {"bounds": m.bounds + 1}, "K per node"),
+        (lambda m: {"level": 0}, "not the plan's measurements"),
+    ],
+)
+def test_post_process_refuses_measurements_that_are_not_the_plans(change, reason):
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    measurements = measure(plan, tree, seed=0)
+    post_process(plan, measurements)
+    bad = _with_level(measurements, 2, **change(measurements.levels[2]))
+    with pytest.raises(ParameterError, match=reason):
+        post_process(plan, bad)
+
+
+def test_post_process_refuses_a_forged_budget_or_a_missing_level():
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    measurements = measure(plan, tree, seed=0)
+    cheap = dataclasses.replace(measurements.budget, charges=measurements.budget.charges[:1])
+    with pytest.raises(ParameterError, match="budget is not their plan's"):
+        post_process(plan, dataclasses.replace(measurements, budget=cheap))
+    relabelled = measurements.budget.with_sampler("secure")
+    with pytest.raises(ParameterError, match="none of cocoviz's samplers"):
+        post_process(plan, dataclasses.replace(measurements, budget=dataclasses.replace(relabelled, sampler="secure")))
+    with pytest.raises(ParameterError, match="lack level 1"):
+        post_process(
+            plan, dataclasses.replace(measurements, levels=(measurements.levels[0], None, measurements.levels[2]))
+        )
+    with pytest.raises(ParameterError, match="one entry per level"):
+        post_process(plan, dataclasses.replace(measurements, levels=measurements.levels[:2]))
 
 
 def test_measure_refuses_a_tree_the_plan_was_not_built_for(toy_public_tree):

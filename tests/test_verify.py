@@ -323,7 +323,7 @@ def _guarded(edit) -> bool:
     kind, where, what = edit
     if kind == "cell":
         return where != "size" and what[1] != 0
-    if where[:2] == ("budget", "sampler") and what in sampler_names():
+    if where[:2] == ("budget", "sampler") and isinstance(what, str) and what in sampler_names():
         return False
     return any(where[: len(g)] == g for g in _GUARDED)
 
