@@ -75,7 +75,13 @@ class Shape:
         g = tuple(np.asarray(x, np.int64).reshape(-1) for x in groups)
         if any(len(x) != nodes.size(lvl) for lvl, x in enumerate(g)):
             raise ParameterError("a shape needs one G per node of every level")
-        for x in g:
+        for lvl, x in enumerate(g):
+            if (x < 0).any():
+                raise ParameterError(f"a shape's G must be >= 0: level {lvl} has {int(x.min())}")
+            if lvl and not np.array_equal(
+                np.bincount(nodes.parents[lvl], weights=x, minlength=g[lvl - 1].size), g[lvl - 1]
+            ):
+                raise ParameterError(f"a shape's G of every node of level {lvl - 1} must be the sum of its children's")
             x.setflags(write=False)
         put = object.__setattr__
         put(self, "levels", levels)

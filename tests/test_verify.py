@@ -161,8 +161,16 @@ def test_one_run_moved_breaks_a_parent_sum_and_is_refused(saved, tmp_path):
 def test_a_changed_g_and_a_claim_of_public_g_are_refused(saved, tmp_path):
     _, src, _ = saved["plain"]
     _edit_meta(src, tmp_path / "g.parquet", lambda m: m["plan"]["shape"]["groups"][2].__setitem__(0, 99))
-    with pytest.raises(InputError, match="refused"):
+    with pytest.raises(InputError, match="sum of its children's"):
         load_release(tmp_path / "g.parquet")
+
+    def leaf_and_parents(meta):  # G changed along one branch, so the shape still adds up: the runs do not
+        for level in meta["plan"]["shape"]["groups"]:
+            level[0] += 1
+
+    _edit_meta(src, tmp_path / "h.parquet", leaf_and_parents)
+    with pytest.raises(InputError, match="budget is not the one its plan costs|not its public G"):
+        load_release(tmp_path / "h.parquet")
     _, src, _ = saved["G from the data"]
 
     def secure_and_public(meta):
