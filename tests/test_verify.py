@@ -95,6 +95,37 @@ def _same(a, b) -> bool:
     )
 
 
+# ------------------------------------------------------------ every kind of release loads back
+KINDS = {
+    "noisy-max": dict(methods=["Hc", "Hc", "naive"], max_size=30, k_select="noisy-max", k_epsilon=0.5),
+    "per node": dict(methods=["Hcp", "Hg", "Hc"], max_size=30, k_select="noisy-max-per-node", k_epsilon=0.5),
+    "svt": dict(methods=["Hc", "Hcp", "naive"], max_size=30, k_select="svt", k_epsilon=0.5),
+    "parent prior": dict(methods=["Hcp", "Hcp", "Hcp"], max_size=30, prior="parent"),
+    "bottom-up": dict(methods=["Hc", "Hc", "Hc"], max_size=8, consistency="bottom-up"),
+    "secure": dict(methods=["Hc", "Hg", "Hc"], max_size=8, sampler="secure"),
+    "opendp": dict(methods=["Hg", "Hg", "Hg"], sampler="opendp"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_of_release_loads_back_identical_signed_or_not(tmp_path, kind):
+    options = {"seed": 5, **KINDS[kind]} if "sampler" not in KINDS[kind] else KINDS[kind]
+    release = estimate(_tree(), epsilons=[1, 1, 1], **options)
+    release.save(tmp_path / "u.parquet")
+    release.save(tmp_path / "s.parquet", key=KEY.decode())
+    assert _same(load_release(tmp_path / "u.parquet"), release)
+    assert _same(load_release(tmp_path / "s.parquet", key=KEY.decode()), release)
+
+
+def test_a_selection_with_a_private_k_loads_back(tmp_path):
+    release = select_mix(
+        _tree(), [["Hc"] * 3, ["Hg"] * 3], epsilons=[1, 1, 1], epsilon_select=0.5, max_size=30,
+        k_select="noisy-max", k_epsilon=0.3, seed=0,
+    )  # fmt: skip
+    release.save(tmp_path / "x.parquet")
+    assert _same(load_release(tmp_path / "x.parquet"), release)
+
+
 # ------------------------------------------------------------ the reproductions
 def test_a_file_whose_charges_and_sampler_were_edited_is_refused(saved, tmp_path):
     release, src, _ = saved["plain"]
