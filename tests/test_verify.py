@@ -167,13 +167,15 @@ def test_a_file_whose_charges_and_sampler_were_edited_is_refused(saved, tmp_path
         (lambda t: t.assign(node=np.where(t["level"] == 2, t["node"] + 10, t["node"])), "node ids outside"),
         (lambda t: t.assign(count=t["count"].astype(float) + 0.5), "not whole numbers"),
         (lambda t: t.drop(columns="size"), "lacks the column"),
+        (lambda t: pd.concat([t, t[["node"]]], axis=1), "not a saved cocoviz release"),  # a column twice
     ],
 )
 def test_a_file_whose_histograms_were_edited_is_refused(saved, tmp_path, change, reason):
     _, src, _ = saved["plain"]
     table, meta = _read(src)
     frame = change(table.to_pandas())
-    _write(tmp_path / "x.parquet", pa.Table.from_pandas(frame, preserve_index=False), meta)
+    columns = [pa.array(frame.iloc[:, i].to_numpy()) for i in range(frame.shape[1])]
+    _write(tmp_path / "x.parquet", pa.Table.from_arrays(columns, names=list(frame.columns)), meta)
     with pytest.raises(InputError, match=reason):
         load_release(tmp_path / "x.parquet")
 
