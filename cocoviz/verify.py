@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -33,6 +34,7 @@ import numpy as np
 from cocoviz.budget import Budget, Charge
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hcp import hcp_grid
+from cocoviz.hcp_prior import UNIFORM
 from cocoviz.measure import Measurements, plan_notes
 from cocoviz.mechanisms import FastSampler, OpenDPSampler, SecureSampler
 from cocoviz.plan import METHODS, Plan
@@ -76,16 +78,8 @@ def sampler_names() -> frozenset[str]:
 
 def _candidate_plan(plan: Plan, methods: Sequence[str]) -> Plan:
     """A selection's candidate: the chosen plan with another method mix (its cost does not depend on p or the prior)."""
-    return Plan.build(
-        plan.shape,
-        epsilons=plan.epsilons,
-        methods=methods,
-        max_size=plan.max_size,
-        consistency=plan.consistency,
-        merge=plan.merge,
-        k_select=plan.k_select,
-        k_epsilon=plan.k_epsilon,
-        k_beta=plan.k_beta,
+    return dataclasses.replace(
+        plan, methods=tuple(methods), ps=tuple(METHODS[m].default_p for m in methods), prior=UNIFORM
     )
 
 

@@ -334,15 +334,21 @@ def _load_or_refused(path, **key):
         return None
 
 
+def _edited(saved, tmp_path, name, data, signed: bool):
+    """One random edit of the saved release ``name``: (the release, the edit, what loads or None if refused)."""
+    release, plain, with_key = saved[name]
+    src = with_key if signed else plain
+    table, meta = _read(src)
+    edit = data.draw(edits(copy.deepcopy(meta), table.num_rows))
+    _apply(src, tmp_path / "x.parquet", edit)
+    return release, edit, _load_or_refused(tmp_path / "x.parquet", **({"key": KEY} if signed else {}))
+
+
 @pytest.mark.parametrize("name", ["plain", "private K", "none", "selected", "G from the data"])
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_signed_file_edited_in_any_stored_field_loads_identical_or_is_refused(saved, tmp_path, name, data):
-    release, _, signed = saved[name]
-    table, meta = _read(signed)
-    edit = data.draw(edits(copy.deepcopy(meta), table.num_rows))
-    _apply(signed, tmp_path / "x.parquet", edit)
-    loaded = _load_or_refused(tmp_path / "x.parquet", key=KEY)
+    release, _, loaded = _edited(saved, tmp_path, name, data, signed=True)
     assert loaded is None or _same(loaded, release)
 
 
@@ -373,11 +379,7 @@ def _guarded(edit) -> bool:
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_an_unsigned_file_edited_in_its_budget_or_invariants_loads_identical_or_is_refused(saved, tmp_path, name, data):
-    release, plain, _ = saved[name]
-    table, meta = _read(plain)
-    edit = data.draw(edits(copy.deepcopy(meta), table.num_rows))
-    _apply(plain, tmp_path / "x.parquet", edit)
-    loaded = _load_or_refused(tmp_path / "x.parquet")
+    release, edit, loaded = _edited(saved, tmp_path, name, data, signed=False)
     if _guarded(edit):
         assert loaded is None or _same(loaded, release)
     elif loaded is not None:  # whatever else was edited, what loads keeps every invariant and the plan's cost
