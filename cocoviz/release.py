@@ -279,8 +279,10 @@ def _checked_release(meta: dict, columns: dict[str, np.ndarray], signing: bytes 
             raise InputError(f"its metadata lacks the {part}")
     try:
         plan = Plan.from_dict(meta["plan"])
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        raise InputError(f"its plan is not a valid plan ({type(exc).__name__}: {exc})") from None
+    except KeyError as exc:
+        raise InputError(f"its plan lacks {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise InputError(f"its plan is not a valid plan: {exc}") from None
     selection = meta.get("selection")
     budget = verify.check_budget(plan, meta["budget"], selection)
     verify.check_columns(plan, columns)
