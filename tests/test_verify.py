@@ -376,7 +376,7 @@ def _guarded(edit) -> bool:
     return any(where[: len(g)] == g for g in _GUARDED)
 
 
-@pytest.mark.parametrize("name", ["plain", "private K", "selected", "G from the data"])
+@pytest.mark.parametrize("name", ["plain", "private K", "none", "selected", "G from the data"])
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_an_unsigned_file_edited_in_its_budget_or_invariants_loads_identical_or_is_refused(saved, tmp_path, name, data):
