@@ -297,21 +297,29 @@ def _new_value(old):
 
 @st.composite
 def edits(draw, meta: dict, n_rows: int):
-    """One edit of a stored field: a metadata field set or deleted, or one cell of a column changed."""
+    """One edit of a stored field: a metadata field set or deleted, one cell of a column changed, a run dropped
+    or repeated."""
     if draw(st.booleans()):
         fields = [(p, v) for p, v in _fields(meta) if p and p != ("signature",) and p[0] != "signature"]
         path, old = draw(st.sampled_from(fields))
         if draw(st.integers(0, 4)) == 0:
             return ("delete", path, None)
         return ("set", path, draw(_new_value(old)))
+    row = draw(st.integers(0, n_rows - 1))
+    if draw(st.integers(0, 3)) == 0:
+        return (draw(st.sampled_from(["drop row", "repeat row"])), "count", (row, 0))
     column = draw(st.sampled_from(["level", "node", "size", "count"]))
-    return ("cell", column, (draw(st.integers(0, n_rows - 1)), draw(st.integers(-3, 3))))
+    return ("cell", column, (row, draw(st.integers(-3, 3))))
 
 
 def _apply(src, dst, edit) -> None:
     table, meta = _read(src)
     kind, where, what = edit
-    if kind == "cell":
+    if kind in ("drop row", "repeat row"):
+        rows = np.arange(table.num_rows)
+        row = what[0]
+        table = table.take(np.delete(rows, row) if kind == "drop row" else np.insert(rows, row, row))
+    elif kind == "cell":
         values = table.column(where).to_numpy().copy()
         row, delta = what
         values[row] += delta
@@ -369,6 +377,8 @@ _GUARDED = (
 
 def _guarded(edit) -> bool:
     kind, where, what = edit
+    if kind in ("drop row", "repeat row"):
+        return True
     if kind == "cell":
         return where != "size" and what[1] != 0
     if where[:2] == ("budget", "sampler") and isinstance(what, str) and what in sampler_names():
