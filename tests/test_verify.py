@@ -354,7 +354,7 @@ def _edited(saved, tmp_path, name, data, signed: bool):
 
 
 @pytest.mark.parametrize("name", ["plain", "private K", "none", "selected", "G from the data"])
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_signed_file_edited_in_any_stored_field_loads_identical_or_is_refused(saved, tmp_path, name, data):
     release, _, loaded = _edited(saved, tmp_path, name, data, signed=True)
@@ -387,7 +387,7 @@ def _guarded(edit) -> bool:
 
 
 @pytest.mark.parametrize("name", ["plain", "private K", "none", "selected", "G from the data"])
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_an_unsigned_file_edited_in_its_budget_or_invariants_loads_identical_or_is_refused(saved, tmp_path, name, data):
     release, edit, loaded = _edited(saved, tmp_path, name, data, signed=False)
