@@ -53,6 +53,8 @@ __all__ = [
     "choose_bounds",
     "open_sampler",
     "check_inputs",
+    "plan_notes",
+    "tree_groups_public",
     "map_nodes",
     "GROUPS_FROM_DATA",
 ]
@@ -153,25 +155,21 @@ def open_sampler(
     return make_sampler(name, seed)
 
 
-def check_inputs(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> tuple[str, ...]:
-    """Refuse a tree the plan was not built for, or a secure release on non-public G; return budget notes.
+def tree_groups_public(tree) -> bool:
+    """Whether ``tree`` says its G and regions come from a public groups table (asked of the tree, never the plan).
 
-    The check of K against the largest group reads private data: it runs only
-    for exploration (fast sampler), where it names the largest size.  A secure
-    release never refuses on it (a refusal would leak the maximum): groups
-    above the public K are counted at K, as in the paper.
+    A tree that does not say so (no ``public_groups`` attribute, or anything but True) is taken as not public.
     """
-    if not plan.shape.same_as(Shape.of(tree)):
-        raise InputError("the plan was built for another hierarchy (its levels, nodes or G differ)")
-    notes = []
-    if not plan.shape.public_groups:
-        if sampler.secure:
-            raise PrivacyError(
-                "a secure release needs public G per region: this tree was built from a persons "
-                "table alone, so G and the region list come from private rows (adding one person "
-                "in a new group changes them). Give the public groups table (group -> region) too."
-            )
-        notes.append(GROUPS_FROM_DATA)
+    return getattr(tree, "public_groups", False) is True
+
+
+def plan_notes(plan: Plan) -> tuple[str, ...]:
+    """The budget notes a release of ``plan`` carries: G from the data (exploration), and how K was bounded.
+
+    Pure in the plan's public facts (its shape, checked against the tree by :func:`check_inputs`),
+    so a saved release's notes can be checked against its plan.
+    """
+    notes = [] if plan.shape.public_groups else [GROUPS_FROM_DATA]
     if not plan.k_levels():
         return tuple(notes)
     if plan.k_select != "public":
@@ -179,15 +177,42 @@ def check_inputs(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> tupl
             f"K chosen privately ({plan.k_select}, ε_K = {plan.k_epsilon:g}, ceiling "
             f"{plan.max_size:,}): groups larger than K̂ count as size K̂ (Hc and naive)"
         )
-        return tuple(notes)
-    if not sampler.secure and tree.max_size > plan.max_size:
+    else:
+        notes.append(f"groups larger than the public K = {plan.max_size:,} count as size K (Hc and naive)")
+    return tuple(notes)
+
+
+def check_inputs(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> tuple[str, ...]:
+    """Refuse a secure release on non-public G, or a tree the plan was not built for; return budget notes.
+
+    Whether G is public is asked of the tree (:func:`tree_groups_public`), never of the plan, and
+    the plan's shape must be the tree's in full, that flag included
+    (:meth:`~cocoviz.shape.Shape.same_as`): a hand-made shape claiming public G does not let a
+    secure release read G from private rows.
+
+    The check of K against the largest group reads private data: it runs only
+    for exploration (fast sampler), where it names the largest size.  A secure
+    release never refuses on it (a refusal would leak the maximum): groups
+    above the public K are counted at K, as in the paper.
+    """
+    if not isinstance(plan, Plan):
+        raise ParameterError(f"need a Plan (Plan.build), got {type(plan).__name__}")
+    if sampler.secure and not tree_groups_public(tree):
+        raise PrivacyError(
+            "a secure release needs public G per region: this tree was built from a persons "
+            "table alone, so G and the region list come from private rows (adding one person "
+            "in a new group changes them). Give the public groups table (group -> region) too."
+        )
+    differs = plan.shape.difference(Shape.of(tree))
+    if differs is not None:
+        raise InputError(f"the plan was built for another hierarchy: {differs}")
+    if plan.k_levels() and plan.k_select == "public" and not sampler.secure and tree.max_size > plan.max_size:
         raise ParameterError(
             f"max_size K = {plan.max_size:,} is below the largest group size in the data "
             f"({tree.max_size:,}; read from the private data, exploration only): choose "
             f"K >= {tree.max_size:,}"
         )
-    notes.append(f"groups larger than the public K = {plan.max_size:,} count as size K (Hc and naive)")
-    return tuple(notes)
+    return plan_notes(plan)
 
 
 def _largest(runs, k: int) -> int:

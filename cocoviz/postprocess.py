@@ -36,12 +36,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
-from cocoviz.errors import ParameterError
 from cocoviz.estimators import GroupEstimate
 from cocoviz.measure import LevelMeasurement, Measurements, batch_threads, level_threads, map_nodes
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
+from cocoviz.verify import check_measurements
 from cocoviz.whole_level import node_batches
 
 __all__ = ["post_process", "fit_level", "node_fitter", "level_fitter", "consistent_levels", "release_levels"]
@@ -169,13 +169,14 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     plan : the plan the measurements were made for
     measurements : what :func:`cocoviz.measure` returned
     workers : threads per level for the per-node fits; never changes the result
+
+    Raises
+    ------
+    ParameterError
+        Measurements that are not the plan's (:func:`cocoviz.verify.check_measurements`: budget,
+        levels, methods, ε, K, cells per node, whole values within ±2**53), named.
     """
-    if not isinstance(measurements, Measurements):
-        raise ParameterError(
-            f"post_process needs the Measurements that measure() returned, got {type(measurements).__name__}"
-        )
-    if measurements.plan != plan:
-        raise ParameterError("these measurements were made for another plan")
+    check_measurements(plan, measurements)
     levels = release_levels(plan, lambda level, parent: fit_level(plan, measurements.levels[level], workers, parent))
     bounds = [None if m is None else m.bounds for m in measurements.levels]
     return Release(plan, levels, measurements.budget, bounds=bounds)

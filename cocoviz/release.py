@@ -6,6 +6,14 @@ it may be published: :meth:`Release.to_frame` for a table, :meth:`Release.save`
 and :func:`load_release` for a file (Parquet histograms, with the plan and the
 budget as JSON in the file's metadata; the round trip is exact).  Errors
 against the truth come from :func:`cocoviz.evaluate`, never from here.
+
+**A file checks itself.**  :func:`load_release` trusts nothing it reads: the budget must be the
+one the plan costs, spent by a known sampler, and the runs must keep every invariant
+(:mod:`cocoviz.verify`); a file that fails is refused, naming why.  **Signed files**:
+``release.save(path, key=k)`` adds an HMAC-SHA256 signature keyed by the data holder's ``k``
+(bytes or text, 16 bytes or more, e.g. ``secrets.token_bytes(32)`` kept apart from the files);
+``load_release(path, key=k)`` refuses a file whose signature is missing or does not match, so any
+edit — even one the checks cannot see, such as a sampler's name — is evident to the holder.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from cocoviz import verify
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import node_label
@@ -125,24 +134,7 @@ class Release:
     def is_consistent(self) -> bool:
         """True when all counts are non-negative integers, every node keeps its public G, and
         every parent equals the sum of its children."""
-        shape = self.shape
-        for level, runs in enumerate(self._levels):
-            if (runs.counts < 0).any() or (runs.sizes < 0).any():
-                return False
-            if not np.array_equal(runs.groups(), shape.group_counts(level)):
-                return False
-        for level in range(1, shape.depth + 1):
-            below, above = self._levels[level], self._levels[level - 1]
-            summed = aggregate_runs(
-                shape.parent_index(level)[below.node_ids()], below.sizes, below.counts, above.n_nodes
-            )
-            if not (
-                np.array_equal(summed.ptr, above.ptr)
-                and np.array_equal(summed.sizes, above.sizes)
-                and np.array_equal(summed.counts, above.counts)
-            ):
-                return False
-        return True
+        return verify.consistency_problem(self.plan, self._levels) is None
 
     def to_frame(self) -> pd.DataFrame:
         """The release as a long table: level, node, size, count (one row per released run).
@@ -190,8 +182,13 @@ class Release:
         return {level: [int(k) for k in b] for level, b in enumerate(self.bounds) if b is not None}
 
     # ------------------------------------------------------------------ files
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the release to a Parquet file: the runs, with plan and budget as JSON metadata."""
+    def save(self, path: str | os.PathLike, *, key: bytes | str | None = None) -> None:
+        """Write the release to a Parquet file: the runs, with plan and budget as JSON metadata.
+
+        ``key``: the data holder's secret (bytes or text, 16 bytes or more); the file then carries
+        an HMAC-SHA256 signature of everything it holds, which ``load_release(path, key=key)`` checks.
+        """
+        signing = None if key is None else verify.signing_key(key)
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -212,6 +209,12 @@ class Release:
             "selection": self.selection,
             "bounds": self.chosen_bounds(),
         }
+        if signing is not None:
+            columns = {name: table.column(name).to_numpy() for name in table.column_names}
+            meta["signature"] = {
+                "algorithm": verify.SIGNATURE_ALGORITHM,
+                "value": verify.signature(signing, meta, columns),
+            }
         pq.write_table(table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()}), path)
 
     def __repr__(self) -> str:
@@ -221,28 +224,96 @@ class Release:
         )
 
 
-def load_release(path: str | os.PathLike) -> Release:
-    """Read a release written by :meth:`Release.save`; equal to the saved one in every run and field."""
+def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> Release:
+    """Read a release written by :meth:`Release.save`; equal to the saved one in every run and field.
+
+    Refuses (:class:`~cocoviz.errors.InputError`, naming why) a file that is not a release, or whose
+    budget is not its plan's cost, whose sampler is unknown, or whose runs break an invariant
+    (module docstring).  With ``key``, also a file whose signature is missing or is not that key's.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    name = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else "this file"
+    signing = None if key is None else verify.signing_key(key)
     try:
         table = pq.read_table(path)
         meta = json.loads((table.schema.metadata or {})[_META_KEY])
-    except (OSError, KeyError, ValueError) as exc:
-        raise InputError(f"{os.fspath(path)!r} is not a saved cocoviz release ({exc})") from None
-    if meta.get("format") != RELEASE_FORMAT:
-        raise InputError(f"{os.fspath(path)!r} has format {meta.get('format')!r}, expected {RELEASE_FORMAT!r}")
-    plan, budget = Plan.from_dict(meta["plan"]), Budget.from_dict(meta["budget"])
-    columns = {name: table.column(name).to_numpy().astype(np.int64) for name in ("level", "node", "size", "count")}
+    except (OSError, KeyError, ValueError, TypeError, pa.ArrowException) as exc:
+        raise InputError(f"{name} is not a saved cocoviz release ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != RELEASE_FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise InputError(f"{name} has format {found!r}, expected {RELEASE_FORMAT!r}")
+    try:
+        return _checked_release(meta, _columns(table), signing)
+    except InputError as exc:
+        raise InputError(f"{name} is refused: {exc}") from None
+
+
+_COLUMNS = ("level", "node", "size", "count")
+
+
+def _columns(table) -> dict[str, np.ndarray]:
+    import pyarrow as pa
+
+    missing = [c for c in _COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputError(f"it lacks the column(s) {', '.join(missing)}")
+    out = {}
+    for c in _COLUMNS:
+        column = table.column(c)
+        if not pa.types.is_integer(column.type) or column.null_count:
+            raise InputError(f"its column {c!r} is not whole numbers ({column.type}, {column.null_count} missing)")
+        values = column.to_numpy()
+        if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
+            raise InputError(f"its column {c!r} holds numbers too large for a release")
+        out[c] = values.astype(np.int64)
+    return out
+
+
+def _checked_release(meta: dict, columns: dict[str, np.ndarray], signing: bytes | None) -> Release:
+    if signing is not None:
+        verify.check_signature(signing, meta, columns)
+    for part in ("plan", "budget"):
+        if part not in meta:
+            raise InputError(f"its metadata lacks the {part}")
+    try:
+        plan = Plan.from_dict(meta["plan"])
+    except KeyError as exc:
+        raise InputError(f"its plan lacks {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise InputError(f"its plan is not a valid plan: {exc}") from None
+    selection = meta.get("selection")
+    budget = verify.check_budget(plan, meta["budget"], selection)
+    verify.check_columns(plan, columns)
+    shape = plan.shape
     levels = []
-    for level in range(plan.shape.depth + 1):
+    for level in range(shape.depth + 1):
         mine = columns["level"] == level
         levels.append(
-            aggregate_runs(
-                columns["node"][mine], columns["size"][mine], columns["count"][mine], len(plan.shape.paths[level])
-            )
+            aggregate_runs(columns["node"][mine], columns["size"][mine], columns["count"][mine], shape.n_nodes(level))
         )
-    bounds = [None] * len(levels)
-    for level, b in (meta.get("bounds") or {}).items():
-        bounds[int(level)] = np.asarray(b, np.int64)
-    return Release(plan, levels, budget, meta.get("selection"), bounds)
+    problem = verify.consistency_problem(plan, levels, across_levels=plan.consistency != "none")
+    if problem is not None:
+        raise InputError(f"its histograms are not a release of its plan: {problem}")
+    bounds = _bounds(meta.get("bounds"), shape.depth)
+    verify.check_bounds(plan, bounds, selected=selection is not None)
+    return Release(plan, levels, budget, selection, bounds)
+
+
+def _bounds(stored: object, depth: int) -> list[np.ndarray | None]:
+    bounds: list[np.ndarray | None] = [None] * (depth + 1)
+    if stored is None:
+        return bounds
+    if not isinstance(stored, dict):
+        raise InputError("its K per node must be a mapping {level: [K of every node]}")
+    for level, b in stored.items():
+        if not (isinstance(level, str) and level.isdigit() and int(level) <= depth):
+            raise InputError(f"its K per node names level {level!r}, not one of its plan's")
+        if not isinstance(b, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in b):
+            raise InputError(f"its K per node of level {level} must be whole numbers")
+        try:
+            bounds[int(level)] = np.asarray(b, np.int64)
+        except OverflowError:
+            raise InputError(f"its K per node of level {level} holds numbers too large") from None
+    return bounds

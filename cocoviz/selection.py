@@ -22,7 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cocoviz.budget import Budget, Charge
 from cocoviz.errors import ParameterError
 from cocoviz.evaluate import evaluate
 from cocoviz.measure import measure, open_sampler
@@ -30,15 +29,9 @@ from cocoviz.mechanisms import check_epsilon, check_seed
 from cocoviz.plan import Plan
 from cocoviz.postprocess import post_process
 from cocoviz.release import Release
+from cocoviz.verify import SELECTION_COMPOSITION, mix_name, release_budget
 
-__all__ = ["select_mix", "selection_cost", "mix_name"]
-
-SELECTION_COMPOSITION = "sequential: every candidate release with its full budget, then the selection"
-
-
-def mix_name(methods: Sequence[str]) -> str:
-    """``"Hc x Hg x Hc"``: a method mix as the reports name it."""
-    return " x ".join(methods)
+__all__ = ["select_mix", "selection_cost", "mix_name", "SELECTION_COMPOSITION"]
 
 
 def selection_cost(
@@ -102,23 +95,7 @@ def select_mix(
     noise = open_sampler(None if secure else (*entropy, 0), secure=secure)
     noisy = noise.draw(scores, 2 * n_levels / epsilon_select, (0, 0, 0))
     chosen = int(np.argmin(noisy))
-    charge = Charge(
-        None,
-        (),
-        f"candidate scores, total emd (Δ = {n_levels}; noisy min needs 2Δ)",
-        len(scores),
-        float(2 * n_levels),
-        epsilon_select,
-    )
-    budget = Budget(
-        (charge,),
-        tuple(
-            (f"candidate {k + 1}: {mix_name(mix)}", r.budget.total)
-            for k, (mix, r) in enumerate(zip(candidates, releases))
-        ),
-        SELECTION_COMPOSITION,
-        noise.name,
-        releases[chosen].budget.notes,
-    )
     selection = {"candidates": [list(c) for c in candidates], "chosen": chosen, "epsilon_select": epsilon_select}
+    # The budget load_release checks a saved selection against: every candidate's cost, then the selection's.
+    budget = release_budget(plans[chosen], noise.name, selection)
     return Release(plans[chosen], [releases[chosen].runs(level) for level in range(n_levels)], budget, selection)

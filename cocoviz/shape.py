@@ -2,9 +2,13 @@
 
 Split out of :mod:`cocoviz.plan` (which re-exports it); it never holds a group size.
 
->>> shape = Shape(("state",), (((),), (("a",), ("b",))), ((), (0, 0)), ((4,), (2, 2)))
+>>> shape = Shape(("state",), (((),), (("a",), ("b",))), ((), (0, 0)), ((4,), (2, 2)), public_groups=True)
 >>> shape.children(()), shape.locate(("b",))
 ([('a',), ('b',)], (1, 1))
+
+``public_groups`` defaults to False: a shape claims public G only when its maker says so (a
+tree built from a public groups table does), and :meth:`Shape.same_as` compares it, so a plan
+whose shape claims public G never passes for a tree whose G came from private rows.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cocoviz.errors import ParameterError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.nodes import LevelPaths, NodeCodes
 
 __all__ = ["Shape", "Path"]
@@ -28,8 +32,10 @@ class Shape:
     ``paths[l]`` lists the nodes of level ``l`` (the root is level 0) in a
     fixed order; ``parents[l][k]`` is the index one level up of node ``k`` of
     level ``l`` (empty for the root); ``groups[l][k]`` is its public G.
-    ``public_groups`` is False when G and the node list were taken from
-    private rows (a persons table without a public groups table).
+    ``public_groups`` says that G and the node list come from a public
+    groups table; it is False (the default) when they were taken from
+    private rows (a persons table without a public groups table) or when
+    the shape's maker does not say.
 
     Held as integer arrays (:class:`~cocoviz.nodes.NodeCodes` and G per
     level): :meth:`parent_index` and :meth:`group_counts` return them
@@ -47,7 +53,7 @@ class Shape:
         paths: Sequence[Sequence[Path]],
         parents: Sequence[Sequence[int]],
         groups: Sequence[Sequence[int]],
-        public_groups: bool = True,
+        public_groups: bool = False,
     ):
         if len(paths) != len(levels) + 1 or len(groups) != len(paths) or len(parents) != len(paths):
             raise ParameterError("a shape needs one list of nodes, of parents and of G per level, the root included")
@@ -64,10 +70,18 @@ class Shape:
         return shape
 
     def _set(self, levels: tuple[str, ...], nodes: NodeCodes, groups, public_groups: bool) -> None:
+        if not isinstance(public_groups, (bool, np.bool_)):
+            raise ParameterError(f"public_groups must be True or False, got {public_groups!r}")
         g = tuple(np.asarray(x, np.int64).reshape(-1) for x in groups)
         if any(len(x) != nodes.size(lvl) for lvl, x in enumerate(g)):
             raise ParameterError("a shape needs one G per node of every level")
-        for x in g:
+        for lvl, x in enumerate(g):
+            if (x < 0).any():
+                raise ParameterError(f"a shape's G must be >= 0: level {lvl} has {int(x.min())}")
+            if lvl and not np.array_equal(
+                np.bincount(nodes.parents[lvl], weights=x, minlength=g[lvl - 1].size), g[lvl - 1]
+            ):
+                raise ParameterError(f"a shape's G of every node of level {lvl - 1} must be the sum of its children's")
             x.setflags(write=False)
         put = object.__setattr__
         put(self, "levels", levels)
@@ -97,7 +111,8 @@ class Shape:
     @classmethod
     def _of(cls, tree) -> Shape:
         groups = [tree.runs(lvl).groups() for lvl in range(tree.depth + 1)]
-        return cls._from_codes(tree.levels, tree.node_codes, groups, bool(getattr(tree, "public_groups", True)))
+        # Asked of the tree itself: a tree that does not say its G is public is taken as not public.
+        return cls._from_codes(tree.levels, tree.node_codes, groups, getattr(tree, "public_groups", False) is True)
 
     # ------------------------------------------------------------ as tuples
     def _cached(self, key: str, make):
@@ -157,11 +172,32 @@ class Shape:
         return [self.paths[level + 1][c] for c in self._nodes.children(level, k)]
 
     def same_as(self, other: Shape) -> bool:
-        return self is other or (
-            self.levels == other.levels
-            and self._nodes.same(other._nodes)
-            and all(np.array_equal(a, b) for a, b in zip(self._groups, other._groups))
-        )
+        """Whether ``other`` is the same shape in full: levels, nodes, parents, G and ``public_groups``."""
+        return self.difference(other) is None
+
+    def difference(self, other: Shape) -> str | None:
+        """What first differs between this shape and ``other`` (None when they are the same in full).
+
+        >>> a = Shape((), (((),),), ((),), ((3,),), public_groups=True)
+        >>> a.difference(Shape((), (((),),), ((),), ((3,),)))
+        'G is public in one and taken from private rows in the other (public_groups True vs False)'
+        """
+        if self is other:
+            return None
+        if not isinstance(other, Shape):
+            return f"not a Shape: {type(other).__name__}"
+        if self.levels != other.levels:
+            return f"levels {list(self.levels)} vs {list(other.levels)}"
+        if not self._nodes.same(other._nodes):
+            return "their nodes or parents differ"
+        if not all(np.array_equal(a, b) for a, b in zip(self._groups, other._groups)):
+            return "their G per node differ"
+        if self.public_groups != other.public_groups:
+            return (
+                "G is public in one and taken from private rows in the other "
+                f"(public_groups {self.public_groups} vs {other.public_groups})"
+            )
+        return None
 
     def to_dict(self) -> dict:
         return {
@@ -174,13 +210,38 @@ class Shape:
 
     @classmethod
     def from_dict(cls, data: dict) -> Shape:
-        return cls(
-            tuple(data["levels"]),
-            [[tuple(p) for p in ps] for ps in data["paths"]],
-            data["parents"],
-            data["groups"],
-            bool(data["public_groups"]),
-        )
+        """The shape :meth:`to_dict` wrote; anything else is refused with an :class:`InputError` naming why."""
+        if not isinstance(data, dict):
+            raise InputError(f"a stored shape must be a mapping, got {type(data).__name__}")
+        missing = [k for k in ("levels", "paths", "parents", "groups", "public_groups") if k not in data]
+        if missing:
+            raise InputError(f"the stored shape lacks {', '.join(missing)}")
+        levels, paths, parents, groups = (data[k] for k in ("levels", "paths", "parents", "groups"))
+        if not isinstance(data["public_groups"], bool):
+            raise InputError(f"the stored shape's public_groups must be true or false, got {data['public_groups']!r}")
+        if (
+            not _strings(levels)
+            or not isinstance(paths, list)
+            or not all(isinstance(ps, list) and all(_strings(p) for p in ps) for ps in paths)
+        ):
+            raise InputError("the stored shape's levels and node paths must be lists of text")
+        for name, rows in (("parents", parents), ("groups", groups)):
+            if not isinstance(rows, list) or not all(_whole_numbers(r) for r in rows):
+                raise InputError(f"the stored shape's {name} must be lists of whole numbers")
+        if any(g < 0 for r in groups for g in r):
+            raise InputError("the stored shape has a negative G")
+        try:
+            return cls(tuple(levels), [[tuple(p) for p in ps] for ps in paths], parents, groups, data["public_groups"])
+        except (ParameterError, ValueError, OverflowError) as exc:
+            raise InputError(f"the stored shape is not a hierarchy's: {exc}") from None
+
+
+def _strings(values) -> bool:
+    return isinstance(values, list) and all(isinstance(v, str) for v in values)
+
+
+def _whole_numbers(values) -> bool:
+    return isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
 _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -30,6 +30,7 @@ from cocoviz.joint import (
     split_total,
     tenure_cost,
 )
+from cocoviz.measure import GROUPS_FROM_DATA
 from cocoviz.mechanisms import FastSampler
 from cocoviz.priors import ide, marginal_blocks
 from cocoviz.shape import Shape
@@ -150,6 +151,44 @@ def test_measure_refuses_a_table_of_other_households(tree, table):
         measure_tenure(shape, table, [1.0, 1.0], seed=0)
     with pytest.raises(ParameterError, match="Shape"):
         measure_tenure(tree, table, [1.0] * 3, seed=0)
+
+
+# Issue 27, item 3: the joint path carries every sampler it used; its margin refuses what the size release does.
+def test_a_fast_tenure_margin_beside_a_secure_size_release_is_labelled_fast(tree, table):
+    secure = cocoviz.estimate(tree, epsilons=[1.0] * 3, methods=["Hc"] * 3, max_size=100, sampler="secure")
+    fast = measure_tenure(secure, table, [1.0] * 3, seed=0, sampler="fast")
+    joint = estimate_joint(secure, fast, "independent")
+    assert joint.samplers == {"size release": secure.sampler, "tenure margin": fast.budget.sampler}
+    assert joint.sampler.startswith("fast") and "secure" in joint.sampler and "not for release" in joint.sampler
+    assert joint.budget.sampler == joint.sampler
+    # The other way round, and both secure.
+    margin = measure_tenure(secure, table, [1.0] * 3, sampler="secure")
+    assert estimate_joint(_release(tree), margin).sampler.startswith("fast")
+    both = estimate_joint(secure, margin)
+    assert both.sampler == secure.sampler and both.sampler.startswith("secure")
+    opendp = measure_tenure(secure, table, [1.0] * 3, sampler="opendp")
+    mixed = estimate_joint(secure, opendp).sampler
+    assert mixed.startswith("secure samplers") and "opendp" in mixed
+
+
+def test_a_secure_tenure_margin_refuses_g_from_private_rows():
+    persons = pd.DataFrame({"group": [1, 1, 2], "state": ["a", "a", "b"], "county": ["x", "x", "y"]})
+    private = Hierarchy.from_persons(persons, group="group", levels=LEVELS)
+    table = pd.DataFrame(
+        {"state": ["a", "b"], "county": ["x", "y"], "size": [2, 1], "owners": [1, 0], "renters": [0, 1]}
+    )
+    shape = Shape.of(private)
+    for sampler in ("secure", "opendp"):
+        with pytest.raises(PrivacyError, match="public groups table"):
+            measure_tenure(shape, table, [1.0] * 3, sampler=sampler)
+    with pytest.raises(PrivacyError, match="public groups table"):
+        cocoviz.estimate(private, epsilons=[1.0] * 3, methods=["Hg"] * 3, secure=True)
+    # Exploration: measured, with the note that G came from the data, carried into the joint table.
+    noisy = measure_tenure(shape, table, [1.0] * 3, seed=0)
+    assert GROUPS_FROM_DATA in noisy.budget.notes
+    release = cocoviz.estimate(private, epsilons=[1.0] * 3, methods=["Hg"] * 3, seed=0)
+    joint = estimate_joint(release, noisy)
+    assert joint.budget.notes.count(GROUPS_FROM_DATA) == 1
 
 
 # -------------------------------------------------------- the margin's consistency

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -15,6 +16,7 @@ from cocoviz import (
     ParameterError,
     Plan,
     PrivacyError,
+    Shape,
     estimate,
     measure,
     post_process,
@@ -67,6 +69,57 @@ def test_post_process_refuses_what_is_not_its_measurements():
         post_process(plan, tree)
     with pytest.raises(ParameterError, match="another plan"):
         post_process(plan, measure(other, tree, seed=0))
+
+
+# Issue 27, item 11: post_process checks its measurements against the plan.
+def _with_level(measurements, at, **change):
+    levels = list(measurements.levels)
+    levels[at] = dataclasses.replace(levels[at], **change)
+    return dataclasses.replace(measurements, levels=tuple(levels))
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (lambda m: {"values": m.values[:-3], "ptr": np.r_[m.ptr[:-1], m.ptr[-1] - 3]}, "cells for node"),
+        (lambda m: {"values": m.values[:-3]}, "offsets from 0"),
+        (lambda m: {"values": np.where(np.arange(m.values.size) == 0, np.nan, m.values)}, "NaN"),
+        (lambda m: {"values": np.where(np.arange(m.values.size) == 0, 4e18, m.values)}, "beyond"),
+        (lambda m: {"values": np.where(np.arange(m.values.size) == 0, 4 * 10**18, m.values)}, "beyond"),
+        (lambda m: {"values": m.values + 0.5}, "fractions"),
+        (lambda m: {"values": m.values.astype(str)}, "vector of numbers"),
+        (lambda m: {"epsilon": 2 * m.epsilon}, "at ε"),
+        (lambda m: {"method": "Hg"}, "the plan has 'Hc'"),
+        (lambda m: {"bounds": m.bounds + 1}, "K per node"),
+        (lambda m: {"level": 0}, "not the plan's measurements"),
+    ],
+)
+def test_post_process_refuses_measurements_that_are_not_the_plans(change, reason):
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    measurements = measure(plan, tree, seed=0)
+    post_process(plan, measurements)
+    bad = _with_level(measurements, 2, **change(measurements.levels[2]))
+    with pytest.raises(ParameterError, match=reason):
+        post_process(plan, bad)
+
+
+def test_post_process_refuses_a_forged_budget_or_a_missing_level():
+    tree = wide_tree()
+    plan = Plan.build(tree, epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12)
+    measurements = measure(plan, tree, seed=0)
+    cheap = dataclasses.replace(measurements.budget, charges=measurements.budget.charges[:1])
+    with pytest.raises(ParameterError, match="budget is not their plan's"):
+        post_process(plan, dataclasses.replace(measurements, budget=cheap))
+    relabelled = measurements.budget.with_sampler("secure")
+    with pytest.raises(ParameterError, match="none of cocoviz's samplers"):
+        post_process(plan, dataclasses.replace(measurements, budget=dataclasses.replace(relabelled, sampler="secure")))
+    with pytest.raises(ParameterError, match="lack level 1"):
+        post_process(
+            plan, dataclasses.replace(measurements, levels=(measurements.levels[0], None, measurements.levels[2]))
+        )
+    with pytest.raises(ParameterError, match="one entry per level"):
+        post_process(plan, dataclasses.replace(measurements, levels=measurements.levels[:2]))
 
 
 def test_measure_refuses_a_tree_the_plan_was_not_built_for(toy_public_tree):
@@ -129,6 +182,56 @@ def test_a_public_groups_table_makes_neighbours_share_their_public_facts(toy_per
         assert tree.public_groups
         release = estimate(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10, secure=True)
         assert release.is_consistent() and GROUPS_FROM_DATA not in release.budget.notes
+
+
+# Issue 27, item 1: the guard is the tree's, and a plan's shape is compared with the tree's in full.
+def _private_rows_tree() -> Hierarchy:
+    return Hierarchy.from_persons(pd.DataFrame({"group": [1, 1, 2], "s": ["a", "a", "b"]}), group="group", levels=["s"])
+
+
+@pytest.mark.parametrize("claim", [None, True, False])
+def test_a_hand_made_shape_cannot_forge_public_g_for_a_secure_release(claim):
+    tree = _private_rows_tree()
+    s = Shape.of(tree)
+    args = (s.levels, s.paths, s.parents, s.groups)
+    shape = Shape(*args) if claim is None else Shape(*args, public_groups=claim)  # None: the issue's reproduction
+    plan = Plan.build(shape, epsilons=[1, 1], methods=["Hg", "Hg"])
+    for secure in ({"sampler": "secure"}, {"sampler": "opendp"}, {"secure": True}):
+        with pytest.raises(PrivacyError, match="public groups table"):
+            post_process(plan, measure(plan, tree, **secure))
+    with pytest.raises(PrivacyError, match="public groups table"):
+        estimate(tree, epsilons=[1, 1], methods=["Hg", "Hg"], secure=True)
+    if claim:  # exploration: the plan claims public G, the tree says otherwise: another hierarchy
+        with pytest.raises(InputError, match="public_groups True vs False"):
+            measure(plan, tree, seed=0)
+    else:
+        assert GROUPS_FROM_DATA in post_process(plan, measure(plan, tree, seed=0)).budget.notes
+
+
+def test_shapes_compare_in_full_and_claim_public_g_only_when_told(toy_public_tree):
+    shape = Shape.of(toy_public_tree)
+    assert shape.public_groups
+    args = (shape.levels, shape.paths, shape.parents, shape.groups)
+    assert not Shape(*args).public_groups  # no silent claim
+    assert Shape(*args, public_groups=True).same_as(shape)
+    assert not Shape(*args).same_as(shape) and not shape.same_as(Shape(*args))
+    with pytest.raises(ParameterError, match="public_groups"):
+        Shape(*args, public_groups="yes")
+    # A plan on a shape that does not claim public G is refused for the public tree (flag differs).
+    plan = Plan.build(Shape(*args), epsilons=[1, 1], methods=["Hg", "Hg"])
+    with pytest.raises(InputError, match="public_groups False vs True"):
+        measure(plan, toy_public_tree, seed=0)
+    assert plan != Plan.build(toy_public_tree, epsilons=[1, 1], methods=["Hg", "Hg"])
+
+
+def test_a_tree_that_does_not_say_its_g_is_public_is_not_public(toy_public_tree):
+    class Quiet:  # a tree-like object without the flag
+        def __getattr__(self, name):
+            if name == "public_groups":
+                raise AttributeError(name)
+            return getattr(toy_public_tree, name)
+
+    assert not Shape.of(Quiet()).public_groups
 
 
 def test_k_below_the_largest_group(toy_public_tree):

@@ -36,7 +36,7 @@ from cocoviz.joint.domain import (
     prior_tables,
     size_classes,
 )
-from cocoviz.joint.estimate import ITERATIONS, PRIOR_CHOICES, JointRelease, estimate_joint, fit_table
+from cocoviz.joint.estimate import ITERATIONS, PRIOR_CHOICES, JointRelease, estimate_joint, fit_table, joint_sampler
 from cocoviz.joint.evaluate import EVALUATION_COLUMNS, evaluate_joint, true_tables
 from cocoviz.joint.margin import consistent_owners, least_squares_owners, split_total
 from cocoviz.joint.measure import (
@@ -73,6 +73,7 @@ __all__ = [
     "JointRelease",
     "fit_table",
     "estimate_joint",
+    "joint_sampler",
     "estimate_joints",
     "EVALUATION_COLUMNS",
     "true_tables",

@@ -45,7 +45,7 @@ from cocoviz.joint.measure import TenureMeasurements
 from cocoviz.priors import ide, marginal_blocks
 from cocoviz.release import Release
 
-__all__ = ["PRIOR_CHOICES", "ITERATIONS", "JointRelease", "fit_table", "estimate_joint"]
+__all__ = ["PRIOR_CHOICES", "ITERATIONS", "JointRelease", "fit_table", "estimate_joint", "joint_sampler"]
 
 #: The named priors.
 PRIOR_CHOICES = ("independent", "uniform")
@@ -58,7 +58,9 @@ class JointRelease:
     """Per region, the released size × tenure table (whole numbers) and its two margins.
 
     ``tables[path]`` is a ``(classes, 2)`` int64 array (owners, renters per size class);
-    ``budget`` is the size release's plus the tenure margin's.
+    ``budget`` is the size release's plus the tenure margin's; ``samplers`` names the sampler of
+    each part (``"size release"``, ``"tenure margin"``), and ``budget.sampler`` is their label
+    (:func:`joint_sampler`: it starts with ``"fast"`` when a fast sampler drew any part).
     """
 
     shape: object
@@ -67,6 +69,12 @@ class JointRelease:
     tables: dict[tuple[str, ...], np.ndarray] = field(repr=False)
     budget: Budget = field(repr=False)
     consistency: str = "top-down"
+    samplers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def sampler(self) -> str:
+        """The label of the samplers that drew the parts (:func:`joint_sampler`)."""
+        return self.budget.sampler or ""
 
     def table(self, node: Sequence[str]) -> np.ndarray:
         return self.tables[tuple(str(x) for x in node)]
@@ -148,6 +156,26 @@ def _owner_share(q: np.ndarray, fallback: float) -> np.ndarray:
     return np.divide(q[:, 0], row, out=np.full(row.size, fallback), where=row > 0)
 
 
+def joint_sampler(samplers: Mapping[str, str | None]) -> str:
+    """One label for the samplers of a table's parts: the common name, or every part's, fast first.
+
+    A fast (seeded) sampler anywhere makes the whole table exploration only, and the label says so
+    at its start, where the pages look (``label.startswith("fast")``).
+
+    >>> joint_sampler({"size release": "secure: exact", "tenure margin": "secure: exact"})
+    'secure: exact'
+    >>> joint_sampler({"size release": "secure: exact", "tenure margin": "fast: seeded"})
+    'fast sampler in part (exploration only, not for release): size release: secure: exact; tenure margin: fast: seeded'
+    """
+    names = {part: name or "unknown" for part, name in samplers.items()}
+    if len(set(names.values())) == 1:
+        return next(iter(names.values()))
+    parts = "; ".join(f"{part}: {name}" for part, name in names.items())
+    if any(not name.startswith(("secure", "opendp")) for name in names.values()):
+        return f"fast sampler in part (exploration only, not for release): {parts}"
+    return f"secure samplers: {parts}"
+
+
 def estimate_joint(
     release: Release,
     measurements: TenureMeasurements,
@@ -194,12 +222,13 @@ def estimate_joint(
             else:
                 node_prior = prior
             tables[path] = fit_table(n, int(owners[level][k]), node_prior, iterations)
+    samplers = {"size release": release.budget.sampler, "tenure margin": measurements.budget.sampler}
     budget = Budget(
         (*release.budget.charges, *measurements.budget.charges),
         release.budget.extra,
         release.budget.composition,
-        release.budget.sampler,
-        (*release.budget.notes, *measurements.budget.notes),
+        joint_sampler(samplers),
+        tuple(dict.fromkeys((*release.budget.notes, *measurements.budget.notes))),
     )
     name = prior if isinstance(prior, str) else "table per region"
-    return JointRelease(shape, edges, name, tables, budget, consistency)
+    return JointRelease(shape, edges, name, tables, budget, consistency, samplers)

@@ -34,8 +34,9 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.budget import Budget, Charge
-from cocoviz.errors import InputError, ParameterError
+from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.joint.domain import leaf_owners
+from cocoviz.measure import GROUPS_FROM_DATA
 from cocoviz.mechanisms import check_epsilon, make_sampler
 from cocoviz.shape import Shape
 
@@ -151,11 +152,27 @@ def measure_tenure(
     table : the private tenure table (:func:`cocoviz.datasets.tenure.tenure_table`)
     epsilons : the tenure ε of every level, root first
     seed : keys the fast sampler (the size release's seed may be reused: the keys differ)
-    sampler : ``"fast"`` (exploration) or ``"secure"`` (OpenDP, for release)
+    sampler : ``"fast"`` (exploration), ``"secure"`` or ``"opendp"`` (for release)
+
+    Raises
+    ------
+    PrivacyError
+        A secure margin over G taken from private rows (``shape.public_groups`` False), as
+        :func:`cocoviz.measure` refuses for the size release: the shape of a release made by
+        :func:`cocoviz.measure` carries its tree's flag (checked there in full).
     """
     shape = _as_shape(shape)
     eps = _epsilons(shape, epsilons)
     noise = make_sampler(sampler, seed)
+    notes = ()
+    if not shape.public_groups:
+        if noise.secure:
+            raise PrivacyError(
+                "a secure tenure margin needs public G per region: this hierarchy's G and region list come "
+                "from private rows (a persons table without a public groups table). Give the public groups "
+                "table (group -> region) too."
+            )
+        notes = (GROUPS_FROM_DATA,)
     exact = owner_counts(table, shape)
     owners = tuple(
         np.concatenate(
@@ -168,4 +185,4 @@ def measure_tenure(
         else np.zeros(0, np.int64)
         for level in range(shape.depth + 1)
     )
-    return TenureMeasurements(shape, eps, owners, tenure_cost(shape, eps).with_sampler(noise.name))
+    return TenureMeasurements(shape, eps, owners, tenure_cost(shape, eps).with_sampler(noise.name, notes))
