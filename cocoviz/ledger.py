@@ -122,7 +122,7 @@ def dataset_identity(shape) -> str:
     Two sources with the same public shape are the same dataset for the ledger and its cap.
 
     >>> from cocoviz.plan import Shape
-    >>> dataset_identity(Shape((), (((),),), ((),), ((4,),)))[:12]
+    >>> dataset_identity(Shape((), (((),),), ((),), ((4,),), public_groups=True))[:12]
     '844835dc42f3'
     """
     return _identity(shape.to_dict())
