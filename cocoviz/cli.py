@@ -108,7 +108,10 @@ def _run_data(args: argparse.Namespace) -> int:
     )
     print(datasets.summary_line(tree, spec.paper if spec.regions is None else None, scale))
     if args.out:
-        table.to_parquet(args.out, index=False, compression="zstd")
+        from cocoviz.io.atomic import atomic_path
+
+        with atomic_path(args.out) as tmp:  # a failed write leaves no truncated file, and any previous one
+            table.to_parquet(tmp, index=False, compression="zstd")
         print(f"wrote {args.out} ({len(table):,} rows)")
     return 0
 
@@ -210,7 +213,7 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
         unknown = [n for n in chosen if n not in EXPERIMENTS]
         if unknown:
             raise ParameterError(f"unknown experiment(s) {unknown}; choose from {', '.join(names)} or all")
-        os.makedirs(args.out, exist_ok=True)  # an unwritable --out fails now, not after the runs
+        _check_writable(args.out, "--out")  # an unwritable --out fails now, not after the runs
         datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
         try:
             epsilons = [float(x) for x in args.epsilons.split(",") if x.strip()] if args.epsilons else None
@@ -285,7 +288,7 @@ def _run_findings(args: argparse.Namespace) -> int:
     dataset = args.dataset or DEFAULT_DATASET
     if dataset not in dataset_names():
         raise ParameterError(f"unknown dataset {dataset!r}; choose from {', '.join(dataset_names())}")
-    os.makedirs(args.out, exist_ok=True)
+    _check_writable(args.out, "--out")
     for name in chosen:
 
         def show(done: int, total: int, name=name) -> None:
@@ -306,6 +309,16 @@ def _check_out_folder(path: str, option: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ParameterError(f"{option} {path}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise ParameterError(f"{option} {path} is a folder; name the file to write")
+    _check_writable(folder, f"{option} {path}: the folder")
+
+
+def _check_writable(folder: str, option: str) -> None:
+    """Create ``folder`` if needed and refuse it, before any work, unless files can be created in it."""
+    from cocoviz.io.atomic import check_writable_folder
+
+    check_writable_folder(folder, option)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from cocoviz.experiments.data import mix_label
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.series import Series, all_mixes, run_series, summarize_series
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.io.atomic import atomic_path, write_text
 
 __all__ = [
     "Comparison",
@@ -198,8 +199,10 @@ def write_finding(finding: Finding, folder: str | Path = FINDINGS_DIR) -> list[P
     """Write ``<name>.parquet`` (the summary) and ``<name>.json`` (its metadata) to ``folder``; their paths."""
     table, sidecar = _paths(finding.name, folder)
     table.parent.mkdir(parents=True, exist_ok=True)
-    finding.summary.to_parquet(table, index=False, compression="zstd")
-    sidecar.write_text(json.dumps(finding.meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # Each file is written aside and renamed in: a failure leaves the previous file whole, never a cut one.
+    with atomic_path(table) as tmp:
+        finding.summary.to_parquet(tmp, index=False, compression="zstd")
+    write_text(sidecar, json.dumps(finding.meta, indent=2, ensure_ascii=False) + "\n")
     return [table, sidecar]
 
 
