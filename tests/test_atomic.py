@@ -13,14 +13,12 @@ import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from cocoviz import estimate, load_release
 from cocoviz.errors import ParameterError
-from cocoviz.experiments.journal import Journal
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.io import atomic
 from cocoviz.io.atomic import atomic_folder, atomic_path, check_writable_folder, write_bytes, write_text
@@ -242,28 +240,3 @@ def test_a_release_save_cut_by_the_operating_system_keeps_the_good_release(tmp_p
     assert "File too large" in done.stdout or "EFBIG" in done.stdout, done.stdout
     pd.testing.assert_frame_equal(_loads(path), good.to_frame())
     assert _files(tmp_path) == ["release.parquet"]
-
-
-# ------------------------------------------------------------------------------------------ the journal
-def test_a_torn_journal_record_is_dropped_and_the_file_cut_back(tmp_path):
-    journal = Journal(tmp_path, "k")
-    journal.record(0, np.arange(3))
-    journal.record(5, np.arange(4))
-    whole = journal.path.read_bytes()
-    for cut in (1, 10, 60):
-        journal.path.write_bytes(whole[:-cut])
-        loaded = Journal(tmp_path, "k").load()
-        assert list(loaded) == [0] and np.array_equal(loaded[0], np.arange(3))
-        assert len(journal.path.read_bytes()) < len(whole) - cut + 1
-    journal.record(5, np.arange(4))  # appends follow the last good record
-    assert list(Journal(tmp_path, "k").load()) == [0, 5]
-
-
-def test_a_corrupt_journal_record_is_not_trusted(tmp_path):
-    journal = Journal(tmp_path, "k")
-    journal.record(0, np.arange(3))
-    journal.record(1, np.arange(4))
-    data = bytearray(journal.path.read_bytes())
-    data[-3] ^= 0xFF  # a flipped byte in the last record's payload
-    journal.path.write_bytes(bytes(data))
-    assert list(Journal(tmp_path, "k").load()) == [0]

@@ -35,7 +35,7 @@ from cocoviz.experiments.data import mix_label
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.series import Series, all_mixes, run_series, summarize_series
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.io.atomic import atomic_path, write_text
+from cocoviz.io.atomic import atomic_path
 
 __all__ = [
     "Comparison",
@@ -199,10 +199,11 @@ def write_finding(finding: Finding, folder: str | Path = FINDINGS_DIR) -> list[P
     """Write ``<name>.parquet`` (the summary) and ``<name>.json`` (its metadata) to ``folder``; their paths."""
     table, sidecar = _paths(finding.name, folder)
     table.parent.mkdir(parents=True, exist_ok=True)
-    # Each file is written aside and renamed in: a failure leaves the previous file whole, never a cut one.
-    with atomic_path(table) as tmp:
-        finding.summary.to_parquet(tmp, index=False, compression="zstd")
-    write_text(sidecar, json.dumps(finding.meta, indent=2, ensure_ascii=False) + "\n")
+    # Both files are written aside, then renamed in one after the other: a failure while writing leaves
+    # the previous pair whole, never a cut file nor a new summary beside old metadata.
+    with atomic_path(table) as tmp_table, atomic_path(sidecar) as tmp_sidecar:
+        finding.summary.to_parquet(tmp_table, index=False, compression="zstd")
+        tmp_sidecar.write_text(json.dumps(finding.meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return [table, sidecar]
 
 
