@@ -76,6 +76,7 @@ def _run_data(args: argparse.Namespace) -> int:
     from cocoviz import datasets
 
     if args.bundle:
+        _check_writable(str(args.data_dir or datasets.DATA_DIR), "--data-dir")  # before generating anything
         for path, size in datasets.write_bundle(args.data_dir, full_scale=not args.no_full_scale):
             print(f"wrote {path} ({size:,} bytes)")
         return 0
