@@ -221,6 +221,9 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
         except ValueError:
             raise ParameterError(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
         for name in chosen:
+            journal = os.path.join(args.out, f".{name}.journal")
+            if os.path.isdir(journal):
+                print(f"{name}: a stopped run left {journal}; its releases of this sweep are reused", file=sys.stderr)
             result = run_experiment(
                 name,
                 out=args.out,
