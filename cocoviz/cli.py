@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 
@@ -299,8 +300,12 @@ def _run_findings(args: argparse.Namespace) -> int:
             if not args.quiet and (done == total or done % max(1, total // 10) == 0):
                 print(f"{name}: {done}/{total} releases", file=sys.stderr, flush=True)
 
-        finding = compute_finding(name, dataset=dataset, trials=args.trials, seed=args.seed, progress=show)
+        journal = os.path.join(args.out, f".{name}.journal")  # a killed run resumes from it
+        finding = compute_finding(
+            name, dataset=dataset, trials=args.trials, seed=args.seed, progress=show, journal=journal
+        )
         paths = write_finding(finding, args.out)
+        shutil.rmtree(journal, ignore_errors=True)
         print(
             f"{name}: {finding.meta['releases']} releases in {finding.meta['seconds']:.0f} s, wrote "
             + ", ".join(str(p) for p in paths)

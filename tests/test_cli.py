@@ -123,7 +123,7 @@ def test_a_findings_out_that_fails_midway_leaves_the_previous_pair(tmp_path, mon
     from cocoviz.cli import main
     from cocoviz.experiments import findings
 
-    def finding(name, *, dataset, trials, seed, progress):
+    def finding(name, *, dataset, trials, seed, progress, journal):
         summary = pd.DataFrame({"series": ["a", "b"] * 500, "mean": range(1000), "seed": seed})
         return findings.Finding(name, summary, {"seed": seed, "releases": 1, "seconds": 0.0})
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_experiments import stub_loader, tiny_sweep
+from test_experiments import small_tree, stub_loader, tiny_sweep
 
 from cocoviz.experiments import result as result_module
 from cocoviz.experiments import run_experiment, run_sweep
@@ -165,3 +165,19 @@ def test_result_paths_name_the_final_folder(tmp_path):
     result = run_experiment("table3", trials=1, epsilons=[1.0], max_size=200, loader=stub_loader, datasets=["white"])
     written = result.write(tmp_path, png=False)
     assert all(p.parent == tmp_path / "table3" and p.is_file() for paths in written.values() for p in paths)
+
+
+def test_a_stopped_findings_series_resumes_to_the_same_frame(tmp_path):
+    from cocoviz.experiments import run_series
+    from cocoviz.experiments.findings import COMPARISONS
+
+    tree = small_tree("a").keep_levels(["state"])
+    series = COMPARISONS["merging"].series(tree.depth + 1)
+    options = dict(epsilons=[0.5, 1.0], trials=2, max_size=200, seed=3)
+    whole = run_series(tree, series, **options)
+    with pytest.raises(_Stop):
+        run_series(tree, series, journal=tmp_path, progress=_stop_after(5), **options)
+    calls: list = []
+    resumed = run_series(tree, series, journal=tmp_path, progress=lambda d, t: calls.append((d, t)), **options)
+    assert _first_done(calls) == 5 and calls[-1][0] == calls[-1][1]
+    pd.testing.assert_frame_equal(resumed, whole)

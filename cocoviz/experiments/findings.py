@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -137,11 +138,14 @@ def compute_finding(
     max_size: int | None = None,
     tree: Hierarchy | None = None,
     progress: Progress | None = None,
+    journal: str | os.PathLike | None = None,
 ) -> Finding:
     """Run comparison ``name`` on bundled ``dataset`` (all its levels) and summarize it.
 
     ``max_size`` defaults to the data card's public bound K (else 100,000); ``tree`` replaces the
-    bundled file (tests).  Raises ParameterError for an unknown comparison or bad parameters.
+    bundled file (tests); ``journal`` a folder recording finished releases, from which a killed run
+    resumes (:func:`~cocoviz.experiments.run_sweep`).  Raises ParameterError for an unknown comparison or
+    bad parameters.
     """
     from cocoviz.datasets import dataset_card, load_dataset
     from cocoviz.plan import DEFAULT_MAX_SIZE
@@ -164,6 +168,7 @@ def compute_finding(
         seed=seed,
         dataset=dataset,
         progress=progress,
+        journal=journal,
     )
     seconds = time.perf_counter() - start
     meta = {
