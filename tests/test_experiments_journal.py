@@ -140,6 +140,33 @@ def test_error_by_size_resumes_to_the_same_curves(tmp_path):
         pd.testing.assert_frame_equal(resumed.frames[key], frame)
 
 
+@pytest.mark.parametrize(
+    "name, module, step",
+    [
+        ("wu-e2", "cocoviz.experiments.wu", "_trial_rows"),
+        ("wu-e3", "cocoviz.experiments.wu", "_trial_rows"),
+        ("tao-e4", "cocoviz.experiments.tao_hcp", "_release"),
+        ("tao-e7", "cocoviz.experiments.tao_joint", "run_joint_trial"),
+    ],
+)
+def test_experiments_with_their_own_loops_resume_to_the_same_frames(tmp_path, monkeypatch, name, module, step):
+    import importlib
+
+    options = dict(trials=2, epsilons=[0.5, 1.0], max_size=200, loader=stub_loader, png=False)
+    whole = run_experiment(name, **options)
+    with pytest.raises(_Stop):
+        run_experiment(name, out=tmp_path, progress=_stop_after(2), **options)
+    mod, ran = importlib.import_module(module), []
+    real = getattr(mod, step)
+    monkeypatch.setattr(mod, step, lambda *a, **k: ran.append(1) or real(*a, **k))
+    calls: list = []
+    resumed = run_experiment(name, out=tmp_path, progress=lambda d, t: calls.append((d, t)), **options)
+    assert len(ran) == calls[-1][1] - 2  # the two recorded steps were not run again
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    for key, frame in whole.frames.items():
+        pd.testing.assert_frame_equal(resumed.frames[key], frame)
+
+
 # ------------------------------------------------------------------------------------------ whole folders
 def test_a_failed_experiment_write_leaves_the_previous_results_whole(tmp_path, monkeypatch):
     """Issue 27 item 6: a write cut after trials.csv left new trials beside the old summary and config."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import struct
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["Journal", "sweep_key"]
+__all__ = ["Journal", "NoJournal", "sweep_key", "loop_key"]
 
 _MAGIC = b"CVJ1"
 _HEAD = struct.Struct("<4sQQ32s")  # magic, task index, payload length, SHA-256 of index and payload
@@ -52,6 +53,17 @@ def sweep_key(fn, tasks: Sequence, trees: Sequence, keys: Sequence[str]) -> str:
     h.update(repr((fn.__module__, fn.__qualname__, list(tasks), list(keys))).encode())
     for tree in trees:
         h.update(_tree_digest(tree))
+    return h.hexdigest()[:32]
+
+
+def loop_key(*parts) -> str:
+    """The fingerprint of an experiment's own loop: its name, parameters (JSON-able) and trees."""
+    h = hashlib.sha256()
+    for part in parts:
+        if hasattr(part, "runs") and hasattr(part, "levels"):  # a Hierarchy: its content, not its identity
+            h.update(_tree_digest(part))
+        else:
+            h.update(json.dumps(part, sort_keys=True, default=str).encode())
     return h.hexdigest()[:32]
 
 
@@ -86,6 +98,17 @@ class Journal:
 
     def __init__(self, folder: str | os.PathLike, key: str):
         self.path = Path(folder) / f"{key}.journal"
+        self._loaded: dict[int, object] | None = None
+
+    def resumable(self, index: int, compute):
+        """The recorded result of step ``index``, else ``compute()`` recorded (for loops outside a sweep)."""
+        if self._loaded is None:
+            self._loaded = self.load()
+        if index in self._loaded:
+            return self._loaded[index]
+        result = compute()
+        self.record(index, result)
+        return result
 
     def load(self) -> dict[int, object]:
         """Every complete record, by task index; a torn or corrupt tail is cut off the file."""
@@ -117,3 +140,10 @@ class Journal:
             f.write(_HEAD.pack(_MAGIC, index, len(payload), _digest(index, payload)) + payload)
             f.flush()
             os.fsync(f.fileno())
+
+
+class NoJournal:
+    """A loop without a journal: every step is computed."""
+
+    def resumable(self, index: int, compute):
+        return compute()

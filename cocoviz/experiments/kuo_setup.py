@@ -14,6 +14,7 @@ import pandas as pd
 
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Data, Loader
+from cocoviz.experiments.journal import Journal, NoJournal, loop_key
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress, Sweep, run_sweep
 from cocoviz.plan import DEFAULT_MAX_SIZE
@@ -131,6 +132,12 @@ class RunOptions:
             max_size=self.max_size,
             **grid,
         )
+
+    def journal_for(self, *parts) -> Journal | NoJournal:
+        """The journal of an experiment's own loop, fingerprinted by ``parts`` (name, parameters, trees):
+        its ``resumable(k, compute)`` records step k as it finishes and, when a killed run is started again,
+        takes it from there.  Without a journal folder it just computes."""
+        return NoJournal() if self.journal is None else Journal(self.journal, loop_key(*parts))
 
     def run_sweep(self, sweep: Sweep) -> pd.DataFrame:
         """:func:`run_sweep` with the run's progress, workers and loader."""

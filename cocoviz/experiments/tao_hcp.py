@@ -132,16 +132,20 @@ def _e4(exp: Experiment, run: RunOptions) -> ExperimentResult:
     eps_grid = tuple(run.epsilons if run.epsilons is not None else exp.epsilons)
     max_size = run.max_size or DEFAULT_MAX_SIZE
     priors = _priors(tree, name, run, max_size)
-    rows, total, done = [], run.trials * len(eps_grid) * len(E4_PRIORS), 0
+    frames, total = [], run.trials * len(eps_grid) * len(E4_PRIORS)
+    journal = run.journal_for(exp.name, _config(exp, run, eps_grid, name), tree, max_size)
     for t in range(run.trials):
         for eps in eps_grid:
             for label, method, prior in E4_PRIORS:
-                release = _release(tree, method, priors.get(prior), eps, run, (run.seed, t), "none")
-                rows += _rows(tree, release, tree.depth, {"epsilon": eps, "config": label, "trial": t})
-                done += 1
+
+                def release_rows(t=t, eps=eps, label=label, method=method, prior=prior) -> pd.DataFrame:
+                    release = _release(tree, method, priors.get(prior), eps, run, (run.seed, t), "none")
+                    return pd.DataFrame(_rows(tree, release, tree.depth, {"epsilon": eps, "config": label, "trial": t}))
+
+                frames.append(journal.resumable(len(frames), release_rows))  # a killed run resumes here
                 if run.progress is not None:
-                    run.progress(done, total)
-    trials = pd.DataFrame(rows)
+                    run.progress(len(frames), total)
+    trials = pd.concat(frames, ignore_index=True)
     summary = _summary(trials, ["epsilon", "config"])
     summary["emd_wins_vs_Hc"] = e4_wins(trials, summary)
     md = "\n\n".join(
