@@ -63,6 +63,9 @@ def test_write_text_replaces_whole_and_refuses_what_is_not_a_path(tmp_path):
     assert _files(tmp_path) == ["a.txt"]
     with pytest.raises(ParameterError, match="str or os.PathLike"):
         write_text(3, "x")
+    with pytest.raises(FileNotFoundError, match="the folder does not exist") as caught:
+        write_text(tmp_path / "no" / "a.txt", "x")
+    assert caught.value.filename == str(tmp_path / "no")
 
 
 def test_temporaries_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):

@@ -119,6 +119,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     is removed, ``path`` keeps its previous content (or stays absent) and the exception propagates.
     """
     target = _as_path(path)
+    if not target.parent.is_dir():  # named here: the temporary's name would only confuse
+        raise FileNotFoundError(errno.ENOENT, "the folder does not exist", os.fspath(target.parent))
     _remove_stale(target)
     tmp = _temp_name(target)
     try:
