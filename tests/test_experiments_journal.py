@@ -146,22 +146,37 @@ def test_error_by_size_resumes_to_the_same_curves(tmp_path):
         ("wu-e2", "cocoviz.experiments.wu", "_trial_rows"),
         ("wu-e3", "cocoviz.experiments.wu", "_trial_rows"),
         ("tao-e4", "cocoviz.experiments.tao_hcp", "_release"),
+        ("tao-e5", "cocoviz.experiments.tao_hcp", "_release"),  # two calls per recorded step
+        ("tao-e6", "cocoviz.experiments.tao", "ide"),
         ("tao-e7", "cocoviz.experiments.tao_joint", "run_joint_trial"),
     ],
 )
 def test_experiments_with_their_own_loops_resume_to_the_same_frames(tmp_path, monkeypatch, name, module, step):
     import importlib
 
+    mod = importlib.import_module(module)
+    real, ran, limit = getattr(mod, step), [], [None]
+
+    def counted(*args, **kwargs):
+        ran.append(1)
+        if limit[0] is not None and len(ran) > limit[0]:
+            raise _Stop
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mod, step, counted)
     options = dict(trials=2, epsilons=[0.5, 1.0], max_size=200, loader=stub_loader, png=False)
+    if name == "tao-e6":
+        options.update(loader=None, scale=0.01)
     whole = run_experiment(name, **options)
+    calls_whole = len(ran)
+    ran.clear()
+    limit[0] = 2  # the third call is killed: the steps of the first two are recorded
     with pytest.raises(_Stop):
-        run_experiment(name, out=tmp_path, progress=_stop_after(2), **options)
-    mod, ran = importlib.import_module(module), []
-    real = getattr(mod, step)
-    monkeypatch.setattr(mod, step, lambda *a, **k: ran.append(1) or real(*a, **k))
-    calls: list = []
-    resumed = run_experiment(name, out=tmp_path, progress=lambda d, t: calls.append((d, t)), **options)
-    assert len(ran) == calls[-1][1] - 2  # the two recorded steps were not run again
+        run_experiment(name, out=tmp_path, **options)
+    ran.clear()
+    limit[0] = None
+    resumed = run_experiment(name, out=tmp_path, **options)
+    assert len(ran) == calls_whole - 2  # the recorded steps were not run again
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
     for key, frame in whole.frames.items():
         pd.testing.assert_frame_equal(resumed.frames[key], frame)

@@ -3,7 +3,7 @@
 A :class:`Journal` is an append-only file in a folder, named by a fingerprint of the sweep (the task
 function, every task, the dataset keys and the content of every tree), so a rerun with the same
 arguments finds it and a different sweep never does.  Each record holds one task's result (a
-DataFrame as Parquet, an array as ``.npy``) behind its length and SHA-256; it is flushed to disk
+DataFrame as Parquet, an array as ``.npy``, or a tuple of them) behind its length and SHA-256; it is flushed to disk
 before the sweep goes on.  A record cut by a kill is detected and dropped with whatever follows it,
 and that task runs again.  Every task is deterministic (its noise is keyed by seed and trial), so the
 resumed frame equals the uninterrupted one.
@@ -33,7 +33,8 @@ __all__ = ["Journal", "NoJournal", "sweep_key", "loop_key"]
 
 _MAGIC = b"CVJ1"
 _HEAD = struct.Struct("<4sQQ32s")  # magic, task index, payload length, SHA-256 of index and payload
-_FRAME, _ARRAY = b"D", b"A"
+_FRAME, _ARRAY, _TUPLE = b"D", b"A", b"T"
+_PART = struct.Struct("<Q")
 
 
 def _tree_digest(tree) -> bytes:
@@ -75,8 +76,12 @@ def _encode(result) -> bytes:
     elif isinstance(result, np.ndarray):
         buf.write(_ARRAY)
         np.save(buf, result, allow_pickle=False)
+    elif isinstance(result, tuple):
+        buf.write(_TUPLE)
+        for part in map(_encode, result):
+            buf.write(_PART.pack(len(part)) + part)
     else:
-        raise TypeError(f"a journal records DataFrames and arrays, not {type(result).__name__}")
+        raise TypeError(f"a journal records DataFrames, arrays and tuples of them, not {type(result).__name__}")
     return buf.getvalue()
 
 
@@ -86,6 +91,13 @@ def _decode(payload: bytes):
         return pd.read_parquet(body)
     if kind == _ARRAY:
         return np.load(body, allow_pickle=False)
+    if kind == _TUPLE:
+        parts, rest = [], payload[1:]
+        while rest:
+            (length,) = _PART.unpack_from(rest)
+            parts.append(_decode(rest[_PART.size : _PART.size + length]))
+            rest = rest[_PART.size + length :]
+        return tuple(parts)
     raise ValueError(f"unknown record kind {kind!r}")
 
 

@@ -152,7 +152,7 @@ def run_experiment(
     png : write PNGs (None: when kaleido works)
     resume : with ``out``, record finished releases in ``<out>/.<name>.journal/`` as they finish, and take
         them from there when a killed run is started again with the same arguments (every experiment but
-        wu-e1, tao-e5 and tao-e6, which restart); the journal is removed once the results are written.
+        wu-e1, whose rows hold timings, restarts no more); the journal is removed once the results are written.
         The folder ``<out>/<name>/`` is swapped in whole: it holds the previous results or the new ones,
         never a mix.
     """
