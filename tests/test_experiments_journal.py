@@ -143,6 +143,7 @@ def test_error_by_size_resumes_to_the_same_curves(tmp_path):
 @pytest.mark.parametrize(
     "name, module, step",
     [
+        ("wu-e1", "cocoviz.experiments.kselect", "estimate"),  # two trials per recorded step
         ("wu-e2", "cocoviz.experiments.wu", "_trial_rows"),
         ("wu-e3", "cocoviz.experiments.wu", "_trial_rows"),
         ("tao-e4", "cocoviz.experiments.tao_hcp", "_release"),
@@ -178,8 +179,11 @@ def test_experiments_with_their_own_loops_resume_to_the_same_frames(tmp_path, mo
     resumed = run_experiment(name, out=tmp_path, **options)
     assert len(ran) == calls_whole - 2  # the recorded steps were not run again
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    timings = ["seconds", "median_seconds"]  # wu-e1 measures them: equal only in a recorded step
     for key, frame in whole.frames.items():
-        pd.testing.assert_frame_equal(resumed.frames[key], frame)
+        pd.testing.assert_frame_equal(
+            resumed.frames[key].drop(columns=timings, errors="ignore"), frame.drop(columns=timings, errors="ignore")
+        )
 
 
 # ------------------------------------------------------------------------------------------ whole folders

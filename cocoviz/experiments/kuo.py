@@ -151,8 +151,9 @@ def run_experiment(
     loader : ``loader(name, scale=, seed=)`` → Hierarchy, instead of the bundled datasets
     png : write PNGs (None: when kaleido works)
     resume : with ``out``, record finished releases in ``<out>/.<name>.journal/`` as they finish, and take
-        them from there when a killed run is started again with the same arguments (every experiment but
-        wu-e1, whose rows hold timings, restarts no more); the journal is removed once the results are written.
+        them from there when a killed run is started again with the same arguments (every experiment; the
+        resumed frame equals an uninterrupted run's, but for wu-e1's measured seconds); the journal is removed
+        once the results are written.
         The folder ``<out>/<name>/`` is swapped in whole: it holds the previous results or the new ones,
         never a mix.
     """
