@@ -243,3 +243,14 @@ def test_a_release_save_cut_by_the_operating_system_keeps_the_good_release(tmp_p
     assert "File too large" in done.stdout or "EFBIG" in done.stdout, done.stdout
     pd.testing.assert_frame_equal(_loads(path), good.to_frame())
     assert _files(tmp_path) == ["release.parquet"]
+
+
+def test_a_release_saves_into_a_buffer_as_the_download_button_does():
+    import io
+
+    release = _release(0)
+    buffer = io.BytesIO()
+    release.save(buffer)  # pages/explore.py offers the release file for download this way
+    pd.testing.assert_frame_equal(load_release(io.BytesIO(buffer.getvalue())).to_frame(), release.to_frame())
+    with pytest.raises(ParameterError, match="str or os.PathLike"):
+        release.save(3)

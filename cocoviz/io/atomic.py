@@ -117,7 +117,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     For writers that want a path (``DataFrame.to_parquet``, ``pyarrow.parquet.write_table``, plotly):
     write to the yielded path.  On any exception (a full disk, a bug, KeyboardInterrupt) the temporary
     is removed, ``path`` keeps its previous content (or stays absent) and the exception propagates.
+    An open binary file object (a download buffer) is yielded as it is: its owner decides what a
+    failure leaves in it.
     """
+    if hasattr(path, "write") and not isinstance(path, (str, os.PathLike)):
+        yield path
+        return
     target = _as_path(path)
     if not target.parent.is_dir():  # named here: the temporary's name would only confuse
         raise FileNotFoundError(errno.ENOENT, "the folder does not exist", os.fspath(target.parent))
