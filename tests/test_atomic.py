@@ -80,6 +80,18 @@ def test_temporaries_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
     assert _files(tmp_path) == [f".other.{pid}.abcd1234.tmp", "out.txt", "results"]
 
 
+def test_a_previous_folder_left_aside_by_a_killed_swap_is_put_back(tmp_path):
+    """Without an atomic exchange, a kill between the two renames leaves the old folder beside the target."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    aside = tmp_path / f".table3.{int(dead.stdout)}.abcd1234.old"
+    aside.mkdir()
+    (aside / "trials.csv").write_text("old")
+    with pytest.raises(OSError):
+        with atomic_folder(tmp_path / "table3"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert _files(tmp_path) == ["table3"] and (tmp_path / "table3" / "trials.csv").read_text() == "old"
+
+
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_a_folder_is_swapped_in_whole_or_not_at_all(tmp_path, monkeypatch, exchange):
     if not exchange:

@@ -45,6 +45,7 @@ from cocoviz.errors import ParameterError
 __all__ = ["atomic_path", "atomic_folder", "write_bytes", "write_text", "check_writable_folder"]
 
 _SUFFIX = ".tmp"
+_OLD = ".old"  # a previous folder moved aside while the new one is renamed in (no atomic exchange)
 
 
 def _as_path(path) -> Path:
@@ -56,8 +57,8 @@ def _as_path(path) -> Path:
     return path
 
 
-def _temp_name(target: Path) -> Path:
-    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{_SUFFIX}")
+def _temp_name(target: Path, suffix: str = _SUFFIX) -> Path:
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
 
 
 def _alive(pid: int) -> bool:
@@ -79,15 +80,20 @@ def _remove(path: Path) -> None:
 
 
 def _remove_stale(target: Path) -> None:
-    """Remove the temporaries of ``target`` left by processes that no longer run (killed mid-write)."""
+    """Remove the temporaries of ``target`` left by processes that no longer run (killed mid-write);
+    a previous folder such a process had moved aside is put back if nothing took its place."""
     prefix = f".{target.name}."
     with contextlib.suppress(OSError):
-        for sibling in target.parent.iterdir():
+        for sibling in sorted(target.parent.iterdir()):
             name = sibling.name
-            if not (name.startswith(prefix) and name.endswith(_SUFFIX)):
+            if not (name.startswith(prefix) and name.endswith((_SUFFIX, _OLD))):
                 continue
             pid = name[len(prefix) :].split(".")[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+                continue
+            if name.endswith(_OLD) and not os.path.lexists(target):
+                os.replace(sibling, target)
+            else:
                 _remove(sibling)
 
 
@@ -176,10 +182,10 @@ def _swap_in(tmp: Path, target: Path) -> None:
     if target.is_dir() and not target.is_symlink() and _exchange(tmp, target):
         _remove(tmp)  # now holds the previous folder
         return
-    # No atomic exchange: move the old folder aside under a temporary name, then rename the new one in.
-    # A kill between the two renames leaves the target absent and the old folder complete beside it;
-    # the folder is never a mix.
-    old = _temp_name(target)
+    # No atomic exchange: move the old folder aside, then rename the new one in.  A kill between the two
+    # renames leaves the target absent and the old folder complete beside it, which the next write of
+    # the target puts back first; the folder is never a mix.
+    old = _temp_name(target, _OLD)
     os.replace(target, old)
     try:
         os.replace(tmp, target)
