@@ -23,6 +23,8 @@ import re
 import sys
 from pathlib import Path
 
+from cocoviz.io.atomic import write_text
+
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"(<!-- results:(?P<folder>[^ ]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=folder) -->)", re.S)
 
@@ -68,7 +70,7 @@ def main() -> int:
     if args.check:
         print("up to date" if new == text else "stale")
         return 0 if new == text else 1
-    path.write_text(new, encoding="utf-8")
+    write_text(path, new)  # whole or not at all: a failure never leaves REPRODUCTION.md cut
     print(f"filled {len(BLOCK.findall(new))} block(s) of {path}" + (f", {len(missing)} missing" if missing else ""))
     return 0
 

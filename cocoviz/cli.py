@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 
@@ -80,6 +81,7 @@ def _run_data(args: argparse.Namespace) -> int:
     from cocoviz import datasets
 
     if args.bundle:
+        _check_writable(str(args.data_dir or datasets.DATA_DIR), "--data-dir")  # before generating anything
         for path, size in datasets.write_bundle(args.data_dir, full_scale=not args.no_full_scale):
             print(f"wrote {path} ({size:,} bytes)")
         return 0
@@ -112,7 +114,10 @@ def _run_data(args: argparse.Namespace) -> int:
     )
     print(datasets.summary_line(tree, spec.paper if spec.regions is None else None, scale))
     if args.out:
-        table.to_parquet(args.out, index=False, compression="zstd")
+        from cocoviz.io.atomic import atomic_path
+
+        with atomic_path(args.out) as tmp:  # a failed write leaves no truncated file, and any previous one
+            table.to_parquet(tmp, index=False, compression="zstd")
         print(f"wrote {args.out} ({len(table):,} rows)")
     return 0
 
@@ -214,13 +219,16 @@ def _add_experiment(sub: argparse._SubParsersAction) -> None:
         unknown = [n for n in chosen if n not in EXPERIMENTS]
         if unknown:
             raise ParameterError(f"unknown experiment(s) {unknown}; choose from {', '.join(names)} or all")
-        os.makedirs(args.out, exist_ok=True)  # an unwritable --out fails now, not after the runs
+        _check_writable(args.out, "--out")  # an unwritable --out fails now, not after the runs
         datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
         try:
             epsilons = [float(x) for x in args.epsilons.split(",") if x.strip()] if args.epsilons else None
         except ValueError:
             raise ParameterError(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
         for name in chosen:
+            journal = os.path.join(args.out, f".{name}.journal")
+            if os.path.isdir(journal):
+                print(f"{name}: a stopped run left {journal}; its releases of this sweep are reused", file=sys.stderr)
             result = run_experiment(
                 name,
                 out=args.out,
@@ -289,15 +297,19 @@ def _run_findings(args: argparse.Namespace) -> int:
     dataset = args.dataset or DEFAULT_DATASET
     if dataset not in dataset_names():
         raise ParameterError(f"unknown dataset {dataset!r}; choose from {', '.join(dataset_names())}")
-    os.makedirs(args.out, exist_ok=True)
+    _check_writable(args.out, "--out")
     for name in chosen:
 
         def show(done: int, total: int, name=name) -> None:
             if not args.quiet and (done == total or done % max(1, total // 10) == 0):
                 print(f"{name}: {done}/{total} releases", file=sys.stderr, flush=True)
 
-        finding = compute_finding(name, dataset=dataset, trials=args.trials, seed=args.seed, progress=show)
+        journal = os.path.join(args.out, f".{name}.journal")  # a killed run resumes from it
+        finding = compute_finding(
+            name, dataset=dataset, trials=args.trials, seed=args.seed, progress=show, journal=journal
+        )
         paths = write_finding(finding, args.out)
+        shutil.rmtree(journal, ignore_errors=True)
         print(
             f"{name}: {finding.meta['releases']} releases in {finding.meta['seconds']:.0f} s, wrote "
             + ", ".join(str(p) for p in paths)
@@ -310,6 +322,16 @@ def _check_out_folder(path: str, option: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ParameterError(f"{option} {path}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise ParameterError(f"{option} {path} is a folder; name the file to write")
+    _check_writable(folder, f"{option} {path}: the folder")
+
+
+def _check_writable(folder: str, option: str) -> None:
+    """Create ``folder`` if needed and refuse it, before any work, unless files can be created in it."""
+    from cocoviz.io.atomic import check_writable_folder
+
+    check_writable_folder(folder, option)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from cocoviz import verify
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import node_label
+from cocoviz.io.atomic import atomic_path
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns, aggregate_runs
 
@@ -215,7 +216,9 @@ class Release:
                 "algorithm": verify.SIGNATURE_ALGORITHM,
                 "value": verify.signature(signing, meta, columns),
             }
-        pq.write_table(table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()}), path)
+        # Written aside and renamed in: a failed save (a full disk) leaves the previous file at ``path``.
+        with atomic_path(path) as tmp:
+            pq.write_table(table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()}), tmp)
 
     def __repr__(self) -> str:
         return (

@@ -25,6 +25,7 @@ from cocoviz.datasets.registry import (
 )
 from cocoviz.datasets.taxi import generate_taxi
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.io.atomic import atomic_path, write_text
 
 __all__ = [
     "dataset_card",
@@ -346,11 +347,13 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
     for spec in _DATASETS:
         table = generate(spec.name)
         path = folder / spec.filename
-        if spec.name == "toy":
-            table.to_csv(path, index=False)
-        else:
+        if spec.name != "toy":
             table = table.sort_values([*spec.levels, "size"], ignore_index=True)
-            table.to_parquet(path, index=False, compression="zstd")
+        with atomic_path(path) as tmp:  # a failed write leaves the previous bundled file whole
+            if spec.name == "toy":
+                table.to_csv(tmp, index=False)
+            else:
+                table.to_parquet(tmp, index=False, compression="zstd")
         size = path.stat().st_size
         written.append((path, size))
         rows.append((spec.name, spec.build(table), spec, size))
@@ -373,6 +376,6 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
 
     parts.append(README_SECTION)
     readme = folder / "README.md"
-    readme.write_text("\n".join(parts), encoding="utf-8")
+    write_text(readme, "\n".join(parts))
     written.append((readme, readme.stat().st_size))
     return written

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,10 +71,12 @@ def run_error_by_size(
     progress: Progress | None = None,
     workers: int | None = 1,
     loader: Loader | None = None,
+    journal: str | os.PathLike | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Error by size ``|Ĥc[s] − Hc[s]|`` at the root of each dataset (paper, Figure 1).
 
-    Every trial estimates the root alone with the whole ``epsilon``.
+    Every trial estimates the root alone with the whole ``epsilon``.  ``journal``: a folder that
+    records finished trials so a killed run resumes (as :func:`~cocoviz.experiments.run_sweep`).
 
     Returns
     -------
@@ -96,7 +99,7 @@ def run_error_by_size(
         for m in methods
         for t in range(int(trials))
     ]
-    arrays = _execute(_size_task, tasks, trees, keys, workers, progress)
+    arrays = _execute(_size_task, tasks, trees, keys, workers, progress, journal=journal)
     curves, rows = [], []
     for d, tree in enumerate(trees):
         h_true = tree.histogram(())

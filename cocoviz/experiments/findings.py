@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from cocoviz.experiments.data import mix_label
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.series import Series, all_mixes, run_series, summarize_series
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.io.atomic import atomic_path
 
 __all__ = [
     "Comparison",
@@ -136,11 +138,14 @@ def compute_finding(
     max_size: int | None = None,
     tree: Hierarchy | None = None,
     progress: Progress | None = None,
+    journal: str | os.PathLike | None = None,
 ) -> Finding:
     """Run comparison ``name`` on bundled ``dataset`` (all its levels) and summarize it.
 
     ``max_size`` defaults to the data card's public bound K (else 100,000); ``tree`` replaces the
-    bundled file (tests).  Raises ParameterError for an unknown comparison or bad parameters.
+    bundled file (tests); ``journal`` a folder recording finished releases, from which a killed run
+    resumes (:func:`~cocoviz.experiments.run_sweep`).  Raises ParameterError for an unknown comparison or
+    bad parameters.
     """
     from cocoviz.datasets import dataset_card, load_dataset
     from cocoviz.plan import DEFAULT_MAX_SIZE
@@ -163,6 +168,7 @@ def compute_finding(
         seed=seed,
         dataset=dataset,
         progress=progress,
+        journal=journal,
     )
     seconds = time.perf_counter() - start
     meta = {
@@ -198,8 +204,11 @@ def write_finding(finding: Finding, folder: str | Path = FINDINGS_DIR) -> list[P
     """Write ``<name>.parquet`` (the summary) and ``<name>.json`` (its metadata) to ``folder``; their paths."""
     table, sidecar = _paths(finding.name, folder)
     table.parent.mkdir(parents=True, exist_ok=True)
-    finding.summary.to_parquet(table, index=False, compression="zstd")
-    sidecar.write_text(json.dumps(finding.meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # Both files are written aside, then renamed in one after the other: a failure while writing leaves
+    # the previous pair whole, never a cut file nor a new summary beside old metadata.
+    with atomic_path(table) as tmp_table, atomic_path(sidecar) as tmp_sidecar:
+        finding.summary.to_parquet(tmp_table, index=False, compression="zstd")
+        tmp_sidecar.write_text(json.dumps(finding.meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return [table, sidecar]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.evaluate import evaluate
+from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import _num, markdown_table
@@ -46,37 +47,47 @@ def run_kselect(
     ceiling: int = DEFAULT_MAX_SIZE,
     k_epsilon: float = DEFAULT_K_EPSILON,
     dataset: str = "data",
+    journal=None,
 ) -> pd.DataFrame:
     """One row per (K choice, ε, trial) at the root of ``tree``: emd, truncation, K, cells, seconds.
 
     Every choice draws trial ``t``'s noise from the seed ``(seed, t)``, so the comparison is paired.
+    ``journal`` (from :meth:`RunOptions.journal_for`) records every (ε, choice) as it finishes, so a killed
+    run resumes; the resumed rows keep the seconds measured when they ran.
     """
     root = tree.keep_levels([]) if tree.depth else tree
-    rows = []
+    journal = NoJournal() if journal is None else journal
+    frames = []
     for eps in epsilons:
         for choice in K_CHOICES:
-            options = _options(choice, ceiling, root.max_size, k_epsilon)
-            for trial in range(trials):
-                start = time.perf_counter()
-                release = estimate(root, epsilons=[eps], methods=["Hc"], seed=(seed, trial), **options)
-                seconds = time.perf_counter() - start
-                ev = evaluate(root, release).iloc[0]
-                rows.append(
-                    {
-                        "dataset": dataset,
-                        "k_choice": choice,
-                        "epsilon": eps,
-                        "trial": trial,
-                        "emd": int(ev["emd"]),
-                        "truncation": int(ev["truncation"]),
-                        "K": int(ev["bound"]),
-                        "true_max": root.max_size,
-                        "cells": int(ev["bound"]),
-                        "seconds": seconds,
-                        "total_epsilon": release.budget.total,
-                    }
-                )
-    return pd.DataFrame(rows)
+
+            def step(eps=eps, choice=choice) -> pd.DataFrame:
+                options = _options(choice, ceiling, root.max_size, k_epsilon)
+                rows = []
+                for trial in range(trials):
+                    start = time.perf_counter()
+                    release = estimate(root, epsilons=[eps], methods=["Hc"], seed=(seed, trial), **options)
+                    seconds = time.perf_counter() - start
+                    ev = evaluate(root, release).iloc[0]
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "k_choice": choice,
+                            "epsilon": eps,
+                            "trial": trial,
+                            "emd": int(ev["emd"]),
+                            "truncation": int(ev["truncation"]),
+                            "K": int(ev["bound"]),
+                            "true_max": root.max_size,
+                            "cells": int(ev["bound"]),
+                            "seconds": seconds,
+                            "total_epsilon": release.budget.total,
+                        }
+                    )
+                return pd.DataFrame(rows)
+
+            frames.append(journal.resumable(len(frames), step))  # a killed run resumes here
+    return pd.concat(frames, ignore_index=True)
 
 
 def summarize_kselect(frame: pd.DataFrame) -> pd.DataFrame:
@@ -169,6 +180,7 @@ def _kselect(exp: Experiment, run: RunOptions) -> ExperimentResult:
                 seed=run.seed,
                 ceiling=config["max_size"],
                 dataset=name,
+                journal=run.journal_for(exp.name, config, name, tree),
             )
         )
     frame = pd.concat(frames, ignore_index=True)

@@ -179,6 +179,7 @@ def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
         progress=run.progress,
         workers=run.workers,
         loader=run.loader,
+        journal=run.journal,
     )
     summary = summarize_error_by_size(per_trial)
     table = pd.DataFrame(

@@ -4,6 +4,7 @@ datasets and grids, and how a run picks its data and runs its sweep.
 
 from __future__ import annotations
 
+import os
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ import pandas as pd
 
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Data, Loader
+from cocoviz.experiments.journal import Journal, NoJournal, loop_key
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress, Sweep, run_sweep
 from cocoviz.plan import DEFAULT_MAX_SIZE
@@ -60,6 +62,7 @@ class RunOptions:
     loader : ``loader(name, scale=, seed=)`` → Hierarchy, instead of the bundled datasets
     data_seed : seed of the synthetic data (0 = the bundled files)
     whole_country : 3-level data on national / state / county instead of the West Coast cut
+    journal : folder recording finished releases, from which a killed run resumes (see :func:`run_sweep`)
     """
 
     scale: float | None = None
@@ -73,6 +76,7 @@ class RunOptions:
     loader: Loader | None = None
     data_seed: int = 0
     whole_country: bool = False
+    journal: str | os.PathLike | None = None
 
     def pick(self, exp: Experiment) -> tuple[str, ...]:
         """The datasets to run ``exp`` on: the chosen ones (checked), else the experiment's."""
@@ -129,9 +133,15 @@ class RunOptions:
             **grid,
         )
 
+    def journal_for(self, *parts) -> Journal | NoJournal:
+        """The journal of an experiment's own loop, fingerprinted by ``parts`` (name, parameters, trees):
+        its ``resumable(k, compute)`` records step k as it finishes and, when a killed run is started again,
+        takes it from there.  Without a journal folder it just computes."""
+        return NoJournal() if self.journal is None else Journal(self.journal, loop_key(*parts))
+
     def run_sweep(self, sweep: Sweep) -> pd.DataFrame:
         """:func:`run_sweep` with the run's progress, workers and loader."""
-        return run_sweep(sweep, progress=self.progress, workers=self.workers, loader=self.loader)
+        return run_sweep(sweep, progress=self.progress, workers=self.workers, loader=self.loader, journal=self.journal)
 
     def run_grid(self, config: dict, data: Sequence[Data], **grid) -> pd.DataFrame:
         """Run :meth:`sweep` ``(config, data, **grid)``."""

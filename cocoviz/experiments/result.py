@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.experiments.figures import _write_pngs
+from cocoviz.io.atomic import atomic_folder
 
 __all__ = ["ExperimentResult"]
 
@@ -32,8 +33,14 @@ class ExperimentResult:
         ``png=None`` tries PNG export and skips it quietly if it is not available.
         Returns the paths written, by kind.
         """
-        folder = Path(out) / self.name
-        folder.mkdir(parents=True, exist_ok=True)
+        # Written into a folder beside the target and swapped in whole: a kill or a full disk leaves the
+        # previous results complete, never new trials beside an old summary and config.
+        final = Path(out) / self.name
+        with atomic_folder(final) as folder:
+            written = self._write_files(folder, png)
+        return {kind: [final / p.relative_to(folder) for p in paths] for kind, paths in written.items()}
+
+    def _write_files(self, folder: Path, png: bool | None) -> dict[str, list[Path]]:
         written: dict[str, list[Path]] = {"csv": [], "md": [], "html": [], "png": [], "json": []}
         for key, frame in self.frames.items():
             path = folder / f"{key}.csv"

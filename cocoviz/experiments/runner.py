@@ -20,6 +20,7 @@ from cocoviz.consistency import MERGES
 from cocoviz.errors import ParameterError
 from cocoviz.evaluate import evaluate, size_errors
 from cocoviz.experiments.data import Data, Loader, _as_data, _methods_for, mix_label, parse_mix
+from cocoviz.experiments.journal import Journal, sweep_key
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.pipeline import estimate
 from cocoviz.plan import CONSISTENCY, DEFAULT_MAX_SIZE
@@ -260,43 +261,66 @@ def _execute(
     workers: int | None,
     progress: Progress | None,
     client=None,
+    journal: str | os.PathLike | None = None,
 ) -> list:
     """``fn(task, trees, keys)`` for every task, in task order; ``workers`` > 1 uses processes, a Dask
-    ``client`` its cluster (:func:`cocoviz.distributed.map_tasks`)."""
+    ``client`` its cluster (:func:`cocoviz.distributed.map_tasks`).
+
+    With a ``journal`` folder every result is recorded there as it finishes, and the results a killed
+    run recorded are taken from it instead of being computed again (:mod:`cocoviz.experiments.journal`).
+    """
+    results: list = [None] * len(tasks)
+    book = None
+    recorded: dict[int, object] = {}
+    if journal is not None:
+        book = Journal(journal, sweep_key(fn, tasks, trees, keys))
+        recorded = {k: r for k, r in book.load().items() if k < len(tasks)}
+    for k, result in recorded.items():
+        results[k] = result
+    todo = [k for k in range(len(tasks)) if k not in recorded]
+    total, first = len(tasks), len(recorded)
+
+    def finish(k: int, result, done: int) -> None:
+        results[k] = result
+        if book is not None:
+            book.record(k, result)
+        if progress is not None:
+            progress(first + done, total)
+
     if client is not None:
         from cocoviz.distributed import map_tasks
 
-        return map_tasks(client, fn, tasks, (list(trees), list(keys)), progress)
+        shown = None if progress is None else (lambda done, _: progress(first + done, total))
+        computed = map_tasks(client, fn, [tasks[k] for k in todo], (list(trees), list(keys)), shown)
+        for k, result in zip(todo, computed):  # a cluster's results are recorded when all are back
+            results[k] = result
+            if book is not None:
+                book.record(k, result)
+        return results
     workers = default_workers() if workers is None else workers
     _check_whole("workers", workers, 1)
-    total = len(tasks)
     if progress is not None:
-        progress(0, total)
-    results: list = [None] * total
-    if workers == 1 or total <= 1:
-        for k, task in enumerate(tasks):
-            results[k] = fn(task, trees, keys)
-            if progress is not None:
-                progress(k + 1, total)
+        progress(first, total)
+    if workers == 1 or len(todo) <= 1:
+        for done, k in enumerate(todo, 1):
+            finish(k, fn(tasks[k], trees, keys), done)
         return results
     # "spawn": a fresh interpreter per worker, safe from any host process's threads
     # (the dashboard's); the trees are sent once per worker, not once per task.
     pool = ProcessPoolExecutor(
-        max_workers=min(int(workers), total),
+        max_workers=min(int(workers), len(todo)),
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_init_worker,
         initargs=(list(trees), list(keys)),
     )
     try:
-        pending = {pool.submit(_call_in_worker, fn, task): k for k, task in enumerate(tasks)}
+        pending = {pool.submit(_call_in_worker, fn, tasks[k]): k for k in todo}
         done = 0
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                results[pending.pop(future)] = future.result()
                 done += 1
-                if progress is not None:
-                    progress(done, total)
+                finish(pending.pop(future), future.result(), done)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return results
@@ -313,6 +337,7 @@ def run_sweep(
     workers: int | None = 1,
     loader: Loader | None = None,
     client=None,
+    journal: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
     """Run every release of ``sweep``: one row per (dataset, mix, ε, consistency, merge, trial, node).
 
@@ -324,6 +349,9 @@ def run_sweep(
     loader : ``loader(name, scale=, seed=)`` → Hierarchy, instead of ``cocoviz.datasets.load_dataset``
     client : a ``dask.distributed.Client``: each release is a task on its cluster (``workers`` unused);
         results do not depend on it
+    journal : a folder where every finished release is recorded as it finishes; a rerun of the same
+        sweep with the same folder (after a kill) takes those from it and runs only the others, and
+        returns the same frame as an uninterrupted run
 
     Returns
     -------
@@ -334,7 +362,7 @@ def run_sweep(
     """
     trees, keys = _load_all(sweep.datasets, loader)
     tasks = _sweep_tasks(sweep, trees, keys)
-    frames = _execute(_sweep_task, tasks, trees, keys, workers, progress, client)
+    frames = _execute(_sweep_task, tasks, trees, keys, workers, progress, client, journal)
     frame = pd.concat(frames, ignore_index=True)
     frame["emd"] = frame["emd"].astype(np.int64)
     return frame

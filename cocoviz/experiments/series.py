@@ -23,6 +23,7 @@ series.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -79,12 +80,14 @@ def run_series(
     seed: int,
     dataset: str = "data",
     progress: Progress | None = None,
+    journal: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
     """The tidy frame of every series (one row per series, ε, trial and node), with a ``series`` column first.
 
     Series sharing a consistency and a merge run as one sweep; every trial's noise is keyed by
     (seed, trial), so the series of one trial are a paired comparison.  ``progress(done, total)``
-    counts releases over all the sweeps.  Raises ParameterError on bad parameters.
+    counts releases over all the sweeps; ``journal`` records them so a killed run resumes (see
+    :func:`~cocoviz.experiments.run_sweep`).  Raises ParameterError on bad parameters.
     """
     data = Data(dataset, tree=tree)
     groups: dict[tuple[str, str], list[Series]] = {}
@@ -111,7 +114,7 @@ def run_series(
             if progress is not None and (done or not offset):  # a later sweep's start is the last one's end
                 progress(offset + done, total)
 
-        frames.append(run_sweep(sweep, progress=report, workers=1))
+        frames.append(run_sweep(sweep, progress=report, workers=1, journal=journal))
         offset += len(sweep.mixes) * len(sweep.epsilons) * sweep.trials
     frame = pd.concat(frames, ignore_index=True)
     names = {s.frame_key(): s.name for s in series}

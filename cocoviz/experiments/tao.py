@@ -40,6 +40,7 @@ import pandas as pd
 from scipy.optimize import linprog
 
 from cocoviz.errors import ParameterError
+from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
@@ -138,10 +139,12 @@ def run_e6(
     households: int = HOUSEHOLDS,
     sweeps: int = SWEEPS,
     progress=None,
+    journal=None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run E6: the per-update frame (``trials``) and the per-run frame (``runs``).
 
-    ``epsilons`` must be positive; the exact-target runs are listed with ε = ∞ and trial 0.
+    ``epsilons`` must be positive; the exact-target runs are listed with ε = ∞ and trial 0.  ``journal``
+    (from :meth:`RunOptions.journal_for`) records every run as it finishes, so a killed run resumes.
 
     >>> trials, runs = run_e6(epsilons=[1.0], trials=1, households=500, sweeps=2)
     >>> len(trials), sorted(runs["targets"].unique())       # 5 priors × 2 target sets × (1 + 6 updates)
@@ -166,21 +169,23 @@ def run_e6(
     priors = e6_priors(data_seed)
     per_update, per_run = [], []
     total, done = len(priors) * len(cases), 0
+    journal = NoJournal() if journal is None else journal
     for name, (prior, reduce) in priors.items():
         cells = np.flatnonzero(prior > 0) if reduce else np.arange(prior.size)
         for kind, eps, trial, targets in cases:
-            q, report = ide(prior, partitions, targets, len(partitions) * sweeps, reduce_domain=reduce)
-            key = {"prior": name, "targets": kind, "epsilon": eps, "trial": trial}
-            per_update.append(
-                report.assign(
+
+            def one_run(
+                name=name, prior=prior, reduce=reduce, cells=cells, kind=kind, eps=eps, trial=trial, targets=targets
+            ):
+                q, report = ide(prior, partitions, targets, len(partitions) * sweeps, reduce_domain=reduce)
+                key = {"prior": name, "targets": kind, "epsilon": eps, "trial": trial}
+                updates = report.assign(
                     **key, partition=report["partition"].map(lambda k: "prior" if pd.isna(k) else MARGIN_NAMES[k])
                 )
-            )
-            optimum = _stage1_optimum(partitions, targets, cells)
-            gaps = report["l1"].to_numpy() - optimum
-            reached = np.flatnonzero(gaps <= 1e-3)
-            per_run.append(
-                {
+                optimum = _stage1_optimum(partitions, targets, cells)
+                gaps = report["l1"].to_numpy() - optimum
+                reached = np.flatnonzero(gaps <= 1e-3)
+                summary = {
                     **key,
                     "l1": report["l1"].iloc[-1],
                     "stage1_optimum": optimum,
@@ -193,12 +198,16 @@ def run_e6(
                     "joint_error": np.abs(q - x).sum(),
                     "prior_joint_error": np.abs(prior - x).sum(),
                 }
-            )
+                return updates, pd.DataFrame([summary])
+
+            updates, summary = journal.resumable(done, one_run)  # a killed run resumes here
+            per_update.append(updates)
+            per_run.append(summary)
             done += 1
             if progress is not None:
                 progress(done, total)
     columns = ["prior", "targets", "epsilon", "trial", "iteration", "partition", "l1", "kl"]
-    return pd.concat(per_update, ignore_index=True)[columns], pd.DataFrame(per_run)
+    return pd.concat(per_update, ignore_index=True)[columns], pd.concat(per_run, ignore_index=True)
 
 
 #: The per-run columns summarised (mean and standard error over trials).
@@ -344,6 +353,7 @@ def _e6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         households=households,
         sweeps=SWEEPS,
         progress=run.progress,
+        journal=run.journal_for(exp.name, epsilons, run.trials, run.seed, run.data_seed, households, SWEEPS),
     )
     summary = summarize_e6(runs)
     config = {

@@ -132,16 +132,20 @@ def _e4(exp: Experiment, run: RunOptions) -> ExperimentResult:
     eps_grid = tuple(run.epsilons if run.epsilons is not None else exp.epsilons)
     max_size = run.max_size or DEFAULT_MAX_SIZE
     priors = _priors(tree, name, run, max_size)
-    rows, total, done = [], run.trials * len(eps_grid) * len(E4_PRIORS), 0
+    frames, total = [], run.trials * len(eps_grid) * len(E4_PRIORS)
+    journal = run.journal_for(exp.name, _config(exp, run, eps_grid, name), tree, max_size)
     for t in range(run.trials):
         for eps in eps_grid:
             for label, method, prior in E4_PRIORS:
-                release = _release(tree, method, priors.get(prior), eps, run, (run.seed, t), "none")
-                rows += _rows(tree, release, tree.depth, {"epsilon": eps, "config": label, "trial": t})
-                done += 1
+
+                def release_rows(t=t, eps=eps, label=label, method=method, prior=prior) -> pd.DataFrame:
+                    release = _release(tree, method, priors.get(prior), eps, run, (run.seed, t), "none")
+                    return pd.DataFrame(_rows(tree, release, tree.depth, {"epsilon": eps, "config": label, "trial": t}))
+
+                frames.append(journal.resumable(len(frames), release_rows))  # a killed run resumes here
                 if run.progress is not None:
-                    run.progress(done, total)
-    trials = pd.DataFrame(rows)
+                    run.progress(len(frames), total)
+    trials = pd.concat(frames, ignore_index=True)
     summary = _summary(trials, ["epsilon", "config"])
     summary["emd_wins_vs_Hc"] = e4_wins(trials, summary)
     md = "\n\n".join(
@@ -168,29 +172,39 @@ def _e5(exp: Experiment, run: RunOptions) -> ExperimentResult:
     eps_grid = tuple(run.epsilons if run.epsilons is not None else exp.epsilons)
     max_size = run.max_size or DEFAULT_MAX_SIZE
     priors = _priors(tree, name, run, max_size)
-    rows, cover = [], []
+    journal = run.journal_for(exp.name, _config(exp, run, eps_grid, name), tree, max_size)
+    frames, covers = [], []
     for t in range(run.trials):
         for eps in eps_grid:
             for prior in ("parent", "previous"):
-                for consistency in ("top-down", "none"):
-                    release = _release(tree, "Hcp", priors[prior], eps, run, (run.seed, t), consistency, first="Hc")
-                    key = {"epsilon": eps, "prior": prior, "consistency": consistency, "trial": t}
-                    for level in range(1, tree.depth + 1):
-                        rows += _rows(tree, release, level, {**key, "level": level})
-                if t < 3:
-                    plan = Plan.build(
-                        tree,
-                        epsilons=[eps] * (tree.depth + 1),
-                        methods=["Hc"] + ["Hcp"] * tree.depth,
-                        max_size=run.max_size,
-                        prior=priors[prior],
-                    )
-                    for rule in (True, False) if prior == "parent" else (True,):
-                        c = coverage(tree, plan, (run.seed, t), parent_correction=rule)
-                        cover.append({"epsilon": eps, "prior": prior, "parent_rule": rule, "trial": t, **c})
-    trials = pd.DataFrame(rows)
+
+                def step(t=t, eps=eps, prior=prior) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    rows, cover = [], []
+                    for consistency in ("top-down", "none"):
+                        release = _release(tree, "Hcp", priors[prior], eps, run, (run.seed, t), consistency, first="Hc")
+                        key = {"epsilon": eps, "prior": prior, "consistency": consistency, "trial": t}
+                        for level in range(1, tree.depth + 1):
+                            rows += _rows(tree, release, level, {**key, "level": level})
+                    if t < 3:
+                        plan = Plan.build(
+                            tree,
+                            epsilons=[eps] * (tree.depth + 1),
+                            methods=["Hc"] + ["Hcp"] * tree.depth,
+                            max_size=run.max_size,
+                            prior=priors[prior],
+                        )
+                        for rule in (True, False) if prior == "parent" else (True,):
+                            c = coverage(tree, plan, (run.seed, t), parent_correction=rule)
+                            cover.append({"epsilon": eps, "prior": prior, "parent_rule": rule, "trial": t, **c})
+                    return pd.DataFrame(rows), pd.DataFrame(cover)
+
+                rows, cover = journal.resumable(len(frames), step)  # a killed run resumes here
+                frames.append(rows)
+                covers.append(cover)
+    trials = pd.concat(frames, ignore_index=True)
+    cover = pd.concat([c for c in covers if len(c)], ignore_index=True)
     summary = _summary(trials, ["epsilon", "level", "prior", "consistency"])
-    cov = pd.DataFrame(cover).groupby(["epsilon", "prior", "parent_rule"], sort=False)[["covered", "z2"]].mean()
+    cov = cover.groupby(["epsilon", "prior", "parent_rule"], sort=False)[["covered", "z2"]].mean()
     md = "\n\n".join(
         [
             f"Hc at the root, Hcp below, on {name}; mean ± s.e. over {run.trials} trials of the level's node average.",

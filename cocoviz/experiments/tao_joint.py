@@ -114,14 +114,19 @@ def _e7(exp: Experiment, run: RunOptions) -> ExperimentResult:
     priors = e7_priors(tree, table, name, run)
     eps_grid = tuple(run.epsilons if run.epsilons is not None else exp.epsilons)
     max_size = run.max_size or E7_MAX_SIZE
-    rows, done = [], 0
+    frames = []
+    journal = run.journal_for(exp.name, run.config(exp), eps_grid, max_size, tree)
     for t in range(run.trials):
         for eps in eps_grid:
-            rows += [dict(r, trial=t) for r in run_joint_trial(tree, table, priors, eps, (run.seed, t), max_size)]
-            done += 1
+
+            def trial(t=t, eps=eps) -> pd.DataFrame:
+                rows = run_joint_trial(tree, table, priors, eps, (run.seed, t), max_size)
+                return pd.DataFrame([dict(r, trial=t) for r in rows])
+
+            frames.append(journal.resumable(len(frames), trial))  # a killed run resumes here
             if run.progress is not None:
-                run.progress(done, run.trials * len(eps_grid))
-    trials = pd.DataFrame(rows)
+                run.progress(len(frames), run.trials * len(eps_grid))
+    trials = pd.concat(frames, ignore_index=True)
     summary = _summary(trials)
     leaves = summary[summary["level"] == tree.depth].drop(columns="level")
     md = "\n\n".join(

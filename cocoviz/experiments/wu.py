@@ -171,19 +171,24 @@ def run_wu(
     done = 0
     for name in datasets:
         tree = run.two_level_data(name).load(run.loader)
+        journal = run.journal_for(exp.name, config, name, tree, list(taus), list(releases))
         for e, eps in enumerate(config["epsilons"]):
             for t in range(run.trials):
-                rows = _trial_rows(
-                    tree,
-                    trial_seed=(run.seed, t, e),
-                    eps=eps,
-                    js=WU_J_GRID,
-                    taus=taus,
-                    neighbours=neighbours,
-                    releases=releases,
-                    max_size=config["max_size"],
-                )
-                frames.append(pd.DataFrame(rows).assign(dataset=name, epsilon=eps, trial=t))
+
+                def trial(e=e, eps=eps, t=t, tree=tree, name=name) -> pd.DataFrame:
+                    rows = _trial_rows(
+                        tree,
+                        trial_seed=(run.seed, t, e),
+                        eps=eps,
+                        js=WU_J_GRID,
+                        taus=taus,
+                        neighbours=neighbours,
+                        releases=releases,
+                        max_size=config["max_size"],
+                    )
+                    return pd.DataFrame(rows).assign(dataset=name, epsilon=eps, trial=t)
+
+                frames.append(journal.resumable(e * run.trials + t, trial))  # a killed run resumes here
                 done += 1
                 if run.progress:
                     run.progress(done, total)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -29,6 +28,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.io.atomic import write_text
 from cocoviz.ledger import Ledger, dataset_identity
 from pages.common.memo import SharedMemo
 
@@ -189,11 +189,7 @@ def _estimate_fast(data_key: tuple, params: Params, tree: Hierarchy) -> Timed:
 
 
 def _write_stats(path: str, stats: dict) -> None:
-    # Written whole then renamed, so a reader never sees half a file.
-    tmp = f"{path}.{threading.get_ident()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(stats, f)
-    os.replace(tmp, path)
+    write_text(path, json.dumps(stats))  # written whole then renamed: a reader never sees half a file
 
 
 def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") -> Timed:
