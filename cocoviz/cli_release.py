@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cocoviz.errors import InputError, ParameterError, PrivacyError, SetupError
+from cocoviz.io.atomic import write_text
 
 __all__ = ["add_release", "SqlSource", "source_spec", "load_tree", "OUTPUTS"]
 
@@ -241,13 +242,13 @@ def run_release(args: argparse.Namespace) -> int:
             release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
             files[0].parent.mkdir(exist_ok=True)
-            # The files are written simply here; atomic writes come with cocoviz.io.atomic.
+            # Each file is written whole or not at all (cocoviz.io.atomic); on failure this run's files go.
             written.append(files[0])
             release.save(files[0])
             written.append(files[1])
-            files[1].write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            write_text(files[1], json.dumps(report, ensure_ascii=False, indent=1) + "\n")
             written.append(files[2])
-            files[2].write_text(budget_markdown(report), encoding="utf-8")
+            write_text(files[2], budget_markdown(report))
         except BaseException:
             for path in written:
                 path.unlink(missing_ok=True)

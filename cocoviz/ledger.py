@@ -52,6 +52,7 @@ import pandas as pd
 
 from cocoviz.budget import NEIGHBOURS
 from cocoviz.errors import InputError, ParameterError, PrivacyError
+from cocoviz.io.atomic import write_text
 from cocoviz.plan import Plan
 
 __all__ = ["Ledger", "LEDGER_ENV", "NEIGHBOURS", "dataset_identity", "default_path", "check_cap"]
@@ -402,5 +403,9 @@ class Ledger:
         return Plan.from_dict(json.loads(row[0]))
 
     def to_csv(self, path: str | os.PathLike | None = None, dataset: str | None = None) -> str | None:
-        """The ledger as CSV: written to ``path``, or returned as text when ``path`` is None."""
-        return self.entries(dataset).to_csv(path, index=False)
+        """The ledger as CSV: written to ``path`` (whole or not at all), or returned as text when ``path`` is None."""
+        text = self.entries(dataset).to_csv(index=False)
+        if path is None:
+            return text
+        write_text(path, text)
+        return None

@@ -32,6 +32,7 @@ import tomllib
 from pathlib import Path
 
 from cocoviz.errors import InputError
+from cocoviz.io.atomic import write_text
 
 __all__ = ["PLAN_FORMAT", "PLAN_FIELDS", "write_plan_file", "read_plan_file", "toml_text", "from_toml"]
 
@@ -136,7 +137,7 @@ def write_plan_file(path: str | os.PathLike, data: dict) -> None:
         text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
     else:
         text = "# A cocoviz plan: public parameters only (python -m cocoviz release --plan FILE).\n" + toml_text(data)
-    Path(path).write_text(text, encoding="utf-8")
+    write_text(path, text)  # whole or not at all: a failed write keeps the previous plan file
 
 
 def read_plan_file(path: str | os.PathLike) -> dict:
