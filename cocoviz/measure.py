@@ -33,7 +33,7 @@ import numpy as np
 
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError, PrivacyError
-from cocoviz.mechanisms import FastSampler, Sampler, SecureSampler, make_sampler
+from cocoviz.noise import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 from cocoviz.whole_level import join_segments, node_batches
@@ -135,7 +135,7 @@ def open_sampler(
 ) -> Sampler:
     """The sampler a call asks for: ``secure=True`` is ``sampler="secure"``; ``rng`` seeds the fast one.
 
-    ``sampler`` is one of :data:`~cocoviz.mechanisms.SAMPLERS`: ``"fast"`` (the default),
+    ``sampler`` is one of :data:`~cocoviz.noise.SAMPLERS`: ``"fast"`` (the default),
     ``"secure"`` or ``"opendp"`` (both for release; ``secure=True`` accepts either).
     A ``numpy.random.Generator`` passed as ``rng`` gives the fast sampler a
     128-bit seed drawn from it, so experiments that hand out one generator per

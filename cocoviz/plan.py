@@ -37,7 +37,7 @@ from cocoviz.estimators import (
 )
 from cocoviz.hcp import HCP_SENSITIVITY, fit_hcp, hcp_grid, query_hcp
 from cocoviz.hcp_prior import UNIFORM, Prior
-from cocoviz.mechanisms import check_epsilon
+from cocoviz.noise import check_epsilon
 from cocoviz.shape import Shape
 from cocoviz.truncation import DEFAULT_K_BETA, K_SELECT, K_SENSITIVITY, check_beta, svt_grid
 from cocoviz.whole_level import fit_hc_nodes, fit_hg_nodes, query_hc_nodes, query_hg_nodes

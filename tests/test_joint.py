@@ -30,7 +30,7 @@ from cocoviz.joint import (
     split_total,
     tenure_cost,
 )
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 from cocoviz.priors import ide, marginal_blocks
 from cocoviz.shape import Shape
 

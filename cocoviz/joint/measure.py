@@ -36,7 +36,7 @@ import pandas as pd
 from cocoviz.budget import Budget, Charge
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.joint.domain import leaf_owners
-from cocoviz.mechanisms import check_epsilon, make_sampler
+from cocoviz.noise import check_epsilon, make_sampler
 from cocoviz.shape import Shape
 
 __all__ = [

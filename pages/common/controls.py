@@ -11,7 +11,7 @@ import math
 import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.mechanisms import EPSILON_RANGE
+from cocoviz.noise import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
 from pages.common import data, state, uploads
 from pages.common.engine import Params, guard

@@ -1,0 +1,34 @@
+"""Noise: the samplers and their laws, in one place.
+
+* :mod:`cocoviz.noise.samplers` — the three samplers (``"fast"``, ``"secure"``, ``"opendp"``),
+  the ε range and the seed check;
+* ``_discrete_laplace``, ``_discrete_laplace_kernel``, ``_exact_exp`` — the secure sampler's
+  exact discrete Laplace (its proof and driver, its compiled loop, its exact integer path);
+* ``_fast_kernels`` — the fast sampler's keyed Philox streams (compiled).
+"""
+
+from cocoviz.noise.samplers import (
+    EPSILON_RANGE,
+    SAMPLERS,
+    FastSampler,
+    OpenDPSampler,
+    Sampler,
+    SecureSampler,
+    check_epsilon,
+    check_seed,
+    double_geometric_pmf,
+    make_sampler,
+)
+
+__all__ = [
+    "EPSILON_RANGE",
+    "FastSampler",
+    "SecureSampler",
+    "OpenDPSampler",
+    "Sampler",
+    "SAMPLERS",
+    "make_sampler",
+    "check_epsilon",
+    "check_seed",
+    "double_geometric_pmf",
+]

@@ -1,0 +1,257 @@
+"""The geometric mechanism: its noise law, its three samplers, and keyed noise streams.
+
+Every noisy answer of the engine is ``value + X`` with X double-geometric of
+scale Δ/ε: ``P(X = k) = (1-α)/(1+α) α^|k|``, ``α = exp(-ε/Δ)`` (METHOD.md).
+Three samplers draw it (:data:`SAMPLERS`), all exact on the integers (never
+rounded floating-point Laplace):
+
+* ``"fast"``, :class:`FastSampler` — Philox counter streams, seeded; fast, for exploration, teaching
+  and experiments.  **Not for release**: a seeded pseudo-random generator is
+  predictable.  Its noise is *keyed*: cell ``j`` of the measurement
+  ``key = (level, node, query)`` draws from the counter ``(j, node, level, query)``,
+  so a seeded result never depends on threads, node order, caches or machines.
+* ``"secure"``, :class:`SecureSampler` — for releases: Canonne, Kamath and Steinke's
+  exact discrete Laplace in integer arithmetic, compiled and vectorised over whole
+  arrays (:mod:`cocoviz.noise._discrete_laplace`), from AES-128 in counter mode (randomgen's
+  ``AESCounter``) keyed from the operating system's entropy each time a sampler is
+  made.  It has no seed.
+* ``"opendp"``, :class:`OpenDPSampler` — the same law from OpenDP's discrete Laplace over
+  the OS CSPRNG; slower (one Python list per call), kept as the reference the secure
+  sampler is tested against, and selectable.
+
+>>> sampler = FastSampler(seed=0)
+>>> a = sampler.draw(np.array([5, 7]), scale=1.0, key=(0, 0, 0))
+>>> b = sampler.draw(np.array([5, 7]), scale=1.0, key=(0, 0, 0))
+>>> bool((a == b).all())  # the same key gives the same noise, whatever ran before
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+from cocoviz.errors import BudgetError, ParameterError, PrivacyError
+
+__all__ = [
+    "EPSILON_RANGE",
+    "FastSampler",
+    "SecureSampler",
+    "OpenDPSampler",
+    "Sampler",
+    "SAMPLERS",
+    "make_sampler",
+    "check_epsilon",
+    "check_seed",
+    "double_geometric_pmf",
+]
+
+#: The ε a single measurement may spend.  Below 1e-6 the noise (scale up to
+#: 2e6) would still be exact, but such a budget protects nothing useful and is
+#: almost surely a typing slip; above 1e6 the noise is exactly zero in double
+#: precision (α = exp(-1e6) = 0), so the release would publish the truth.
+EPSILON_RANGE = (1e-6, 1e6)
+
+# The fast sampler's noise is exact while it stays below 2**52 in magnitude
+# (float64 integers); refuse rather than ever return an overflowed value.
+_EXACT_NOISE = 2.0**52
+
+
+def check_epsilon(epsilon: float, what: str = "ε") -> float:
+    """``epsilon`` as a float, refusing anything but a real number in :data:`EPSILON_RANGE`.
+
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(True)
+    Traceback (most recent call last):
+    ...
+    cocoviz.errors.BudgetError: ε must be a real number, got True
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise BudgetError(f"{what} must be a real number, got {epsilon!r}")
+    value = float(epsilon)
+    lo, hi = EPSILON_RANGE
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise BudgetError(
+            f"{what} must be between {lo:g} and {hi:g}, got {epsilon!r}" + (" (ε must be > 0)" if not value > 0 else "")
+        )
+    return value
+
+
+def check_seed(seed: int | Sequence[int] | None) -> tuple[int, ...]:
+    """The entropy of a seed: a whole number >= 0 or a sequence of them; None draws fresh entropy.
+
+    >>> check_seed(3), check_seed((3, 1))
+    ((3,), (3, 1))
+    """
+    if seed is None:
+        return (int(np.random.SeedSequence().entropy),)
+    parts = seed if isinstance(seed, (tuple, list)) else (seed,)
+    for part in parts:
+        if isinstance(part, bool) or not isinstance(part, numbers.Integral) or part < 0:
+            raise ParameterError(f"seed must be a whole number >= 0 (or a sequence of them), got {seed!r}")
+    if not parts:
+        raise ParameterError("seed must not be an empty sequence")
+    return tuple(int(p) for p in parts)
+
+
+def double_geometric_pmf(k: np.ndarray, scale: float) -> np.ndarray:
+    """P(X = k) = (1-α)/(1+α) α^|k| with α = exp(-1/scale)."""
+    alpha = math.exp(-1.0 / scale)
+    return (1 - alpha) / (1 + alpha) * alpha ** np.abs(np.asarray(k, np.float64))
+
+
+class FastSampler:
+    """Double-geometric noise from keyed counter-based streams (exploration only, not for release).
+
+    Cell ``j`` of the measurement ``key = (level, node, query)`` takes its noise from
+    Philox4x32-10 at counter ``(j, node, level, query)`` under a key derived from the
+    seed (:mod:`cocoviz.noise._fast_kernels`): ``X = floor(E1 · scale) - floor(E2 · scale)``
+    with ``E1, E2`` standard exponential, each floor geometric with ``P(≥ k) = α^k``.
+    A cell's noise depends on nothing else, so a whole level drawn at once
+    (:meth:`draw_level`) equals its nodes drawn one by one, on any number of threads.
+    """
+
+    secure = False
+
+    def __init__(self, seed: int | Sequence[int] | None = None):
+        self.entropy = check_seed(seed)
+        self.name = (
+            "fast: Philox counter streams, seeded, keyed by (level, node, query) (exploration only, not for release)"
+        )
+        self._key = tuple(np.uint64(w) for w in np.random.SeedSequence(self.entropy).generate_state(2, np.uint32))
+
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int]) -> np.ndarray:
+        """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``.
+
+        ``key`` is ``(level, node, query)``; any other tuple of whole numbers names a
+        stream of its own (derived from the seed and the tuple, a little slower).
+        """
+        values = np.asarray(values, np.int64)
+        if len(key) == 3 and all(0 <= int(k) < 2**32 for k in key) and int(key[2]) < 256:
+            level, node, query = (int(k) for k in key)
+            return self.draw_level(values.ravel(), np.array([0, values.size]), scale, level, query, node).reshape(
+                values.shape
+            )
+        words = np.random.SeedSequence(self.entropy, spawn_key=tuple(int(k) for k in key)).generate_state(2, np.uint32)
+        return _draw(values.ravel(), np.array([0, values.size]), scale, 0, 255, 0, 0, *words).reshape(values.shape)
+
+    def draw_level(
+        self,
+        values: np.ndarray,
+        ptr: np.ndarray,
+        scale: float,
+        level: int,
+        query: int = 0,
+        first_node: int = 0,
+        offset: int = 0,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Noisy ``values`` of consecutive nodes: segment ``s`` (``values[ptr[s]:ptr[s+1]]``) is node
+        ``first_node + s``, keyed ``(level, first_node + s, query)``; the first segment starts at that
+        node's cell ``offset`` (a node drawn in chunks).  ``out`` may be ``values`` itself."""
+        return _draw(values, ptr, scale, level, query, first_node, offset, *self._key, out=out)
+
+
+def _draw(values, ptr, scale, level, query, first_node, offset, k0, k1, out=None) -> np.ndarray:
+    if 37.0 * scale >= _EXACT_NOISE:
+        raise BudgetError(f"noise of scale {scale:g} is too large to add exactly")
+    from cocoviz.noise._fast_kernels import add_noise  # deferred: numba's import is heavy
+
+    values = np.ascontiguousarray(values, np.int64)
+    ptr = np.ascontiguousarray(ptr, np.int64)
+    out = np.empty_like(values) if out is None else out
+    add_noise(
+        values, ptr, int(first_node), int(offset), int(level), int(query), np.uint64(k0), np.uint64(k1),
+        float(scale), 0, values.size, out,
+    )  # fmt: skip
+    return out
+
+
+class SecureSampler:
+    """Exact double-geometric noise for releases: vectorised integer sampling over AES-CTR keyed by the OS.
+
+    The discrete Laplace of scale Δ/ε (ε a float taken at its exact value) by Canonne,
+    Kamath and Steinke's algorithm in integer arithmetic, compiled over whole arrays;
+    :mod:`cocoviz.noise._discrete_laplace` proves each step exact.  Its random words come from
+    randomgen's ``AESCounter`` (AES-128 in counter mode, AES-NI when the CPU has it),
+    keyed with 128 bits of ``os.urandom`` when the sampler is made: never seeded, so keys
+    are ignored.  Memory beyond the output is one 1 MiB buffer of random words.
+    """
+
+    secure = True
+    kind = "secure"
+    name = "secure: exact discrete Laplace (Canonne-Kamath-Steinke, integer arithmetic) over AES-CTR keyed by the OS"
+
+    def __init__(self) -> None:
+        import os
+
+        from randomgen import AESCounter  # deferred, with numba: only a secure release needs them
+
+        from cocoviz.noise import _discrete_laplace
+
+        self._add_noise = _discrete_laplace.add_noise
+        self._bitgen = AESCounter(key=int.from_bytes(os.urandom(16), "little"))
+
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
+        """``values`` (whole numbers, as int64) plus exact discrete Laplace noise of ``scale``; ``key`` is ignored."""
+        return self._add_noise(values, scale, self._bitgen)
+
+    def __getstate__(self):
+        # A copy would carry the key and counter: two processes would draw the same noise.
+        raise PrivacyError("a secure sampler is never copied or shipped: open one where it draws (make_sampler)")
+
+
+class OpenDPSampler:
+    """Exact double-geometric noise from OpenDP (the reference for :class:`SecureSampler`).
+
+    OpenDP's ``make_laplace`` on an integer vector domain samples the discrete
+    Laplace distribution exactly (Canonne, Kamath and Steinke's sampler over
+    the OS CSPRNG); with scale Δ/ε it is the geometric mechanism.  Keys are
+    ignored: there is no seed to key.
+    """
+
+    secure = True
+    kind = "opendp"
+    name = "opendp: OpenDP discrete Laplace (exact, OS CSPRNG)"
+
+    def __init__(self) -> None:
+        import opendp.prelude as dp  # deferred: only a release with this sampler needs it
+
+        dp.enable_features("contrib")
+        self._dp = dp
+        self._cache: dict[float, object] = {}
+
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
+        values = np.asarray(values, np.int64)
+        if values.size == 0:
+            return values.copy()
+        measurement = self._cache.get(scale)
+        if measurement is None:
+            dp = self._dp
+            measurement = dp.m.make_laplace(
+                dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=float(scale)
+            )
+            self._cache[scale] = measurement
+        return np.asarray(measurement(values.ravel().tolist()), np.int64).reshape(values.shape)
+
+
+#: Sampler names: ``"fast"`` (seeded, exploration), ``"secure"`` (release) and ``"opendp"`` (release, the reference).
+SAMPLERS = ("fast", "secure", "opendp")
+
+#: Any of the three samplers (all have ``secure``, ``name`` and ``draw(values, scale, key)``).
+Sampler = FastSampler | SecureSampler | OpenDPSampler
+
+
+def make_sampler(name: str, seed: int | Sequence[int] | None = None) -> Sampler:
+    """The sampler called ``name``; ``seed`` keys the fast sampler and is ignored by the secure ones."""
+    if name == "fast":
+        return FastSampler(seed)
+    if name == "secure":
+        return SecureSampler()
+    if name == "opendp":
+        return OpenDPSampler()
+    raise ParameterError(f"sampler must be one of {SAMPLERS}, got {name!r}")
