@@ -5,16 +5,5 @@
 True
 """
 
-from cocoviz.noise import (  # noqa: F401 - re-exported
-    EPSILON_RANGE,
-    SAMPLERS,
-    FastSampler,
-    OpenDPSampler,
-    Sampler,
-    SecureSampler,
-    __all__,
-    check_epsilon,
-    check_seed,
-    double_geometric_pmf,
-    make_sampler,
-)
+from cocoviz.noise import *  # noqa: F403 - re-exported
+from cocoviz.noise import __all__  # noqa: F401

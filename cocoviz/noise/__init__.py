@@ -1,9 +1,11 @@
 """Noise: the samplers and their laws, in one place.
 
-* :mod:`cocoviz.noise.samplers` — the three samplers (``"fast"``, ``"secure"``, ``"opendp"``),
-  the ε range and the seed check;
+* :mod:`cocoviz.noise.samplers` — the laws (double-geometric, discrete Gaussian) and the three
+  samplers (``"fast"``, ``"secure"``, ``"opendp"``), each drawing either; the ε range and the seed check;
 * ``_discrete_laplace``, ``_discrete_laplace_kernel``, ``_exact_exp`` — the secure sampler's
   exact discrete Laplace (its proof and driver, its compiled loop, its exact integer path);
+* ``_discrete_gaussian`` — the secure sampler's exact discrete Gaussian (rejection from the
+  discrete Laplace, its proof);
 * ``_fast_kernels`` — the fast sampler's keyed Philox streams (compiled).
 """
 
@@ -16,6 +18,8 @@ from cocoviz.noise.samplers import (
     SecureSampler,
     check_epsilon,
     check_seed,
+    discrete_gaussian_pmf,
+    discrete_gaussian_variance,
     double_geometric_pmf,
     make_sampler,
 )
@@ -31,4 +35,6 @@ __all__ = [
     "check_epsilon",
     "check_seed",
     "double_geometric_pmf",
+    "discrete_gaussian_pmf",
+    "discrete_gaussian_variance",
 ]

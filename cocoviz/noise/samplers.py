@@ -1,4 +1,10 @@
-"""The geometric mechanism: its noise law, its three samplers, and keyed noise streams.
+"""The noise laws (double-geometric; discrete Gaussian), their three samplers, and keyed noise streams.
+
+Under pure ε-DP each sampler's ``draw(values, scale, key)`` adds the double-geometric
+noise below; under ρ-zCDP its ``draw_gaussian(values, sigma2, key)`` adds the discrete
+Gaussian N_ℤ(0, σ²), ``P(X = x) ∝ exp(-x²/(2σ²))`` (Canonne, Kamath and Steinke 2020),
+by the same three routes (fast: keyed Philox; secure: exact, over AES-CTR,
+:mod:`cocoviz.noise._discrete_gaussian`; opendp: OpenDP's ``make_gaussian``).
 
 Every noisy answer of the engine is ``value + X`` with X double-geometric of
 scale Δ/ε: ``P(X = k) = (1-α)/(1+α) α^|k|``, ``α = exp(-ε/Δ)`` (METHOD.md).
@@ -47,6 +53,8 @@ __all__ = [
     "check_epsilon",
     "check_seed",
     "double_geometric_pmf",
+    "discrete_gaussian_pmf",
+    "discrete_gaussian_variance",
 ]
 
 #: The ε a single measurement may spend.  Below 1e-6 the noise (scale up to
@@ -98,10 +106,35 @@ def check_seed(seed: int | Sequence[int] | None) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+def _check_sigma2(sigma2: numbers.Real) -> numbers.Real:
+    """σ², refused unless a positive finite real; kept as given (the secure sampler takes a rational exactly)."""
+    if isinstance(sigma2, bool) or not isinstance(sigma2, numbers.Real) or not (0 < float(sigma2) < math.inf):
+        raise ParameterError(f"σ² must be a positive finite number, got {sigma2!r}")
+    return sigma2
+
+
 def double_geometric_pmf(k: np.ndarray, scale: float) -> np.ndarray:
     """P(X = k) = (1-α)/(1+α) α^|k| with α = exp(-1/scale)."""
     alpha = math.exp(-1.0 / scale)
     return (1 - alpha) / (1 + alpha) * alpha ** np.abs(np.asarray(k, np.float64))
+
+
+def discrete_gaussian_pmf(k: np.ndarray, sigma2: float) -> np.ndarray:
+    """P(X = k) of the discrete Gaussian (float; the normaliser summed over ±(40σ + 10))."""
+    span = int(40 * math.sqrt(sigma2)) + 10
+    norm = np.exp(-(np.arange(-span, span + 1, dtype=np.float64) ** 2) / (2 * sigma2)).sum()
+    return np.exp(-(np.asarray(k, np.float64) ** 2) / (2 * sigma2)) / norm
+
+
+def discrete_gaussian_variance(sigma2: float) -> float:
+    """Var X of the discrete Gaussian: below σ², close to it for σ >= 1 (exact sum, for the merge weights).
+
+    >>> round(discrete_gaussian_variance(0.25), 3), round(discrete_gaussian_variance(4.0), 6)
+    (0.215, 4.0)
+    """
+    span = int(40 * math.sqrt(sigma2)) + 10
+    k = np.arange(-span, span + 1, dtype=np.float64)
+    return float((k * k * discrete_gaussian_pmf(k, sigma2)).sum())
 
 
 class FastSampler:
@@ -124,7 +157,7 @@ class FastSampler:
         )
         self._key = tuple(np.uint64(w) for w in np.random.SeedSequence(self.entropy).generate_state(2, np.uint32))
 
-    def draw(self, values: np.ndarray, scale: float, key: Sequence[int]) -> np.ndarray:
+    def draw(self, values: np.ndarray, scale: float, key: Sequence[int], *, sigma2: float | None = None) -> np.ndarray:
         """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``.
 
         ``key`` is ``(level, node, query)``; any other tuple of whole numbers names a
@@ -133,11 +166,21 @@ class FastSampler:
         values = np.asarray(values, np.int64)
         if len(key) == 3 and all(0 <= int(k) < 2**32 for k in key) and int(key[2]) < 256:
             level, node, query = (int(k) for k in key)
-            return self.draw_level(values.ravel(), np.array([0, values.size]), scale, level, query, node).reshape(
-                values.shape
-            )
+            return self.draw_level(
+                values.ravel(), np.array([0, values.size]), scale, level, query, node, sigma2=sigma2
+            ).reshape(values.shape)
         words = np.random.SeedSequence(self.entropy, spawn_key=tuple(int(k) for k in key)).generate_state(2, np.uint32)
-        return _draw(values.ravel(), np.array([0, values.size]), scale, 0, 255, 0, 0, *words).reshape(values.shape)
+        flat = values.ravel()
+        return _draw(flat, np.array([0, values.size]), scale, 0, 255, 0, 0, *words, sigma2=sigma2).reshape(values.shape)
+
+    def draw_gaussian(self, values: np.ndarray, sigma2: float, key: Sequence[int]) -> np.ndarray:
+        """``values`` plus discrete Gaussian noise of variance parameter ``sigma2``, from the stream of ``key``.
+
+        Each cell runs Canonne, Kamath and Steinke's rejection on counters of its own
+        (:func:`cocoviz.noise._fast_kernels.add_gaussian_noise`), so, as for the Laplace, a cell's
+        noise depends only on (seed, key, cell).
+        """
+        return self.draw(values, 0.0, key, sigma2=float(_check_sigma2(sigma2)))
 
     def draw_level(
         self,
@@ -149,24 +192,31 @@ class FastSampler:
         first_node: int = 0,
         offset: int = 0,
         out: np.ndarray | None = None,
+        *,
+        sigma2: float | None = None,
     ) -> np.ndarray:
         """Noisy ``values`` of consecutive nodes: segment ``s`` (``values[ptr[s]:ptr[s+1]]``) is node
         ``first_node + s``, keyed ``(level, first_node + s, query)``; the first segment starts at that
-        node's cell ``offset`` (a node drawn in chunks).  ``out`` may be ``values`` itself."""
-        return _draw(values, ptr, scale, level, query, first_node, offset, *self._key, out=out)
+        node's cell ``offset`` (a node drawn in chunks).  ``out`` may be ``values`` itself.  With
+        ``sigma2`` the noise is the discrete Gaussian of that variance parameter (``scale`` unused)."""
+        return _draw(values, ptr, scale, level, query, first_node, offset, *self._key, out=out, sigma2=sigma2)
 
 
-def _draw(values, ptr, scale, level, query, first_node, offset, k0, k1, out=None) -> np.ndarray:
-    if 37.0 * scale >= _EXACT_NOISE:
-        raise BudgetError(f"noise of scale {scale:g} is too large to add exactly")
-    from cocoviz.noise._fast_kernels import add_noise  # deferred: numba's import is heavy
+def _draw(values, ptr, scale, level, query, first_node, offset, k0, k1, out=None, sigma2=None) -> np.ndarray:
+    """The compiled keyed draw: double-geometric noise of ``scale``, or discrete Gaussian of ``sigma2`` if given."""
+    if 37.0 * (scale if sigma2 is None else math.sqrt(sigma2) + 1) >= _EXACT_NOISE:
+        raise BudgetError(
+            f"noise of scale {scale if sigma2 is None else math.sqrt(sigma2):g} is too large to add exactly"
+        )
+    from cocoviz.noise import _fast_kernels  # deferred: numba's import is heavy
 
+    kernel = _fast_kernels.add_noise if sigma2 is None else _fast_kernels.add_gaussian_noise
     values = np.ascontiguousarray(values, np.int64)
     ptr = np.ascontiguousarray(ptr, np.int64)
     out = np.empty_like(values) if out is None else out
-    add_noise(
+    kernel(
         values, ptr, int(first_node), int(offset), int(level), int(query), np.uint64(k0), np.uint64(k1),
-        float(scale), 0, values.size, out,
+        float(scale if sigma2 is None else sigma2), 0, values.size, out,
     )  # fmt: skip
     return out
 
@@ -191,14 +241,20 @@ class SecureSampler:
 
         from randomgen import AESCounter  # deferred, with numba: only a secure release needs them
 
-        from cocoviz.noise import _discrete_laplace
+        from cocoviz.noise import _discrete_gaussian, _discrete_laplace
 
         self._add_noise = _discrete_laplace.add_noise
+        self._add_gaussian = _discrete_gaussian.add_noise
         self._bitgen = AESCounter(key=int.from_bytes(os.urandom(16), "little"))
 
     def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
         """``values`` (whole numbers, as int64) plus exact discrete Laplace noise of ``scale``; ``key`` is ignored."""
         return self._add_noise(values, scale, self._bitgen)
+
+    def draw_gaussian(self, values: np.ndarray, sigma2: float, key: Sequence[int] = ()) -> np.ndarray:
+        """``values`` plus exact discrete Gaussian noise of variance parameter ``sigma2`` (taken at its exact
+        value; :mod:`cocoviz.noise._discrete_gaussian`); ``key`` is ignored."""
+        return self._add_gaussian(values, _check_sigma2(sigma2), self._bitgen)
 
     def __getstate__(self):
         # A copy would carry the key and counter: two processes would draw the same noise.
@@ -223,7 +279,7 @@ class OpenDPSampler:
 
         dp.enable_features("contrib")
         self._dp = dp
-        self._cache: dict[float, object] = {}
+        self._cache: dict[object, object] = {}
 
     def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
         values = np.asarray(values, np.int64)
@@ -236,6 +292,21 @@ class OpenDPSampler:
                 dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=float(scale)
             )
             self._cache[scale] = measurement
+        return np.asarray(measurement(values.ravel().tolist()), np.int64).reshape(values.shape)
+
+    def draw_gaussian(self, values: np.ndarray, sigma2: float, key: Sequence[int] = ()) -> np.ndarray:
+        """``values`` plus OpenDP's discrete Gaussian (``make_gaussian`` on integers) of scale σ = √σ² (as a float)."""
+        values = np.asarray(values, np.int64)
+        sigma = math.sqrt(float(_check_sigma2(sigma2)))
+        if values.size == 0:
+            return values.copy()
+        measurement = self._cache.get(("gaussian", sigma))
+        if measurement is None:
+            dp = self._dp
+            measurement = dp.m.make_gaussian(
+                dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64"), scale=sigma
+            )
+            self._cache[("gaussian", sigma)] = measurement
         return np.asarray(measurement(values.ravel().tolist()), np.int64).reshape(values.shape)
 
 
