@@ -241,8 +241,7 @@ def answer_node(
 
     ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
     """
-    method, eps = plan.level_method(level), plan.level_epsilon(level)
-    scale = method.sensitivity / eps
+    method, scale = plan.level_method(level), plan.level_noise(level)
     runs = tree.runs(level)
 
     def answer(k: int) -> np.ndarray:
@@ -288,7 +287,7 @@ def answer_nodes(
     """
     method = plan.level_method(level)
     values, ptr = method.level_query(tree.runs(level), lo, hi, bounds)
-    return draw_nodes(sampler, values, ptr, method.sensitivity / plan.level_epsilon(level), level, lo), ptr
+    return draw_nodes(sampler, values, ptr, plan.level_noise(level), level, lo), ptr
 
 
 def batch_threads(n_batches: int, workers: int | None, secure: bool = False) -> int:

@@ -19,6 +19,7 @@ import cocoviz.noise._discrete_gaussian as dg
 from cocoviz.errors import BudgetError, ParameterError
 from cocoviz.noise import (
     FastSampler,
+    GaussianNoise,
     OpenDPSampler,
     SecureSampler,
     discrete_gaussian_pmf,
@@ -174,15 +175,15 @@ def test_fast_gaussian_streams_are_keyed_and_independent_of_batching():
     sizes = [5, 0, 17, 3]
     values = np.arange(sum(sizes), dtype=np.int64)
     ptr = np.concatenate([[0], np.cumsum(sizes)])
-    level = sampler.draw_level(values, ptr, 0.0, 2, 0, 10, sigma2=9.0)
+    level = sampler.draw_level(values, ptr, GaussianNoise(9.0), 2, 0, 10)
     one_by_one = np.concatenate(
         [sampler.draw_gaussian(values[ptr[s] : ptr[s + 1]], 9.0, (2, 10 + s, 0)) for s in range(len(sizes))]
     )
     assert np.array_equal(level, one_by_one)
     # a node drawn in two chunks: the second starts at its cell 7
     node = values[ptr[2] : ptr[3]]
-    first = sampler.draw_level(node[:7], np.array([0, 7]), 0.0, 2, 0, 12, sigma2=9.0)
-    second = sampler.draw_level(node[7:], np.array([0, 10]), 0.0, 2, 0, 12, 7, sigma2=9.0)
+    first = sampler.draw_level(node[:7], np.array([0, 7]), GaussianNoise(9.0), 2, 0, 12)
+    second = sampler.draw_level(node[7:], np.array([0, 10]), GaussianNoise(9.0), 2, 0, 12, 7)
     assert np.array_equal(np.concatenate([first, second]), one_by_one[ptr[2] : ptr[3]])
     assert np.array_equal(FastSampler(seed=7).draw_gaussian(node, 9.0, (2, 12, 0)), one_by_one[ptr[2] : ptr[3]])
     assert not np.array_equal(FastSampler(seed=8).draw_gaussian(node, 9.0, (2, 12, 0)), one_by_one[ptr[2] : ptr[3]])

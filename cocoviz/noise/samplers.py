@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,6 +50,7 @@ __all__ = [
     "OpenDPSampler",
     "Sampler",
     "SAMPLERS",
+    "GaussianNoise",
     "make_sampler",
     "check_epsilon",
     "check_seed",
@@ -106,6 +108,25 @@ def check_seed(seed: int | Sequence[int] | None) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+@dataclass(frozen=True)
+class GaussianNoise:
+    """The discrete Gaussian N_ℤ(0, σ²) as a sampler's ``scale``: ``draw(values, GaussianNoise(σ²), key)``
+    adds it where a float scale adds double-geometric noise (so a plan's noise is one value per level).
+
+    >>> FastSampler(seed=0).draw(np.zeros(3, np.int64), GaussianNoise(4.0), (0, 0, 0)).shape
+    (3,)
+    """
+
+    sigma2: numbers.Real
+
+
+def _split(scale: float | GaussianNoise) -> tuple[float, float | None]:
+    """(Laplace scale, None) or (0, σ² as a float) for the fast kernels."""
+    if isinstance(scale, GaussianNoise):
+        return 0.0, float(_check_sigma2(scale.sigma2))
+    return scale, None
+
+
 def _check_sigma2(sigma2: numbers.Real) -> numbers.Real:
     """σ², refused unless a positive finite real; kept as given (the secure sampler takes a rational exactly)."""
     if isinstance(sigma2, bool) or not isinstance(sigma2, numbers.Real) or not (0 < float(sigma2) < math.inf):
@@ -157,8 +178,9 @@ class FastSampler:
         )
         self._key = tuple(np.uint64(w) for w in np.random.SeedSequence(self.entropy).generate_state(2, np.uint32))
 
-    def draw(self, values: np.ndarray, scale: float, key: Sequence[int], *, sigma2: float | None = None) -> np.ndarray:
-        """``values`` plus double-geometric noise of ``scale``, from the stream of ``key``.
+    def draw(self, values: np.ndarray, scale: float | GaussianNoise, key: Sequence[int]) -> np.ndarray:
+        """``values`` plus double-geometric noise of ``scale`` (or the discrete Gaussian of a
+        :class:`GaussianNoise`), from the stream of ``key``.
 
         ``key`` is ``(level, node, query)``; any other tuple of whole numbers names a
         stream of its own (derived from the seed and the tuple, a little slower).
@@ -166,10 +188,11 @@ class FastSampler:
         values = np.asarray(values, np.int64)
         if len(key) == 3 and all(0 <= int(k) < 2**32 for k in key) and int(key[2]) < 256:
             level, node, query = (int(k) for k in key)
-            return self.draw_level(
-                values.ravel(), np.array([0, values.size]), scale, level, query, node, sigma2=sigma2
-            ).reshape(values.shape)
+            return self.draw_level(values.ravel(), np.array([0, values.size]), scale, level, query, node).reshape(
+                values.shape
+            )
         words = np.random.SeedSequence(self.entropy, spawn_key=tuple(int(k) for k in key)).generate_state(2, np.uint32)
+        scale, sigma2 = _split(scale)
         flat = values.ravel()
         return _draw(flat, np.array([0, values.size]), scale, 0, 255, 0, 0, *words, sigma2=sigma2).reshape(values.shape)
 
@@ -180,7 +203,7 @@ class FastSampler:
         (:func:`cocoviz.noise._fast_kernels.add_gaussian_noise`), so, as for the Laplace, a cell's
         noise depends only on (seed, key, cell).
         """
-        return self.draw(values, 0.0, key, sigma2=float(_check_sigma2(sigma2)))
+        return self.draw(values, GaussianNoise(_check_sigma2(sigma2)), key)
 
     def draw_level(
         self,
@@ -192,13 +215,12 @@ class FastSampler:
         first_node: int = 0,
         offset: int = 0,
         out: np.ndarray | None = None,
-        *,
-        sigma2: float | None = None,
     ) -> np.ndarray:
         """Noisy ``values`` of consecutive nodes: segment ``s`` (``values[ptr[s]:ptr[s+1]]``) is node
         ``first_node + s``, keyed ``(level, first_node + s, query)``; the first segment starts at that
-        node's cell ``offset`` (a node drawn in chunks).  ``out`` may be ``values`` itself.  With
-        ``sigma2`` the noise is the discrete Gaussian of that variance parameter (``scale`` unused)."""
+        node's cell ``offset`` (a node drawn in chunks).  ``out`` may be ``values`` itself.  A
+        :class:`GaussianNoise` ``scale`` draws the discrete Gaussian."""
+        scale, sigma2 = _split(scale)
         return _draw(values, ptr, scale, level, query, first_node, offset, *self._key, out=out, sigma2=sigma2)
 
 
@@ -234,7 +256,10 @@ class SecureSampler:
 
     secure = True
     kind = "secure"
-    name = "secure: exact discrete Laplace (Canonne-Kamath-Steinke, integer arithmetic) over AES-CTR keyed by the OS"
+    name = (
+        "secure: exact discrete Laplace or Gaussian (Canonne-Kamath-Steinke, integer arithmetic) "
+        "over AES-CTR keyed by the OS"
+    )
 
     def __init__(self) -> None:
         import os
@@ -248,7 +273,10 @@ class SecureSampler:
         self._bitgen = AESCounter(key=int.from_bytes(os.urandom(16), "little"))
 
     def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
-        """``values`` (whole numbers, as int64) plus exact discrete Laplace noise of ``scale``; ``key`` is ignored."""
+        """``values`` (whole numbers, as int64) plus exact discrete Laplace noise of ``scale`` (or the discrete
+        Gaussian of a :class:`GaussianNoise`); ``key`` is ignored."""
+        if isinstance(scale, GaussianNoise):
+            return self.draw_gaussian(values, scale.sigma2)
         return self._add_noise(values, scale, self._bitgen)
 
     def draw_gaussian(self, values: np.ndarray, sigma2: float, key: Sequence[int] = ()) -> np.ndarray:
@@ -272,7 +300,7 @@ class OpenDPSampler:
 
     secure = True
     kind = "opendp"
-    name = "opendp: OpenDP discrete Laplace (exact, OS CSPRNG)"
+    name = "opendp: OpenDP discrete Laplace or Gaussian (exact, OS CSPRNG)"
 
     def __init__(self) -> None:
         import opendp.prelude as dp  # deferred: only a release with this sampler needs it
@@ -282,6 +310,8 @@ class OpenDPSampler:
         self._cache: dict[object, object] = {}
 
     def draw(self, values: np.ndarray, scale: float, key: Sequence[int] = ()) -> np.ndarray:
+        if isinstance(scale, GaussianNoise):
+            return self.draw_gaussian(values, scale.sigma2)
         values = np.asarray(values, np.int64)
         if values.size == 0:
             return values.copy()
