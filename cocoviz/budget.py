@@ -30,10 +30,12 @@ from cocoviz.errors import ParameterError
 from cocoviz.hierarchy import node_label
 from cocoviz.noise.samplers import discrete_gaussian_variance
 
-__all__ = ["Charge", "Budget", "double_geometric_variance", "PERSONS", "NOISES"]
+__all__ = ["Charge", "Budget", "double_geometric_variance", "PERSONS", "HOUSEHOLDS", "NOISES"]
 
 #: The neighbour relation of the person-level measurements: one person added to or removed from one group.
 PERSONS = "persons: one person added to or removed from one group"
+#: The neighbour relation of the tenure margin: one household's record differs (a person and/or its tenure).
+HOUSEHOLDS = "household records: one household's record differs (one person added or removed and/or its tenure)"
 #: The noises a charge may draw.
 NOISES = ("laplace", "gaussian")
 

@@ -194,3 +194,47 @@ def test_zcdp_release_is_seeded_saved_and_loaded_with_its_accounting(tmp_path, t
     params = a.parameters()
     assert params["accounting"] == "zCDP" and params["rhos"] == [0.5, 2.0] and params["rho_spent"] == 2.5
     assert params["delta"] == 1e-10 and params["epsilon_spent"] == pytest.approx(zcdp_epsilon(2.5, 1e-10))
+
+
+def test_tenure_margin_is_charged_under_household_records_with_l2_one():
+    """One household's record changes (a flip of its tenure, alone or with a person): on every level one node's
+    owner count moves by 1, so Δ₂ = Δ₁ = 1 under that relation; the report names the relation."""
+    import pandas as pd
+
+    from cocoviz.budget import HOUSEHOLDS
+    from cocoviz.hierarchy import Hierarchy
+    from cocoviz.joint.measure import TENURE_SENSITIVITY, owner_counts, tenure_cost
+    from cocoviz.shape import Shape
+
+    levels = ["state", "county"]
+    groups = pd.DataFrame(
+        {
+            "state": list("aaabb"),
+            "county": ["a1", "a1", "a2", "b1", "b2"],
+            "size": [0, 2, 1, 3, 1],
+            "owner": [1, 0, 1, 0, 1],
+        }
+    )
+
+    def margins(g: pd.DataFrame) -> list[np.ndarray]:
+        table = g.assign(owners=g["owner"], renters=1 - g["owner"]).groupby([*levels, "size"], as_index=False)
+        shape = Shape.of(Hierarchy.from_groups(g[[*levels, "size"]], size="size", levels=levels))
+        return owner_counts(table[["owners", "renters"]].sum(), shape)
+
+    base = margins(groups)
+    worst = 0
+    for i in range(len(groups)):
+        for step in (0, 1, -1):
+            other = groups.copy()
+            other.loc[i, "owner"] = 1 - other.loc[i, "owner"]
+            if other.loc[i, "size"] + step < 0:
+                continue
+            other.loc[i, "size"] += step
+            worst = max(worst, *(int(((m - b) ** 2).sum()) for m, b in zip(margins(other), base)))
+    assert worst == TENURE_SENSITIVITY**2 == 1
+    cost = tenure_cost(
+        Shape.of(Hierarchy.from_groups(groups[[*levels, "size"]], size="size", levels=levels)), [1, 1, 1]
+    )
+    assert {c.relation for c in cost.charges} == {HOUSEHOLDS}
+    assert f"neighbours: {HOUSEHOLDS}" in cost.describe()
+    assert Budget.from_dict(cost.to_dict()) == cost
