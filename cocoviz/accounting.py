@@ -35,6 +35,7 @@ __all__ = [
     "gaussian_sigma2",
     "zcdp_delta",
     "zcdp_epsilon",
+    "zcdp_rho",
     "bun_steinke_epsilon",
 ]
 
@@ -123,6 +124,26 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
         else:
             lo = mid
     return hi
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest ρ whose (ε, δ) reading (:func:`zcdp_epsilon`) is at most ``epsilon`` at ``delta`` (bisection).
+
+    >>> rho = zcdp_rho(3.0, 1e-10)
+    >>> zcdp_epsilon(rho, 1e-10) <= 3.0 < zcdp_epsilon(rho * 1.001, 1e-10)
+    True
+    """
+    delta = check_delta(delta)
+    lo, hi = 0.0, max(epsilon, 1.0)
+    while zcdp_epsilon(hi, delta) <= epsilon:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if zcdp_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def bun_steinke_epsilon(rho: float, delta: float) -> float:
