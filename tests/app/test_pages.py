@@ -340,6 +340,18 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
     assert metric(at, "Groups G (public)") == "4"
 
 
+def test_explore_zcdp_accounting_states_rho_and_epsilon_delta():
+    at = new_app()
+    at.radio(key="w.accounting").set_value("zCDP").run()
+    assert_clean(at)
+    assert not errors(at)
+    assert any("zCDP, discrete Gaussian noise" in m.value and "total **ρ = 1**" in m.value for m in at.markdown)
+    assert any("ρ = 1 in all: (ε = " in c.value and "δ = 1e-10" in c.value for c in at.caption)
+    assert metric(at, "Consistent") == "yes ✓"
+    at.number_input(key="w.rho.0").set_value(2.0).run()
+    assert any("total **ρ = 2.5**" in m.value for m in at.markdown)
+
+
 def test_explore_private_k_and_sums():
     at = new_app(**{"explore.tab": "Sums"})
     assert_clean(at)
