@@ -170,6 +170,14 @@ def test_fast_sampler_follows_the_law(sigma2, seed):
     assert min(tail_pvalues(noise, sigma2, 1e-4)) > ALPHA
 
 
+def test_fast_sampler_beyond_the_table_runs_the_rejection_sampler():
+    sigma2 = 1e13  # a table of 10σ would hold 3e7 entries
+    noise = FastSampler(seed=3).draw_gaussian(np.zeros(300_000, np.int64), sigma2, (1, 2, 0))
+    assert law_pvalue(noise, sigma2) > ALPHA
+    off = FastSampler(seed=3).draw_gaussian(np.zeros(300_000, np.int64), sigma2 * 1.21, (1, 2, 0))
+    assert law_pvalue(off, sigma2) < ALPHA
+
+
 def test_fast_gaussian_streams_are_keyed_and_independent_of_batching():
     sampler = FastSampler(seed=7)
     sizes = [5, 0, 17, 3]

@@ -44,7 +44,8 @@ def _budgets(epsilon: float, levels: int) -> dict[str, dict]:
 
 
 def run_gauss(tree, *, epsilons, trials: int, seed: int, max_size: int, dataset: str = "data") -> pd.DataFrame:
-    """One row per (method, ε, noise, trial, level): the level's mean emd over its nodes and the budget."""
+    """One row per (method, ε, noise, trial, level): the level's mean emd over its nodes and ρ per level
+    (the Laplace release's in zCDP terms, ε²/2)."""
     levels = tree.depth + 1
     rows = []
     for method in ("Hc", "Hg"):
@@ -62,7 +63,7 @@ def run_gauss(tree, *, epsilons, trials: int, seed: int, max_size: int, dataset:
                                 "method": method,
                                 "epsilon": eps,
                                 "noise": noise,
-                                "rho": budget.get("rhos", [None])[0],
+                                "rho": budget["rhos"][0] if "rhos" in budget else rho_of_epsilon(eps),
                                 "trial": trial,
                                 "level": int(level),
                                 "emd": float(emd),

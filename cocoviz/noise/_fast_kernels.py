@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["add_noise", "add_gaussian_noise", "philox4x32"]
+__all__ = ["add_noise", "add_gaussian_noise", "add_gaussian_table_noise", "philox4x32"]
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -134,8 +134,45 @@ def _gaussian_of(j, node, level, query, k0, k1, t, p_zero, rest, c, h):  # pragm
 
 
 @numba.njit(cache=True, nogil=True)
+def add_gaussian_table_noise(
+    values, ptr, first_node, offset, level, query, k0, k1, cdf, lo, hi, out
+):  # pragma: no cover
+    """As :func:`add_noise`, with discrete Gaussian noise by inversion of a table: ``cdf[m] = P(|X| <= m)``
+    (its last entry above 1).
+
+    Cells ``2p`` and ``2p + 1`` share the Philox block at counter ``(p, node, level, query + 2**31)``
+    (the flag keeps it apart from the Laplace streams): a word's top 53 bits give u and |X| is the
+    smallest m with ``cdf[m] > u``; its lowest bit, independent of u, gives the sign.
+    """
+    n = cdf.shape[0]
+    flagged = np.uint64(query) + _GAUSS
+    seg = np.searchsorted(ptr, lo, side="right") - 1
+    while seg < len(ptr) - 1 and ptr[seg] < hi:
+        base = ptr[seg] - (offset if seg == 0 else 0)
+        node = first_node + seg
+        start = max(lo, ptr[seg])
+        even = odd = np.uint64(0)
+        for i in range(start, min(hi, ptr[seg + 1])):
+            j = i - base
+            if i == start or j % 2 == 0:
+                even, odd = _word_pair(j // 2, node, level, flagged, k0, k1)
+            word = odd if j % 2 else even
+            u = (np.float64(np.int64(word >> np.uint64(11))) + 0.5) * _UNIT
+            a, b = 0, n - 1
+            while a < b:
+                mid = (a + b) >> 1
+                if cdf[mid] > u:
+                    b = mid
+                else:
+                    a = mid + 1
+            out[i] = values[i] + (-a if word & np.uint64(1) else a)
+        seg += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def add_gaussian_noise(values, ptr, first_node, offset, level, query, k0, k1, sigma2, lo, hi, out):  # pragma: no cover
-    """As :func:`add_noise`, with discrete Gaussian noise of variance parameter ``sigma2``."""
+    """As :func:`add_noise`, with discrete Gaussian noise of variance parameter ``sigma2`` by rejection
+    (for σ too large for :func:`add_gaussian_table_noise`'s table)."""
     t = np.floor(np.sqrt(sigma2)) + 1.0
     alpha = np.exp(-1.0 / t)
     p_zero = (1.0 - alpha) / (1.0 + alpha)

@@ -199,9 +199,11 @@ class FastSampler:
     def draw_gaussian(self, values: np.ndarray, sigma2: float, key: Sequence[int]) -> np.ndarray:
         """``values`` plus discrete Gaussian noise of variance parameter ``sigma2``, from the stream of ``key``.
 
-        Each cell runs Canonne, Kamath and Steinke's rejection on counters of its own
-        (:func:`cocoviz.noise._fast_kernels.add_gaussian_noise`), so, as for the Laplace, a cell's
-        noise depends only on (seed, key, cell).
+        A cell's word inverts a table of P(|X| <= m) (:func:`gaussian_cdf_table`,
+        :func:`cocoviz.noise._fast_kernels.add_gaussian_table_noise`), or, for σ beyond about
+        400,000, runs Canonne, Kamath and Steinke's rejection on counters of its own
+        (:func:`cocoviz.noise._fast_kernels.add_gaussian_noise`); either way, as for the Laplace,
+        a cell's noise depends only on (seed, key, cell): the law to the words' 53-bit resolution.
         """
         return self.draw(values, GaussianNoise(_check_sigma2(sigma2)), key)
 
@@ -224,21 +226,46 @@ class FastSampler:
         return _draw(values, ptr, scale, level, query, first_node, offset, *self._key, out=out, sigma2=sigma2)
 
 
+#: The fast discrete Gaussian inverts a table of P(|X| <= m) for m up to 10σ (P(|X| > 10σ) < 2**-72, below
+#: the words' resolution) while it has at most this many entries; beyond, it runs the rejection sampler.
+_TABLE_ENTRIES = 1 << 22
+
+
+def gaussian_cdf_table(sigma2: float) -> np.ndarray:
+    """``P(|X| <= m)`` of the discrete Gaussian for m = 0 .. ⌈10σ⌉ + 2, its last entry 2 (above every u).
+
+    >>> gaussian_cdf_table(1.0)[:3].round(4).tolist()
+    [0.3989, 0.8829, 0.9909]
+    """
+    span = math.ceil(10 * math.sqrt(sigma2)) + 2
+    k = np.arange(span + 1, dtype=np.float64)
+    weights = np.exp(-(k * k) / (2 * sigma2))
+    weights[1:] *= 2  # ±m
+    cdf = np.cumsum(weights)
+    cdf /= cdf[-1]
+    cdf[-1] = 2.0
+    return cdf
+
+
 def _draw(values, ptr, scale, level, query, first_node, offset, k0, k1, out=None, sigma2=None) -> np.ndarray:
     """The compiled keyed draw: double-geometric noise of ``scale``, or discrete Gaussian of ``sigma2`` if given."""
-    if 37.0 * (scale if sigma2 is None else math.sqrt(sigma2) + 1) >= _EXACT_NOISE:
-        raise BudgetError(
-            f"noise of scale {scale if sigma2 is None else math.sqrt(sigma2):g} is too large to add exactly"
-        )
+    laplace_scale = scale if sigma2 is None else math.sqrt(sigma2) + 1  # the Gaussian rejects from scale ⌊σ⌋ + 1
+    if 37.0 * laplace_scale >= _EXACT_NOISE:
+        raise BudgetError(f"noise of scale {laplace_scale:g} is too large to add exactly")
     from cocoviz.noise import _fast_kernels  # deferred: numba's import is heavy
 
-    kernel = _fast_kernels.add_noise if sigma2 is None else _fast_kernels.add_gaussian_noise
     values = np.ascontiguousarray(values, np.int64)
     ptr = np.ascontiguousarray(ptr, np.int64)
     out = np.empty_like(values) if out is None else out
+    if sigma2 is None:
+        kernel, law = _fast_kernels.add_noise, float(scale)
+    elif 10 * math.sqrt(sigma2) + 3 <= _TABLE_ENTRIES:
+        kernel, law = _fast_kernels.add_gaussian_table_noise, gaussian_cdf_table(sigma2)
+    else:
+        kernel, law = _fast_kernels.add_gaussian_noise, float(sigma2)
     kernel(
         values, ptr, int(first_node), int(offset), int(level), int(query), np.uint64(k0), np.uint64(k1),
-        float(scale if sigma2 is None else sigma2), 0, values.size, out,
+        law, 0, values.size, out,
     )  # fmt: skip
     return out
 
