@@ -102,6 +102,36 @@ def winners(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _figures(summary: pd.DataFrame) -> dict[str, object]:
+    """Per dataset: each Gaussian release's emd ratio to the Laplace one against ε, a line per method and level."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    figures = {}
+    comparisons = ("gauss, equal ρ", "gauss, equal (ε, δ)")
+    for dataset, part in summary.groupby("dataset", sort=False):
+        fig = make_subplots(rows=1, cols=2, subplot_titles=comparisons)
+        for col, noise in enumerate(comparisons, start=1):
+            for (method, level), series in part.groupby(["method", "level"], sort=False):
+                fig.add_trace(
+                    go.Scatter(
+                        x=series["epsilon"],
+                        y=series[f"ratio {noise}"],
+                        name=f"{method}, level {level}",
+                        legendgroup=f"{method}{level}",
+                        showlegend=col == 1,
+                        mode="lines+markers",
+                    ),
+                    row=1,
+                    col=col,
+                )
+        fig.update_xaxes(type="log", title_text="ε per level")
+        fig.update_yaxes(type="log", title_text="emd ratio, Gaussian / Laplace (below 1: Gaussian wins)")
+        fig.update_layout(title=f"gauss: Laplace against discrete Gaussian — {dataset}", height=450)
+        figures[dataset] = fig
+    return figures
+
+
 def _gauss(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
     config["delta"] = GAUSS_DELTA
@@ -136,7 +166,7 @@ def _gauss(exp: Experiment, run: RunOptions) -> ExperimentResult:
             markdown_table(winners(summary)),
         ]
     )
-    return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, {}, md, config)
+    return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, _figures(summary), md, config)
 
 
 #: The registered experiment (see :data:`cocoviz.experiments.EXPERIMENTS`).
