@@ -114,16 +114,9 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     The smallest ε with :func:`zcdp_delta` ``(ρ, ε) <= δ`` (bisection, returning the side that holds).
     """
     delta = check_delta(delta)
-    lo, hi = 0.0, bun_steinke_epsilon(rho, delta)
-    if zcdp_delta(rho, lo) <= delta:
+    if zcdp_delta(rho, 0.0) <= delta:
         return 0.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _bisect(lambda eps: zcdp_delta(rho, eps) > delta, 0.0, bun_steinke_epsilon(rho, delta), 200)[1]
 
 
 def zcdp_rho(epsilon: float, delta: float) -> float:
@@ -134,16 +127,21 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     True
     """
     delta = check_delta(delta)
-    lo, hi = 0.0, max(epsilon, 1.0)
+    hi = max(epsilon, 1.0)
     while zcdp_epsilon(hi, delta) <= epsilon:
         hi *= 2
-    for _ in range(100):
+    return _bisect(lambda rho: zcdp_epsilon(rho, delta) <= epsilon, 0.0, hi, 100)[0]
+
+
+def _bisect(below, lo: float, hi: float, steps: int) -> tuple[float, float]:
+    """``(lo, hi)`` narrowed ``steps`` times around the point where ``below`` turns from true to false."""
+    for _ in range(steps):
         mid = (lo + hi) / 2
-        if zcdp_epsilon(mid, delta) <= epsilon:
+        if below(mid):
             lo = mid
         else:
             hi = mid
-    return lo
+    return lo, hi
 
 
 def bun_steinke_epsilon(rho: float, delta: float) -> float:

@@ -9,34 +9,7 @@
 * ``_fast_kernels`` — the fast sampler's keyed Philox streams (compiled).
 """
 
-from cocoviz.noise.samplers import (
-    EPSILON_RANGE,
-    SAMPLERS,
-    FastSampler,
-    GaussianNoise,
-    OpenDPSampler,
-    Sampler,
-    SecureSampler,
-    check_epsilon,
-    check_seed,
-    discrete_gaussian_pmf,
-    discrete_gaussian_variance,
-    double_geometric_pmf,
-    make_sampler,
-)
+from cocoviz.noise import samplers
+from cocoviz.noise.samplers import *  # noqa: F403 - the public names, listed once in samplers.__all__
 
-__all__ = [
-    "EPSILON_RANGE",
-    "FastSampler",
-    "SecureSampler",
-    "OpenDPSampler",
-    "Sampler",
-    "SAMPLERS",
-    "GaussianNoise",
-    "make_sampler",
-    "check_epsilon",
-    "check_seed",
-    "double_geometric_pmf",
-    "discrete_gaussian_pmf",
-    "discrete_gaussian_variance",
-]
+__all__ = list(samplers.__all__)
