@@ -25,7 +25,7 @@ from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
 from cocoviz.pipeline import estimate
 
-__all__ = ["GAUSS_DELTA", "NOISES", "run_gauss", "summarize_gauss"]
+__all__ = ["GAUSS_DELTA", "NOISES", "run_gauss", "summarize_gauss", "noise_variances"]
 
 #: The δ of the equal-(ε, δ) comparison: the 2020 Census's.
 GAUSS_DELTA = 1e-10
@@ -41,6 +41,33 @@ def _budgets(epsilon: float, levels: int) -> dict[str, dict]:
         "gauss, equal (ε, δ)": {"rhos": [same_eps_delta] * levels},
         "gauss, equal (ε, δ), p=1": {"rhos": [same_eps_delta] * levels, "p": 1},
     }
+
+
+def noise_variances(epsilon: float, levels: int, delta: float = GAUSS_DELTA) -> pd.DataFrame:
+    """Per-cell noise of a query with Δ₁ = Δ₂ = 1 under the three budgets of :func:`run_gauss` (without running
+    anything): the ε or ρ per level, the noise's standard deviation and its variance relative to Laplace's.
+
+    >>> noise_variances(1.0, 2)["relative variance"].round(2).tolist()
+    [1.0, 0.54, 10.86]
+    """
+    from cocoviz.budget import double_geometric_variance
+    from cocoviz.noise import discrete_gaussian_variance
+
+    budgets = _budgets(epsilon, levels)
+    laplace = double_geometric_variance(1 / epsilon)
+    rows = [{"noise": "laplace", "per level": f"ε = {epsilon:g}", "std": laplace**0.5, "relative variance": 1.0}]
+    for noise in NOISES[1:3]:
+        rho = budgets[noise]["rhos"][0]
+        variance = discrete_gaussian_variance(1 / (2 * rho))
+        rows.append(
+            {
+                "noise": noise,
+                "per level": f"ρ = {rho:.3g}",
+                "std": variance**0.5,
+                "relative variance": variance / laplace,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def run_gauss(tree, *, epsilons, trials: int, seed: int, max_size: int, dataset: str = "data") -> pd.DataFrame:

@@ -272,6 +272,16 @@ def test_learn_runs_and_reacts():
     assert any("below the largest group" in e for e in errors(at))
 
 
+def test_learn_compares_laplace_and_gaussian_noise():
+    at = new_app(LEARN)
+    assert_clean(at)
+    assert any("Laplace or Gaussian noise" in e.label for e in at.expander)
+    table = next(d.value for d in at.dataframe if "relative variance" in d.value.columns)
+    assert list(table["noise"]) == ["laplace", "gauss, equal ρ", "gauss, equal (ε, δ)"]
+    assert table["relative variance"].iloc[1] < 1 < table["relative variance"].iloc[2]  # when each wins
+    assert any("At **equal ρ**" in c.value for c in at.caption)
+
+
 # ------------------------------------------------------------------ the default data
 def test_explore_on_the_bundled_default():
     """The landing page as a first visitor sees it: the bundled default dataset, all defaults."""
