@@ -61,7 +61,7 @@ def synthetic_tree(groups: int, mid: int, leaves: int, seed: int = 0):
 def overhead(leaves: int, groups: int = 2_000_000, mid: int = 50) -> dict:
     """All-Hg release time against the batched floor: each level's noise as one segment and one fit call."""
     import cocoviz
-    from cocoviz.mechanisms import FastSampler
+    from cocoviz.noise import FastSampler
     from cocoviz.whole_level import fit_hg_nodes
 
     tree = synthetic_tree(groups, mid, leaves)

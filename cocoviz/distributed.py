@@ -98,7 +98,7 @@ def _slice_runs(runs: LevelRuns, lo: int, hi: int) -> LevelRuns:
 
 
 def _subtree_task(task, plan: Plan, sampler, bounds: dict) -> dict[int, LevelEstimates]:
-    from cocoviz.mechanisms import make_sampler
+    from cocoviz.noise import make_sampler
     from cocoviz.pipeline import estimate_level
 
     subtree, ranges = task

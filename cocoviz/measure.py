@@ -33,7 +33,7 @@ import numpy as np
 
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError, PrivacyError
-from cocoviz.mechanisms import FastSampler, Sampler, SecureSampler, make_sampler
+from cocoviz.noise import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 from cocoviz.whole_level import join_segments, node_batches
@@ -137,7 +137,7 @@ def open_sampler(
 ) -> Sampler:
     """The sampler a call asks for: ``secure=True`` is ``sampler="secure"``; ``rng`` seeds the fast one.
 
-    ``sampler`` is one of :data:`~cocoviz.mechanisms.SAMPLERS`: ``"fast"`` (the default),
+    ``sampler`` is one of :data:`~cocoviz.noise.SAMPLERS`: ``"fast"`` (the default),
     ``"secure"`` or ``"opendp"`` (both for release; ``secure=True`` accepts either).
     A ``numpy.random.Generator`` passed as ``rng`` gives the fast sampler a
     128-bit seed drawn from it, so experiments that hand out one generator per
@@ -266,8 +266,7 @@ def answer_node(
 
     ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.
     """
-    method, eps = plan.level_method(level), plan.level_epsilon(level)
-    scale = method.sensitivity / eps
+    method, scale = plan.level_method(level), plan.level_noise(level)
     runs = tree.runs(level)
 
     def answer(k: int) -> np.ndarray:
@@ -313,7 +312,7 @@ def answer_nodes(
     """
     method = plan.level_method(level)
     values, ptr = method.level_query(tree.runs(level), lo, hi, bounds)
-    return draw_nodes(sampler, values, ptr, method.sensitivity / plan.level_epsilon(level), level, lo), ptr
+    return draw_nodes(sampler, values, ptr, plan.level_noise(level), level, lo), ptr
 
 
 def batch_threads(n_batches: int, workers: int | None, secure: bool = False) -> int:

@@ -40,7 +40,7 @@ __all__ = ["estimate", "estimate_level", "compile_kernels"]
 def estimate(
     tree,
     *,
-    epsilons: Sequence[float],
+    epsilons: Sequence[float] | None = None,
     methods: Sequence[str],
     p: int | Sequence[int | None] | None = None,
     max_size: int | None = None,
@@ -58,6 +58,8 @@ def estimate(
     prior: object = None,
     client=None,
     progress: Callable[[int, int], None] | None = None,
+    rhos: Sequence[float] | None = None,
+    delta: float | None = None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -69,6 +71,8 @@ def estimate(
     ----------
     tree : Hierarchy
     epsilons : one ε per level, root first; the total spent is their sum
+    rhos, delta : instead of ``epsilons``, one ρ per level: the release is ρ-zCDP with discrete Gaussian
+        noise (:meth:`~cocoviz.plan.Plan.build`), read as (ε, δ)-DP at ``delta`` (default 1e-10)
     methods : one :data:`~cocoviz.plan.METHODS` name per level (``"Hc"``, ``"Hg"``, ``"naive"``)
     p : isotonic loss (1 or 2), for all levels or per level; None takes the defaults (Hc: 1, Hg: 2)
     max_size : public bound K on group size for Hc and naive (default 100,000)
@@ -86,7 +90,7 @@ def estimate(
     workers : threads per level (None: 2 for levels of 8 nodes or more); never changes the result
     level_cache : a mapping the caller keeps for one ``tree`` (e.g. a dict), or None.  With the
         fast sampler and a ``seed``, each measured level's fitted estimates are memoised in it,
-        keyed by all they depend on (level, ε, method, p, K, seed): changing one level's ε or
+        keyed by all they depend on (level, noise, method, p, K, seed): changing one level's ε or
         method, the merge or the consistency recomputes only what changed, and the release is
         the uncached one.  Never used with the secure sampler or ``rng``.  The key holds the
         prior of Hcp levels too, and with the parent prior the keys of the levels above, the
@@ -115,6 +119,8 @@ def estimate(
         k_epsilon=k_epsilon,
         k_beta=k_beta,
         prior=prior,
+        rhos=rhos,
+        delta=delta,
     )
     noise = open_sampler(seed, rng, sampler, secure)
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
@@ -135,7 +141,7 @@ def estimate(
         hit = key = None
         if memo is not None:
             k = (plan.max_size, plan.k_select, plan.k_epsilon, plan.k_beta) if method.needs_k else None
-            key = (level, plan.level_epsilon(level), method.name, plan.ps[level], k, noise.entropy)
+            key = (level, plan.level_noise(level), method.name, plan.ps[level], k, noise.entropy)
             if method.name == "Hcp":
                 upstream = (plan.merge, plan.consistency, tuple(keys)) if plan.prior.kind == "parent" else None
                 key += (plan.prior.key(), upstream)
@@ -186,7 +192,7 @@ def estimate_level(
     def run(b: int) -> LevelEstimates:
         lo, hi = batches[b]
         if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > CHUNK_CELLS:
-            scale = method.sensitivity / eps
+            scale = plan.level_noise(level)
 
             def draw(values: np.ndarray, offset: int) -> np.ndarray:
                 return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)

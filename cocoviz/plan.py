@@ -10,6 +10,13 @@ drawn; a release's budget equals it exactly.
 >>> plan = Plan.build(shape, epsilons=[0.5, 1.0], methods=["Hg", "Hc"], max_size=10)
 >>> plan.cost().total, [c.cells for c in plan.cost().charges]
 (1.5, [4, 20])
+
+The same release accounted in ρ-zCDP (discrete Gaussian noise, σ² = Δ₂²/(2ρ) per level):
+
+>>> zcdp = Plan.build(shape, rhos=[0.125, 0.5], methods=["Hg", "Hc"], max_size=10)
+>>> cost = zcdp.cost()
+>>> cost.total_rho, round(cost.epsilon_delta(1e-10), 3), [c.scale for c in cost.charges]
+(0.625, 7.73, [2.0, 1.0])
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cocoviz.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
 from cocoviz.budget import Budget, Charge
 from cocoviz.consistency import MERGES
 from cocoviz.errors import CocovizError, InputError, ParameterError
@@ -38,12 +46,22 @@ from cocoviz.estimators import (
 )
 from cocoviz.hcp import HCP_SENSITIVITY, fit_hcp, hcp_grid, query_hcp
 from cocoviz.hcp_prior import UNIFORM, Prior
-from cocoviz.mechanisms import check_epsilon
+from cocoviz.noise import GaussianNoise, check_epsilon, discrete_gaussian_variance
 from cocoviz.shape import Shape
 from cocoviz.truncation import DEFAULT_K_BETA, K_SELECT, K_SENSITIVITY, check_beta, svt_grid
 from cocoviz.whole_level import fit_hc_nodes, fit_hg_nodes, query_hc_nodes, query_hg_nodes
 
-__all__ = ["Method", "METHODS", "Shape", "Plan", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K"]
+__all__ = [
+    "Method",
+    "METHODS",
+    "Shape",
+    "Plan",
+    "CONSISTENCY",
+    "MERGES",
+    "DEFAULT_MAX_SIZE",
+    "MAX_K",
+    "gaussian_epsilon",
+]
 
 
 CONSISTENCY = ("top-down", "bottom-up", "none")
@@ -76,6 +94,13 @@ class Method:
     experimental: bool = False
     level_query: Callable[..., tuple] | None = field(default=None, repr=False)
     level_fit: Callable[..., object] | None = field(default=None, repr=False)
+    #: Δ₂², the squared L2 sensitivity under the person neighbours (a whole number: the query is integral).
+    l2_squared: int = 1
+
+    @property
+    def l2_sensitivity(self) -> float:
+        """Δ₂: the L2 sensitivity the discrete Gaussian's σ² = Δ₂²/(2ρ) is set by (brute-forced in the tests)."""
+        return math.sqrt(self.l2_squared)
 
     def quantity(self, max_size: int, private_k: bool = False) -> str:
         """The measured vector's name, as the budget report shows it (K̂ when K is chosen privately)."""
@@ -135,6 +160,7 @@ METHODS: dict[str, Method] = {
             query_naive,
             fit_naive,
             "noisy H[0..K] projected onto G groups (the paper's strawman)",
+            l2_squared=2,  # one group moves from size s to s ± 1: two cells change by 1
         ),
         Method(
             "Hcp",
@@ -148,6 +174,17 @@ METHODS: dict[str, Method] = {
         ),
     )
 }
+
+
+def gaussian_epsilon(rho: float, method: Method) -> float:
+    """The ε whose Laplace noise (variance ≈ 2/ε² at Δ = 1) has the variance of the discrete Gaussian that
+    spends ``rho`` on ``method``: √(2 / Var), Var computed exactly (below σ² when σ is small).
+
+    The fits' variances (Hg: 2/(|S| ε²), Hc: 4/(ε² Ĥ)) and so the merge weights are those of the noise
+    actually drawn.
+    """
+    variance = discrete_gaussian_variance(float(gaussian_sigma2(rho, method.l2_squared)))
+    return math.sqrt(2 / variance)
 
 
 def _per_level(value, n_levels: int, name: str) -> list:
@@ -189,7 +226,11 @@ class Plan:
     Attributes
     ----------
     shape : the hierarchy's public :class:`Shape`
-    epsilons : ε per level, root first (bottom-up spends their sum on the leaves)
+    epsilons : ε per level, root first (bottom-up spends their sum on the leaves).  In a zCDP plan: the
+        ε whose Laplace noise has the variance of the level's Gaussian noise (what the fits and the merge
+        weights read; it is no privacy figure: ``rhos`` is)
+    rhos : ρ per level of a zCDP plan (discrete Gaussian noise; bottom-up spends their sum), None for pure ε
+    delta : the δ at which a zCDP plan's cost is read as (ε, δ)-DP
     methods : a :data:`METHODS` name per level
     ps : isotonic loss per level (None for methods without one)
     max_size : the public bound K of the methods that need one; with a private ``k_select``, the public
@@ -215,11 +256,17 @@ class Plan:
     k_epsilon: float | None = None
     k_beta: float = DEFAULT_K_BETA
     prior: Prior = UNIFORM
+    rhos: tuple[float, ...] | None = None
+    delta: float = DEFAULT_DELTA
 
     def __post_init__(self):
         n = self.shape.depth + 1
         for name in ("epsilons", "methods", "ps"):
             _per_level(getattr(self, name), n, name)
+        if self.rhos is not None:
+            for k, rho in enumerate(_per_level(self.rhos, n, "rhos")):
+                check_rho(rho, f"ρ of level {k}")
+        check_delta(self.delta)
         for k, (e, m, q) in enumerate(zip(self.epsilons, self.methods, self.ps)):
             check_epsilon(e, f"ε of level {k}")
             if m not in METHODS:
@@ -255,7 +302,7 @@ class Plan:
         cls,
         source,
         *,
-        epsilons: Sequence[float],
+        epsilons: Sequence[float] | None = None,
         methods: Sequence[str],
         p: int | Sequence[int | None] | None = None,
         max_size: int | None = None,
@@ -265,23 +312,36 @@ class Plan:
         k_epsilon: float | None = None,
         k_beta: float | None = None,
         prior: object = None,
+        rhos: Sequence[float] | None = None,
+        delta: float | None = None,
     ) -> Plan:
         """A validated plan for ``source``: a :class:`Shape`, or a hierarchy whose public shape is taken.
 
+        Give ``epsilons`` (pure ε-DP, double-geometric noise) or ``rhos`` (ρ-zCDP, discrete Gaussian
+        noise with σ² = Δ₂²/(2ρ); a private K's ``k_epsilon`` then counts ρ = ε²/2), one per level;
+        ``delta`` is the δ at which a zCDP cost is read as (ε, δ) (default 1e-10).
         ``p`` is one loss for every level, one per level, or None for each
-        method's default (Hc: 1, Hg: 2); ``max_size`` None is K = 100,000
+        method's default (Hc: 1, Hg: 2; under Gaussian noise 2 for both); ``max_size`` None is K = 100,000
         (with a private ``k_select``, the public ceiling of K̂).  ``prior`` is the Hcp levels'
         public prior (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``, ``"parent"``, an array over
         sizes 0..K, a ``size``/``count`` table, or one per node path).
         """
         shape = source if isinstance(source, Shape) else Shape.of(source)
         n = shape.depth + 1
-        eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(_per_level(epsilons, n, "epsilons")))
+        if (epsilons is None) == (rhos is None):
+            raise ParameterError("give either epsilons (pure ε-DP) or rhos (ρ-zCDP), one per level, not both")
         methods = tuple(_per_level(methods, n, "methods"))
         for k, m in enumerate(methods):
             if not isinstance(m, str) or m not in METHODS:
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
+        if rhos is not None:
+            rhos = tuple(check_rho(r, f"ρ of level {k}") for k, r in enumerate(_per_level(rhos, n, "rhos")))
+            eps = tuple(gaussian_epsilon(r, METHODS[m]) for r, m in zip(rhos, methods))
+        else:
+            eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(_per_level(epsilons, n, "epsilons")))
         ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
+        if rhos is not None:  # L2 fits under Gaussian noise: the least-squares fit is its maximum likelihood
+            ps_in = [2 if q is None else q for q in ps_in]
         ps = tuple(_check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
         k_epsilon = None if k_epsilon is None else check_epsilon(k_epsilon, "k_epsilon (ε of the private K)")
         return cls(
@@ -297,6 +357,8 @@ class Plan:
             DEFAULT_K_BETA if k_beta is None else check_beta(k_beta),
             # A generator: the node paths are only made when a per-node prior names nodes.
             Prior.of(prior, _check_k(max_size), (p for ps in shape.paths for p in ps)),
+            rhos,
+            DEFAULT_DELTA if delta is None else check_delta(delta),
         )
 
     # ---------------------------------------------------------------- what is measured
@@ -304,9 +366,31 @@ class Plan:
         """Levels that get noisy measurements: every level, or only the leaves for bottom-up."""
         return [self.shape.depth] if self.consistency == "bottom-up" else list(range(self.shape.depth + 1))
 
+    @property
+    def accounting(self) -> str:
+        """``"pure-ε"`` (double-geometric noise) or ``"zCDP"`` (discrete Gaussian noise, ρ per level)."""
+        return "pure-ε" if self.rhos is None else "zCDP"
+
     def level_epsilon(self, level: int) -> float:
-        """ε spent on ``level``'s measurements (bottom-up spends the whole budget on the leaves)."""
+        """ε spent on ``level``'s measurements (bottom-up spends the whole budget on the leaves).  In a zCDP
+        plan, the ε whose Laplace noise has the variance of the level's Gaussian (read by the fits)."""
+        if self.rhos is not None:
+            return gaussian_epsilon(self.level_rho(level), self.level_method(level))
         return math.fsum(self.epsilons) if self.consistency == "bottom-up" else self.epsilons[level]
+
+    def level_rho(self, level: int) -> float:
+        """ρ spent on ``level``'s measurements of a zCDP plan (bottom-up: the sum, on the leaves)."""
+        if self.rhos is None:
+            raise ParameterError("a pure-ε plan spends no ρ per level: build it with rhos=")
+        return math.fsum(self.rhos) if self.consistency == "bottom-up" else self.rhos[level]
+
+    def level_noise(self, level: int) -> float | GaussianNoise:
+        """The noise of ``level``'s measurements, as a sampler's ``scale``: Δ/ε (double-geometric), or the
+        discrete Gaussian of σ² = Δ₂²/(2ρ), exact as a rational (so the noise is exactly ρ-zCDP)."""
+        method = self.level_method(level)
+        if self.rhos is None:
+            return method.sensitivity / self.level_epsilon(level)
+        return GaussianNoise(gaussian_sigma2(self.level_rho(level), method.l2_squared))
 
     def level_method(self, level: int) -> Method:
         return METHODS[self.methods[level]]
@@ -356,17 +440,29 @@ class Plan:
         """
         charges = self._k_charges()
         for level in self.measured_levels():
-            method, eps = self.level_method(level), self.level_epsilon(level)
-            cells = method.cells(self.shape.group_counts(level), self.max_size)
+            method, paths = self.level_method(level), self.shape.paths[level]
+            cells = method.cells(self.shape.group_counts(level), self.max_size).sum()
             quantity = method.quantity(self.max_size, self.private_k())
-            charges.append(
-                Charge.for_level(level, self.shape.paths[level], quantity, cells.sum(), method.sensitivity, eps)
-            )
-        return Budget(tuple(charges))
+            if self.rhos is None:
+                charge = Charge.for_level(level, paths, quantity, cells, method.sensitivity, self.level_epsilon(level))
+            else:
+                rho = self.level_rho(level)
+                charge = Charge.for_level(
+                    level, paths, quantity, cells, method.l2_sensitivity, None, rho=rho, noise="gaussian"
+                )
+            charges.append(charge)
+        if self.rhos is None:
+            return Budget(tuple(charges))
+        return Budget(tuple(charges), accounting="zCDP", delta=self.delta)
 
     def to_dict(self) -> dict:
         """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
-        return {"shape": self.shape.to_dict(), **self.options(), "prior": self.prior.to_dict()}
+        return {
+            "shape": self.shape.to_dict(),
+            "epsilons": list(self.epsilons),
+            **self.options(),
+            "prior": self.prior.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Plan:
@@ -382,12 +478,17 @@ class Plan:
             data["k_epsilon"],
             data["k_beta"],
             Prior.from_dict(data.get("prior")),
+            None if data.get("rhos") is None else tuple(data["rhos"]),
+            data.get("delta", DEFAULT_DELTA),
         )
 
     def options(self) -> dict:
         """The keywords of :meth:`build` (and of :func:`cocoviz.estimate`) that give this plan back for its shape."""
+        budget = (
+            {"epsilons": list(self.epsilons)} if self.rhos is None else {"rhos": list(self.rhos), "delta": self.delta}
+        )
         return {
-            "epsilons": list(self.epsilons),
+            **budget,
             "methods": list(self.methods),
             "p": list(self.ps),
             "max_size": self.max_size,
@@ -435,11 +536,13 @@ class Plan:
         named = ("max_size", "consistency", "merge", "k_select", "k_epsilon", "k_beta")
         options = {k: data[k] for k in named if k in data}
         try:
-            if own is None:
+            if own is None or "rhos" in data:
+                # A zCDP plan is rebuilt from its ρ: its ε per level are the noise's equivalents, not inputs.
                 prior = data.get("prior")
                 prior = None if prior is None else field("prior", lambda: Prior.from_dict(prior))
+                budget = {k: data[k] for k in ("rhos", "delta") if k in data} or {"epsilons": data["epsilons"]}
                 return cls.build(
-                    shape, epsilons=data["epsilons"], methods=data["methods"], p=data.get("p"), prior=prior, **options
+                    own or shape, **budget, methods=data["methods"], p=data.get("p"), prior=prior, **options
                 )
             prior = field("prior", lambda: Prior.from_dict(data.get("prior")))
             if "p" not in data:

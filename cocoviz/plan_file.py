@@ -43,6 +43,8 @@ PLAN_FIELDS = {
     "format": "the text " + repr(PLAN_FORMAT),
     "shape": "a table with levels, paths, parents, groups and public_groups",
     "epsilons": "a list of numbers, one ε per level",
+    "rhos": "a list of numbers, one ρ per level (a zCDP plan)",
+    "delta": "a number δ at which a zCDP plan's cost is read as (ε, δ)",
     "methods": "a list of method names, one per level",
     "p": "a list with one isotonic loss (1 or 2; 0 or null where the method has none) per level",
     "max_size": "a whole number K",
@@ -160,13 +162,16 @@ def read_plan_file(path: str | os.PathLike) -> dict:
     unknown = sorted(set(data) - set(PLAN_FIELDS))
     if unknown:
         raise InputError(f"the plan file {name!r} has unknown field(s) {unknown}; a plan has {list(PLAN_FIELDS)}")
-    for field in ("epsilons", "methods"):
-        if field not in data:
-            raise InputError(f"the plan file {name!r} has no field {field!r} ({PLAN_FIELDS[field]})")
+    if "epsilons" not in data and "rhos" not in data:
+        raise InputError(f"the plan file {name!r} has neither 'epsilons' ({PLAN_FIELDS['epsilons']}) nor 'rhos'")
+    if "methods" not in data:
+        raise InputError(f"the plan file {name!r} has no field 'methods' ({PLAN_FIELDS['methods']})")
     checks = {
         "format": lambda v: v == PLAN_FORMAT,
         "shape": lambda v: isinstance(v, dict),
         "epsilons": lambda v: isinstance(v, list) and all(_is_number(e) for e in v),
+        "rhos": lambda v: isinstance(v, list) and all(_is_number(e) for e in v),
+        "delta": _is_number,
         "methods": lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
         "p": lambda v: isinstance(v, list) and all(q is None or _is_int(q) for q in v),
         "max_size": _is_int,

@@ -166,6 +166,11 @@ class Release:
             "sampler": self.sampler,
             "epsilon_spent": self.budget.total,
             **(
+                {"accounting": "zCDP", "rhos": list(plan.rhos), "rho_spent": self.budget.total_rho, "delta": plan.delta}
+                if plan.rhos is not None
+                else {}
+            ),
+            **(
                 {
                     "k_select": plan.k_select,
                     "k_epsilon": plan.k_epsilon,

@@ -25,7 +25,7 @@ import numpy as np
 from cocoviz.errors import ParameterError
 from cocoviz.evaluate import evaluate
 from cocoviz.measure import measure, open_sampler
-from cocoviz.mechanisms import check_epsilon, check_seed
+from cocoviz.noise import check_epsilon, check_seed
 from cocoviz.plan import Plan
 from cocoviz.postprocess import post_process
 from cocoviz.release import Release

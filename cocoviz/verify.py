@@ -36,7 +36,7 @@ from cocoviz.errors import InputError, ParameterError
 from cocoviz.hcp import hcp_grid
 from cocoviz.hcp_prior import UNIFORM
 from cocoviz.measure import Measurements, plan_notes
-from cocoviz.mechanisms import FastSampler, OpenDPSampler, SecureSampler
+from cocoviz.noise import FastSampler, OpenDPSampler, SecureSampler
 from cocoviz.plan import METHODS, Plan
 from cocoviz.runs import aggregate_runs
 

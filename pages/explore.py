@@ -105,6 +105,12 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
     secure = not release.sampler.startswith("fast")
     note = "secure sampler (exact, OS-keyed)" if secure else "fast sampler — **exploration only, not for release**"
     st.markdown(f"ε per level: {per_level} — total **{budget.total:g}** · {note}")
+    if budget.accounting == "zCDP":
+        rhos = " · ".join(f"{names[k]} {rho:g}" for k, rho in budget.per_level_rho().items())
+        st.markdown(
+            f"zCDP, discrete Gaussian noise: ρ per level {rhos} — total **ρ = {budget.total_rho:g}**, "
+            f"read as (ε = {budget.total:.3g}, δ = {budget.delta:g})-DP (the ε above)"
+        )
     for text in budget.notes:
         if "not private" in text:
             st.warning(text, icon=":material/visibility:")

@@ -18,7 +18,7 @@ from cocoviz.budget import double_geometric_variance
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, merge_estimates, top_down
 from cocoviz.estimators import GroupEstimate
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 
 
 # ------------------------------------------------------------------ matching single groups

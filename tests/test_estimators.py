@@ -17,7 +17,7 @@ from cocoviz.estimators import (
     project_simplex,
 )
 from cocoviz.isotonic import block_sizes, isotonic
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 from cocoviz.plan import METHODS
 
 

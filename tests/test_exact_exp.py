@@ -10,7 +10,7 @@ import pytest
 from randomgen import AESCounter
 from scipy.stats import binomtest, chisquare
 
-from cocoviz._exact_exp import LazyUniform, exp_neg_bounds, thresholds, uniform_below
+from cocoviz.noise._exact_exp import LazyUniform, exp_neg_bounds, thresholds, uniform_below
 
 
 def exp_neg(gamma: Fraction, scale_bits: int) -> Decimal:

@@ -34,8 +34,8 @@ from cocoviz.experiments.kuo_figures import root_winners
 from cocoviz.experiments.kuo_naive import NAIVE_CLIP, NAIVE_PROJECTION, clip_only, clip_only_error, clip_only_frame
 from cocoviz.experiments.runner import trial_seed
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.mechanisms import FastSampler
 from cocoviz.metrics import emd
+from cocoviz.noise import FastSampler
 
 STATES = {"CA": 3, "OR": 2, "WA": 2, "NY": 2}
 

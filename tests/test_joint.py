@@ -31,7 +31,7 @@ from cocoviz.joint import (
     tenure_cost,
 )
 from cocoviz.measure import GROUPS_FROM_DATA
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 from cocoviz.priors import ide, marginal_blocks
 from cocoviz.shape import Shape
 

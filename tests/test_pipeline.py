@@ -19,7 +19,7 @@ from cocoviz.budget import double_geometric_variance
 from cocoviz.estimators import fit_hc, fit_hg
 from cocoviz.hierarchy import node_label
 from cocoviz.measure import _PARALLEL_NODES
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 
 SENSITIVITY = {"Hc": 1.0, "Hg": 1.0, "naive": 2.0}
 

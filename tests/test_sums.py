@@ -9,7 +9,7 @@ import pytest
 
 from cocoviz.budget import double_geometric_variance
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 from cocoviz.sums import (
     STRATEGIES,
     answer,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cocoviz import Hierarchy, Plan, estimate, evaluate
 from cocoviz.estimators import query_hc, query_hg, query_naive
 from cocoviz.measure import choose_bounds, open_sampler
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
 from cocoviz.truncation import (
     bound_from_release,
     noisy_max_bound,

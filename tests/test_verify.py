@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cocoviz import Hierarchy, InputError, ParameterError, estimate, load_release, select_mix
-from cocoviz.mechanisms import OpenDPSampler, SecureSampler
+from cocoviz.noise import OpenDPSampler, SecureSampler
 from cocoviz.verify import sampler_names
 
 KEY = b"the data holder's key, 32 bytes"

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 import cocoviz.pipeline as pipeline
 import cocoviz.whole_level as whole_level
 from cocoviz import estimate
-from cocoviz._noise_kernels import philox4x32
 from cocoviz.estimators import fit_hc, fit_hg
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure import answer_node, measure, measure_level
-from cocoviz.mechanisms import FastSampler
+from cocoviz.noise import FastSampler
+from cocoviz.noise._fast_kernels import philox4x32
 from cocoviz.plan import Plan
 from cocoviz.postprocess import fit_level, post_process
 from cocoviz.whole_level import fit_hc_nodes, fit_hg_nodes, join_segments, node_batches, stream_hg_node

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Loader
+from cocoviz.experiments.gauss import GAUSS
 from cocoviz.experiments.kselect import _kselect
 from cocoviz.experiments.kuo_figures import _figure1, _figure4, _figure5, _figure6
 from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, Experiment
@@ -108,6 +109,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         TAO_E4,
         TAO_E5,
         TAO_E7,
+        GAUSS,
     ]
 }
 

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cocoviz.budget import Budget, Charge
+from cocoviz.budget import HOUSEHOLDS, Budget, Charge
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.joint.domain import leaf_owners
 from cocoviz.measure import GROUPS_FROM_DATA
-from cocoviz.mechanisms import check_epsilon, make_sampler
+from cocoviz.noise import check_epsilon, make_sampler
 from cocoviz.shape import Shape
 
 __all__ = [
@@ -107,7 +107,7 @@ def tenure_cost(shape: object, epsilons: Sequence[float]) -> Budget:
     shape = _as_shape(shape)
     eps = _epsilons(shape, epsilons)
     charges = tuple(
-        Charge.for_level(level, paths, TENURE_QUANTITY, len(paths), TENURE_SENSITIVITY, eps[level])
+        Charge.for_level(level, paths, TENURE_QUANTITY, len(paths), TENURE_SENSITIVITY, eps[level], relation=HOUSEHOLDS)
         for level, paths in enumerate(shape.paths)
     )
     return Budget(charges, notes=(NEIGHBOURS,))

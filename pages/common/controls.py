@@ -10,14 +10,19 @@ import math
 
 import streamlit as st
 
+from cocoviz.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.mechanisms import EPSILON_RANGE
+from cocoviz.noise import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
 from pages.common import data, state, uploads
 from pages.common.engine import Params, guard
 from pages.common.numbers import Refused, number_box, stop_if_refused
 
 HELP = {
+    "accounting": (
+        "Pure ε: double-geometric noise, ε adds across levels (the paper). zCDP: discrete Gaussian noise, "
+        "ρ adds across levels (as the 2020 Census), read as (ε, δ)-DP at δ = 1e-10."
+    ),
     "epsilon": (
         "ε (epsilon) is the privacy-loss budget of this level. Smaller ε = more noise = stronger privacy. "
         "Levels compose sequentially, so the total ε is the sum over levels; the nodes of one level hold "
@@ -344,10 +349,11 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     sb = st.sidebar
     sb.header("Release")
     names = level_names(tree, info)
+    zcdp = accounting_control() == "zCDP"
     eps, methods, ps = [], [], []
     for level, name in enumerate(names):
         with sb.expander(f"Level {level}: {name}", expanded=level == 0 or len(names) <= 3):
-            eps.append(epsilon_control(level, name, container=st))
+            eps.append(rho_control(level, name) if zcdp else epsilon_control(level, name, container=st))
             c1, c2 = st.columns(2)
             method = c1.selectbox(
                 "method",
@@ -388,6 +394,9 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     seed = seed_control()
     secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
+    if zcdp:  # the (ε, δ) reading beside the ρ: what the levels' ρ (and a private K's ε_K²/2) add up to
+        rho = math.fsum(eps) + (k_epsilon**2 / 2 if k_select != "public" else 0.0)
+        sb.caption(f"ρ = {rho:g} in all: (ε = {zcdp_epsilon(rho, DEFAULT_DELTA):.3g}, δ = {DEFAULT_DELTA:g})-DP")
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
     params = Params(
         tuple(eps),
@@ -402,8 +411,31 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         k_epsilon,
         k_beta,
         prior,
+        tuple(eps) if zcdp else None,
     )
     return params, k_from_data
+
+
+ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]
+
+
+def accounting_control() -> str:
+    """Sidebar: the release's accounting, pure ε (double-geometric noise) or ρ-zCDP (discrete Gaussian)."""
+    return st.sidebar.radio(
+        "Accounting",
+        ACCOUNTING_OPTIONS,
+        horizontal=True,
+        help=HELP["accounting"],
+        **state.bind("accounting", "pure ε", valid=ACCOUNTING_OPTIONS.__contains__),
+    )
+
+
+def rho_control(level: int, name: str) -> float | Refused:
+    """A number box for ρ of one level (zCDP), bound to ``rho.<level>``."""
+    return number_box(
+        st, "ρ", f"rho.{level}", 0.5, name=f"ρ of level {level}", lo=RHO_RANGE[0], hi=RHO_RANGE[1], step=0.05,
+        help=f"ρ (zCDP) of level {level} ({name}): discrete Gaussian noise with σ² = Δ₂²/(2ρ).",
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------- long sweeps

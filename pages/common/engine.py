@@ -79,10 +79,12 @@ class Params:
     k_epsilon: float | None = None
     k_beta: float | None = None
     prior: object = None  # the Hcp levels' public prior: None (uniform), "parent" or a cocoviz Prior
+    rhos: tuple[float, ...] | None = None  # ρ per level of a zCDP release (discrete Gaussian); epsilons unused then
 
     def plan_options(self) -> dict:
+        budget = {"epsilons": list(self.epsilons)} if self.rhos is None else {"rhos": list(self.rhos)}
         return {
-            "epsilons": list(self.epsilons),
+            **budget,
             "methods": list(self.methods),
             "p": list(self.ps),
             "max_size": self.max_size,

@@ -317,6 +317,16 @@ def test_learn_runs_and_reacts():
     assert any("below the largest group" in e for e in errors(at))
 
 
+def test_learn_compares_laplace_and_gaussian_noise():
+    at = new_app(LEARN)
+    assert_clean(at)
+    assert any("Laplace or Gaussian noise" in e.label for e in at.expander)
+    table = next(d.value for d in at.dataframe if "relative variance" in d.value.columns)
+    assert list(table["noise"]) == ["laplace", "gauss, equal ρ", "gauss, equal (ε, δ)"]
+    assert table["relative variance"].iloc[1] < 1 < table["relative variance"].iloc[2]  # when each wins
+    assert any("At **equal ρ**" in c.value for c in at.caption)
+
+
 # ------------------------------------------------------------------ the default data
 def test_explore_on_the_bundled_default():
     """The landing page as a first visitor sees it: the bundled default dataset, all defaults."""
@@ -383,6 +393,18 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
     assert_clean(at)
     assert not any("not private" in w.value for w in at.warning)
     assert metric(at, "Groups G (public)") == "4"
+
+
+def test_explore_zcdp_accounting_states_rho_and_epsilon_delta():
+    at = new_app()
+    at.radio(key="w.accounting").set_value("zCDP").run()
+    assert_clean(at)
+    assert not errors(at)
+    assert any("zCDP, discrete Gaussian noise" in m.value and "total **ρ = 1**" in m.value for m in at.markdown)
+    assert any("ρ = 1 in all: (ε = " in c.value and "δ = 1e-10" in c.value for c in at.caption)
+    assert metric(at, "Consistent") == "yes ✓"
+    at.number_input(key="w.rho.0").set_value(2.0).run()
+    assert any("total **ρ = 2.5**" in m.value for m in at.markdown)
 
 
 def test_explore_private_k_and_sums():

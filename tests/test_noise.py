@@ -1,7 +1,7 @@
 """The geometric mechanism: the three samplers' laws (chi-square, tails), moments, keyed streams, the ε range.
 
 The secure sampler cannot be seeded (AES-CTR keyed by the OS), so its own tests are statistical
-with false-alarm rates of 1e-6; its kernel (cocoviz._discrete_laplace) is also tested on a seeded
+with false-alarm rates of 1e-6; its kernel (cocoviz.noise._discrete_laplace) is also tested on a seeded
 AESCounter, deterministically, including the exact path it hands undecided cases to.
 """
 
@@ -17,13 +17,11 @@ import pytest
 from randomgen import AESCounter
 from scipy.stats import binomtest, chi2_contingency, chisquare, norm
 
-import cocoviz._discrete_laplace as dl
-from cocoviz._discrete_laplace import add_noise, exact_sample, scale_ratio
-from cocoviz._discrete_laplace_kernel import PENDING_D, PENDING_V
+import cocoviz.noise._discrete_laplace as dl
 from cocoviz.budget import double_geometric_variance
 from cocoviz.errors import BudgetError, ParameterError, PrivacyError
 from cocoviz.measure import open_sampler
-from cocoviz.mechanisms import (
+from cocoviz.noise import (
     EPSILON_RANGE,
     SAMPLERS,
     FastSampler,
@@ -34,6 +32,8 @@ from cocoviz.mechanisms import (
     double_geometric_pmf,
     make_sampler,
 )
+from cocoviz.noise._discrete_laplace import add_noise, exact_sample, scale_ratio
+from cocoviz.noise._discrete_laplace_kernel import PENDING_D, PENDING_V
 
 
 def chi_square_pvalue(samples: np.ndarray, scale: float) -> float:

@@ -16,21 +16,21 @@ Differential Privacy", NeurIPS 2020) samples it with integers only; one *attempt
 5. B ~ Bernoulli(1/2); if B = 1 and Y = 0, restart; else return Z = (1 - 2B) Y.
 
 Attempts are independent, so the result does not depend on where a batch of random bits
-ends: the compiled loop (:mod:`cocoviz._discrete_laplace_kernel`) reads uniform 32-bit
+ends: the compiled loop (:mod:`cocoviz.noise._discrete_laplace_kernel`) reads uniform 32-bit
 units, starts an attempt only when the buffer holds the 5 units an attempt may read, and
 cell i resumes, with the next buffer, at a new attempt.
 
 **Every decision is exact.**  Each Bernoulli is ``[W < p]`` for a uniform real W in [0, 1)
 read from fresh units, which is 1 with probability exactly p; a decision is taken from W's
 first 32 bits only when they settle it, else the cell is *pending* and is finished by the
-exact integer path (:mod:`cocoviz._exact_exp`: more bits of W, rigorous bounds of p).
+exact integer path (:mod:`cocoviz.noise._exact_exp`: more bits of W, rigorous bounds of p).
 
 * U: Lemire's multiply-shift, ``U = (x t) >> b`` for a uniform x of b = 32 bits (64 when
   t >= 2**32), with x rejected when ``(x t) mod 2**b < 2**b mod t``: each value of U keeps
   exactly ``floor(2**b / t)`` values of x.  A rejected x starts a new attempt, which is a
   redraw of U (nothing else was drawn yet).
 * V: ``P(V >= k) = exp(-k)``, so ``V = #{k >= 1 : W < exp(-k)}``.  With the integers
-  ``T_k = floor(exp(-k) 2**32)`` (computed exactly, :func:`cocoviz._exact_exp.thresholds`) and
+  ``T_k = floor(exp(-k) 2**32)`` (computed exactly, :func:`cocoviz.noise._exact_exp.thresholds`) and
   R the unit (W in [R, R+1) / 2**32): ``R < T_k`` gives ``W < (R+1)/2**32 <= T_k/2**32 <= exp(-k)``;
   ``R > T_k`` gives ``W >= R/2**32 >= (T_k+1)/2**32 > exp(-k)`` (exp(-k) 2**32 is irrational).
   Only ``R = T_k`` is undecided (pending; probability 2**-32 per attempt).
@@ -73,15 +73,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from cocoviz._discrete_laplace_kernel import (
+from cocoviz.errors import BudgetError, ParameterError
+from cocoviz.noise._discrete_laplace_kernel import (
     PENDING_D,
     PENDING_V,
     UNITS_PER_ATTEMPT,
     X_LIMIT,
     discrete_laplace_kernel,
 )
-from cocoviz._exact_exp import LazyUniform, thresholds, uniform_below
-from cocoviz.errors import BudgetError, ParameterError
+from cocoviz.noise._exact_exp import LazyUniform, thresholds, uniform_below
 
 __all__ = ["MARGIN", "scale_ratio", "add_noise", "exact_sample"]
 

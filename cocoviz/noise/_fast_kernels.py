@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["add_noise", "philox4x32"]
+__all__ = ["add_noise", "add_gaussian_noise", "add_gaussian_table_noise", "philox4x32"]
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -97,4 +97,92 @@ def add_noise(values, ptr, first_node, offset, level, query, k0, k1, scale, lo, 
             if i == start or j % 2 == 0:
                 even, odd = _word_pair(j // 2, node, level, query, k0, k1)
             out[i] = values[i] + _noise_of(odd if j % 2 else even, scale, p_zero, rest)
+        seg += 1
+
+
+_GAUSS = np.uint64(1) << np.uint64(31)  # the flag bit of the discrete Gaussian's counters
+_ATTEMPT_SHIFT = np.uint64(12)
+_ATTEMPT_MASK = np.uint64((1 << 19) - 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _gaussian_of(j, node, level, query, k0, k1, t, p_zero, rest, c, h):  # pragma: no cover - compiled
+    """Discrete Gaussian noise of cell ``j``: Canonne-Kamath-Steinke's rejection, one Philox block per attempt.
+
+    Attempt ``a`` reads the block at counter ``(j mod 2**32, node, level, query + 256 (j // 2**32)
+    + 2**12 a + 2**31)``: its first word gives Y, discrete Laplace of scale t (as :func:`_noise_of`),
+    its second a uniform V, and the attempt returns Y when ``V < exp(-(|Y| - c)² h)``, c = σ²/t,
+    h = 1/(2σ²).  The flag 2**31 keeps these counters apart from the Laplace streams'.
+    """
+    high = (np.uint64(j) >> _SHIFT) * np.uint64(256)
+    attempt = np.uint64(0)
+    while True:
+        x0, x1, x2, x3 = philox4x32(
+            np.uint64(j) & _LOW,
+            np.uint64(node),
+            np.uint64(level),
+            np.uint64(query) + high + ((attempt & _ATTEMPT_MASK) << _ATTEMPT_SHIFT) + _GAUSS,
+            k0,
+            k1,
+        )
+        y = _noise_of((x0 << _SHIFT) | x1, t, p_zero, rest)
+        v = (np.float64(np.int64(((x2 << _SHIFT) | x3) >> np.uint64(11))) + 0.5) * _UNIT
+        d = abs(np.float64(y)) - c
+        if v < np.exp(-(d * d * h)):
+            return y
+        attempt += np.uint64(1)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_gaussian_table_noise(
+    values, ptr, first_node, offset, level, query, k0, k1, cdf, lo, hi, out
+):  # pragma: no cover
+    """As :func:`add_noise`, with discrete Gaussian noise by inversion of a table: ``cdf[m] = P(|X| <= m)``
+    (its last entry above 1).
+
+    Cells ``2p`` and ``2p + 1`` share the Philox block at counter ``(p, node, level, query + 2**31)``
+    (the flag keeps it apart from the Laplace streams): a word's top 53 bits give u and |X| is the
+    smallest m with ``cdf[m] > u``; its lowest bit, independent of u, gives the sign.
+    """
+    n = cdf.shape[0]
+    flagged = np.uint64(query) + _GAUSS
+    seg = np.searchsorted(ptr, lo, side="right") - 1
+    while seg < len(ptr) - 1 and ptr[seg] < hi:
+        base = ptr[seg] - (offset if seg == 0 else 0)
+        node = first_node + seg
+        start = max(lo, ptr[seg])
+        even = odd = np.uint64(0)
+        for i in range(start, min(hi, ptr[seg + 1])):
+            j = i - base
+            if i == start or j % 2 == 0:
+                even, odd = _word_pair(j // 2, node, level, flagged, k0, k1)
+            word = odd if j % 2 else even
+            u = (np.float64(np.int64(word >> np.uint64(11))) + 0.5) * _UNIT
+            a, b = 0, n - 1
+            while a < b:
+                mid = (a + b) >> 1
+                if cdf[mid] > u:
+                    b = mid
+                else:
+                    a = mid + 1
+            out[i] = values[i] + (-a if word & np.uint64(1) else a)
+        seg += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def add_gaussian_noise(values, ptr, first_node, offset, level, query, k0, k1, sigma2, lo, hi, out):  # pragma: no cover
+    """As :func:`add_noise`, with discrete Gaussian noise of variance parameter ``sigma2`` by rejection
+    (for σ too large for :func:`add_gaussian_table_noise`'s table)."""
+    t = np.floor(np.sqrt(sigma2)) + 1.0
+    alpha = np.exp(-1.0 / t)
+    p_zero = (1.0 - alpha) / (1.0 + alpha)
+    rest = 1.0 - p_zero
+    c = sigma2 / t
+    h = 0.5 / sigma2
+    seg = np.searchsorted(ptr, lo, side="right") - 1
+    while seg < len(ptr) - 1 and ptr[seg] < hi:
+        base = ptr[seg] - (offset if seg == 0 else 0)
+        node = first_node + seg
+        for i in range(max(lo, ptr[seg]), min(hi, ptr[seg + 1])):
+            out[i] = values[i] + _gaussian_of(i - base, node, level, query, k0, k1, t, p_zero, rest, c, h)
         seg += 1

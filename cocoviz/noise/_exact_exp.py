@@ -8,7 +8,7 @@ bounds from its alternating Taylor series, tightened as the prefix grows.  As W 
 has probability 0, the loop ends with probability 1, and its answer is exactly [W < exp(-γ)].
 
 These are the slow, exact paths: the compiled sampler decides almost every comparison
-from 32 random bits and hands the rest here (see :mod:`cocoviz._discrete_laplace`).
+from 32 random bits and hands the rest here (see :mod:`cocoviz.noise._discrete_laplace`).
 
 >>> lo, hi = exp_neg_bounds(Fraction(1), 40)  # exp(-1) * 2**40 lies in [lo, hi]
 >>> hi - lo, abs(lo / 2**40 - math.exp(-1)) < 1e-12

@@ -1,6 +1,6 @@
 """The compiled loop of the secure sampler (numba): Canonne, Kamath and Steinke's discrete Laplace.
 
-Imported on first use by :mod:`cocoviz._discrete_laplace`, which holds the algorithm's
+Imported on first use by :mod:`cocoviz.noise._discrete_laplace`, which holds the algorithm's
 statement, the proof that every decision here is exact, and the exact paths for the
 cases this loop hands back.  Everything is integer arithmetic except one floating-point
 comparison (the fast path of Bernoulli(exp(-U/t))), whose undecided cases are handed back.
