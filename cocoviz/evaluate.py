@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
@@ -78,6 +78,12 @@ RATIO_READINGS: tuple[tuple[float, str], ...] = (
 
 
 def _check(tree, release) -> None:
+    from cocoviz.release import Release
+
+    if not isinstance(release, Release):
+        raise ParameterError(
+            f"expected a Release (estimate, post_process or load_release), got {type(release).__name__}"
+        )
     if not release.plan.shape.same_as(Shape.of(tree)):
         raise InputError("this release was computed for another hierarchy (its levels, nodes or G differ)")
 

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import ParameterError, PrivacyError
+from cocoviz.memory import check_cells
 
 __all__ = ["simplex_l1_fit", "update", "ide", "share_buckets", "marginal_blocks", "kl_divergence"]
 
@@ -72,7 +73,9 @@ def _as_prior(prior: object, min_size: int = 0) -> np.ndarray:
         isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 0 and _is_number(v)
         for k, v in prior.items()
     ):
-        values = np.zeros(max([min_size, *(int(k) + 1 for k in prior)]))
+        cells = max([min_size, *(int(k) + 1 for k in prior)])
+        check_cells(cells, f"a prior over sizes 0..{cells - 1:,}", "give only sizes up to the bound K")
+        values = np.zeros(cells)
         for k, v in prior.items():
             values[int(k)] = float(v)
     else:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.budget import Budget
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import node_label
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns, aggregate_runs
@@ -195,6 +195,8 @@ class Release:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if not isinstance(path, (str, os.PathLike)) and not callable(getattr(path, "write", None)):
+            raise ParameterError(f"save needs a file path or a binary file object, got {type(path).__name__}")
         level = np.concatenate([np.full(r.sizes.size, k, np.int64) for k, r in enumerate(self._levels)])
         node = np.concatenate([r.node_ids() for r in self._levels])
         table = pa.table(

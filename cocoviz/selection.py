@@ -17,6 +17,7 @@ composition, every candidate's budget plus the selection's.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 
@@ -53,8 +54,24 @@ def selection_cost(
     1.1
     """
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
+    _check_options(options)
     plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
+
+
+#: The :meth:`Plan.build` options a selection passes on to every candidate's plan.
+_PLAN_OPTIONS = frozenset(
+    name for name in inspect.signature(Plan.build).parameters if name not in ("cls", "source", "epsilons", "methods")
+)
+
+
+def _check_options(options: dict) -> None:
+    unknown = sorted(set(options) - _PLAN_OPTIONS)
+    if unknown:
+        raise ParameterError(
+            f"a selection does not take {', '.join(unknown)}: its options are the plan's "
+            f"({', '.join(sorted(_PLAN_OPTIONS))}); its noise is keyed by seed (or secure=True)"
+        )
 
 
 def select_mix(
@@ -88,6 +105,7 @@ def select_mix(
     options : other :meth:`Plan.build` options (p, max_size, consistency, merge)
     """
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
+    _check_options(options)
     candidates = tuple(tuple(c) for c in candidates)
     if not candidates:
         raise ParameterError("give at least one candidate method mix")
