@@ -47,6 +47,7 @@ __all__ = [
     "ratio_reading",
     "share_percent",
     "EVALUATION_COLUMNS",
+    "evaluation_row",
     "RATIO_READINGS",
 ]
 
@@ -212,6 +213,24 @@ def evaluate(tree, release) -> pd.DataFrame:
             )
         )
     return pd.concat(frames, ignore_index=True)[EVALUATION_COLUMNS]
+
+
+def evaluation_row(evaluation: pd.DataFrame, tree, node: Sequence[str]) -> pd.Series:
+    """The row of ``node`` (a path) in ``evaluate(tree, release)``: found by its place in the tree, not by its
+    name, so no two nodes can be confused.
+
+    >>> import pandas as pd
+    >>> from cocoviz import estimate
+    >>> from cocoviz.hierarchy import Hierarchy, node_path
+    >>> groups = pd.DataFrame({"s": ["a", "a/b"], "c": ["b/c", "c"], "size": [1, 2]})
+    >>> tree = Hierarchy.from_groups(groups, size="size", levels=["s", "c"])
+    >>> ev = evaluate(tree, estimate(tree, epsilons=[1, 1, 1], methods=["Hc"] * 3, max_size=4, seed=0))
+    >>> row = evaluation_row(ev, tree, ("a/b", "c"))
+    >>> int(row["groups"]), node_path(row["node"])
+    (1, ('a/b', 'c'))
+    """
+    level, k = tree.locate(node)
+    return evaluation[evaluation["level"] == level].iloc[k]
 
 
 def size_errors(tree, release, node: Sequence[str]) -> np.ndarray:
