@@ -87,6 +87,25 @@ def _check(tree, release) -> None:
         )
     if not release.plan.shape.same_as(Shape.of(tree)):
         raise InputError("this release was computed for another hierarchy (its levels, nodes or G differ)")
+    _check_runs(release)
+
+
+def _check_runs(release) -> None:
+    """Refuse a release whose runs cannot be this plan's (edited in memory or in its file): one run list per
+    level, one entry per node, whole non-negative sizes and counts."""
+    shape = release.plan.shape
+    for level in range(shape.depth + 1):
+        try:
+            runs = release.runs(level)
+        except IndexError:
+            raise InputError(f"the release has no runs for level {level}: it was edited or cut") from None
+        nodes = len(shape.paths[level])
+        if runs.n_nodes != nodes:
+            raise InputError(f"the release's level {level} has runs for {runs.n_nodes:,} nodes; its plan has {nodes:,}")
+        if runs.sizes.dtype.kind not in "iu" or runs.counts.dtype.kind not in "iu":
+            raise InputError(f"the release's level {level} holds fractional sizes or counts: it was edited")
+        if (runs.sizes < 0).any() or (runs.counts < 0).any():
+            raise InputError(f"the release's level {level} holds negative sizes or counts: it was edited")
 
 
 def _yardstick_epsilons(plan) -> list[float]:

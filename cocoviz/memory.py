@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from cocoviz.errors import ParameterError
 
-__all__ = ["BYTES_PER_CELL", "MAX_CELL_BYTES", "needed_bytes", "format_bytes", "check_cells"]
+__all__ = [
+    "BYTES_PER_CELL",
+    "MAX_CELL_BYTES",
+    "DENSE_AVOID",
+    "needed_bytes",
+    "format_bytes",
+    "check_cells",
+    "check_plan",
+]
 
 #: One float64 or int64 cell.  The work arrays of a node are a few of these per cell; the check is on the
 #: first one, so that the refusal names the size of one array the request would make.
@@ -26,6 +34,10 @@ BYTES_PER_CELL = 8
 #: Largest single array a request may ask for (4 GiB: 537 million cells, four times the groups of the
 #: United States' largest level).
 MAX_CELL_BYTES = 4 * 2**30
+
+
+#: What to use instead of a dense histogram H[0..largest size] that would not fit.
+DENSE_AVOID = "read its (size, count) runs instead (node_runs, or runs(level).node(k))"
 
 
 def needed_bytes(cells: int) -> int:

@@ -74,6 +74,7 @@ from cocoviz.budget import Charge
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.isotonic import isotonic as _isotonic
 from cocoviz.mechanisms import check_epsilon
+from cocoviz.memory import check_cells
 
 __all__ = [
     "NEIGHBOURS",
@@ -98,6 +99,7 @@ NEIGHBOURS = ("person", "record")
 def _check(J: int, neighbours: str, tau: int | None) -> None:
     if isinstance(J, bool) or not isinstance(J, (int, np.integer)) or J < 1:
         raise ParameterError(f"J must be a whole number >= 1, got {J!r}")
+    check_cells(int(J) + 2, f"the workload P(1..J) with J = {int(J):,}", "give J up to the largest size of interest")
     if neighbours not in NEIGHBOURS:
         raise ParameterError(f"neighbours must be one of {NEIGHBOURS}, got {neighbours!r}")
     if tau is not None and (isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 1):
@@ -150,6 +152,7 @@ def dyadic_sums(v: np.ndarray) -> np.ndarray:
 @functools.lru_cache(maxsize=16)
 def dyadic_matrix(n: int) -> np.ndarray:
     """The 0-1 strategy matrix of :func:`dyadic_sums` (rows: intervals, columns: positions); read-only."""
+    check_cells(2 * n * n, f"the dyadic strategy matrix over {n:,} sizes", "give a smaller J (or another strategy)")
     matrix = np.stack([dyadic_sums(row) for row in np.eye(n, dtype=np.int64)], axis=1)
     matrix.flags.writeable = False
     return matrix
@@ -258,6 +261,8 @@ def strategy_query(strategy: str, h: np.ndarray, J: int, tau: int | None = None)
 
 def query_matrix(strategy: str, J: int, tau: int | None = None) -> np.ndarray:
     """``M`` with ``strategy_query(h) = M @ buckets(h)``: its columns are the queries of the unit buckets."""
+    _check(J, "person", tau)
+    check_cells((int(J) + 2) ** 2, f"the query matrix of J = {int(J):,}", "give a smaller J")
     return np.stack([strategy_query(strategy, np.eye(J + 2, dtype=np.int64)[b], J, tau) for b in range(J + 2)], axis=1)
 
 

@@ -217,3 +217,347 @@ def test_one_bad_count_is_named(value):
     df = pd.DataFrame({"L1": ["a", "b"], "size": [1, 2], "count": pd.Series([1, value], dtype=object)})
     with pytest.raises(CocovizError, match=r"column 'count'.*rows 1"):
         Hierarchy.from_counts(df, size="size", count="count", levels=["L1"])
+
+
+# ====================================================================================================
+# Every public entry point (issue 27): None, wrong types, extreme numbers and tampered objects are either
+# refused with a CocovizError or give a valid result; never another exception.  Calls that could allocate
+# without bound run in a memory-capped child (tests/capped_support.py).
+# ====================================================================================================
+
+import json  # noqa: E402
+
+from cocoviz.plan import Plan  # noqa: E402
+
+#: Values that are wrong for almost every parameter: None, text, flags, containers, extreme numbers.
+_WRONG = [
+    None,
+    "1",
+    "",
+    True,
+    False,
+    [],
+    [1],
+    {},
+    (),
+    object(),
+    0,
+    -1,
+    2**63,
+    -(2**63),
+    10**400,
+    math.nan,
+    math.inf,
+    -math.inf,
+    5e-324,
+    1e308,
+    -0.0,
+    1 + 2j,
+    np.float64("nan"),
+    np.int64(-5),
+    b"x",
+]
+wrong = st.sampled_from(_WRONG)
+
+
+def _tree() -> Hierarchy:
+    counts = pd.DataFrame({"s": ["a", "a", "b", "b"], "size": [1, 3, 2, 4], "count": [3, 2, 2, 1]})
+    return Hierarchy.from_counts(counts, size="size", count="count", levels=["s"])
+
+
+TREE = _tree()
+GOOD = {"epsilons": [1.0, 1.0], "methods": ["Hc", "Hg"], "max_size": 6, "seed": 0}
+RELEASE = cocoviz.estimate(TREE, **GOOD)
+
+
+def refused_or_ok(call):
+    """``call()``'s result, or None when it was refused with a CocovizError whose message is not empty.
+    Any other exception fails the test: it is a traceback a user would see."""
+    try:
+        return call()
+    except CocovizError as exc:
+        assert str(exc).strip()
+        return None
+
+
+# ------------------------------------------------ issue 27, items 10 and 12: each listed traceback, by name
+def _bool_counts_prior():
+    prior = pd.DataFrame({"size": [1, 2], "count": [True, False]})
+    return cocoviz.estimate(TREE, epsilons=[1, 1], methods=["Hcp", "Hcp"], max_size=6, seed=0, prior=prior)
+
+
+LISTED = {
+    "k_beta=5e-324": (
+        lambda: cocoviz.estimate(TREE, **GOOD, k_select="noisy-max", k_epsilon=1.0, k_beta=5e-324),
+        r"k_beta .*5e-324",
+    ),
+    'workers="2"': (lambda: cocoviz.estimate(TREE, **GOOD, workers="2"), r"workers .*'2'"),
+    "workers=-1": (lambda: cocoviz.estimate(TREE, **GOOD, workers=-1), r"workers .*-1"),
+    "measure workers=-1": (
+        lambda: cocoviz.measure(Plan.build(TREE, **{k: v for k, v in GOOD.items() if k != "seed"}), TREE, workers=-1),
+        r"workers .*-1",
+    ),
+    "level_cache=[]": (lambda: cocoviz.estimate(TREE, **GOOD, level_cache=[]), r"level_cache .*list"),
+    "progress=3": (lambda: cocoviz.estimate(TREE, **GOOD, progress=3), r"progress .*3"),
+    "select_mix(rng=...)": (
+        lambda: cocoviz.select_mix(
+            TREE, [["Hc", "Hg"]], epsilons=[1, 1], epsilon_select=1.0, seed=0, rng=np.random.default_rng(0)
+        ),
+        r"does not take rng",
+    ),
+    "selection_cost(rng=...)": (
+        lambda: cocoviz.selection_cost(TREE, [["Hc", "Hg"]], epsilons=[1, 1], epsilon_select=1.0, rng=1),
+        r"does not take rng",
+    ),
+    'release.histogram(("zz",))': (lambda: RELEASE.histogram(("zz",)), r"no node \('zz',\)"),
+    "release.histogram(5)": (lambda: RELEASE.histogram(5), r"a node is a sequence of labels"),
+    "Release.save(3)": (lambda: RELEASE.save(3), r"save needs a file path"),
+    "estimate(None)": (lambda: cocoviz.estimate(None, **GOOD), r"expected a Hierarchy.*NoneType"),
+    'estimate("tree")': (lambda: cocoviz.estimate("tree", **GOOD), r"expected a Hierarchy.*str"),
+    "Plan.build(None)": (lambda: Plan.build(None, epsilons=[1], methods=["Hc"]), r"expected a Hierarchy"),
+    "measure(None, tree)": (lambda: cocoviz.measure(None, TREE, seed=0), r"measure needs a Plan.*NoneType"),
+    'measure("plan", tree)': (lambda: cocoviz.measure("plan", TREE, seed=0), r"measure needs a Plan.*str"),
+    "measure(plan, None)": (lambda: cocoviz.measure(RELEASE.plan, None, seed=0), r"expected a Hierarchy"),
+    "post_process(plan, None)": (lambda: cocoviz.post_process(RELEASE.plan, None), r"Measurements"),
+    "evaluate(None, release)": (lambda: cocoviz.evaluate(None, RELEASE), r"expected a Hierarchy"),
+    "evaluate(tree, None)": (lambda: cocoviz.evaluate(TREE, None), r"expected a Release.*NoneType"),
+    'evaluate(tree, "release")': (lambda: cocoviz.evaluate(TREE, "release"), r"expected a Release.*str"),
+    'size_errors(tree, release, ("zz",))': (lambda: cocoviz.size_errors(TREE, RELEASE, ("zz",)), r"no node"),
+    "scale=True": (lambda: cocoviz.load_dataset("taxi", scale=True), r"scale must be a number, got True"),
+    'scale="0.1"': (lambda: cocoviz.load_dataset("taxi", scale="0.1"), r"scale must be a number, got '0.1'"),
+    "scale=1e-300": (lambda: cocoviz.load_dataset("housing", scale=1e-300), r"scale must be in \[1e-06, 10\]"),
+    "bool counts in a prior table": (_bool_counts_prior, r"counts must be numbers"),
+    "CSV size 2.0000000000000001": (
+        lambda: load_upload_bytes(b"size\n2.0000000000000001\n"),
+        r"'size': fractional group size in rows 1",
+    ),
+}
+
+
+def load_upload_bytes(data: bytes):
+    from cocoviz.io import load_upload
+
+    return load_upload(data)
+
+
+@pytest.mark.parametrize("name", list(LISTED))
+def test_every_listed_traceback_is_a_refusal_that_names_the_problem(name):
+    call, match = LISTED[name]
+    with pytest.raises(CocovizError, match=match):
+        call()
+
+
+def test_data_housing_at_scale_1e_300_is_refused_by_the_command_line(capsys):
+    from cocoviz.cli import main
+
+    assert main(["data", "housing", "--scale", "1e-300"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: scale must be in [1e-06, 10], got 1e-300") and "%" not in err
+
+
+# ------------------------------------------------ plan, estimate, measure + post_process: fuzzed options
+def _maybe(good, bad=wrong):
+    """A good value three times in four, else a wrong one."""
+    return st.one_of(good, good, good, bad)
+
+
+_eps = _maybe(st.sampled_from([0.1, 1.0, 3.0]), st.sampled_from([*_WRONG, 1e-300, 1e-12, 1e6, 1e300, [1.0]]))
+options = st.fixed_dictionaries(
+    {
+        "epsilons": _maybe(st.lists(_eps, min_size=2, max_size=2), st.one_of(wrong, st.lists(_eps, max_size=3))),
+        "methods": _maybe(
+            st.lists(st.sampled_from(["Hc", "Hg", "naive", "Hcp"]), min_size=2, max_size=2),
+            st.one_of(wrong, st.lists(st.sampled_from(["Hc", "hc", "", None, 1]), max_size=3)),
+        ),
+        "p": _maybe(st.sampled_from([None, 1, 2, [1, 2], [None, None]]), st.sampled_from([*_WRONG, 3, [1], 1.0])),
+        "max_size": _maybe(st.integers(1, 8), st.sampled_from([*_WRONG, 10**7 + 1, 2.0])),
+        "consistency": _maybe(st.sampled_from(["top-down", "bottom-up", "none"])),
+        "merge": _maybe(st.sampled_from(["weighted", "average"])),
+        "seed": _maybe(st.sampled_from([0, 1, (1, 2), [3]]), st.sampled_from([*_WRONG, (1, -1), 2**128, 1.5])),
+        "workers": _maybe(st.sampled_from([None, 1, 2])),
+        "k_beta": _maybe(st.sampled_from([None, 0.1]), st.sampled_from([*_WRONG, 1.0, 1e-301])),
+    }
+)
+
+
+def _drop_none(kwargs: dict) -> dict:
+    return {k: v for k, v in kwargs.items() if v is not None or k in ("epsilons", "methods")}
+
+
+@settings(max_examples=150, deadline=None)
+@given(options, st.booleans())
+def test_estimate_refuses_or_releases_consistently(kwargs, fused):
+    kwargs = _drop_none(kwargs)
+    seed, workers = kwargs.pop("seed", None), kwargs.pop("workers", None)
+    if fused:
+        release = refused_or_ok(lambda: cocoviz.estimate(TREE, **kwargs, seed=seed, workers=workers))
+    else:
+        plan = refused_or_ok(lambda: Plan.build(TREE, **kwargs))
+        measured = plan and refused_or_ok(lambda: cocoviz.measure(plan, TREE, seed=seed, workers=workers))
+        release = measured and refused_or_ok(lambda: cocoviz.post_process(plan, measured))
+    if release is not None:
+        assert release.is_consistent()
+        assert release.budget.total == pytest.approx(math.fsum(release.plan.epsilons))
+
+
+# ------------------------------------------------ tampered objects: a release, its file, measurements
+from cocoviz.release import Release, load_release  # noqa: E402
+from cocoviz.runs import LevelRuns  # noqa: E402
+
+#: Cases whose refusal is the `guards` helper's work on issue 27 (item 2: load_release verifies its file;
+#: item 11: post_process validates its measurements).  Until it is merged they may raise other exceptions;
+#: once merged they pass, and the merger deletes this mark.
+NEEDS_GUARDS = pytest.mark.xfail(reason="issue 27 items 2 and 11 (guards): load_release / post_process checks")
+
+
+def _tampered_runs(runs: LevelRuns, how: str) -> LevelRuns:
+    sizes, counts, ptr = runs.sizes.copy(), runs.counts.copy(), runs.ptr.copy()
+    if how == "negative count":
+        counts[0] = -counts[0] - 1
+    elif how == "count + 3":
+        counts[-1] += 3
+    elif how == "huge size":
+        sizes[-1] = 2**62
+    elif how == "one node short":
+        return LevelRuns(ptr[:-1], sizes[: ptr[-2]], counts[: ptr[-2]])
+    elif how == "float counts":
+        return LevelRuns(ptr, sizes, counts.astype(np.float64) + 0.5)
+    elif how == "empty":
+        return LevelRuns(np.zeros(len(ptr), np.int64), sizes[:0], counts[:0])
+    return LevelRuns(ptr, sizes, counts)
+
+
+TAMPERS = ["negative count", "count + 3", "huge size", "one node short", "float counts", "empty"]
+
+
+@pytest.mark.parametrize("how", TAMPERS)
+@pytest.mark.parametrize("level", [0, 1])
+def test_a_tampered_release_is_refused_or_evaluated_never_a_traceback(how, level):
+    runs = [RELEASE.runs(k) for k in range(2)]
+    runs[level] = _tampered_runs(runs[level], how)
+    tampered = Release(RELEASE.plan, runs, RELEASE.budget)
+    for call in (
+        lambda: cocoviz.evaluate(TREE, tampered),
+        lambda: tampered.histogram(("a",)),
+        lambda: tampered.to_frame(),
+        lambda: tampered.is_consistent(),
+        lambda: cocoviz.size_errors(TREE, tampered, ("b",)),
+    ):
+        refused_or_ok(call)
+    assert refused_or_ok(tampered.is_consistent) in (False, None)
+
+
+def _json_paths(value, prefix=()):
+    """Every (path, leaf) of a JSON document."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _json_paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _json_paths(v, (*prefix, i))
+    yield prefix, value
+
+
+def _saved(release) -> tuple[bytes, dict]:
+    import io
+
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    release.save(buffer)
+    table = pq.read_table(io.BytesIO(buffer.getvalue()))
+    return table, json.loads(table.schema.metadata[b"cocoviz"])
+
+
+_TABLE, _META = _saved(RELEASE)
+_META_PATHS = [p for p, _ in _json_paths(_META) if p]
+_JSON_WRONG = [None, "x", -1, 0, 1.5, 1e308, 2**63, [], {}, True, "secure", [1, 2, 3]]
+
+
+@NEEDS_GUARDS
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_META_PATHS), st.sampled_from(_JSON_WRONG), st.booleans())
+def test_a_release_file_edited_in_its_metadata_is_refused_or_loads(tmp_path_factory, path, value, delete):
+    """Depends on `guards` (issue 27, item 2: load_release verifies its file) for the strict form; here a
+    CocovizError or a release, never another exception."""
+    import copy
+
+    import pyarrow.parquet as pq
+
+    meta = copy.deepcopy(_META)
+    parent = meta
+    for key in path[:-1]:
+        parent = parent[key]
+    if delete and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    file = tmp_path_factory.mktemp("edited") / "release.parquet"
+    pq.write_table(_TABLE.replace_schema_metadata({b"cocoviz": json.dumps(meta).encode()}), file)
+    loaded = refused_or_ok(lambda: load_release(file))
+    if loaded is not None:
+        refused_or_ok(loaded.is_consistent)
+        refused_or_ok(lambda: cocoviz.evaluate(TREE, loaded))
+
+
+@NEEDS_GUARDS
+@pytest.mark.parametrize("column", ["level", "node", "size", "count"])
+@pytest.mark.parametrize("value", [-1, 2**62, 7])
+def test_a_release_file_edited_in_its_runs_is_refused_or_loads(tmp_path, column, value):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = {name: _TABLE.column(name).to_numpy().copy() for name in _TABLE.column_names}
+    data[column][0] = value
+    file = tmp_path / "release.parquet"
+    table = pa.table(data).replace_schema_metadata(_TABLE.schema.metadata)
+    pq.write_table(table, file)
+    loaded = refused_or_ok(lambda: load_release(file))
+    if loaded is not None:
+        refused_or_ok(lambda: cocoviz.evaluate(TREE, loaded))
+
+
+@pytest.mark.parametrize("target", [None, 3, 1.5, "", object(), b"x", ["a.parquet"]])
+def test_saving_to_something_that_is_not_a_file_is_refused(target):
+    with pytest.raises(CocovizError):
+        RELEASE.save(target)
+
+
+@pytest.mark.parametrize("source", [None, 3, "", "/nonexistent/x.parquet", b"PAR1", object()])
+def test_loading_from_something_that_is_not_a_release_is_refused(source):
+    with pytest.raises(CocovizError):
+        load_release(source)
+
+
+def _measured():
+    plan = Plan.build(TREE, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=6)
+    return plan, cocoviz.measure(plan, TREE, seed=0)
+
+
+@NEEDS_GUARDS
+@pytest.mark.parametrize("how", ["nan", "4e18", "short", "inf", "wrong method", "ptr reversed", "None level"])
+def test_tampered_measurements_are_refused_or_post_processed(how):
+    """Depends on `guards` (issue 27, item 11: post_process validates its measurements) for the strict form."""
+    import dataclasses
+
+    plan, measured = _measured()
+    level = measured.levels[1]
+    values, ptr = level.values.astype(np.float64), level.ptr
+    if how == "nan":
+        values[0] = math.nan
+    elif how == "inf":
+        values[0] = math.inf
+    elif how == "4e18":
+        values[0] = 4e18
+    elif how == "short":
+        values, ptr = values[:-3], np.minimum(ptr, len(values) - 3)
+    elif how == "ptr reversed":
+        ptr = ptr[::-1].copy()
+    edited = dataclasses.replace(level, values=values, ptr=ptr)
+    if how == "wrong method":
+        edited = dataclasses.replace(level, method="Hc")
+    levels = (measured.levels[0], None if how == "None level" else edited)
+    tampered = dataclasses.replace(measured, levels=levels)
+    release = refused_or_ok(lambda: cocoviz.post_process(plan, tampered))
+    if release is not None:
+        assert release.is_consistent() or how in ("nan", "inf", "4e18", "short")

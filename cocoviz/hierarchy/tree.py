@@ -13,6 +13,7 @@ import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import tables
+from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.nodes import LabelColumns, NodeCodes
 from cocoviz.runs import LevelRuns, aggregate_runs
 
@@ -303,6 +304,7 @@ class Hierarchy:
         The array runs from size 0 to the node's largest group size.
         """
         sizes, counts = self.node_runs(node)
+        check_cells(int(sizes[-1]) + 1, f"the dense histogram of {node_label(node)}", DENSE_AVOID)
         h = np.zeros(int(sizes[-1]) + 1, np.int64)
         h[sizes] = counts
         return h
