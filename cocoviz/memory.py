@@ -47,6 +47,8 @@ def needed_bytes(cells: int) -> int:
 
 def format_bytes(n: int) -> str:
     """``n`` bytes in the largest binary unit that keeps it at least 1 (``'74.5 GiB'``)."""
+    if int(n) >= 2**100:  # beyond float's comfort and any machine
+        return f"about 2^{int(n).bit_length() - 1} bytes"
     value, unit = float(n), "bytes"
     for name in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if value < 1024:

@@ -107,13 +107,35 @@ def _labels(blocks: Blocks, size: int, what: str = "block") -> np.ndarray:
     return labels
 
 
+def _check_partition(blocks: object, what: str = "a partition") -> None:
+    """Refuse what is not a list of blocks, each a list (or 1-D array) of whole cell indices."""
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (Sequence, np.ndarray)):
+        raise ParameterError(f"{what} must be a list of blocks (lists of cell indices), got {type(blocks).__name__}")
+    for b, block in enumerate(blocks):
+        try:
+            cells = np.asarray(block)
+        except (TypeError, ValueError):
+            cells = np.asarray([None])
+        if cells.ndim != 1 or cells.dtype.kind not in "iu":
+            raise ParameterError(f"block {b} of {what} must be a list of whole cell indices, got {block!r}")
+
+
 def _max_cell(*partitions: Blocks) -> int:
+    for s, part in enumerate(partitions):
+        _check_partition(part, f"partition {s}")
     cells = [int(np.max(b)) for part in partitions for b in part if np.size(b)]
     return max(cells, default=-1) + 1
 
 
+def _floats(values: object, what: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(f"{what} must be numbers, got {values!r}") from None
+
+
 def _as_targets(targets: object, n: int, what: str = "targets") -> np.ndarray:
-    y = np.asarray(targets, dtype=float)
+    y = _floats(targets, what)
     if y.shape != (n,) or not np.all(np.isfinite(y)):
         raise ParameterError(f"{what} must be {n} finite numbers, one per block, got shape {y.shape}")
     return y
@@ -146,10 +168,10 @@ def simplex_l1_fit(y: object, total: float = 1.0, *, at_most: bool = False) -> n
     >>> simplex_l1_fit([0.2, -0.1, 0.3], at_most=True).tolist()
     [0.2, 0.0, 0.3]
     """
-    v = np.asarray(y, dtype=float)
+    v = _floats(y, "y")
     if v.ndim != 1 or not np.all(np.isfinite(v)):
         raise ParameterError("y must be a 1-D array of finite numbers")
-    if not (np.isfinite(total) and total >= 0):
+    if not (_is_number(total) and np.isfinite(total) and total >= 0):
         raise ParameterError(f"total must be finite and ≥ 0, got {total}")
     if at_most and np.clip(v, 0, None).sum() <= total:
         return np.clip(v, 0, None)
@@ -309,6 +331,8 @@ def ide(
     """
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 0:
         raise ParameterError(f"iterations must be a whole number ≥ 0, got {iterations!r}")
+    if not all(isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in (partitions, targets)):
+        raise ParameterError("partitions and targets must be lists (one target vector per partition)")
     if len(partitions) != len(targets) or not len(partitions):
         raise ParameterError(
             f"one target vector per partition: {len(partitions)} partitions, {len(targets)} target vectors"

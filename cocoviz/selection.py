@@ -55,7 +55,7 @@ def selection_cost(
     """
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
     _check_options(options)
-    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
+    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in _check_candidates(candidates)]
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
 
 
@@ -72,6 +72,14 @@ def _check_options(options: dict) -> None:
             f"a selection does not take {', '.join(unknown)}: its options are the plan's "
             f"({', '.join(sorted(_PLAN_OPTIONS))}); its noise is keyed by seed (or secure=True)"
         )
+
+
+def _check_candidates(candidates: object) -> tuple[tuple[str, ...], ...]:
+    """The candidates as tuples of method names: a list of mixes, each a list of names (not text)."""
+    mixes = candidates if isinstance(candidates, (list, tuple)) else None
+    if mixes is None or not all(isinstance(m, (list, tuple)) for m in mixes):
+        raise ParameterError(f"candidates must be a list of method mixes such as [['Hc', 'Hg']], got {candidates!r}")
+    return tuple(tuple(m) for m in mixes)
 
 
 def select_mix(
@@ -106,7 +114,7 @@ def select_mix(
     """
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
     _check_options(options)
-    candidates = tuple(tuple(c) for c in candidates)
+    candidates = _check_candidates(candidates)
     if not candidates:
         raise ParameterError("give at least one candidate method mix")
     entropy = None if secure else check_seed(seed)
