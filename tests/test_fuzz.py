@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from capped_support import run_capped
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -716,3 +717,83 @@ def test_ide_and_its_parts_refuse_or_fit(prior, partitions, targets, iterations)
     first_target = targets[0] if isinstance(targets, list) and targets else targets
     refused_or_ok(lambda: update(prior, first, first_target))
     refused_or_ok(lambda: simplex_l1_fit(first_target))
+
+
+# ------------------------------------------------ the command line
+CLI_REFUSED = [
+    ["data", "housing", "--scale", "1e-300"],
+    ["data", "housing", "--scale", "nan"],
+    ["data", "housing", "--scale", "-1"],
+    ["data", "housing", "--scale", "1e400"],
+    ["data", "housing", "--seed", "-1"],
+    ["data", "toy", "--scale", "0.5"],
+    ["data", "--card"],
+    ["data", "nope"],
+    ["data", "housing", "--scale", "x"],
+    ["experiment", "nope"],
+    ["experiment", "table3", "--trials", "0"],
+    ["experiment", "table3", "--trials", "-1"],
+    ["experiment", "table3", "--workers", "-1", "--trials", "1"],
+    ["experiment", "table3", "--workers", "0", "--trials", "1"],
+    ["experiment", "table3", "--scale", "0"],
+    ["experiment", "table3", "--scale", "inf"],
+    ["experiment", "table3", "--seed", "-5", "--trials", "1"],
+    ["experiment", "table3", "--trials", "99999999999999999999999"],
+    ["findings", "nope"],
+    ["nope"],
+    [],
+]
+
+
+@pytest.mark.parametrize("argv", CLI_REFUSED, ids=" ".join)
+def test_the_command_line_refuses_in_one_line_with_status_2(argv, capsys, tmp_path):
+    from cocoviz.cli import main
+
+    try:
+        status = main([*argv, *(["--out", str(tmp_path / "out")] if argv[:1] == ["experiment"] else [])])
+    except SystemExit as exc:  # argparse's own refusals: a usage line and status 2
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert "Traceback" not in err and err.strip(), err
+    assert "error" in err.strip().splitlines()[-1]
+
+
+# ------------------------------------------------ what could allocate without bound: in a capped child
+_SMALL_TREE = """
+import numpy as np, pandas as pd, cocoviz
+from cocoviz import sums
+from cocoviz.hierarchy import Hierarchy
+from cocoviz.mechanisms import FastSampler
+tree = Hierarchy.from_counts(
+    pd.DataFrame({"s": ["a", "b"], "size": [1, 2**40], "count": [3, 1]}), size="size", count="count", levels=["s"]
+)
+"""
+CAPPED = {
+    "huge group, dense histogram": "tree.histogram(('b',))",
+    "huge group, Hg p=1 (2 groups: fine)": "cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hg'] * 2, p=1, seed=0)",
+    "K = 10^7 + 1": "cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hc'] * 2, max_size=10**7 + 1, seed=0)",
+    "sums J = 10^12": "sums.answer(np.array([0, 1]), 1.0, 10**12, FastSampler(0), strategy='workload')",
+    "sums tamm J = 10^5": "sums.answer(np.array([0, 1]), 1.0, 10**5, FastSampler(0), strategy='tamm')",
+    "sums query matrix J = 10^5": "sums.query_matrix('identity', 10**5)",
+    "prior {10**12: 1}": "cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hcp'] * 2, max_size=4, seed=0, "
+    "prior={10**12: 1.0})",
+    "ide over 10^12 cells": "from cocoviz.priors import ide\nide({0: 1.0}, [[[10**12]]], [[1.0]], 1)",
+    "prior table size 10^12": "cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hcp'] * 2, max_size=4, seed=0, "
+    "prior=pd.DataFrame({'size': [10**12], 'count': [1]}))",
+    "release histogram of a huge size": "r = cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hg'] * 2, seed=0)\n"
+    "r.histogram(('b',))",
+}
+
+
+def test_what_could_allocate_is_refused_or_done_under_a_memory_cap():
+    outcomes = run_capped({name: _SMALL_TREE + source for name, source in CAPPED.items()})
+    for name, (outcome, message) in outcomes.items():
+        assert outcome in ("ok", "CocovizError"), (name, outcome, message)
+    refused = {name: message for name, (outcome, message) in outcomes.items() if outcome == "CocovizError"}
+    assert "node_runs" in refused["huge group, dense histogram"]
+    assert "node_runs" in refused["release histogram of a huge size"]
+    for name in ("sums J = 10^12", "sums tamm J = 10^5", "sums query matrix J = 10^5", "ide over 10^12 cells"):
+        assert "over the limit of 4 GiB" in refused[name], (name, outcomes[name])
+    assert "K must be a whole number from 1 to 10,000,000" in refused["K = 10^7 + 1"]
+    assert outcomes["huge group, Hg p=1 (2 groups: fine)"][0] == "ok"
