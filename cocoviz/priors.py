@@ -116,7 +116,7 @@ def _check_partition(blocks: object, what: str = "a partition") -> None:
             cells = np.asarray(block)
         except (TypeError, ValueError):
             cells = np.asarray([None])
-        if cells.ndim != 1 or cells.dtype.kind not in "iu":
+        if cells.ndim != 1 or (cells.size and cells.dtype.kind not in "iu"):  # an empty block: _labels says so
             raise ParameterError(f"block {b} of {what} must be a list of whole cell indices, got {block!r}")
 
 
