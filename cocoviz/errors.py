@@ -14,7 +14,15 @@ ParameterError | ε of level 0 must be > 0, got -1
 
 from __future__ import annotations
 
-__all__ = ["CocovizError", "InputError", "ParameterError", "BudgetError", "PrivacyError", "SetupError"]
+__all__ = [
+    "CocovizError",
+    "InputError",
+    "ParameterError",
+    "UnknownNode",
+    "BudgetError",
+    "PrivacyError",
+    "SetupError",
+]
 
 
 class CocovizError(ValueError):
@@ -27,6 +35,12 @@ class InputError(CocovizError):
 
 class ParameterError(CocovizError):
     """A parameter of a release or an experiment that cannot be used (ε, method, p, K, seed, ...)."""
+
+
+class UnknownNode(ParameterError, KeyError):
+    """A node path that is not in the hierarchy; also a ``KeyError``, as a lookup that fails."""
+
+    __str__ = BaseException.__str__  # KeyError's would quote the message
 
 
 class BudgetError(ParameterError):

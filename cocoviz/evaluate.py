@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
@@ -47,6 +47,7 @@ __all__ = [
     "ratio_reading",
     "share_percent",
     "EVALUATION_COLUMNS",
+    "evaluation_row",
     "RATIO_READINGS",
 ]
 
@@ -78,8 +79,33 @@ RATIO_READINGS: tuple[tuple[float, str], ...] = (
 
 
 def _check(tree, release) -> None:
+    from cocoviz.release import Release
+
+    if not isinstance(release, Release):
+        raise ParameterError(
+            f"expected a Release (estimate, post_process or load_release), got {type(release).__name__}"
+        )
     if not release.plan.shape.same_as(Shape.of(tree)):
         raise InputError("this release was computed for another hierarchy (its levels, nodes or G differ)")
+    _check_runs(release)
+
+
+def _check_runs(release) -> None:
+    """Refuse a release whose runs cannot be this plan's (edited in memory or in its file): one run list per
+    level, one entry per node, whole non-negative sizes and counts."""
+    shape = release.plan.shape
+    for level in range(shape.depth + 1):
+        try:
+            runs = release.runs(level)
+        except IndexError:
+            raise InputError(f"the release has no runs for level {level}: it was edited or cut") from None
+        nodes = len(shape.paths[level])
+        if runs.n_nodes != nodes:
+            raise InputError(f"the release's level {level} has runs for {runs.n_nodes:,} nodes; its plan has {nodes:,}")
+        if runs.sizes.dtype.kind not in "iu" or runs.counts.dtype.kind not in "iu":
+            raise InputError(f"the release's level {level} holds fractional sizes or counts: it was edited")
+        if (runs.sizes < 0).any() or (runs.counts < 0).any():
+            raise InputError(f"the release's level {level} holds negative sizes or counts: it was edited")
 
 
 def _yardstick_epsilons(plan) -> list[float]:
@@ -222,6 +248,24 @@ def evaluate(tree, release) -> pd.DataFrame:
             )
         )
     return pd.concat(frames, ignore_index=True)[EVALUATION_COLUMNS]
+
+
+def evaluation_row(evaluation: pd.DataFrame, tree, node: Sequence[str]) -> pd.Series:
+    """The row of ``node`` (a path) in ``evaluate(tree, release)``: found by its place in the tree, not by its
+    name, so no two nodes can be confused.
+
+    >>> import pandas as pd
+    >>> from cocoviz import estimate
+    >>> from cocoviz.hierarchy import Hierarchy, node_path
+    >>> groups = pd.DataFrame({"s": ["a", "a/b"], "c": ["b/c", "c"], "size": [1, 2]})
+    >>> tree = Hierarchy.from_groups(groups, size="size", levels=["s", "c"])
+    >>> ev = evaluate(tree, estimate(tree, epsilons=[1, 1, 1], methods=["Hc"] * 3, max_size=4, seed=0))
+    >>> row = evaluation_row(ev, tree, ("a/b", "c"))
+    >>> int(row["groups"]), node_path(row["node"])
+    (1, ('a/b', 'c'))
+    """
+    level, k = tree.locate(node)
+    return evaluation[evaluation["level"] == level].iloc[k]
 
 
 def size_errors(tree, release, node: Sequence[str]) -> np.ndarray:

@@ -33,6 +33,7 @@ import numpy as np
 
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError, PrivacyError
+from cocoviz.memory import check_plan
 from cocoviz.noise import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
@@ -99,6 +100,15 @@ class Measurements:
     plan: Plan
     levels: tuple[LevelMeasurement | None, ...]
     budget: Budget
+
+
+def check_workers(workers: object) -> int | None:
+    """``workers`` as None or a whole number >= 1 (bools, text and numbers below 1 refused)."""
+    if workers is not None and (
+        isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1
+    ):
+        raise ParameterError(f"workers must be None or a whole number of threads >= 1, got {workers!r}")
+    return None if workers is None else int(workers)
 
 
 def map_nodes(fn: Callable[[int], object], n: int, workers: int | None) -> list:
@@ -396,6 +406,10 @@ def measure(
     ParameterError
         (Exploration only) K below the largest group size.
     """
+    if not isinstance(plan, Plan):
+        raise ParameterError(f"measure needs a Plan (Plan.build), got {type(plan).__name__}")
+    workers = check_workers(workers)
+    check_plan(plan, streamed=False)
     noise = open_sampler(seed, rng, sampler, secure)
     notes = check_inputs(plan, tree, noise)
     bounds = choose_bounds(plan, tree, noise)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from cocoviz.errors import UnknownNode
+
 __all__ = ["LabelColumns", "NodeCodes", "LevelPaths", "Path"]
 
 Path = tuple[str, ...]
@@ -258,16 +260,16 @@ class NodeCodes:
     def locate(self, path: Path) -> int:
         """Index of the node at ``path`` within its level (``len(path)``); KeyError if there is none."""
         if len(path) > self.depth:
-            raise KeyError(f"no node {path} in this hierarchy")
+            raise UnknownNode(f"no node {path} in this hierarchy")
         k = 0
         for lvl, label in enumerate(path, start=1):
             lab = self.labels[lvl]
             code = int(np.searchsorted(lab, label)) if len(lab) else 0
             if code >= len(lab) or lab[code] != label:
-                raise KeyError(f"no node {path} in this hierarchy")
+                raise UnknownNode(f"no node {path} in this hierarchy")
             hit = np.flatnonzero((self.codes[lvl] == code) & (self.parents[lvl] == k))
             if not len(hit):
-                raise KeyError(f"no node {path} in this hierarchy")
+                raise UnknownNode(f"no node {path} in this hierarchy")
             k = int(hit[0])
         return k
 

@@ -16,11 +16,13 @@ from collections.abc import Callable, MutableMapping, Sequence
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates
+from cocoviz.errors import ParameterError
 from cocoviz.measure import (
     answer_node,
     answer_nodes,
     batch_threads,
     check_inputs,
+    check_workers,
     choose_bounds,
     draw_nodes,
     level_batches,
@@ -29,6 +31,7 @@ from cocoviz.measure import (
     map_nodes,
     open_sampler,
 )
+from cocoviz.memory import check_plan
 from cocoviz.plan import METHODS, Plan
 from cocoviz.postprocess import level_fitter, node_fitter, release_levels
 from cocoviz.release import Release
@@ -122,6 +125,12 @@ def estimate(
         rhos=rhos,
         delta=delta,
     )
+    workers = check_workers(workers)
+    if level_cache is not None and not isinstance(level_cache, MutableMapping):
+        raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
+    if progress is not None and not callable(progress):
+        raise ParameterError(f"progress must be a function progress(done, total) or None, got {progress!r}")
+    check_plan(plan, streamed=True)
     noise = open_sampler(seed, rng, sampler, secure)
     budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
     bounds = choose_bounds(plan, tree, noise)

@@ -37,11 +37,16 @@ def propose_levels(
     """The level columns to propose for ``frame``: every column that is not the size, count or group
     column, in the table's order (at most :data:`~cocoviz.hierarchy.MAX_DEPTH`).
 
-    In the persons form a column that varies inside a group (a person's name)
-    cannot be a region and is left out.
+    In the persons form a column of the persons' own attributes (a name, an age) is left out: one whose
+    values are all different, or that varies inside more than half of the groups of two persons or more
+    (when there are two such groups or more).  A column that varies inside a few groups only is a region
+    column with groups in two regions: it is proposed, and loading the table refuses those groups by their
+    rows, instead of the file being previewed as one region.
 
     >>> persons = pd.DataFrame({"name": list("ABC"), "group": [1, 1, 2], "region": list("aab")})
     >>> propose_levels(persons, "persons")
+    ['region']
+    >>> propose_levels(persons.assign(region=list("abb")), "persons")  # group 1 in regions a and b
     ['region']
     """
     if form not in ("persons", "groups", "counts"):
@@ -49,9 +54,19 @@ def propose_levels(
     roles = {size, count, group}
     columns = [str(c) for c in frame.columns if str(c) not in roles]
     if form == "persons" and group in frame.columns and len(frame):
-        within = frame[[group, *columns]].astype(str).groupby(group, sort=False).nunique()
-        columns = [c for c in columns if bool((within[c] <= 1).all())]
+        text = frame[[group, *columns]].astype(str)
+        within = text.groupby(group, sort=False).nunique()
+        shared = (text.groupby(group, sort=False).size() >= 2).to_numpy()
+        columns = [c for c in columns if not _person_attribute(text[c], within[c].to_numpy(), shared)]
     return columns[:MAX_DEPTH]
+
+
+def _person_attribute(values: pd.Series, distinct_within: np.ndarray, shared: np.ndarray) -> bool:
+    """Whether a persons-table column describes persons rather than regions (see :func:`propose_levels`)."""
+    if len(values) >= 2 and values.nunique() == len(values):
+        return True
+    varies = distinct_within[shared] > 1
+    return len(varies) >= 2 and 2 * int(varies.sum()) > len(varies)
 
 
 def hierarchy_preview(

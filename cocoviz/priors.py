@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import ParameterError, PrivacyError
+from cocoviz.memory import check_cells
 
 __all__ = ["simplex_l1_fit", "update", "ide", "share_buckets", "marginal_blocks", "kl_divergence"]
 
@@ -72,7 +73,9 @@ def _as_prior(prior: object, min_size: int = 0) -> np.ndarray:
         isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 0 and _is_number(v)
         for k, v in prior.items()
     ):
-        values = np.zeros(max([min_size, *(int(k) + 1 for k in prior)]))
+        cells = max([min_size, *(int(k) + 1 for k in prior)])
+        check_cells(cells, f"a prior over sizes 0..{cells - 1:,}", "give only sizes up to the bound K")
+        values = np.zeros(cells)
         for k, v in prior.items():
             values[int(k)] = float(v)
     else:
@@ -104,13 +107,35 @@ def _labels(blocks: Blocks, size: int, what: str = "block") -> np.ndarray:
     return labels
 
 
+def _check_partition(blocks: object, what: str = "a partition") -> None:
+    """Refuse what is not a list of blocks, each a list (or 1-D array) of whole cell indices."""
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (Sequence, np.ndarray)):
+        raise ParameterError(f"{what} must be a list of blocks (lists of cell indices), got {type(blocks).__name__}")
+    for b, block in enumerate(blocks):
+        try:
+            cells = np.asarray(block)
+        except (TypeError, ValueError):
+            cells = np.asarray([None])
+        if cells.ndim != 1 or (cells.size and cells.dtype.kind not in "iu"):  # an empty block: _labels says so
+            raise ParameterError(f"block {b} of {what} must be a list of whole cell indices, got {block!r}")
+
+
 def _max_cell(*partitions: Blocks) -> int:
+    for s, part in enumerate(partitions):
+        _check_partition(part, f"partition {s}")
     cells = [int(np.max(b)) for part in partitions for b in part if np.size(b)]
     return max(cells, default=-1) + 1
 
 
+def _floats(values: object, what: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(f"{what} must be numbers, got {values!r}") from None
+
+
 def _as_targets(targets: object, n: int, what: str = "targets") -> np.ndarray:
-    y = np.asarray(targets, dtype=float)
+    y = _floats(targets, what)
     if y.shape != (n,) or not np.all(np.isfinite(y)):
         raise ParameterError(f"{what} must be {n} finite numbers, one per block, got shape {y.shape}")
     return y
@@ -143,10 +168,10 @@ def simplex_l1_fit(y: object, total: float = 1.0, *, at_most: bool = False) -> n
     >>> simplex_l1_fit([0.2, -0.1, 0.3], at_most=True).tolist()
     [0.2, 0.0, 0.3]
     """
-    v = np.asarray(y, dtype=float)
+    v = _floats(y, "y")
     if v.ndim != 1 or not np.all(np.isfinite(v)):
         raise ParameterError("y must be a 1-D array of finite numbers")
-    if not (np.isfinite(total) and total >= 0):
+    if not (_is_number(total) and np.isfinite(total) and total >= 0):
         raise ParameterError(f"total must be finite and ≥ 0, got {total}")
     if at_most and np.clip(v, 0, None).sum() <= total:
         return np.clip(v, 0, None)
@@ -306,6 +331,8 @@ def ide(
     """
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 0:
         raise ParameterError(f"iterations must be a whole number ≥ 0, got {iterations!r}")
+    if not all(isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in (partitions, targets)):
+        raise ParameterError("partitions and targets must be lists (one target vector per partition)")
     if len(partitions) != len(targets) or not len(partitions):
         raise ParameterError(
             f"one target vector per partition: {len(partitions)} partitions, {len(targets)} target vectors"

@@ -27,9 +27,10 @@ import pandas as pd
 
 from cocoviz import verify
 from cocoviz.budget import Budget
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import node_label
 from cocoviz.io.atomic import atomic_path
+from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns, aggregate_runs
 
@@ -88,6 +89,8 @@ class Release:
         """Private H of ``node``, from size 0 to its largest estimated size."""
         level, k = self.shape.locate(node)
         sizes, counts = self._levels[level].node(k)
+        if sizes.size:
+            check_cells(int(sizes[-1]) + 1, f"the dense histogram of {node_label(node)}", DENSE_AVOID)
         h = np.zeros(int(sizes[-1]) + 1 if sizes.size else 1, np.int64)
         h[sizes] = counts
         return h
@@ -198,6 +201,7 @@ class Release:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        _check_target(path, "save needs a file path or a binary file object", "write")
         level = np.concatenate([np.full(r.sizes.size, k, np.int64) for k, r in enumerate(self._levels)])
         node = np.concatenate([r.node_ids() for r in self._levels])
         table = pa.table(
@@ -232,6 +236,15 @@ class Release:
         )
 
 
+def _check_target(path: object, what: str, method: str) -> None:
+    """Refuse what is neither a non-empty path nor a binary file object (one with ``method``)."""
+    if isinstance(path, (str, os.PathLike)):
+        if not os.fspath(path):
+            raise ParameterError(f"{what}, got an empty path")
+    elif not callable(getattr(path, method, None)):
+        raise ParameterError(f"{what}, got {type(path).__name__}")
+
+
 def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> Release:
     """Read a release written by :meth:`Release.save`; equal to the saved one in every run and field.
 
@@ -242,6 +255,7 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    _check_target(path, "load_release needs a file path or a binary file object", "read")
     name = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else "this file"
     signing = None if key is None else verify.signing_key(key)
     try:

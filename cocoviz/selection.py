@@ -17,6 +17,7 @@ composition, every candidate's budget plus the selection's.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 
@@ -46,8 +47,32 @@ def selection_cost(
     1.1
     """
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
-    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
+    _check_options(options)
+    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in _check_candidates(candidates)]
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
+
+
+#: The :meth:`Plan.build` options a selection passes on to every candidate's plan.
+_PLAN_OPTIONS = frozenset(
+    name for name in inspect.signature(Plan.build).parameters if name not in ("cls", "source", "epsilons", "methods")
+)
+
+
+def _check_options(options: dict) -> None:
+    unknown = sorted(set(options) - _PLAN_OPTIONS)
+    if unknown:
+        raise ParameterError(
+            f"a selection does not take {', '.join(unknown)}: its options are the plan's "
+            f"({', '.join(sorted(_PLAN_OPTIONS))}); its noise is keyed by seed (or secure=True)"
+        )
+
+
+def _check_candidates(candidates: object) -> tuple[tuple[str, ...], ...]:
+    """The candidates as tuples of method names: a list of mixes, each a list of names (not text)."""
+    mixes = candidates if isinstance(candidates, (list, tuple)) else None
+    if mixes is None or not all(isinstance(m, (list, tuple)) for m in mixes):
+        raise ParameterError(f"candidates must be a list of method mixes such as [['Hc', 'Hg']], got {candidates!r}")
+    return tuple(tuple(m) for m in mixes)
 
 
 def select_mix(
@@ -81,7 +106,8 @@ def select_mix(
     options : other :meth:`Plan.build` options (p, max_size, consistency, merge)
     """
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
-    candidates = tuple(tuple(c) for c in candidates)
+    _check_options(options)
+    candidates = _check_candidates(candidates)
     if not candidates:
         raise ParameterError("give at least one candidate method mix")
     entropy = None if secure else check_seed(seed)

@@ -103,6 +103,8 @@ class Shape:
         Remembered per tree (a tree never changes), so planning, measuring and
         evaluating one tree build it once.
         """
+        if not all(hasattr(tree, a) for a in ("levels", "depth", "runs", "node_codes")):
+            raise ParameterError(f"expected a Hierarchy (the tree of regions), got {type(tree).__name__}")
         shape = _SHAPES.get(tree)
         if shape is None:
             shape = _SHAPES[tree] = cls._of(tree)
@@ -162,7 +164,10 @@ class Shape:
 
     def locate(self, node: Sequence[str]) -> tuple[int, int]:
         """Level of ``node`` and its index within that level."""
-        path = tuple(str(x) for x in node)
+        try:
+            path = tuple(str(x) for x in node)
+        except TypeError:
+            raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
         return len(path), self._nodes.locate(path)
 
     def children(self, node: Sequence[str]) -> list[Path]:

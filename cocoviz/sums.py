@@ -72,7 +72,9 @@ import numpy as np
 
 from cocoviz.budget import Charge
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.hierarchy.tables import MAX_GROUP_SIZE
 from cocoviz.isotonic import isotonic as _isotonic
+from cocoviz.memory import check_cells
 from cocoviz.noise import check_epsilon
 
 __all__ = [
@@ -98,10 +100,13 @@ NEIGHBOURS = ("person", "record")
 def _check(J: int, neighbours: str, tau: int | None) -> None:
     if isinstance(J, bool) or not isinstance(J, (int, np.integer)) or J < 1:
         raise ParameterError(f"J must be a whole number >= 1, got {J!r}")
+    check_cells(int(J) + 2, f"the workload P(1..J) with J = {int(J):,}", "give J up to the largest size of interest")
     if neighbours not in NEIGHBOURS:
         raise ParameterError(f"neighbours must be one of {NEIGHBOURS}, got {neighbours!r}")
-    if tau is not None and (isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 1):
-        raise ParameterError(f"τ must be a whole number >= 1 or None, got {tau!r}")
+    if tau is not None and (
+        isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or not 1 <= tau <= MAX_GROUP_SIZE
+    ):
+        raise ParameterError(f"τ must be a whole number from 1 to {MAX_GROUP_SIZE:,} or None, got {tau!r}")
 
 
 def weights(n: int, tau: int | None) -> np.ndarray:
@@ -110,9 +115,20 @@ def weights(n: int, tau: int | None) -> np.ndarray:
     return s if tau is None else np.minimum(s, tau)
 
 
+def _histogram(h: object) -> np.ndarray:
+    try:
+        h = np.asarray(h)
+    except (TypeError, ValueError, OverflowError):
+        h = np.asarray([None])
+    if h.ndim != 1 or (h.size and (h.dtype.kind not in "iu" or h.min() < 0)):
+        raise InputError("a histogram must be a 1-d array of non-negative integer counts")
+    return h
+
+
 def buckets(h: np.ndarray, J: int) -> np.ndarray:
     """``(H[0], ..., H[J], #groups larger than J)`` from a histogram H[0..] of any length."""
-    h = np.asarray(h)
+    _check(J, "person", None)
+    h = _histogram(h)
     if h.ndim != 1 or (h.size and (h.min() < 0 or not np.issubdtype(h.dtype, np.integer))):
         raise InputError("a histogram must be a 1-d array of non-negative integer counts")
     out = np.zeros(J + 2, np.int64)
@@ -123,6 +139,7 @@ def buckets(h: np.ndarray, J: int) -> np.ndarray:
 
 def prefix_sums(h: np.ndarray, J: int, tau: int | None = None) -> np.ndarray:
     """The true workload ``P(j) = Σ_{s ≤ j} min(s, τ)·H[s]``, j = 1..J."""
+    _check(J, "person", tau)
     b = buckets(h, J)
     return np.cumsum(weights(J + 1, tau) * b[: J + 1])[1:]
 
@@ -150,6 +167,7 @@ def dyadic_sums(v: np.ndarray) -> np.ndarray:
 @functools.lru_cache(maxsize=16)
 def dyadic_matrix(n: int) -> np.ndarray:
     """The 0-1 strategy matrix of :func:`dyadic_sums` (rows: intervals, columns: positions); read-only."""
+    check_cells(2 * n * n, f"the dyadic strategy matrix over {n:,} sizes", "give a smaller J (or another strategy)")
     matrix = np.stack([dyadic_sums(row) for row in np.eye(n, dtype=np.int64)], axis=1)
     matrix.flags.writeable = False
     return matrix
@@ -258,6 +276,8 @@ def strategy_query(strategy: str, h: np.ndarray, J: int, tau: int | None = None)
 
 def query_matrix(strategy: str, J: int, tau: int | None = None) -> np.ndarray:
     """``M`` with ``strategy_query(h) = M @ buckets(h)``: its columns are the queries of the unit buckets."""
+    _check(J, "person", tau)
+    check_cells((int(J) + 2) ** 2, f"the query matrix of J = {int(J):,}", "give a smaller J")
     return np.stack([strategy_query(strategy, np.eye(J + 2, dtype=np.int64)[b], J, tau) for b in range(J + 2)], axis=1)
 
 
@@ -357,7 +377,7 @@ def direct_total(
     if neighbours == "record" and tau is None:
         raise ParameterError("a total under record-level neighbours needs a truncation τ (its Δ is τ)")
     delta = 1 if neighbours == "person" else int(tau)
-    h = buckets(h, max(len(np.asarray(h)), 1))[:-1]  # checked, with one spare zero cell
+    h = buckets(h, max(len(_histogram(h)), 1))[:-1]  # checked, with one spare zero cell
     true = np.array([int(np.dot(weights(len(h), tau), h))])
     noisy = sampler.draw(true, delta / epsilon, tuple(key))
     return SumEstimate("total", noisy.astype(np.float64), (Charge(level, node, "persons", 1, delta, epsilon),))

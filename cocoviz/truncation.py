@@ -56,10 +56,18 @@ DEFAULT_K_BETA = 1e-6
 K_SENSITIVITY = 1
 
 
+#: The smallest β accepted: ln(1/β) stays finite (690) and the offset ⌈ln(1/β)/ε⌉ an integer; below it 1/β
+#: overflows to infinity.
+MIN_BETA = 1e-300
+
+
 def check_beta(beta: float) -> float:
     """β as a float in (0, 1)."""
-    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not 0 < float(beta) < 1:
-        raise ParameterError(f"k_beta must be a number between 0 and 1 (exclusive), got {beta!r}")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not MIN_BETA <= beta < 1:
+        raise ParameterError(
+            f"k_beta must be a number from {MIN_BETA:g} up to 1 (exclusive), got {beta!r}"
+            + (" (ln(1/β) would be infinite)" if isinstance(beta, (float, np.floating)) and 0 < beta < MIN_BETA else "")
+        )
     return float(beta)
 
 

@@ -291,6 +291,8 @@ def consistency_problem(plan: Plan, levels: Sequence, across_levels: bool = True
     """
     shape = plan.shape
     for level, runs in enumerate(levels):
+        if runs.counts.dtype.kind not in "iu" or runs.sizes.dtype.kind not in "iu":
+            return f"sizes or counts of level {level} are not whole numbers"
         if (runs.counts < 0).any() or (runs.sizes < 0).any():
             return f"a negative size or count at level {level}"
         if not np.array_equal(runs.groups(), shape.group_counts(level)):

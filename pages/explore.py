@@ -11,8 +11,15 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading, share_percent
-from cocoviz.hierarchy import node_label
+from cocoviz.evaluate import (
+    compare_histograms,
+    evaluation_row,
+    level_summary,
+    plain_reading,
+    ratio_reading,
+    share_percent,
+)
+from cocoviz.hierarchy import node_label, path_columns
 from cocoviz.truncation import bound_from_release
 from pages.common import controls, data, engine, ledger, state
 from pages.common.controls import HELP, fmt
@@ -338,7 +345,15 @@ def accuracy_frame(errors: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     frame = errors.copy()
     frame.insert(1, "level_name", [names[int(k)] for k in frame["level"]])
     frame["reading"] = [plain_reading(row) for _, row in frame.iterrows()]
-    return frame
+    return download_frame(frame, names)
+
+
+def download_frame(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """``frame`` with the node's path beside its name, one column per level ("path: <level>"): a node is
+    identified by its labels, not by the joined name, in every file."""
+    paths = path_columns(frame["node"], names).add_prefix("path: ")
+    at = frame.columns.get_loc("node") + 1
+    return pd.concat([frame.iloc[:, :at], paths.set_axis(frame.index), frame.iloc[:, at:]], axis=1)
 
 
 def downloads_tab(tree, info, release, params: engine.Params, names: list[str], errors: pd.DataFrame) -> None:
@@ -357,7 +372,7 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
     def frame() -> pd.DataFrame:
         f = compare_histograms(tree, release) if include_true else release.to_frame()
         f.insert(2, "level_name", [names[int(k)] for k in f["level"]])
-        return f
+        return download_frame(f, names)
 
     def as_parquet() -> bytes:
         buf = io.BytesIO()
@@ -466,7 +481,7 @@ def main() -> None:
     st.subheader("A node of the hierarchy")
     node = controls.node_picker(tree, info.label)
     level = len(node)
-    row = errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0]
+    row = evaluation_row(errors, tree, node)
     node_metrics(row, node, level, names)
     h_true, h_priv = tree.histogram(node), release.histogram(node)
     # Stateful tabs: only the open tab's content is computed and sent to the browser.

@@ -165,3 +165,26 @@ def test_plain_reading_has_no_scientific_notation():
     text = plain_reading({"emd": 3, "emd_per_group": 1.5e-05, "exact_share": 0.5, "ratio": 3012.0})
     assert "e-0" not in text and "e+0" not in text
     assert "0.000015 persons" in text and "3,000×" in text
+
+
+def test_labels_with_slashes_name_two_nodes_apart_everywhere():
+    """Issue 27, item 8: states "a" and "a/b", counties "b/c" and "c" made two leaves named "a/b/c"."""
+    from cocoviz.evaluate import compare_histograms, evaluation_row
+    from cocoviz.hierarchy import node_path
+
+    groups = pd.DataFrame({"state": ["a", "a/b", "a/b"], "county": ["b/c", "c", "c"], "size": [1, 2, 3]})
+    tree = Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
+    release = estimate(tree, epsilons=[1.0] * 3, methods=["Hc"] * 3, max_size=5, seed=0)
+    ev = evaluate(tree, release)
+    leaves = ev[ev["level"] == 2]
+    assert leaves["node"].is_unique and len(leaves) == 2
+    assert {node_path(n) for n in leaves["node"]} == {("a", "b/c"), ("a/b", "c")}
+    for node, g in [(("a", "b/c"), 1), (("a/b", "c"), 2)]:
+        assert evaluation_row(ev, tree, node)["groups"] == g  # Explore's row: this node's G, not the other's
+    frame = release.to_frame()
+    assert {node_path(n) for n in frame.loc[frame["level"] == 2, "node"]} == {("a", "b/c"), ("a/b", "c")}
+    for node_name, part in frame[frame["level"] == 2].groupby("node"):
+        assert part["count"].sum() == tree.groups(node_path(node_name))
+    compared = compare_histograms(tree, release)
+    for node_name, part in compared[compared["level"] == 2].groupby("node"):
+        assert part["true_count"].sum() == tree.groups(node_path(node_name))

@@ -646,3 +646,21 @@ def test_categorical_label_columns_are_checked_like_text(labels):
             Hierarchy.from_counts(df, size="size", count="count", levels=["state"])
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+# ------------------------------------------------------------------ names of nodes (issue 27, item 8)
+_labels = st.lists(st.text(alphabet="ab/\\()rot", max_size=6), max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_labels, _labels)
+def test_node_names_are_one_to_one_with_paths(a, b):
+    from cocoviz.hierarchy import node_path
+
+    assert node_path(node_label(a)) == tuple(a)
+    assert (node_label(a) == node_label(b)) == (tuple(a) == tuple(b))
+
+
+def test_a_label_with_the_separator_is_escaped():
+    assert node_label(("a", "b/c")) == "a/b\\/c" != node_label(("a/b", "c")) == "a\\/b/c"
+    assert node_label(("(root)",)) != node_label(())

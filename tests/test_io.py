@@ -345,3 +345,56 @@ def test_a_long_list_of_problems_is_cut_with_a_count():
     assert len(info.value.problems) == 12  # six kinds in each of two columns
     message = str(info.value)
     assert message.count("\n- ") == MAX_PROBLEMS + 1 and message.endswith("\n- and 2 more")
+
+
+# ------------------------------------------------ issue 27: wide headers and text a float would round
+def test_a_4000_column_one_row_upload_is_refused_by_its_width_before_pandas_parses_it(monkeypatch):
+    from cocoviz.io import files
+
+    header = ",".join(f"c{i}" for i in range(4000)).encode()
+    parsed = []
+    monkeypatch.setattr(files.pd, "read_csv", lambda *a, **k: parsed.append(1))
+    with pytest.raises(InputError, match=r"^wide\.csv has 4,000 columns; uploads are limited to 1,000"):
+        read_table(header + b"\n" + b",".join([b"1"] * 4000) + b"\n", filename="wide.csv")
+    assert not parsed
+    frame = pd.DataFrame({f"c{i}": [1] for i in range(files.MAX_UPLOAD_COLUMNS + 1)})
+    with pytest.raises(InputError, match="1,001 columns"):
+        read_table(parquet_bytes(frame), filename="wide.parquet")
+
+
+def test_the_duplicate_column_check_looks_at_each_name_once(monkeypatch):
+    from collections import Counter
+
+    from cocoviz.io import files
+
+    looked = []
+
+    def counting(names):
+        names = list(names)
+        looked.append(len(names))
+        return Counter(names)
+
+    monkeypatch.setattr(files, "Counter", counting)
+    n = files.MAX_UPLOAD_COLUMNS
+    header = ",".join([f"c{i}" for i in range(n - 2)] + ["size", "size"])
+    with pytest.raises(InputError, match=r"\['size'\] appear more than once"):
+        read_table(f"{header}\n{','.join(['1'] * n)}\n".encode(), filename="dup.csv")
+    assert looked == [n]  # one pass over the header (7589f31: list.count per column, n² steps)
+
+
+@pytest.mark.parametrize(
+    "csv, form, match",
+    [
+        (b"size\n2.0000000000000001\n", "groups", r"'size': fractional group size in rows 1 \('2\.0000000000000001'"),
+        (b"size,count\n1,3.00000000000000001\n", "counts", r"column 'count': fractional number of groups in rows 1"),
+        (b"size\n1\n9.9999999999999999e0\n", "groups", r"column 'size': fractional group size in rows 2"),
+    ],
+)
+def test_text_numbers_that_a_float_would_round_to_whole_are_refused(csv, form, match):
+    with pytest.raises(InputError, match=match):
+        load_upload(csv, form=form)
+
+
+@pytest.mark.parametrize("cell", ["2.0", "2e0", "2.000", " 2"])
+def test_exactly_whole_text_numbers_are_still_accepted(cell):
+    assert load_upload(f"size\n{cell}\n".encode()).histogram(()).tolist() == [0, 0, 1]

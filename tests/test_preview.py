@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from cocoviz.errors import ParameterError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import MAX_DEPTH
 from cocoviz.io import load_upload, read_table
 from cocoviz.preview import hierarchy_preview, propose_levels
@@ -43,3 +43,26 @@ def test_the_proposal_loads_and_its_preview_counts_nodes_per_level():
 def test_unknown_form_is_refused():
     with pytest.raises(ParameterError, match="unknown form"):
         propose_levels(pd.DataFrame({"a": [1]}), "households")
+
+
+def test_a_persons_upload_whose_group_lies_in_two_regions_is_refused_by_its_rows_not_previewed_as_one_region():
+    """Issue 27, item 13: the region column varying inside group 1 was dropped from the proposal."""
+    csv = b"name,group,region\nAl,1,a\nBo,1,b\nCy,2,b\nDi,3,c\nEd,3,c\n"
+    levels = propose_levels(read_table(csv), "persons")
+    assert levels == ["region"]
+    with pytest.raises(InputError, match=r"^p\.csv: column 'group': group\(s\) 1 .*group 1 in rows 1, 2"):
+        load_upload(csv, form="persons", levels=levels, filename="p.csv")
+
+
+@pytest.mark.parametrize(
+    "csv, proposed",
+    [
+        # Ages and names vary inside most groups: persons' attributes, not regions.
+        (b"age,group,region\n30,1,a\n31,1,a\n40,2,b\n41,2,b\n50,3,b\n", ["region"]),
+        (b"name,group,region\nA,1,a\nB,1,a\nC,2,b\nD,2,b\n", ["region"]),
+        # A region column with one bad group among several is proposed (and then refused by its rows).
+        (b"group,region\n1,a\n1,a\n2,b\n2,b\n3,a\n3,b\n", ["region"]),
+    ],
+)
+def test_persons_attributes_are_left_out_and_region_columns_kept(csv, proposed):
+    assert propose_levels(read_table(csv), "persons") == proposed

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cocoviz import Hierarchy, Plan, estimate, evaluate
 from cocoviz.estimators import query_hc, query_hg, query_naive
+from cocoviz.hierarchy import node_path
 from cocoviz.measure import choose_bounds, open_sampler
 from cocoviz.noise import FastSampler
 from cocoviz.truncation import (
@@ -158,7 +159,7 @@ def test_truncation_is_counted_not_refused():
     )
     ev = evaluate(tree, release)
     for row in ev.itertuples():
-        path = () if row.node == "(root)" else tuple(row.node.split("/"))
+        path = node_path(row.node)
         assert row.truncation == truncation_error(*tree.node_runs(path), row.bound)
     assert release.is_consistent()
 

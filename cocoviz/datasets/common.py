@@ -34,13 +34,16 @@ PAPER_FIGURES: dict[str, tuple[int, int, int]] = {
 PAPER_MAX_SIZE = 100_000
 
 _MAX_SCALE = 10.0
+#: The smallest scale: below it the paper's datasets keep less than a group or so per region, and the
+#: comparison with the paper's figures divides by almost nothing.
+_MIN_SCALE = 1e-6
 
 #: One part of a national table: county index, size and count of its per-leaf runs.
 Runs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _check_scale(scale: float) -> float:
-    """``scale`` as a float in (0, 10].
+    """``scale`` as a float in [1e-6, 10] (bools and text refused).
 
     Examples
     --------
@@ -49,14 +52,20 @@ def _check_scale(scale: float) -> float:
     >>> _check_scale(0)
     Traceback (most recent call last):
     ...
-    cocoviz.errors.ParameterError: scale must be in (0, 10], got 0.0
+    cocoviz.errors.ParameterError: scale must be in [1e-06, 10], got 0.0
     """
+    # True would pass as 1.0 (the full scale) and "0.1" as a number: a scale is a number, never a flag or text.
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"scale must be a number, got {scale!r}")
     try:
         scale = float(scale)
-    except (TypeError, ValueError):
-        raise ParameterError(f"scale must be a number, got {scale!r}") from None
-    if not (math.isfinite(scale) and 0 < scale <= _MAX_SCALE):
-        raise ParameterError(f"scale must be in (0, {_MAX_SCALE:g}], got {scale!r}")
+    except OverflowError:
+        raise ParameterError(f"scale must be in [{_MIN_SCALE:g}, {_MAX_SCALE:g}], got {scale!r}") from None
+    if not (math.isfinite(scale) and _MIN_SCALE <= scale <= _MAX_SCALE):
+        raise ParameterError(
+            f"scale must be in [{_MIN_SCALE:g}, {_MAX_SCALE:g}], got {scale!r}"
+            + (" (a smaller scale leaves less than one group of the paper's data)" if 0 < scale < _MIN_SCALE else "")
+        )
     return scale
 
 

@@ -129,7 +129,7 @@ class Sweep:
                 raise ParameterError(f"consistency must be one of {CONSISTENCY}, got {c!r}")
         if self.budget not in ("per-level", "total"):
             raise ParameterError(f"budget must be 'per-level' or 'total', got {self.budget!r}")
-        _check_whole("trials", self.trials, 1)
+        _check_whole("trials", self.trials, 1, MAX_TRIALS)
         _check_whole("seed", self.seed, 0)
         for name, value in (
             ("datasets", datasets),
@@ -141,10 +141,16 @@ class Sweep:
             object.__setattr__(self, name, value)
 
 
-def _check_whole(name: str, value, least: int) -> None:
-    """Raise ParameterError unless ``value`` is a whole number (not a bool) >= ``least``."""
+#: The most trials a sweep accepts: more is a typing slip (10^23 would run forever), not a study.
+MAX_TRIALS = 100_000
+
+
+def _check_whole(name: str, value, least: int, most: int | None = None) -> None:
+    """Raise ParameterError unless ``value`` is a whole number (not a bool) >= ``least`` (and <= ``most``)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise ParameterError(f"{name} must be a whole number >= {least}, got {value!r}")
+    if most is not None and value > most:
+        raise ParameterError(f"{name} must be at most {most:,}, got {value:,}")
 
 
 @dataclass(frozen=True)

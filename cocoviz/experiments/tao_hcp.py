@@ -32,6 +32,7 @@ from cocoviz.experiments.hcp_coverage import coverage
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
+from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd
 from cocoviz.plan import DEFAULT_MAX_SIZE, Plan
 
@@ -97,7 +98,7 @@ def _rows(tree, release, level: int, key: dict) -> list[dict]:
     rows = []
     for node in tree.nodes(level):
         l1, e = node_errors(release.histogram(node), tree.histogram(node))
-        rows.append({**key, "node": "/".join(node), "groups": tree.groups(node), "l1": l1, "emd": e})
+        rows.append({**key, "node": node_label(node), "groups": tree.groups(node), "l1": l1, "emd": e})
     return rows
 
 

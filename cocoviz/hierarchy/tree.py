@@ -13,19 +13,71 @@ import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import tables
+from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.nodes import LabelColumns, NodeCodes
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["Hierarchy", "node_label"]
+__all__ = ["Hierarchy", "node_label", "node_path", "path_columns", "ROOT_LABEL"]
 
 Path = tuple[str, ...]
 
 _SHOWN_ROWS = tables.SHOWN_ROWS
 
 
+ROOT_LABEL = "(root)"
+
+
 def node_label(path: Sequence[str]) -> str:
-    """Readable name of a node: ``"(root)"`` or its labels joined by ``/``."""
-    return "/".join(path) if len(path) else "(root)"
+    r"""Readable name of a node: ``"(root)"`` or its labels joined by ``/``, for display.
+
+    A node's identity is its path, the tuple of labels; the name stands for it one to one: a ``/`` or
+    ``\`` inside a label is escaped with ``\`` (and a lone label ``(root)`` as ``\(root)``), so two nodes
+    never share a name and :func:`node_path` reads the path back.
+
+    >>> node_label(("a", "b/c")), node_label(("a/b", "c")), node_label(())
+    ('a/b\\/c', 'a\\/b/c', '(root)')
+    >>> node_path(node_label(("a/b", "c"))), node_path("(root)")
+    (('a/b', 'c'), ())
+    """
+    if not len(path):
+        return ROOT_LABEL
+    name = "/".join(str(label).replace("\\", "\\\\").replace("/", "\\/") for label in path)
+    return "\\" + name if name == ROOT_LABEL else name
+
+
+def node_path(label: str) -> Path:
+    """The path a :func:`node_label` name stands for (its inverse)."""
+    if label == ROOT_LABEL:
+        return ()
+    parts, current, escaped = [], [], False
+    for char in label:
+        if escaped:
+            current.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "/":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return tuple(parts)
+
+
+def path_columns(labels: Sequence[str], level_names: Sequence[str]) -> pd.DataFrame:
+    """The paths behind :func:`node_label` names as one column per level below the root (empty below a
+    node's own level): the tuple of labels in a table's form, for files read by other programs.
+
+    >>> labels = ["(root)", node_label(("a/b",)), node_label(("a", "b/c"))]
+    >>> path_columns(labels, ["(root)", "state", "county"]).to_dict("list")
+    {'state': ['', 'a/b', 'a'], 'county': ['', '', 'b/c']}
+    """
+    paths = [node_path(label) for label in labels]
+    return pd.DataFrame(
+        {name: [p[k] if len(p) > k else "" for p in paths] for k, name in enumerate(level_names[1:])},
+        index=range(len(paths)),
+    )
 
 
 def _take_nodes(runs: LevelRuns, nodes: np.ndarray) -> LevelRuns:
@@ -252,6 +304,7 @@ class Hierarchy:
         The array runs from size 0 to the node's largest group size.
         """
         sizes, counts = self.node_runs(node)
+        check_cells(int(sizes[-1]) + 1, f"the dense histogram of {node_label(node)}", DENSE_AVOID)
         h = np.zeros(int(sizes[-1]) + 1, np.int64)
         h[sizes] = counts
         return h

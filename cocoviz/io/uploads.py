@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +28,8 @@ FORMS: dict[str, dict[str, str]] = {
 
 #: Largest number of leaves accepted: every leaf is estimated on its own.
 MAX_UPLOAD_LEAVES = 20_000
+#: Rows named in a message, at most.
+_SHOWN = 5
 
 
 def _levels(levels: Sequence[str] | str | None) -> list[str]:
@@ -114,6 +117,9 @@ def table_to_hierarchy(
                 f"{groups_name}: no column {', '.join(repr(c) for c in absent)} (the groups table needs "
                 f"the group id and the level columns); its columns are {list(groups.columns)}"
             )
+    for role in ("size", "count"):
+        if role in needed:
+            _refuse_rounded(frame, needed[role], role, name)
     regions = frame if groups is None else groups
     if levels and len(regions):
         leaves = len(regions[levels].drop_duplicates())
@@ -144,6 +150,35 @@ def table_to_hierarchy(
     except (TypeError, KeyError, OverflowError, MemoryError) as exc:
         # Odd column types (nested lists in Parquet, mixed objects) must not surface as tracebacks.
         raise InputError(f"{name}: cannot use this table ({type(exc).__name__}: {first_line(exc)})") from None
+
+
+def _refuse_rounded(frame: pd.DataFrame, column: str, role: str, name: str) -> None:
+    """Refuse text numbers that are not whole but that a float would round to one ("2.0000000000000001").
+
+    The builders convert text through float64, which keeps 15-17 digits: the text itself is checked here,
+    exactly (only cells with a decimal point or an exponent, so a large file costs one vectorised scan).
+    """
+    values = frame[column]
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return  # Parquet's typed columns: nothing was rounded from text
+    text = values[values.map(lambda v: isinstance(v, str))].astype(str)
+    maybe = text[text.str.contains(r"[.eE]", regex=True)]
+    rows = []
+    for row, cell in maybe.items():
+        try:
+            exact = Decimal(cell.strip())
+        except InvalidOperation:
+            continue  # not a number: the builders name it
+        if exact.is_finite() and exact != exact.to_integral_value() and float(exact).is_integer():
+            rows.append((row, cell))
+    if rows:
+        what = {"size": "group size", "count": "number of groups"}[role]
+        shown = ", ".join(str(r) for r, _ in rows[:_SHOWN])
+        cells = ", ".join(repr(c) for _, c in rows[:_SHOWN])
+        raise InputError(
+            f"{name}: column '{column}': fractional {what} in rows {shown} ({cells}: not a whole number, "
+            f"though a float would round it to one) ({ROWS_NOTE})"
+        )
 
 
 def _named(problems: Sequence[str], name: str, groups_name: str | None) -> TableProblems:

@@ -78,6 +78,8 @@ def _as_shape(shape: object) -> Shape:
 
 
 def _epsilons(shape: Shape, epsilons: Sequence[float]) -> tuple[float, ...]:
+    if isinstance(epsilons, (str, bytes)) or not isinstance(epsilons, (Sequence, np.ndarray)):
+        raise ParameterError(f"the tenure ε must be a list with one ε per level, root first, got {epsilons!r}")
     eps = tuple(check_epsilon(e, f"tenure ε of level {k}") for k, e in enumerate(epsilons))
     if len(eps) != shape.depth + 1:
         raise ParameterError(f"one tenure ε per level, root first: {shape.depth + 1} needed, got {len(eps)}")

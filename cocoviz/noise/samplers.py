@@ -82,7 +82,10 @@ def check_epsilon(epsilon: float, what: str = "ε") -> float:
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise BudgetError(f"{what} must be a real number, got {epsilon!r}")
-    value = float(epsilon)
+    try:
+        value = float(epsilon)
+    except OverflowError:  # an int beyond float's range: out of range, like inf
+        value = math.inf
     lo, hi = EPSILON_RANGE
     if not (math.isfinite(value) and lo <= value <= hi):
         raise BudgetError(

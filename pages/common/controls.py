@@ -11,7 +11,7 @@ import math
 import streamlit as st
 
 from cocoviz.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
-from cocoviz.hierarchy import Hierarchy
+from cocoviz.hierarchy import Hierarchy, node_label
 from cocoviz.noise import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
 from pages.common import data, state, uploads
@@ -484,7 +484,7 @@ def node_picker(tree: Hierarchy, data_label: str) -> tuple[str, ...]:
         children = [c[-1] for c in tree.children(path)]
         options = [STAY, *children]
         pick = cols[level - 1].selectbox(
-            f"{names[level]} in {'/'.join(path) or 'root'}",
+            f"{names[level]} in {node_label(path)}",
             options,
             help=f"Pick a {names[level]} to drill down; '{STAY}' stays at the level above.",
             **state.bind(f"node.{data_label}.{level}", STAY, valid=options.__contains__),

@@ -489,6 +489,21 @@ def test_a_bad_upload_lists_every_problem_and_changes_nothing():
     assert not at.metric
 
 
+def test_a_persons_upload_whose_group_lies_in_two_regions_is_refused_not_previewed_as_one_region():
+    """Issue 27, item 13: the varying region column was dropped from the proposal and the file previewed whole."""
+    from pages.common.data import UPLOAD
+    from pages.common.uploads import ACCEPTED
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    at.radio(key="w.upload.kind").set_value("persons").run()
+    _upload(at, "two.csv", b"name,group,region\nAl,1,a\nBo,1,b\nCy,2,b\nDi,3,c\nEd,3,c\n")
+    assert at.text_input(key="w.upload.levels").value == "region"  # proposed, not dropped
+    message = " ".join(e.value for e in at.error)
+    assert "group(s) 1 appear in more than one region" in message and "rows 1, 2" in message
+    assert not any(b.key == "upload.accept" for b in at.button) and ACCEPTED not in at.session_state
+
+
 def test_a_k_the_release_cannot_use_is_refused_with_a_message():
     at = new_app()
     name = at.session_state["cv.dataset"]
