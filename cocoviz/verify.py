@@ -295,6 +295,8 @@ def consistency_problem(plan: Plan, levels: Sequence, across_levels: bool = True
             return f"sizes or counts of level {level} are not whole numbers"
         if (runs.counts < 0).any() or (runs.sizes < 0).any():
             return f"a negative size or count at level {level}"
+        if len(runs.groups()) != len(shape.group_counts(level)):
+            return f"level {level} has {len(runs.groups())} nodes, its plan {len(shape.group_counts(level))}"
         if not np.array_equal(runs.groups(), shape.group_counts(level)):
             k = int(np.flatnonzero(runs.groups() != shape.group_counts(level))[0])
             return f"node {k} of level {level} has {int(runs.groups()[k])} groups, not its public G"

@@ -85,7 +85,7 @@ def test_toml_file_is_readable_and_hand_written_plans_load(tmp_path):
         ('epsilons = [1.0, 1.0]\nmethods = ["Hc", "Hg"]\np = [3, 2]\n', "p of level 0", ParameterError),
         ('epsilons = [1.0, 1.0]\nmethods = ["Hc", "Hg"]\nepsilon = 3\n', "'epsilon'", InputError),
         ('methods = ["Hc", "Hg"]\n', "'epsilons'", InputError),
-        ('epsilons = [1.0]\nmethods = ["Hc"]\n', "epsilons has 1 entries", ParameterError),
+        ('epsilons = [1.0]\nmethods = ["Hc", "Hc"]\n', "epsilons has 1 entries", ParameterError),
         ('epsilons = [1.0, 1.0]\nmethods = ["Hc", "Hg"]\nconsistency = "sideways"\n', "consistency", ParameterError),
         ('epsilons = [1.0, 1.0]\nmethods = ["Hc", "Hg"]\nk_select = "svt"\n', "k_epsilon", ParameterError),
         ('epsilons = [1.0, 1.0]\nmethods = ["Hc", "Hg"]\nformat = "other/2"\n', "'format'", InputError),
