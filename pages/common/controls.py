@@ -13,7 +13,8 @@ import streamlit as st
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
-from pages.common import data, state, uploads
+from pages.common import budget_sidebar as budget
+from pages.common import data, links, state, uploads
 from pages.common.engine import Params, guard
 from pages.common.numbers import Refused, number_box, stop_if_refused
 
@@ -109,6 +110,8 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
     sb = st.sidebar
     sb.header("Data")
     names = data.dataset_names() + [data.UPLOAD]
+    links.incoming()
+    links.apply_dataset(names)
     choice = sb.selectbox(
         "Dataset",
         names,
@@ -124,6 +127,7 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
             key=("bundled", choice), label=choice, own_data=True, public_max_size=data.public_bound(card), card=card
         )
     all_levels = list(full.levels)
+    links.apply_levels(info.label, all_levels)
     chosen = sb.multiselect(
         "Levels below the root",
         all_levels,
@@ -259,6 +263,8 @@ def _clip_to_slider(v) -> float:
 
 def _copy(src: str, dst: str) -> None:
     state.put(dst, state.get(src))
+    if dst.startswith("eps."):  # a level's own ε: the split is the levels' own from now on
+        state.put("eps.split", "custom")
 
 
 def epsilon_box(
@@ -336,14 +342,14 @@ def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]
     return tree, info, max_size, seed, level_names(tree, info)
 
 
-def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
-    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure.
+def _p_of(level: int, method: str) -> int | None:
+    p = state.get(f"p.{level}", "default")
+    return None if p == "default" or METHODS[method].default_p is None else int(p)
 
-    Returns the parameters and whether K is the data-derived suggestion (which a secure release refuses).
-    """
+
+def per_level_controls(names: list[str]) -> tuple[list, list[str], list[int | None]]:
+    """Sidebar, once "per level" is open: ε (slider and exact box), method and p of every level."""
     sb = st.sidebar
-    sb.header("Release")
-    names = level_names(tree, info)
     eps, methods, ps = [], [], []
     for level, name in enumerate(names):
         with sb.expander(f"Level {level}: {name}", expanded=level == 0 or len(names) <= 3):
@@ -353,7 +359,9 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
                 "method",
                 METHOD_OPTIONS,
                 help=HELP["method"],
-                **state.bind(f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__),
+                **state.bind(
+                    f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__, on_change=budget.method_edited
+                ),
             )
             p = c2.selectbox(
                 "p",
@@ -365,6 +373,30 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             )
             methods.append(method)
             ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
+    return eps, methods, ps
+
+
+def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
+    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure.
+
+    Returns the parameters and whether K is the data-derived suggestion (which a secure release refuses).
+    """
+    sb = st.sidebar
+    sb.header("Release")
+    names = level_names(tree, info)
+    links.apply_release(len(names), info.label)
+    eps = budget.budget_controls(names, HELP["epsilon"])
+    methods = budget.method_preset(len(names), HELP["method"])
+    # Per-level controls are drawn only on request (they are most of the sidebar's first render); their
+    # settings are kept while hidden, and a refused per-level ε opens them so that its message is seen.
+    if any(isinstance(e, Refused) for e in eps):
+        state.put("per_level", True)
+    if sb.toggle(
+        "Per level: ε, method and p of each level", help=budget.PER_LEVEL_HELP, **state.bind("per_level", False)
+    ):
+        eps, methods, ps = per_level_controls(names)
+    else:
+        ps = [_p_of(level, m) for level, m in enumerate(methods)]
     k_select, k_epsilon, k_beta = k_select_control()
     max_size, k_from_data = k_control(tree, info)
     # A prior is drawn for a usable K only (a refused K stops the page below).

@@ -70,7 +70,7 @@ def test_explore_panels_and_tabs_open_on_request():
 
 
 def test_explore_epsilon_changes_numbers_and_figures():
-    at = new_app(**{"explore.budget": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
     before = plotly_specs(at)
     at.number_input(key="w.eps_n.0").set_value(0.25).run()
     assert_clean(at)
@@ -84,7 +84,7 @@ def test_explore_epsilon_changes_numbers_and_figures():
 
 
 def test_explore_method_and_consistency_change_the_release():
-    at = new_app(**{"explore.budget": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
 
     def summary():
         return [json.dumps(d.value.to_dict()) for d in at.dataframe][0]  # budget summary table
@@ -110,7 +110,7 @@ def test_explore_node_picker_drills_down():
 
 @pytest.mark.parametrize("value", [0.0])
 def test_explore_epsilon_zero_shows_a_message(value):
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key="w.eps_n.1").set_value(value).run()
     assert_clean(at)
     assert any("ε of level 1 must be between 1e-06 and 1e+06" in e for e in errors(at))
@@ -160,7 +160,7 @@ def test_explore_upload_malformed_file():
 
 
 def test_explore_secure_release_warns_then_runs():
-    at = new_app(**{"explore.budget": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
     assert any("secure sampler will noise" in w.value and "ε = 2" in w.value for w in at.warning)
@@ -182,7 +182,7 @@ def test_explore_secure_release_warns_then_runs():
 
 
 def test_settings_survive_page_changes():
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key="w.eps_n.0").set_value(0.5).run()
     at.switch_page(LEARN).run()
     at.switch_page(EXPLORE).run()
@@ -293,7 +293,7 @@ def test_explore_levels_can_be_dropped():
     at = new_app()
     at.multiselect(key=f"w.levels.{at.session_state['cv.dataset']}").set_value([]).run()
     assert_clean(at)
-    assert metric(at, "Total ε spent") == "1"  # the root alone
+    assert metric(at, "Total ε spent") == "2"  # the total budget is kept: the root alone spends it
     assert metric(at, "Node") == "(root)"
 
 
@@ -359,7 +359,7 @@ def test_methods_wu_experiments_run_on_request():
 
 
 def test_explore_hcp_with_a_prior():
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.selectbox(key="w.method.1").set_value("Hcp").run()
     assert_clean(at)
     assert at.selectbox(key="w.prior").options == ["uniform", "parent"]  # the toy has no previous census
@@ -448,7 +448,7 @@ def test_a_k_the_release_cannot_use_is_refused_with_a_message():
     ],
 )
 def test_other_number_boxes_refuse_with_a_message(key, typed, message):
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key=key).set_value(typed).run()
     assert_clean(at)
     assert message in errors(at)

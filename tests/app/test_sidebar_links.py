@@ -1,0 +1,89 @@
+"""The sidebar's presets and per-level panel, and settings carried by the page's address (issue 25)."""
+
+from __future__ import annotations
+
+from app_support import APP, assert_clean, new_app
+from streamlit.testing.v1 import AppTest
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def keys(at) -> set[str]:
+    return {w.key for w in at.sidebar.get("number_input")} | {w.key for w in at.sidebar.get("selectbox")}
+
+
+def test_first_sight_has_total_split_and_method_only_and_per_level_keeps_values():
+    at = new_app()
+    assert_clean(at)
+    assert "w.eps_n.0" not in keys(at) and "w.method.0" not in keys(at)  # per-level boxes not drawn
+    assert at.number_input(key="w.eps.total").value == 2.0
+    assert metric(at, "Total ε spent") == "2"
+    # More to the leaves: 1 : 2 over root and regions.
+    at.segmented_control(key="w.eps.split").set_value("leaves").run()
+    assert_clean(at)
+    assert at.session_state["cv.eps.0"] == 2 / 3 or abs(at.session_state["cv.eps.0"] - 0.666667) < 1e-9
+    assert metric(at, "Total ε spent") == "2"
+    # One method for every level.
+    at.selectbox(key="w.methods.preset").set_value("Hg").run()
+    assert_clean(at)
+    assert [at.session_state[f"cv.method.{k}"] for k in (0, 1)] == ["Hg", "Hg"]
+    # Opened, the per-level boxes show the preset's values; a level's own ε makes the split custom.
+    at.toggle(key="w.per_level").set_value(True).run()
+    assert_clean(at)
+    assert at.selectbox(key="w.method.1").value == "Hg"
+    assert abs(at.number_input(key="w.eps_n.1").value - 1.333333) < 1e-6
+    at.number_input(key="w.eps_n.1").set_value(3.0).run()
+    at.selectbox(key="w.method.0").set_value("Hc").run()
+    assert_clean(at)
+    assert at.segmented_control(key="w.eps.split").value == "custom"
+    assert at.selectbox(key="w.methods.preset").value == "per level"
+    # Closed again: the values are kept and still used.
+    at.toggle(key="w.per_level").set_value(False).run()
+    assert_clean(at)
+    assert "w.eps_n.1" not in keys(at)
+    assert metric(at, "Total ε spent") == "3.66667"
+    # A new total under a custom split keeps the levels' proportions.
+    at.number_input(key="w.eps.total").set_value(7.333334).run()
+    assert_clean(at)
+    assert abs(at.session_state["cv.eps.1"] - 6.0) < 1e-5
+
+
+def test_a_refused_total_is_named():
+    at = new_app()
+    at.number_input(key="w.eps.total").set_value(0.0).run()
+    assert_clean(at)
+    assert any("total ε" in e.value for e in at.error)
+
+
+def _linked(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    return at
+
+
+def test_a_link_opens_its_release():
+    at = _linked(dataset="toy", eps="0.5,2", methods="Hg,Hc", seed="3", consistency="bottom-up", node="b")
+    assert_clean(at)
+    assert not at.warning or not any("address" in w.value for w in at.warning)
+    assert metric(at, "Total ε spent") == "2.5"
+    assert at.session_state["cv.method.0"] == "Hg" and at.session_state["cv.method.1"] == "Hc"
+    assert at.session_state["cv.seed"] == 3 and at.session_state["cv.consistency"] == "bottom-up"
+    assert metric(at, "Node") == "b"
+    assert at.segmented_control(key="w.eps.split").value == "custom"
+    # The address then carries what is shown (a reload opens the same release).
+    assert at.query_params["eps"] == ["0.5,2"] or at.query_params["eps"] == "0.5,2"
+
+
+def test_bad_link_values_get_a_message_not_a_traceback():
+    at = _linked(dataset="nope", eps="1,x", methods="Hq", k="0.5", seed="-1", node="zz", merge="max", colour="red")
+    assert_clean(at)
+    text = " ".join(w.value for w in at.warning)
+    for part in ("dataset='nope'", "'x' is not a number", "'Hq'", "k", "seed", "node='zz'", "merge='max'", "colour"):
+        assert part in text, part
+    # The defaults, nothing half-applied.
+    assert at.session_state["cv.eps.0"] == 1.0 and at.session_state["cv.method.0"] == "Hc"
+    assert at.session_state["cv.seed"] == 0
