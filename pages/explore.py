@@ -14,7 +14,7 @@ from cocoviz import plots
 from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
-from pages.common import controls, data, engine, links, state
+from pages.common import controls, data, engine, leads, links, state
 from pages.common.controls import HELP, fmt
 
 
@@ -425,22 +425,6 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
         st.caption(":material/science: This release used the fast sampler: exploration only, not for release.")
 
 
-def share_link(tree, info, full, params: engine.Params, node: tuple) -> None:
-    """These settings in the address (a reload keeps them) and a link to copy (bundled data only)."""
-    if info.key[0] != "bundled":
-        return
-    levels = None if list(tree.levels) == list(full.levels) else list(tree.levels)
-    query = links.publish(links.release_settings(info.label, levels, params, node))
-    base = (st.context.url or "").split("?")[0]
-    with st.popover(
-        "Copy link",
-        icon=":material/link:",
-        help="A link that opens this release: these settings "
-        "and this node (the copy button is at the right of the address).",
-    ):
-        st.code(f"{base}?{query}", language=None, wrap_lines=True)
-
-
 def main() -> None:
     st.title("Explore a private release")
     st.caption(
@@ -462,6 +446,7 @@ def main() -> None:
     release = timed.release
     errors = engine.evaluate((*info.key, tuple(tree.levels)), tree, params, release)
     headline(release, errors, timed, names)
+    leads.finding_advice(tree, info, params)
     budget_section(release, names)
 
     st.subheader("A node of the hierarchy")
@@ -469,7 +454,7 @@ def main() -> None:
     with problems:
         links.show_problems()
     node = controls.node_picker(tree, info.label)
-    share_link(tree, info, _full, params, node)
+    leads.share_link(tree, info, _full, params, node)
     level = len(node)
     row = errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0]
     node_metrics(row, node, level, names)

@@ -139,3 +139,16 @@ def method_preset(n_levels: int, method_help: str) -> list[str]:
 
 def method_edited() -> None:
     state.put("methods.preset", PER_LEVEL)
+
+
+def adopt(epsilons: list[float], methods: list[str], consistency: str, merge: str) -> None:
+    """Put a release's settings into the sidebar (another page's choice, a finding's advice); the split and
+    the method preset then follow the levels' values."""
+    for k, e in enumerate(epsilons):
+        state.put(f"eps.{k}", float(e))
+    for k, m in enumerate(methods):
+        state.put(f"method.{k}", m)
+    state.put("consistency", consistency)
+    state.put("merge", merge)
+    for name in ("eps.split", "eps.total", "methods.preset"):
+        st.session_state.pop(state.key(name), None)

@@ -1,0 +1,49 @@
+"""Selection that leads somewhere (issue 25): a chosen release opens in Explore and downloads; Explore says when
+the shipped finding on the loaded data prefers another mix, and offers it."""
+
+from __future__ import annotations
+
+from app_support import assert_clean, new_app
+
+METHODS, EXPLORE = "pages/methods.py", "pages/explore.py"
+
+
+def test_the_private_selection_opens_in_explore_and_downloads():
+    at = new_app(METHODS, **{"cv.methods.trials": 1, "methods.tab": "Private algorithm selection"})
+    at.button(key="select_run").click().run()
+    assert_clean(at)
+    assert [b.label for b in at.get("download_button")] == [
+        "Download the selected release (fast sampler: exploration only)"
+    ]
+    chosen = next(s.value for s in at.success if s.value.startswith("Selected:")).split("**")[1].split("×")
+    at.button(key="select.open").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Explore a private release"
+    assert [at.session_state[f"cv.method.{k}"] for k in range(len(chosen))] == chosen
+    assert at.session_state["cv.consistency"] == "top-down"
+
+
+def test_a_sweep_candidate_opens_in_explore():
+    at = new_app(METHODS, **{"cv.methods.trials": 1})
+    assert_clean(at)
+    at.selectbox(key="methods.open_series").set_value("bottom-up (Hc leaves)")
+    at.selectbox(key="methods.open_eps").set_value(0.5).run()
+    at.button(key="methods.open").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Explore a private release"
+    assert at.session_state["cv.consistency"] == "bottom-up"
+    assert next(m.value for m in at.metric if m.label == "Total ε spent") == "1"  # 0.5 per level × 2 levels
+
+
+def test_explore_offers_the_mix_the_shipped_finding_prefers():
+    from cocoviz.experiments.findings import read_finding
+
+    meta = read_finding("methods").meta
+    at = new_app(dataset=meta["dataset"])  # its defaults: Hc at every level, top-down, ε = 1 per level
+    assert_clean(at)
+    advice = [i.value for i in at.info if "shipped method-selection finding" in i.value]
+    assert advice and "bottom-up (Hc leaves)" in advice[0]
+    at.button(key="explore.advice").click().run()
+    assert_clean(at)
+    assert at.session_state["cv.consistency"] == "bottom-up"
+    assert not any("shipped method-selection finding" in i.value for i in at.info)  # now the preferred one
