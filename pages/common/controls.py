@@ -419,6 +419,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     )
     seed = seed_control()
     secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
+    links.load_saved_panel()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
     params = Params(

@@ -255,3 +255,93 @@ def release_settings(dataset: str | None, levels: list[str] | None, params, node
         "seed": None if params.secure else str(params.seed),
         "node": "/".join(node) if node else None,
     }
+
+
+# ------------------------------------------------------------ saved files back into the sidebar
+def saved_settings(data: bytes, filename: str) -> dict[str, str]:
+    """The address's values held by a saved parameters JSON (Explore's download) or release file.
+
+    Raises :class:`cocoviz.errors.InputError` naming the file when it is neither.
+
+    >>> saved_settings(b'{"epsilons": [0.5, 1], "methods": ["Hg", "Hc"], "max_size": 12, "dataset": "toy",'
+    ...                b' "consistency": "top-down", "merge": "weighted", "seed": 4}', "p.json")["eps"]
+    '0.5,1'
+    """
+    import json
+    import os
+    import tempfile
+
+    from cocoviz.errors import InputError
+    from cocoviz.release import load_release
+
+    if filename.lower().endswith(".json"):
+        try:
+            saved = json.loads(data)
+            plan = {k: saved[k] for k in ("epsilons", "methods", "max_size", "consistency", "merge")}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{filename!r} is not a saved parameters file (no {exc})") from None
+        plan["k_select"] = saved.get("k_select", "public")
+        plan["levels"] = saved.get("levels_used")
+        extra = {"dataset": saved.get("dataset"), "seed": saved.get("seed")}
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "release.parquet")
+            with open(path, "wb") as f:
+                f.write(data)
+            try:
+                release = load_release(path)
+            except InputError as exc:
+                raise InputError(str(exc).replace(repr(path), repr(filename))) from None
+        p = release.plan
+        plan = {
+            "epsilons": list(p.epsilons),
+            "methods": list(p.methods),
+            "max_size": p.max_size,
+            "consistency": p.consistency,
+            "merge": p.merge,
+            "k_select": p.k_select,
+            "levels": list(p.shape.levels),
+        }
+        extra = {}
+    settings = {
+        "eps": ",".join(f"{float(e):.12g}" for e in plan["epsilons"]),
+        "methods": ",".join(map(str, plan["methods"])),
+        "k": str(plan["max_size"]) if plan["k_select"] == "public" else str(plan["k_select"]),
+        "consistency": str(plan["consistency"]),
+        "merge": str(plan["merge"]),
+        "levels": ",".join(plan["levels"]) if plan["levels"] is not None else None,
+        **{k: str(v) for k, v in extra.items() if v is not None},
+    }
+    return {k: v for k, v in settings.items() if v is not None}
+
+
+def load_saved_panel() -> None:
+    """Sidebar: a saved parameters JSON or release file puts its settings back (read as an address is)."""
+    from cocoviz.errors import CocovizError
+
+    panel = st.sidebar.expander("Load saved settings", key="links.load_open", on_change="rerun")
+    if not panel.open:
+        return
+    file = panel.file_uploader(
+        "A parameters JSON or a release file saved from Explore",
+        type=["json", "parquet"],
+        key="links.saved_file",
+        help="Its ε, methods, K, consistency, merge and levels (and the dataset and seed of a parameters file) "
+        "go back into the sidebar. A release file does not name its dataset: it applies to the data chosen.",
+    )
+    if file is None:
+        return
+    data = file.getvalue()
+    digest = (file.name, len(data), hash(data))
+    if st.session_state.get("links.loaded") == digest:
+        panel.caption(f"Settings of {file.name} loaded.")
+        return
+    st.session_state["links.loaded"] = digest
+    try:
+        settings = saved_settings(data, file.name)
+    except CocovizError as exc:
+        panel.error(str(exc), icon=":material/error:")
+        return
+    st.session_state[_PENDING] = settings
+    st.session_state[_PROBLEMS] = []
+    st.rerun()

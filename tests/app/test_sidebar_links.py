@@ -87,3 +87,48 @@ def test_bad_link_values_get_a_message_not_a_traceback():
     # The defaults, nothing half-applied.
     assert at.session_state["cv.eps.0"] == 1.0 and at.session_state["cv.method.0"] == "Hc"
     assert at.session_state["cv.seed"] == 0
+
+
+def _load(at, name: str, data: bytes) -> None:
+    at.session_state["links.load_open"] = True
+    at.run()
+    next(u for u in at.file_uploader if u.key == "links.saved_file").set_value((name, data, "application/octet-stream"))
+    at.run()
+
+
+def test_a_saved_parameters_file_restores_the_sidebar():
+    import json
+
+    at = new_app()
+    saved = {"epsilons": [0.5, 1.5], "methods": ["Hg", "Hc"], "max_size": 9, "consistency": "bottom-up"}
+    _load(at, "p.json", json.dumps({**saved, "merge": "weighted", "seed": 7, "dataset": "toy"}).encode())
+    assert_clean(at)
+    assert metric(at, "Total ε spent") == "2"
+    assert [at.session_state[f"cv.eps.{k}"] for k in (0, 1)] == [0.5, 1.5]
+    assert at.session_state["cv.method.0"] == "Hg" and at.session_state["cv.K.toy"] == 9
+    assert at.session_state["cv.seed"] == 7 and at.session_state["cv.consistency"] == "bottom-up"
+    # Not a parameters file: named, nothing changed.
+    _load(at, "other.json", b'{"colour": "red"}')
+    assert_clean(at)
+    assert any("'other.json' is not a saved parameters file" in e.value for e in at.error)
+    assert at.session_state["cv.seed"] == 7
+
+
+def test_a_saved_release_file_restores_the_sidebar():
+    import io
+
+    import cocoviz
+    from cocoviz.datasets import load_dataset
+
+    release = cocoviz.estimate(load_dataset("toy"), epsilons=[0.25, 2.0], methods=["Hc", "Hg"], max_size=8, seed=1)
+    buf = io.BytesIO()
+    release.save(buf)
+    at = new_app()
+    _load(at, "r.parquet", buf.getvalue())
+    assert_clean(at)
+    assert [at.session_state[f"cv.eps.{k}"] for k in (0, 1)] == [0.25, 2.0]
+    assert [at.session_state[f"cv.method.{k}"] for k in (0, 1)] == ["Hc", "Hg"]
+    assert metric(at, "Total ε spent") == "2.25"
+    _load(at, "bad.parquet", b"not parquet")
+    assert_clean(at)
+    assert any("'bad.parquet' is not a saved cocoviz release" in e.value for e in at.error)
