@@ -434,7 +434,7 @@ def main() -> None:
     )
     tree, info, _full = controls.dataset_panel()
     params, k_from_data = controls.release_controls(tree, info)
-    problems = st.container()  # what the address held that could not be used, named once the node is read
+    links.show_problems()  # what the address held that could not be used (before anything can stop the page)
     names = controls.level_names(tree, info)
     st.markdown(controls.describe_tree(tree, info))
     card = data.card_markdown(info.label) if info.key[0] == "bundled" else None
@@ -451,8 +451,7 @@ def main() -> None:
 
     st.subheader("A node of the hierarchy")
     links.apply_node(tree, info.label)
-    with problems:
-        links.show_problems()
+    links.show_problems()
     node = controls.node_picker(tree, info.label)
     leads.share_link(tree, info, _full, params, node)
     level = len(node)

@@ -13,11 +13,14 @@ EXPLORE = "pages/explore.py"
 
 
 def share_link(tree, info, full, params: engine.Params, node: tuple) -> None:
-    """These settings in the address (a reload keeps them) and a link to copy (bundled data only)."""
-    if info.key[0] != "bundled":
-        return
+    """These settings in the address (a reload keeps them) and a link to copy.
+
+    An upload is kept on this server for the holder of the link (:mod:`pages.common.kept_uploads`)."""
     levels = None if list(tree.levels) == list(full.levels) else list(tree.levels)
-    query = links.publish(links.release_settings(info.label, levels, params, node))
+    settings = links.release_settings(info.label, levels, params, node)
+    if info.key[0] != "bundled":
+        settings.update(links.upload_settings())
+    query = links.publish(settings)
     base = (st.context.url or "").split("?")[0]
     with st.popover(
         "Copy link",

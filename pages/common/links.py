@@ -24,7 +24,7 @@ from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
 from pages.common import state
 
-PARAMS = ("dataset", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")
+PARAMS = ("dataset", "upload", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")
 CONSISTENCY = ("top-down", "bottom-up", "none")
 MERGES = {"weighted": "weighted", "average": "average", "plain": "average"}
 K_CHOICES = ("public", "noisy-max", "noisy-max-per-node", "svt")
@@ -89,13 +89,41 @@ def parse_numbers(text: str, n: int, name: str, *, whole: bool = False) -> tuple
 
 def apply_dataset(names: list[str]) -> None:
     """The address's dataset (before the dataset box is drawn)."""
-    value = _take("dataset")
+    value, kept = _take("dataset"), _take("upload")
     if value is None:
         return
-    if value in names:
+    if value == UPLOAD:
+        _restore_upload(kept)
+    elif value in names:
         state.put("dataset", value)
     else:
-        _problem(f"dataset={value!r}: no such dataset (one of {', '.join(names)})")
+        _problem(f"dataset={value!r}: no such dataset (one of {', '.join(names)}, {UPLOAD})")
+
+
+#: The address's dataset of an upload (with ``upload=<hash>-<token>``, see :mod:`pages.common.kept_uploads`).
+UPLOAD = "upload"
+
+
+def _restore_upload(value: str | None) -> None:
+    from pages.common import data, kept_uploads, uploads
+
+    upload = kept_uploads.restore(value) if value else None
+    state.put("dataset", data.UPLOAD)
+    if upload is None:
+        # Said at once: the upload flow then stops the page until a file comes.
+        st.warning(
+            "The upload of this address is no longer kept on the server (or the address is not yours): upload "
+            "the file again.",
+            icon=":material/link_off:",
+        )
+        return
+    st.session_state[uploads.ACCEPTED] = upload
+    options = dict(upload.options)
+    state.put("upload.kind", options.get("kind", "groups"))
+    state.put("upload.levels", ", ".join(options.get("levels", ())))
+    for role in ("size", "count", "group"):
+        if role in options:
+            state.put(f"upload.{role}", options[role])
 
 
 def apply_levels(label: str, all_levels: list[str]) -> None:
@@ -240,6 +268,14 @@ def publish(settings: dict[str, str]) -> str:
         st.query_params.from_dict(query)
     st.session_state[_SEEN] = query
     return urlencode(query, safe=",/")
+
+
+def upload_settings() -> dict:
+    """The address's values that bring this session's accepted upload back after a reload."""
+    from pages.common import kept_uploads, uploads
+
+    accepted = st.session_state.get(uploads.ACCEPTED)
+    return {} if accepted is None else {"dataset": UPLOAD, "upload": kept_uploads.keep(accepted)}
 
 
 def release_settings(dataset: str | None, levels: list[str] | None, params, node: tuple[str, ...]) -> dict:

@@ -132,3 +132,29 @@ def test_a_saved_release_file_restores_the_sidebar():
     _load(at, "bad.parquet", b"not parquet")
     assert_clean(at)
     assert any("'bad.parquet' is not a saved cocoviz release" in e.value for e in at.error)
+
+
+def test_an_accepted_upload_survives_a_reload_for_the_holder_of_its_address_only():
+    from pages.common.data import UPLOAD
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    at.text_input(key="w.upload.levels").set_value("state")
+    at.file_uploader[0].set_value(("good.csv", b"state,size\nx,1\nx,3\ny,2\ny,2\n", "text/csv"))
+    at.run()
+    at.button(key="upload.accept").click().run()
+    assert_clean(at)
+    assert metric(at, "Groups G (public)") == "4"
+    query = {k: at.query_params[k] for k in at.query_params}
+    query = {k: v[0] if isinstance(v, list) else v for k, v in query.items()}
+    assert query["dataset"] == "upload" and "-" in query["upload"]
+    # A reload: a new session with the same address finds the upload and its settings.
+    again = _linked(**query)
+    assert_clean(again)
+    assert metric(again, "Groups G (public)") == "4"
+    assert again.session_state["cv.upload.levels"] == "state"
+    # Another session without the token (the content hash alone) does not.
+    other = _linked(**{**query, "upload": query["upload"].split("-")[0] + "-guess"})
+    assert_clean(other)
+    assert any("no longer kept on the server" in w.value for w in other.warning)
+    assert any("Upload a CSV" in i.value for i in other.info)  # asked for the file again
