@@ -446,6 +446,7 @@ def main() -> None:
     release = timed.release
     errors = engine.evaluate((*info.key, tuple(tree.levels)), tree, params, release)
     headline(release, errors, timed, names)
+    link_slot = st.container()  # the link holds the node, picked below
     leads.finding_advice(tree, info, params)
     budget_section(release, names)
 
@@ -453,7 +454,8 @@ def main() -> None:
     links.apply_node(tree, info.label)
     links.show_problems()
     node = controls.node_picker(tree, info.label)
-    leads.share_link(tree, info, _full, params, node)
+    with link_slot:
+        leads.share_link(tree, info, _full, params, node)
     level = len(node)
     row = errors[(errors["level"] == level) & (errors["node"] == node_label(node))].iloc[0]
     node_metrics(row, node, level, names)

@@ -62,7 +62,7 @@ def sweep_tab() -> None:
         return
     sweep = (info.key, tree, [candidate_series[c] for c in chosen], sorted(eps_grid), trials, max_size, seed)
     slot = st.container()  # the shipped finding goes above the run button while the full run waits for it
-    raw = sweeps.gated_run("methods", *sweep)
+    raw = sweeps.gated_run("methods", *sweep, finding_name="methods")
     summary, meta = sweeps.finding_or_stop("methods", raw, slot, *sweep)
     with slot:
         sweep_view(summary, names if meta is None else [meta["root"], *meta["levels"]], live=meta is None)

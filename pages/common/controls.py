@@ -462,9 +462,12 @@ def run_gate(name: str, n_runs: int, seconds: float):
     with slot.container():
         clicked = st.button(label, type="primary", key=f"{name}.run")
         if not clicked:
+            from pages.common import calibration
+
             st.info(
-                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s; results are cached once "
-                "computed." + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
+                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s ({calibration.describe('sweep')}); "
+                "results are cached once computed."
+                + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
             )
     return clicked, slot.empty
 

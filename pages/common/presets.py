@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 #: Split presets, by stored name: what the sidebar shows.
-SPLITS = {"equal": "equal", "leaves": "more to the leaves", "custom": "custom (per level)"}
+SPLITS = {"equal": "equal", "leaves": "more to the leaves", "custom": "custom"}
 #: Decimals kept of each level's share (the last level takes the remainder, so the shares add up to the total).
 DECIMALS = 6
 
