@@ -39,9 +39,11 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 icon=":material/lock:",
             )
             st.stop()
+        slot = st.empty()  # emptied once the release is drawn: its warning and button are then out of date
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
-            st.warning(
+            gate = slot.container()
+            gate.warning(
                 f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
                 "(Hc: K per node, Hg: G per node) "
                 f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
@@ -49,13 +51,14 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 icon=":material/lock:",
             )
             for choice in engine.cheaper_choices(plan):
-                st.caption(f"Cheaper: {choice}")
-            if not st.button("Draw the secure release", type="primary", key="explore.secure"):
-                st.info(
+                gate.caption(f"Cheaper: {choice}")
+            if not gate.button("Draw the secure release", type="primary", key="explore.secure"):
+                gate.info(
                     "Press the button to draw the noise with the secure sampler, or switch the secure release "
                     "off to explore with the fast sampler."
                 )
                 st.stop()
+            slot.empty()
         return engine.estimate(data_key, tree, params)
     guess = engine.estimated_seconds(plan)
     if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):

@@ -47,3 +47,14 @@ def test_explore_offers_the_mix_the_shipped_finding_prefers():
     assert_clean(at)
     assert at.session_state["cv.consistency"] == "bottom-up"
     assert not any("shipped method-selection finding" in i.value for i in at.info)  # now the preferred one
+
+
+def test_the_secure_gate_is_gone_once_drawn():
+    at = new_app(**{"cv.K.toy": 8})
+    at.toggle(key="w.secure").set_value(True).run()
+    assert any("secure sampler will noise" in w.value for w in at.warning)
+    at.button(key="explore.secure").click().run()
+    assert_clean(at)
+    assert not any("secure sampler will noise" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.key == "explore.secure"]
+    assert any(m.label == "Total ε spent" for m in at.metric)
