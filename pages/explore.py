@@ -158,15 +158,16 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
 
 
 def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> None:
+    # The node's name on a line of its own: a metric cuts a long name ("Hudson Yards-Chelsea-…") short.
+    st.markdown(f"**Node:** {node_label(node)} — level {level}: {names[level]}")
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Node", node_label(node), help=f"level {level}: {names[level]}")
-    c2.metric("Groups G (public)", f"{int(row['groups']):,}")
-    c3.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
-    c4.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
-    c1, c2, c3, _ = st.columns(4)
+    c1.metric("Groups G (public)", f"{int(row['groups']):,}")
+    c2.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
+    c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
+    c4.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
+    c1, c2, _, _ = st.columns(4)
     c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}", help=HELP["per_group"])
     c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
-    c3.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
     st.markdown(f"**In plain words:** {plain_reading(row)}")
     st.caption(
         "Against the true data — for you, the data holder; exploration, not private: "
@@ -363,7 +364,10 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
         "levels_used": list(tree.levels),
         "budget": release.budget.describe(),
     }
-    d1, d2, d3, d4, d5 = st.columns(5)
+    # Two buttons a row: five in a row cut their labels short ("Release file (plan an…").
+    d1, d2 = st.columns(2)
+    d3, d4 = st.columns(2)
+    d5, _ = st.columns(2)
     table_kind = "Table with TRUE counts (confidential)" if include_true else "Table"
     d1.download_button(
         f"{table_kind} as CSV",

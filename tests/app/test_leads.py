@@ -58,3 +58,14 @@ def test_the_secure_gate_is_gone_once_drawn():
     assert not any("secure sampler will noise" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == "explore.secure"]
     assert any(m.label == "Total ε spent" for m in at.metric)
+
+
+def test_labels_are_whole_long_node_names_and_download_labels():
+    # A metric cuts a long value short in the browser: the node is named on a line of its own, and the
+    # download buttons sit two a row so their labels fit.
+    at = new_app(**{"explore.tab": "Downloads", "cv.node.toy.1": "a"})
+    assert_clean(at)
+    assert not [m for m in at.metric if m.label == "Node"]
+    assert any(m.value == "**Node:** a — level 1: region" for m in at.markdown)
+    holding = [c for c in at.columns if c.get("download_button")]
+    assert len(holding) == 5 and all(abs(c.proto.weight - 0.5) < 1e-9 for c in holding)  # half a row each
