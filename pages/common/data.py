@@ -196,3 +196,22 @@ def guessed_group_column(data: bytes, filename: str) -> str | None:
 
     table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
     return None if table is None else guess_group_column(table)
+
+
+def release_from_bytes(raw: bytes, filename: str):
+    """A release saved by :meth:`cocoviz.Release.save`, from an upload's bytes; an InputError naming the file
+    when it is not one."""
+    import os
+    import tempfile
+
+    from cocoviz.errors import InputError
+    from cocoviz.release import load_release
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "release.parquet")
+        with open(path, "wb") as f:
+            f.write(raw)
+        try:
+            return load_release(path)
+        except InputError as exc:
+            raise InputError(str(exc).replace(repr(path), repr(filename))) from None

@@ -304,11 +304,8 @@ def saved_settings(data: bytes, filename: str) -> dict[str, str]:
     '0.5,1'
     """
     import json
-    import os
-    import tempfile
 
     from cocoviz.errors import InputError
-    from cocoviz.release import load_release
 
     if filename.lower().endswith(".json"):
         try:
@@ -320,14 +317,9 @@ def saved_settings(data: bytes, filename: str) -> dict[str, str]:
         plan["levels"] = saved.get("levels_used")
         extra = {"dataset": saved.get("dataset"), "seed": saved.get("seed")}
     else:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "release.parquet")
-            with open(path, "wb") as f:
-                f.write(data)
-            try:
-                release = load_release(path)
-            except InputError as exc:
-                raise InputError(str(exc).replace(repr(path), repr(filename))) from None
+        from pages.common.data import release_from_bytes
+
+        release = release_from_bytes(data, filename)
         p = release.plan
         plan = {
             "epsilons": list(p.epsilons),
