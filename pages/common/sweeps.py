@@ -151,8 +151,8 @@ def gated_run(
     found = finding(finding_name) if finding_name else None
     if found is not None and not finding_differences(found, data_key, tree, configs, epsilons, trials, max_size, seed):
         st.info(
-            "A live run of these settings would only **reproduce the shipped finding** shown below: the same data, "
-            "series, ε, trials, K and seed draw the same noise (it took "
+            "A live run of these settings would only **reproduce the shipped finding** shown on this page: the same "
+            "data, series, ε, trials, K and seed draw the same noise (it took "
             f"{found.meta.get('seconds', 0):,.0f} s when it was made). A new seed draws new noise.",
             icon=":material/replay:",
         )
