@@ -367,7 +367,7 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
     # Two buttons a row: five in a row cut their labels short ("Release file (plan an…").
     d1, d2 = st.columns(2)
     d3, d4 = st.columns(2)
-    d5, _ = st.columns(2)
+    d5, d6 = st.columns(2)
     table_kind = "Table with TRUE counts (confidential)" if include_true else "Table"
     d1.download_button(
         f"{table_kind} as CSV",
@@ -417,6 +417,33 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
         help="Per node: emd, persons misplaced per group, share of groups of exactly the right size, the "
         "yardstick D/ε and the ratio, with a one-line reading. Measured against the truth: for you, the data "
         "holder, never to publish.",
+    )
+
+    def report() -> bytes:
+        from cocoviz.report import release_report_html
+
+        drawn, spent = engine.ledger_total()
+        ledger = (
+            None
+            if release.sampler.startswith("fast")
+            else f"Secure release drawn in this session; the session's ledger: {drawn} draw(s), ε = {spent:g}."
+        )
+        accuracy = level_summary(errors) if include_true else None
+        return release_report_html(
+            release, dataset=info.label, level_names=names, ledger=ledger, accuracy=accuracy
+        ).encode()
+
+    d6.download_button(
+        "Release report with accuracy (HTML, CONFIDENTIAL)" if include_true else "Release report (HTML)",
+        report,
+        file_name=f"{stem}_CONFIDENTIAL_report.html" if include_true else f"{stem}_report.html",
+        mime="text/html",
+        key="dl_report",
+        on_click="ignore",
+        icon=":material/article:",
+        help="One self-contained file: the plan, the budget (and the ledger entry of a secure draw) and charts "
+        "of the release — publishable. With the true counts included, the errors against the truth follow "
+        "under a CONFIDENTIAL heading.",
     )
     st.caption(
         "Columns: level, node, level_name, size, "

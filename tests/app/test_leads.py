@@ -69,3 +69,12 @@ def test_labels_are_whole_long_node_names_and_download_labels():
     assert any(m.value == "**Node:** a — level 1: region" for m in at.markdown)
     holding = [c for c in at.columns if c.get("download_button")]
     assert len(holding) == 5 and all(abs(c.proto.weight - 0.5) < 1e-9 for c in holding)  # half a row each
+
+
+def test_explore_downloads_a_release_report_and_names_the_confidential_one():
+    at = new_app(**{"explore.tab": "Downloads"})
+    assert_clean(at)
+    assert "Release report (HTML)" in [b.label for b in at.get("download_button")]
+    next(c for c in at.checkbox if c.label.startswith("Include the true counts")).check().run()
+    assert_clean(at)
+    assert "Release report with accuracy (HTML, CONFIDENTIAL)" in [b.label for b in at.get("download_button")]
