@@ -14,7 +14,7 @@ from cocoviz import plots
 from cocoviz.evaluate import compare_histograms, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
-from pages.common import controls, data, engine, leads, links, state
+from pages.common import calibration, controls, data, engine, leads, links, state
 from pages.common.controls import HELP, fmt
 
 
@@ -46,7 +46,8 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
             gate.warning(
                 f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
                 "(Hc: K per node, Hg: G per node) "
-                f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
+                f"at ≈{cells / max(seconds, 1e-9):,.0f} cells/s on this machine — about **{seconds:,.1f} s**, and "
+                "it spends "
                 f"**ε = {plan.cost().total:g}** more in this session.",
                 icon=":material/lock:",
             )
@@ -60,8 +61,9 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 st.stop()
             slot.empty()
         return engine.estimate(data_key, tree, params)
-    guess = engine.estimated_seconds(plan)
-    if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):
+    guess = engine.estimated_seconds(plan) * calibration.factor("release")
+    cached = engine.is_cached(data_key, params)
+    if guess > engine.CONFIRM_SECONDS and not cached:
         st.warning(
             f"This release is estimated to take about **{guess:,.0f} s**: it noises {cells:,} cells (Hc and "
             "naive measure K cells per node). A smaller public bound K, or Hg, is much quicker.",
@@ -69,8 +71,11 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
-    with st.spinner("Computing the release…"):
-        return engine.estimate(data_key, tree, params)
+    with st.spinner(f"Computing the release (≈{guess:,.1f} s, {calibration.describe('release')})…"):
+        timed = engine.estimate(data_key, tree, params)
+    if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
+        calibration.observe("release", guess / calibration.factor("release"), timed.seconds)
+    return timed
 
 
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:

@@ -40,3 +40,13 @@ def test_a_rerun_of_the_shipped_finding_says_so_and_offers_a_new_seed():
     assert_clean(at)
     assert at.session_state["cv.seed"] != meta["seed"]
     assert not any("reproduce the shipped finding" in i.value for i in at.info)
+
+
+def test_an_explore_release_teaches_the_next_estimate_and_the_gate_states_this_machines_rate():
+    from pages.common import calibration
+
+    at = new_app(**{"cv.eps.0": 0.61})  # a release no other test computes
+    assert_clean(at)
+    assert calibration.factor("release") > 0 and "release" in calibration._state()["ratio"]
+    at.toggle(key="w.secure").set_value(True).run()
+    assert any("cells/s on this machine" in w.value for w in at.warning)
