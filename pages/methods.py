@@ -10,7 +10,7 @@ import cocoviz
 from cocoviz import plots
 from cocoviz.experiments import findings
 from cocoviz.experiments.series import Series
-from pages.common import controls, engine, leads, state, sweeps
+from pages.common import controls, data, engine, leads, state, sweeps
 from pages.common.controls import HELP
 from pages.common.numbers import any_refused, number_box
 
@@ -185,14 +185,6 @@ def tables() -> None:
     st.dataframe(pd.DataFrame(rows).style.format({info.label: "{:,.1f}"}), hide_index=True, width="stretch")
 
 
-def _saved(release) -> bytes:
-    import io
-
-    buf = io.BytesIO()
-    release.save(buf)
-    return buf.getvalue()
-
-
 # ------------------------------------------------------------ private selection
 def selection_tab() -> None:
     """Chaudhuri et al.'s private selection among method mixes, with its full cost."""
@@ -262,7 +254,7 @@ def selection_tab() -> None:
         )
         c2.download_button(
             "Download the selected release (fast sampler: exploration only)",
-            lambda: _saved(chosen),
+            lambda: data.release_to_bytes(chosen),
             file_name=f"cocoviz_{info.label.replace(' ', '_')}_selected_release.parquet",
             mime="application/vnd.apache.parquet",
             key="select.download",

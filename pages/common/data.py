@@ -198,6 +198,13 @@ def guessed_group_column(data: bytes, filename: str) -> str | None:
     return None if table is None else guess_group_column(table)
 
 
+def release_to_bytes(release) -> bytes:
+    """A release as the bytes of its saved file (:meth:`cocoviz.Release.save`), for a download button."""
+    buf = io.BytesIO()
+    release.save(buf)
+    return buf.getvalue()
+
+
 def release_from_bytes(raw: bytes, filename: str):
     """A release saved by :meth:`cocoviz.Release.save`, from an upload's bytes; an InputError naming the file
     when it is not one."""
