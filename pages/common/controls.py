@@ -439,39 +439,6 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     return params, k_from_data
 
 
-# --------------------------------------------------------------- long sweeps
-#: Sweeps estimated to take longer than this wait for a click instead of running on every change.
-AUTO_RUN_SECONDS = 8.0
-
-
-def run_gate(name: str, n_runs: int, seconds: float):
-    """Whether to run a sweep now: automatically when it is quick (and auto-run is on), else on a click.
-
-    Returns ``(go, clear)``: ``clear()`` removes the button and its note once the sweep has run.
-    """
-    auto = st.toggle(
-        "Run automatically when settings change (quick sweeps only)",
-        **state.bind(f"{name}.auto", True),
-        help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait for the button.",
-    )
-    quick = seconds <= AUTO_RUN_SECONDS
-    slot = st.empty()
-    if auto and quick:
-        return True, slot.empty
-    label = f"Run {n_runs:,} releases (≈{seconds:,.0f} s)" if seconds >= 1 else f"Run {n_runs:,} releases"
-    with slot.container():
-        clicked = st.button(label, type="primary", key=f"{name}.run")
-        if not clicked:
-            from pages.common import calibration
-
-            st.info(
-                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s ({calibration.describe('sweep')}); "
-                "results are cached once computed."
-                + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
-            )
-    return clicked, slot.empty
-
-
 # ------------------------------------------------------------------ node picker
 STAY = "— (this node) —"
 

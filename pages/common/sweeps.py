@@ -20,6 +20,7 @@ from cocoviz.experiments import Series, all_mixes, mix_label, run_series, summar
 from cocoviz.experiments import findings as _findings
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import Plan
+from pages.common import calibration, engine, state
 
 Progress = Callable[[int, int], None]
 Config = Series
@@ -30,16 +31,15 @@ __all__ = ["Config", "all_mixes", "mix_label", "summarize", "run", "cached", "sw
 def estimated_seconds(
     tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int, max_size: int
 ) -> float:
-    """A rough time estimate of a sweep, from the cells each series' plan noises."""
-    from pages.common.engine import estimated_seconds as one
-
+    """A time estimate of a sweep, from the cells each series' plan noises, at this machine's rate and scaled by
+    the sweeps run here (:mod:`pages.common.calibration`)."""
     n = tree.depth + 1
     per_round = sum(
-        one(Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size, consistency=c.consistency))
+        engine.estimated_seconds(
+            Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size, consistency=c.consistency)
+        )
         for c in configs
     )
-    from pages.common import calibration
-
     return per_round * len(epsilons) * trials * calibration.factor("sweep")
 
 
@@ -111,11 +111,39 @@ def run(
     return frame
 
 
+#: Sweeps estimated to take longer than this wait for a click instead of running on every change.
+AUTO_RUN_SECONDS = 8.0
+
+
+def run_gate(name: str, n_runs: int, seconds: float):
+    """Whether to run a sweep now: automatically when it is quick (and auto-run is on), else on a click.
+
+    Returns ``(go, clear)``: ``clear()`` removes the button and its note once the sweep has run.
+    """
+    auto = st.toggle(
+        "Run automatically when settings change (quick sweeps only)",
+        **state.bind(f"{name}.auto", True),
+        help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait for the button.",
+    )
+    quick = seconds <= AUTO_RUN_SECONDS
+    slot = st.empty()
+    if auto and quick:
+        return True, slot.empty
+    label = f"Run {n_runs:,} releases (≈{seconds:,.0f} s)" if seconds >= 1 else f"Run {n_runs:,} releases"
+    with slot.container():
+        clicked = st.button(label, type="primary", key=f"{name}.run")
+        if not clicked:
+            st.info(
+                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s ({calibration.describe('sweep')}); "
+                "results are cached once computed."
+                + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
+            )
+    return clicked, slot.empty
+
+
 def _new_seed(old: int) -> None:
     """A fresh seed for the fast sampler (shared by every page), never the one in use."""
     import secrets
-
-    from pages.common import state
 
     state.put("seed", (old + 1 + secrets.randbelow(2**31 - 2)) % (2**31 - 1))
 
@@ -138,13 +166,11 @@ def gated_run(
     seed: int,
     finding_name: str | None = None,
 ) -> pd.DataFrame | None:
-    """The sweep's frame: cached, or run now with a progress bar once :func:`~pages.common.controls.run_gate`
+    """The sweep's frame: cached, or run now with a progress bar once :func:`run_gate`
     lets it (quick sweeps at once, long ones on a click); None while it waits for the click.
 
     When the sweep is exactly the shipped finding ``finding_name`` (same data, series, ε, trials, K and seed),
     says that a live run would only reproduce it, and offers a new seed."""
-    from pages.common import controls, engine
-
     raw = cached(sweep_key(data_key, tree, configs, epsilons, trials, max_size, seed))
     if raw is not None:
         return raw
@@ -159,7 +185,7 @@ def gated_run(
         st.button("Use a new seed", key=f"{gate}.new_seed", on_click=_new_seed, args=(int(seed),))
     n_runs = len(configs) * len(epsilons) * trials
     seconds = engine.guard(estimated_seconds, tree, configs, epsilons, trials, max_size)
-    go, clear = controls.run_gate(gate, n_runs, seconds)
+    go, clear = run_gate(gate, n_runs, seconds)
     if not go:
         return None
     bar = st.progress(0.0, text=f"Running {n_runs} releases (≈{seconds:,.0f} s)…")
@@ -179,8 +205,6 @@ def gated_run(
     )
     bar.empty()
     clear()
-    from pages.common import calibration
-
     # What this run took against its estimate (without the learnt factor): later estimates learn from it.
     calibration.observe("sweep", seconds / calibration.factor("sweep"), time.perf_counter() - start)
     return raw
