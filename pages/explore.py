@@ -337,8 +337,10 @@ def main() -> None:
     st.markdown(controls.describe_tree(tree, info))
     card = data.card_markdown(info.label) if info.key[0] == "bundled" else None
     if card:
-        with st.expander("About this dataset (data card)"):
-            st.markdown(card)
+        # Drawn when opened: the card's Markdown is not part of the first render.
+        about = st.expander("About this dataset (data card)", key="explore.card", on_change="rerun")
+        if about.open:
+            about.markdown(card)
 
     timed = release_section(tree, info, params, k_from_data)
     release = timed.release

@@ -78,3 +78,15 @@ def test_explore_downloads_a_release_report_and_names_the_confidential_one():
     next(c for c in at.checkbox if c.label.startswith("Include the true counts")).check().run()
     assert_clean(at)
     assert "Release report with accuracy (HTML, CONFIDENTIAL)" in [b.label for b in at.get("download_button")]
+
+
+def test_the_data_card_is_drawn_when_opened():
+    at = new_app()
+    assert any("data card" in e.label for e in at.expander)
+    card = next(e for e in at.expander if "data card" in e.label)
+    assert not card.children  # not part of the first render
+    at.session_state["explore.card"] = True
+    at.run()
+    assert_clean(at)
+    card = next(e for e in at.expander if "data card" in e.label)
+    assert card.children
