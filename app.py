@@ -17,6 +17,7 @@ PAGES = [
     st.Page("pages/explore.py", title="Explore", icon=":material/search:", default=True),
     st.Page("pages/merging.py", title="Weighted vs. plain averaging", icon=":material/balance:"),
     st.Page("pages/methods.py", title="Method selection", icon=":material/alt_route:"),
+    st.Page("pages/compare.py", title="Compare two releases", icon=":material/compare:"),
     st.Page("pages/joint.py", title="Size × tenure", icon=":material/table_chart:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ]

@@ -56,6 +56,8 @@ CHROMIUM_ARGS = [
 ]
 #: Every visit's window, so that every page lays out alike.
 VIEWPORT = {"width": 1500, "height": 1200}
+#: The sidebar's "Per level" toggle: the per-level boxes are drawn once it is on.
+PER_LEVEL = ".st-key-w-per_level label"
 #: A chart Plotly has drawn (its SVG exists).
 DRAWN_CHART = ".js-plotly-plot .main-svg"
 TRIVIAL_APP = """
@@ -184,6 +186,10 @@ def _interactions(browser, url: str, *, metric: str, values: list[str], boxes: d
     shown = page.locator('[data-testid="stMetric"]').filter(has_text=metric).first
     shown.wait_for(timeout=60_000)
     page.wait_for_timeout(1500)
+    if page.locator(PER_LEVEL).count():  # cocoviz draws the per-level boxes on request (issue 25)
+        page.locator(PER_LEVEL).click()
+        page.locator(next(iter(boxes.values()))).wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)
     for name, selector in boxes.items():
         box = page.locator(selector)
         out[name] = []

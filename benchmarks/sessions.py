@@ -105,7 +105,9 @@ async def _session(browser, url: str, values: list[str]) -> dict:
         out["open_s"] = time.perf_counter() - start
         # The root's box by its widget key: under load the sidebar renders in pieces, and "the first box labelled
         # exact ε" was at times another level's (an edit typed into level 1 then reads as a lost edit).
+        await page.locator(".st-key-w-per_level label").click()  # per-level boxes on request (issue 25)
         box = page.locator(".st-key-w-eps_n-0 input")
+        await box.wait_for(timeout=TIMEOUT_MS)
         for value in values:
             expected = f"{float(value) + OTHER_LEVELS:g}"
             await box.fill(value)

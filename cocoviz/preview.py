@@ -25,10 +25,46 @@ import pandas as pd
 from cocoviz.errors import ParameterError
 from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, node_label
 
-__all__ = ["EXAMPLES", "propose_levels", "hierarchy_preview"]
+__all__ = ["EXAMPLES", "ID_MIN_ROWS", "id_like_columns", "guess_group_column", "propose_levels", "hierarchy_preview"]
 
 #: Example nodes shown per level.
 EXAMPLES = 3
+#: Tables shorter than this are too small to tell an id column from regions that hold one row each.
+ID_MIN_ROWS = 10
+#: Words that name a group id column (persons form), lowercase.
+GROUP_WORDS = ("group", "household", "hh", "family", "dwelling", "trip", "ride")
+
+
+def id_like_columns(frame: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """The ``columns`` with one row per value (an id such as ``household_id``, not a region), in a table of at
+    least :data:`ID_MIN_ROWS` rows.
+
+    >>> frame = pd.DataFrame({"household_id": range(12), "state": ["a", "b"] * 6, "size": [1] * 12})
+    >>> id_like_columns(frame, ["household_id", "state"])
+    ['household_id']
+    """
+    if len(frame) < ID_MIN_ROWS:
+        return []
+    return [c for c in columns if int(frame[c].nunique(dropna=False)) == len(frame)]
+
+
+def guess_group_column(frame: pd.DataFrame, *, exclude: Sequence[str] = ()) -> str | None:
+    """Persons form: the column most likely to hold the group id — one whose values repeat (a group has
+    several persons; a person id does not repeat), named like a group (household, hh, family…) first, else
+    the repeating column with the most distinct values (regions have fewer).  None when no column repeats.
+
+    >>> persons = pd.DataFrame({"pid": range(6), "hh": [1, 1, 2, 2, 3, 3], "state": list("aaabbb")})
+    >>> guess_group_column(persons)
+    'hh'
+    >>> guess_group_column(persons.rename(columns={"hh": "unit"}))
+    'unit'
+    """
+    counts = {str(c): int(frame[c].nunique(dropna=False)) for c in frame.columns if str(c) not in set(exclude)}
+    repeated = [c for c, n in counts.items() if 1 < n < len(frame)]
+    if not repeated:
+        return None
+    named = [c for c in repeated if any(w in c.lower() for w in GROUP_WORDS)]
+    return max(named or repeated, key=lambda c: counts[c])
 
 
 def propose_levels(
@@ -41,7 +77,8 @@ def propose_levels(
     values are all different, or that varies inside more than half of the groups of two persons or more
     (when there are two such groups or more).  A column that varies inside a few groups only is a region
     column with groups in two regions: it is proposed, and loading the table refuses those groups by their
-    rows, instead of the file being previewed as one region.
+    rows, instead of the file being previewed as one region.  In every form an id-like column
+    (:func:`id_like_columns`) is left out too.
 
     >>> persons = pd.DataFrame({"name": list("ABC"), "group": [1, 1, 2], "region": list("aab")})
     >>> propose_levels(persons, "persons")
@@ -53,6 +90,8 @@ def propose_levels(
         raise ParameterError(f"unknown form {form!r}: choose persons, groups or counts")
     roles = {size, count, group}
     columns = [str(c) for c in frame.columns if str(c) not in roles]
+    # An id column (one row per value) would make a level of one-row nodes: never proposed.
+    columns = [c for c in columns if c not in set(id_like_columns(frame, columns))]
     if form == "persons" and group in frame.columns and len(frame):
         text = frame[[group, *columns]].astype(str)
         within = text.groupby(group, sort=False).nunique()

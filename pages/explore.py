@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import io
-import json
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.evaluate import (
-    compare_histograms,
-    evaluation_row,
-    level_summary,
-    plain_reading,
-    ratio_reading,
-    share_percent,
-)
-from cocoviz.hierarchy import node_label, path_columns
+from cocoviz.evaluate import evaluation_row, level_summary, plain_reading, ratio_reading, share_percent
+from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
-from pages.common import controls, data, engine, ledger, state
+from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, state
 from pages.common.controls import HELP, fmt
 
 
@@ -46,14 +36,16 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 icon=":material/lock:",
             )
             st.stop()
+        slot = st.empty()  # emptied once the release is drawn: its warning and button are then out of date
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
             drawn, spent = engine.ledger_total(plan)
-            st.warning(
+            gate = slot.container()
+            gate.warning(
                 f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
                 "(Hc: K per node, Hg: G per node) "
-                f"at ≈{engine.SECURE_CELLS_PER_SECOND:,} cells/s — about **{seconds:,.1f} s**, and it spends "
-                f"**ε = {plan.cost().total:g}** more on this dataset (the ledger holds ε = {spent:g} in "
+                f"at ≈{cells / max(seconds, 1e-9):,.0f} cells/s on this machine — about **{seconds:,.1f} s**, and "
+                f"it spends **ε = {plan.cost().total:g}** more on this dataset (the ledger holds ε = {spent:g} in "
                 f"{drawn} secure release(s) of it).",
                 icon=":material/lock:",
             )
@@ -64,17 +56,19 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 ledger.ledger_section(plan)
                 st.stop()
             for choice in engine.cheaper_choices(plan):
-                st.caption(f"Cheaper: {choice}")
-            if not st.button("Draw the secure release", type="primary", key="explore.secure"):
-                st.info(
+                gate.caption(f"Cheaper: {choice}")
+            if not gate.button("Draw the secure release", type="primary", key="explore.secure"):
+                gate.info(
                     "Press the button to draw the noise with the secure sampler, or switch the secure release "
                     "off to explore with the fast sampler."
                 )
                 ledger.ledger_section(plan)
                 st.stop()
+            slot.empty()
         return engine.estimate(data_key, tree, params, label=info.label)
-    guess = engine.estimated_seconds(plan)
-    if guess > engine.CONFIRM_SECONDS and not engine.is_cached(data_key, params):
+    guess = engine.estimated_seconds(plan) * calibration.factor("release")
+    cached = engine.is_cached(data_key, params)
+    if guess > engine.CONFIRM_SECONDS and not cached:
         st.warning(
             f"This release is estimated to take about **{guess:,.0f} s**: it noises {cells:,} cells (Hc and "
             "naive measure K cells per node). A smaller public bound K, or Hg, is much quicker.",
@@ -82,8 +76,11 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
-    with st.spinner("Computing the release…"):
-        return engine.estimate(data_key, tree, params)
+    with st.spinner(f"Computing the release (≈{guess:,.1f} s, {calibration.describe('release')})…"):
+        timed = engine.estimate(data_key, tree, params)
+    if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
+        calibration.observe("release", guess / calibration.factor("release"), timed.seconds)
+    return timed
 
 
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
@@ -178,15 +175,16 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
 
 
 def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> None:
+    # The node's name on a line of its own: a metric cuts a long name ("Hudson Yards-Chelsea-…") short.
+    st.markdown(f"**Node:** {node_label(node)} — level {level}: {names[level]}")
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Node", node_label(node), help=f"level {level}: {names[level]}")
-    c2.metric("Groups G (public)", f"{int(row['groups']):,}")
-    c3.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
-    c4.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
-    c1, c2, c3, _ = st.columns(4)
+    c1.metric("Groups G (public)", f"{int(row['groups']):,}")
+    c2.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
+    c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
+    c4.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
+    c1, c2, _, _ = st.columns(4)
     c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}", help=HELP["per_group"])
     c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
-    c3.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
     st.markdown(f"**In plain words:** {plain_reading(row)}")
     st.caption(
         "Against the true data — for you, the data holder; exploration, not private: "
@@ -340,122 +338,6 @@ def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
     )
 
 
-def accuracy_frame(errors: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """The per-node accuracy table of the downloads: evaluate's columns, the level's name and the reading."""
-    frame = errors.copy()
-    frame.insert(1, "level_name", [names[int(k)] for k in frame["level"]])
-    frame["reading"] = [plain_reading(row) for _, row in frame.iterrows()]
-    return download_frame(frame, names)
-
-
-def download_frame(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """``frame`` with the node's path beside its name, one column per level ("path: <level>"): a node is
-    identified by its labels, not by the joined name, in every file."""
-    paths = path_columns(frame["node"], names).add_prefix("path: ")
-    at = frame.columns.get_loc("node") + 1
-    return pd.concat([frame.iloc[:, :at], paths.set_axis(frame.index), frame.iloc[:, at:]], axis=1)
-
-
-def downloads_tab(tree, info, release, params: engine.Params, names: list[str], errors: pd.DataFrame) -> None:
-    include_true = st.checkbox(
-        "Include the true counts (for your own checks)",
-        **state.bind("dl.true", False),
-        disabled=not info.own_data,
-        help="The true counts are the confidential data: never publish a file that "
-        "contains them. Without them, the file is the release and may be published.",
-    )
-    include_true = include_true and info.own_data
-    stem = f"cocoviz_{info.label.replace(' ', '_').replace(':', '')}"
-    # A file holding true values must never pass for the publishable one: its name says so, loudly.
-    table_stem = f"{stem}_CONFIDENTIAL_true_counts" if include_true else stem
-
-    def frame() -> pd.DataFrame:
-        f = compare_histograms(tree, release) if include_true else release.to_frame()
-        f.insert(2, "level_name", [names[int(k)] for k in f["level"]])
-        return download_frame(f, names)
-
-    def as_parquet() -> bytes:
-        buf = io.BytesIO()
-        frame().to_parquet(buf, index=False)
-        return buf.getvalue()
-
-    def saved_release() -> bytes:
-        buf = io.BytesIO()
-        release.save(buf)
-        return buf.getvalue()
-
-    parameters = {
-        **release.parameters(),
-        "dataset": info.label,
-        "seed": params.seed,
-        "levels_used": list(tree.levels),
-        "budget": release.budget.describe(),
-    }
-    d1, d2, d3, d4, d5 = st.columns(5)
-    table_kind = "Table with TRUE counts (confidential)" if include_true else "Table"
-    d1.download_button(
-        f"{table_kind} as CSV",
-        lambda: frame().to_csv(index=False).encode(),
-        file_name=f"{table_stem}.csv",
-        mime="text/csv",
-        key="dl_csv",
-        on_click="ignore",
-        icon=":material/download:",
-    )
-    d2.download_button(
-        f"{table_kind} as Parquet",
-        as_parquet,
-        file_name=f"{table_stem}.parquet",
-        mime="application/vnd.apache.parquet",
-        key="dl_parquet",
-        on_click="ignore",
-        icon=":material/download:",
-    )
-    d3.download_button(
-        "Release file (plan and budget inside)",
-        saved_release,
-        file_name=f"{stem}_release.parquet",
-        mime="application/vnd.apache.parquet",
-        key="dl_release",
-        on_click="ignore",
-        icon=":material/inventory_2:",
-        help="cocoviz.load_release reads it back exactly.",
-    )
-    d4.download_button(
-        "Parameters as JSON",
-        json.dumps(parameters, indent=2, default=str).encode(),
-        file_name=f"{stem}_parameters.json",
-        mime="application/json",
-        key="dl_json",
-        on_click="ignore",
-        icon=":material/download:",
-    )
-    d5.download_button(
-        "Accuracy per node as CSV (confidential)",
-        lambda: accuracy_frame(errors, names).to_csv(index=False).encode(),
-        file_name=f"{stem}_CONFIDENTIAL_accuracy.csv",
-        mime="text/csv",
-        key="dl_accuracy",
-        on_click="ignore",
-        icon=":material/download:",
-        help="Per node: emd, persons misplaced per group, share of groups of exactly the right size, the "
-        "yardstick D/ε and the ratio, with a one-line reading. Measured against the truth: for you, the data "
-        "holder, never to publish.",
-    )
-    st.caption(
-        "Columns: level, node, level_name, size, "
-        + (
-            "private_count, true_count — one row per (node, size) where a count is non-zero"
-            if include_true
-            else "count — one row per released (node, size)"
-        )
-        + ". The accuracy file: one row per node (emd, emd_per_group, exact_share, omniscient, ratio, reading), "
-        "measured against the truth — not to publish."
-    )
-    if release.sampler.startswith("fast"):
-        st.caption(":material/science: This release used the fast sampler: exploration only, not for release.")
-
-
 def main() -> None:
     st.title("Explore a private release")
     st.caption(
@@ -465,21 +347,30 @@ def main() -> None:
     )
     tree, info, _full = controls.dataset_panel()
     params, k_from_data = controls.release_controls(tree, info)
+    links.show_problems()  # what the address held that could not be used (before anything can stop the page)
     names = controls.level_names(tree, info)
     st.markdown(controls.describe_tree(tree, info))
     card = data.card_markdown(info.label) if info.key[0] == "bundled" else None
     if card:
-        with st.expander("About this dataset (data card)"):
-            st.markdown(card)
+        # Drawn when opened: the card's Markdown is not part of the first render.
+        about = st.expander("About this dataset (data card)", key="explore.card", on_change="rerun")
+        if about.open:
+            about.markdown(card)
 
     timed = release_section(tree, info, params, k_from_data)
     release = timed.release
     errors = engine.evaluate((*info.key, tuple(tree.levels)), tree, params, release)
     headline(release, errors, timed, names)
+    link_slot = st.container()  # the link holds the node, picked below
+    leads.finding_advice(tree, info, params)
     budget_section(release, names)
 
     st.subheader("A node of the hierarchy")
+    links.apply_node(tree, info.label)
+    links.show_problems()
     node = controls.node_picker(tree, info.label)
+    with link_slot:
+        leads.share_link(tree, info, _full, params, node)
     level = len(node)
     row = evaluation_row(errors, tree, node)
     node_metrics(row, node, level, names)
@@ -496,7 +387,7 @@ def main() -> None:
         lambda: sums_tab(tree, release, node, row),
         lambda: levels_tab(tree, errors, node, names),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
-        lambda: downloads_tab(tree, info, release, params, names, errors),
+        lambda: downloads.downloads_tab(tree, info, release, params, names, errors),
     ]
     for tab, body in zip(tabs, bodies):
         if tab.open:

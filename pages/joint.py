@@ -114,11 +114,12 @@ def main() -> None:
     path = controls.node_picker(tree, DATASET)
     truth = true_tables(table, joint)[path]
     est = joint.table(path)
-    c1, c2, c3, c4 = st.columns(4)
+    st.markdown(f"**Node:** {node_label(path)}")  # a line of its own: a metric cuts a long name short
+    c1, c2, c3, c4 = st.columns(4)  # one number a metric: "23,250,675 / 23,25…" was cut short
     c1.metric("Total ε spent", f"{joint.budget.total:g}")
-    c2.metric("Node", node_label(path))
-    c3.metric("Groups G (public)", f"{int(est.sum()):,}")
-    c4.metric("Owners (private / true)", f"{int(est[:, 0].sum()):,} / {int(truth[:, 0].sum()):,}")
+    c2.metric("Groups G (public)", f"{int(est.sum()):,}")
+    c3.metric("Owners (private)", f"{int(est[:, 0].sum()):,}")
+    c4.metric("Owners (true)", f"{int(truth[:, 0].sum()):,}")
     st.plotly_chart(
         joint_plots.joint_table_figure(
             est, truth, class_labels(joint.edges), title=f"{node_label(path)}: true vs private, prior: {prior}"

@@ -109,7 +109,7 @@ def main() -> None:
     eps_grid = sorted(eps_grid)
     sweep = (info.key, tree, configs, eps_grid, trials, max_size, seed)
     slot = st.container()  # the shipped finding goes above the run button while the full run waits for it
-    raw = sweeps.gated_run("merge", *sweep)
+    raw = sweeps.gated_run("merge", *sweep, finding_name="merging")
     summary, meta = sweeps.finding_or_stop("merging", raw, slot, *sweep)
     if meta is not None:
         names = [meta["root"], *meta["levels"]]

@@ -9,10 +9,12 @@ import streamlit as st
 import cocoviz
 from cocoviz import plots
 from cocoviz.experiments import findings
-from pages.common import controls, engine, state, sweeps
+from cocoviz.experiments.series import Series
+from pages.common import controls, data, engine, leads, state, sweeps
 from pages.common.controls import HELP
 from pages.common.numbers import any_refused, number_box
 
+leads.go_if_asked()
 st.title("Method selection")
 st.caption(
     "Every mix of Hc and Hg across the levels, top-down with weighted merging, against bottom-up (the whole "
@@ -60,7 +62,7 @@ def sweep_tab() -> None:
         return
     sweep = (info.key, tree, [candidate_series[c] for c in chosen], sorted(eps_grid), trials, max_size, seed)
     slot = st.container()  # the shipped finding goes above the run button while the full run waits for it
-    raw = sweeps.gated_run("methods", *sweep)
+    raw = sweeps.gated_run("methods", *sweep, finding_name="methods")
     summary, meta = sweeps.finding_or_stop("methods", raw, slot, *sweep)
     with slot:
         sweep_view(summary, names if meta is None else [meta["root"], *meta["levels"]], live=meta is None)
@@ -83,6 +85,26 @@ def sweep_view(summary, names: list[str], live: bool) -> None:
     st.dataframe(table, width="stretch")
     wins = best.groupby("level")["series"].agg(lambda s: s.value_counts().index[0])
     st.markdown("**Most often best, per level:** " + "; ".join(f"{names[int(k)]}: {v}" for k, v in wins.items()))
+    overall = best["series"].value_counts().index[0]
+    c1, c2, c3 = st.columns([3, 1, 2], vertical_alignment="bottom")
+    series_names = list(dict.fromkeys(summary["series"]))
+    pick = c1.selectbox(
+        "Open a candidate in Explore",
+        series_names,
+        index=series_names.index(overall),
+        key="methods.open_series",
+        help="Explore then shows this candidate's release at this ε per level (the sidebar takes its settings).",
+    )
+    grid = sorted(set(summary["epsilon"]))
+    at_eps = c2.selectbox("at ε per level", grid, index=len(grid) // 2, key="methods.open_eps")
+    c3.button(
+        "Open in Explore",
+        icon=":material/search:",
+        key="methods.open",
+        on_click=leads.open_in_explore,
+        args=([float(at_eps)] * len(names), candidate_series[pick]),
+        disabled=pick not in candidate_series,
+    )
     with st.expander("All results (mean ± se per level and ε)"):
         st.dataframe(summary, hide_index=True, width="stretch")
 
@@ -222,6 +244,24 @@ def selection_tab() -> None:
             icon=":material/flag:",
         )
         st.code(chosen.budget.describe(), language=None, wrap_lines=True)
+        c1, c2 = st.columns(2)
+        c1.button(
+            "Open the selected mix in Explore",
+            icon=":material/search:",
+            key="select.open",
+            on_click=leads.open_in_explore,
+            args=([float(s_eps)] * n_levels, Series(tuple(chosen.plan.methods))),
+        )
+        c2.download_button(
+            "Download the selected release (fast sampler: exploration only)",
+            lambda: data.release_to_bytes(chosen),
+            file_name=f"cocoviz_{info.label.replace(' ', '_')}_selected_release.parquet",
+            mime="application/vnd.apache.parquet",
+            key="select.download",
+            on_click="ignore",
+            icon=":material/download:",
+            help="cocoviz.load_release reads it back: the release, its plan and the whole budget of the selection.",
+        )
         st.caption(
             "Only the chosen release is published; the losing candidates and their noisy scores are not "
             "shown, because report-noisy-min protects only the winner's identity."

@@ -14,7 +14,8 @@ from cocoviz.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
 from cocoviz.hierarchy import Hierarchy, node_label
 from cocoviz.noise import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
-from pages.common import data, state, uploads
+from pages.common import budget_sidebar as budget
+from pages.common import data, links, state, uploads
 from pages.common.engine import Params, guard
 from pages.common.numbers import Refused, number_box, stop_if_refused
 
@@ -114,6 +115,8 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
     sb = st.sidebar
     sb.header("Data")
     names = data.dataset_names() + [data.UPLOAD]
+    links.incoming()
+    links.apply_dataset(names)
     choice = sb.selectbox(
         "Dataset",
         names,
@@ -129,6 +132,7 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
             key=("bundled", choice), label=choice, own_data=True, public_max_size=data.public_bound(card), card=card
         )
     all_levels = list(full.levels)
+    links.apply_levels(info.label, all_levels)
     chosen = sb.multiselect(
         "Levels below the root",
         all_levels,
@@ -264,6 +268,8 @@ def _clip_to_slider(v) -> float:
 
 def _copy(src: str, dst: str) -> None:
     state.put(dst, state.get(src))
+    if dst.startswith("eps."):  # a level's own ε: the split is the levels' own from now on
+        state.put("eps.split", "custom")
 
 
 def epsilon_box(
@@ -341,15 +347,14 @@ def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]
     return tree, info, max_size, seed, level_names(tree, info)
 
 
-def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
-    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure.
+def _p_of(level: int, method: str) -> int | None:
+    p = state.get(f"p.{level}", "default")
+    return None if p == "default" or METHODS[method].default_p is None else int(p)
 
-    Returns the parameters and whether K is the data-derived suggestion (which a secure release refuses).
-    """
+
+def per_level_controls(names: list[str], zcdp: bool = False) -> tuple[list, list[str], list[int | None]]:
+    """Sidebar, once "per level" is open: ε (slider and exact box) or ρ (zCDP), method and p of every level."""
     sb = st.sidebar
-    sb.header("Release")
-    names = level_names(tree, info)
-    zcdp = accounting_control() == "zCDP"
     eps, methods, ps = [], [], []
     for level, name in enumerate(names):
         with sb.expander(f"Level {level}: {name}", expanded=level == 0 or len(names) <= 3):
@@ -359,7 +364,9 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
                 "method",
                 METHOD_OPTIONS,
                 help=HELP["method"],
-                **state.bind(f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__),
+                **state.bind(
+                    f"method.{level}", "Hc", valid=METHOD_OPTIONS.__contains__, on_change=budget.method_edited
+                ),
             )
             p = c2.selectbox(
                 "p",
@@ -371,6 +378,35 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             )
             methods.append(method)
             ps.append(None if p == "default" or METHODS[method].default_p is None else int(p))
+    return eps, methods, ps
+
+
+def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool]:
+    """Sidebar: per-level ε, method and p; K; consistency; merge; seed; secure.
+
+    Returns the parameters and whether K is the data-derived suggestion (which a secure release refuses).
+    """
+    sb = st.sidebar
+    sb.header("Release")
+    names = level_names(tree, info)
+    links.apply_release(len(names), info.label)
+    zcdp = accounting_control() == "zCDP"
+    if zcdp:
+        # A zCDP release is planned in ρ per level: the total-ε presets do not apply, the per-level boxes do.
+        eps, methods, ps = per_level_controls(names, zcdp=True)
+    else:
+        eps = budget.budget_controls(names, HELP["epsilon"])
+        methods = budget.method_preset(len(names), HELP["method"])
+        # Per-level controls are drawn only on request (they are most of the sidebar's first render); their
+        # settings are kept while hidden, and a refused per-level ε opens them so that its message is seen.
+        if any(isinstance(e, Refused) for e in eps):
+            state.put("per_level", True)
+        if sb.toggle(
+            "Per level: ε, method and p of each level", help=budget.PER_LEVEL_HELP, **state.bind("per_level", False)
+        ):
+            eps, methods, ps = per_level_controls(names)
+        else:
+            ps = [_p_of(level, m) for level, m in enumerate(methods)]
     k_select, k_epsilon, k_beta = k_select_control()
     max_size, k_from_data = k_control(tree, info)
     # A prior is drawn for a usable K only (a refused K stops the page below).
@@ -393,6 +429,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     )
     seed = seed_control()
     secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
+    links.load_saved_panel()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     if zcdp:  # the (ε, δ) reading beside the ρ: what the levels' ρ (and a private K's ε_K²/2) add up to
         rho = math.fsum(eps) + (k_epsilon**2 / 2 if k_select != "public" else 0.0)
@@ -436,36 +473,6 @@ def rho_control(level: int, name: str) -> float | Refused:
         st, "ρ", f"rho.{level}", 0.5, name=f"ρ of level {level}", lo=RHO_RANGE[0], hi=RHO_RANGE[1], step=0.05,
         help=f"ρ (zCDP) of level {level} ({name}): discrete Gaussian noise with σ² = Δ₂²/(2ρ).",
     )  # fmt: skip
-
-
-# --------------------------------------------------------------- long sweeps
-#: Sweeps estimated to take longer than this wait for a click instead of running on every change.
-AUTO_RUN_SECONDS = 8.0
-
-
-def run_gate(name: str, n_runs: int, seconds: float):
-    """Whether to run a sweep now: automatically when it is quick (and auto-run is on), else on a click.
-
-    Returns ``(go, clear)``: ``clear()`` removes the button and its note once the sweep has run.
-    """
-    auto = st.toggle(
-        "Run automatically when settings change (quick sweeps only)",
-        **state.bind(f"{name}.auto", True),
-        help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait for the button.",
-    )
-    quick = seconds <= AUTO_RUN_SECONDS
-    slot = st.empty()
-    if auto and quick:
-        return True, slot.empty
-    label = f"Run {n_runs:,} releases (≈{seconds:,.0f} s)" if seconds >= 1 else f"Run {n_runs:,} releases"
-    with slot.container():
-        clicked = st.button(label, type="primary", key=f"{name}.run")
-        if not clicked:
-            st.info(
-                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s; results are cached once "
-                "computed." + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
-            )
-    return clicked, slot.empty
 
 
 # ------------------------------------------------------------------ node picker

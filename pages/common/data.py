@@ -177,3 +177,48 @@ def previous_census(name: str, max_size: int, _paths: tuple) -> object:
     from cocoviz.hcp_prior import Prior
 
     return Prior.of(previous_census_prior(name), max_size, _paths)
+
+
+def id_like_columns(data: bytes, filename: str, roles: tuple) -> list[str]:
+    """The columns of an uploaded table with one row per value, other than its roles' (never proposed as a
+    level: :func:`cocoviz.preview.id_like_columns`).  ``roles``: sorted (role, column) pairs."""
+    from cocoviz.preview import id_like_columns as find
+
+    table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
+    taken = {column for _, column in roles}
+    return [] if table is None else find(table, [str(c) for c in table.columns if str(c) not in taken])
+
+
+def guessed_group_column(data: bytes, filename: str) -> str | None:
+    """The column of an uploaded persons table most likely to hold the group id (:func:`cocoviz.preview.
+    guess_group_column`), or None."""
+    from cocoviz.preview import guess_group_column
+
+    table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
+    return None if table is None else guess_group_column(table)
+
+
+def release_to_bytes(release) -> bytes:
+    """A release as the bytes of its saved file (:meth:`cocoviz.Release.save`), for a download button."""
+    buf = io.BytesIO()
+    release.save(buf)
+    return buf.getvalue()
+
+
+def release_from_bytes(raw: bytes, filename: str):
+    """A release saved by :meth:`cocoviz.Release.save`, from an upload's bytes; an InputError naming the file
+    when it is not one."""
+    import os
+    import tempfile
+
+    from cocoviz.errors import InputError
+    from cocoviz.release import load_release
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "release.parquet")
+        with open(path, "wb") as f:
+            f.write(raw)
+        try:
+            return load_release(path)
+        except InputError as exc:
+            raise InputError(str(exc).replace(repr(path), repr(filename))) from None

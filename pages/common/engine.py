@@ -107,7 +107,11 @@ def plan(tree: Hierarchy, params: Params) -> cocoviz.Plan:
 
 def estimated_seconds(plan: cocoviz.Plan, secure: bool = False) -> float:
     """A rough time estimate of one release, from the cells its plan will noise."""
-    return plan.cost().cells / (SECURE_CELLS_PER_SECOND if secure else FAST_CELLS_PER_SECOND) + 0.005
+    from pages.common import calibration  # this machine's rate (a probe at start-up, refreshed)
+
+    secure_scale = SECURE_CELLS_PER_SECOND / FAST_CELLS_PER_SECOND
+    fast = calibration.fast_rate(FAST_CELLS_PER_SECOND)
+    return plan.cost().cells / (fast * secure_scale if secure else fast) + 0.005
 
 
 def cheaper_choices(plan: cocoviz.Plan) -> list[str]:

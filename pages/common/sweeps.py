@@ -10,6 +10,7 @@ never recomputes.  :func:`summarize` is :func:`cocoviz.experiments.summarize_ser
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -19,6 +20,7 @@ from cocoviz.experiments import Series, all_mixes, mix_label, run_series, summar
 from cocoviz.experiments import findings as _findings
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import Plan
+from pages.common import calibration, engine, state
 
 Progress = Callable[[int, int], None]
 Config = Series
@@ -29,15 +31,16 @@ __all__ = ["Config", "all_mixes", "mix_label", "summarize", "run", "cached", "sw
 def estimated_seconds(
     tree: Hierarchy, configs: Sequence[Config], epsilons: Sequence[float], trials: int, max_size: int
 ) -> float:
-    """A rough time estimate of a sweep, from the cells each series' plan noises."""
-    from pages.common.engine import estimated_seconds as one
-
+    """A time estimate of a sweep, from the cells each series' plan noises, at this machine's rate and scaled by
+    the sweeps run here (:mod:`pages.common.calibration`)."""
     n = tree.depth + 1
     per_round = sum(
-        one(Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size, consistency=c.consistency))
+        engine.estimated_seconds(
+            Plan.build(tree, epsilons=[1.0] * n, methods=list(c.methods), max_size=max_size, consistency=c.consistency)
+        )
         for c in configs
     )
-    return per_round * len(epsilons) * trials
+    return per_round * len(epsilons) * trials * calibration.factor("sweep")
 
 
 def sweep_key(
@@ -108,6 +111,50 @@ def run(
     return frame
 
 
+#: Sweeps estimated to take longer than this wait for a click instead of running on every change.
+AUTO_RUN_SECONDS = 8.0
+
+
+def run_gate(name: str, n_runs: int, seconds: float):
+    """Whether to run a sweep now: automatically when it is quick (and auto-run is on), else on a click.
+
+    Returns ``(go, clear)``: ``clear()`` removes the button and its note once the sweep has run.
+    """
+    auto = st.toggle(
+        "Run automatically when settings change (quick sweeps only)",
+        **state.bind(f"{name}.auto", True),
+        help=f"Sweeps estimated under {AUTO_RUN_SECONDS:g} s run on every change; longer ones wait for the button.",
+    )
+    quick = seconds <= AUTO_RUN_SECONDS
+    slot = st.empty()
+    if auto and quick:
+        return True, slot.empty
+    label = f"Run {n_runs:,} releases (≈{seconds:,.0f} s)" if seconds >= 1 else f"Run {n_runs:,} releases"
+    with slot.container():
+        clicked = st.button(label, type="primary", key=f"{name}.run")
+        if not clicked:
+            st.info(
+                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s ({calibration.describe('sweep')}); "
+                "results are cached once computed."
+                + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
+            )
+    return clicked, slot.empty
+
+
+def _new_seed(old: int) -> None:
+    """A fresh seed for the fast sampler (shared by every page), never the one in use."""
+    import secrets
+
+    state.put("seed", (old + 1 + secrets.randbelow(2**31 - 2)) % (2**31 - 1))
+
+
+def _remaining(start: float, done: int, total: int, estimate: float) -> str:
+    """About how long is left: from the pace so far once a few runs are done, else from the estimate."""
+    spent = time.perf_counter() - start
+    left = spent / done * (total - done) if done >= 3 else max(estimate - spent, 0.0)
+    return f"about {left:,.0f} s left" if left >= 1 else "almost done"
+
+
 def gated_run(
     gate: str,
     data_key: tuple,
@@ -117,20 +164,32 @@ def gated_run(
     trials: int,
     max_size: int,
     seed: int,
+    finding_name: str | None = None,
 ) -> pd.DataFrame | None:
-    """The sweep's frame: cached, or run now with a progress bar once :func:`~pages.common.controls.run_gate`
-    lets it (quick sweeps at once, long ones on a click); None while it waits for the click."""
-    from pages.common import controls, engine
+    """The sweep's frame: cached, or run now with a progress bar once :func:`run_gate`
+    lets it (quick sweeps at once, long ones on a click); None while it waits for the click.
 
+    When the sweep is exactly the shipped finding ``finding_name`` (same data, series, ε, trials, K and seed),
+    says that a live run would only reproduce it, and offers a new seed."""
     raw = cached(sweep_key(data_key, tree, configs, epsilons, trials, max_size, seed))
     if raw is not None:
         return raw
+    found = finding(finding_name) if finding_name else None
+    if found is not None and not finding_differences(found, data_key, tree, configs, epsilons, trials, max_size, seed):
+        st.info(
+            "A live run of these settings would only **reproduce the shipped finding** shown on this page: the same "
+            "data, series, ε, trials, K and seed draw the same noise (it took "
+            f"{found.meta.get('seconds', 0):,.0f} s when it was made). A new seed draws new noise.",
+            icon=":material/replay:",
+        )
+        st.button("Use a new seed", key=f"{gate}.new_seed", on_click=_new_seed, args=(int(seed),))
     n_runs = len(configs) * len(epsilons) * trials
     seconds = engine.guard(estimated_seconds, tree, configs, epsilons, trials, max_size)
-    go, clear = controls.run_gate(gate, n_runs, seconds)
+    go, clear = run_gate(gate, n_runs, seconds)
     if not go:
         return None
-    bar = st.progress(0.0, text=f"Running {n_runs} releases…")
+    bar = st.progress(0.0, text=f"Running {n_runs} releases (≈{seconds:,.0f} s)…")
+    start = time.perf_counter()
     raw = engine.guard(
         run,
         data_key,
@@ -140,10 +199,14 @@ def gated_run(
         trials,
         max_size,
         seed,
-        progress=lambda done, total: bar.progress(done / total, text=f"{done} / {total} releases"),
+        progress=lambda done, total: bar.progress(
+            done / total, text=f"{done} / {total} releases — {_remaining(start, done, total, seconds)}"
+        ),
     )
     bar.empty()
     clear()
+    # What this run took against its estimate (without the learnt factor): later estimates learn from it.
+    calibration.observe("sweep", seconds / calibration.factor("sweep"), time.perf_counter() - start)
     return raw
 
 

@@ -84,6 +84,28 @@ def _propose(raw: bytes | None, name: str, kind: str, roles: dict) -> list[str]:
     return proposal
 
 
+def _guess_group(raw: bytes | None, name: str, kind: str) -> None:
+    """Persons form: put the guessed group id column in its box when the box names no column of the file."""
+    if raw is None or kind != "persons":
+        return
+    columns = data.upload_columns(raw, name) or []
+    if state.get("upload.group", "group") not in columns:
+        guess = data.guessed_group_column(raw, name)
+        if guess is not None:
+            state.put("upload.group", guess)
+
+
+def _warn_id_like(raw: bytes, name: str, roles: dict) -> None:
+    """Say which columns look like ids (one row per value): never proposed, and a poor level if typed."""
+    ids = data.id_like_columns(raw, name, tuple(sorted(roles.items())))
+    if ids:
+        st.sidebar.warning(
+            ", ".join(f"`{c}`" for c in ids) + " has one row per value (an id, not a region): not proposed as a "
+            "level — as a level it would make one node per row.",
+            icon=":material/fingerprint:",
+        )
+
+
 def _candidate(accepted: Upload | None) -> Upload | None:
     """Sidebar: the file, its form and roles and its level columns; the candidate they make (None: no file)."""
     sb = st.sidebar
@@ -101,6 +123,7 @@ def _candidate(accepted: Upload | None) -> Upload | None:
     kind = sb.radio(
         "Table kind", KINDS, horizontal=True, **state.bind("upload.kind", "groups", valid=KINDS.__contains__)
     )
+    _guess_group(raw, name, kind)
     roles = _roles(kind)
     proposal = _propose(raw, name, kind, roles)
     levels_text = sb.text_input(
@@ -115,6 +138,7 @@ def _candidate(accepted: Upload | None) -> Upload | None:
             sb.caption(f"Columns in {name}: " + ", ".join(f"`{c}`" for c in columns))
         if proposal:
             sb.caption("Proposed levels: " + ", ".join(f"`{c}`" for c in proposal))
+        _warn_id_like(raw, name, roles)
     groups_raw, groups_name = None, None
     if kind == "persons":
         groups_file = sb.file_uploader(

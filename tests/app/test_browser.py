@@ -223,8 +223,11 @@ def test_dashboard_end_to_end(server, browser):
         total = float(_metric(page, "Total ε spent"))
         _shot(page, "explore")
 
-        # Change ε of the root through its exact-number box.
-        box = page.locator('[data-testid="stNumberInput"]').filter(has_text="exact ε").first.locator("input")
+        # Change ε of the root through its exact-number box (the per-level boxes are drawn on request).
+        page.locator(".st-key-w-per_level label").click()
+        box = page.locator(".st-key-w-eps_n-0 input")
+        box.wait_for()
+        _idle(page)
         start = time.perf_counter()
         box.fill("0.5")
         box.press("Enter")
@@ -259,8 +262,8 @@ def test_dashboard_end_to_end(server, browser):
         start = time.perf_counter()
         options.nth(1).click()
         page.wait_for_function(
-            "(want) => [...document.querySelectorAll('[data-testid=\"stMetric\"]')].some("
-            "m => m.innerText.includes('Node') && m.innerText.includes(want))",
+            "(want) => [...document.querySelectorAll('[data-testid=\"stMarkdown\"]')].some("
+            "m => m.innerText.startsWith('Node:') && m.innerText.includes(want))",
             arg=chosen,
         )
         _idle(page)

@@ -22,6 +22,8 @@ def test_joint_page_runs_on_defaults_and_draws_charts():
     assert {t["name"] for t in compare["data"]} == {"previous census", "uniform", "independent margins (no prior)"}
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Total ε spent"] == "4.5"  # 3 levels × (1 for the sizes + 0.5 for tenure)
+    # One number a metric, the node on a line of its own: nothing cut short in the browser.
+    assert {"Owners (private)", "Owners (true)"} <= set(metrics) and "Node" not in metrics
     assert any("exploration, not private" in m.value for m in at.markdown)
     assert any("Δ = 0" in c.value for c in at.caption)
 

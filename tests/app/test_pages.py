@@ -14,6 +14,12 @@ from app_support import APP, ROOT, assert_clean, errors, new_app, plotly_specs
 EXPLORE, MERGING, METHODS, LEARN = "pages/explore.py", "pages/merging.py", "pages/methods.py", "pages/learn.py"
 
 
+def node_shown(at) -> str:
+    """The node named above its metrics ("**Node:** <name> — level …")."""
+    line = next(m.value for m in at.markdown if m.value.startswith("**Node:** "))
+    return line.removeprefix("**Node:** ").split(" — level ")[0]
+
+
 def metric(at, label: str) -> str:
     for m in at.metric:
         if m.label == label:
@@ -29,7 +35,7 @@ def test_explore_runs_on_defaults():
     assert at.title[0].value == "Explore a private release"
     assert metric(at, "Total ε spent") == "2"  # toy: root + one level, ε = 1 each
     assert metric(at, "Consistent") == "yes ✓"
-    assert metric(at, "Node") == "(root)"
+    assert node_shown(at) == "(root)"
     assert metric(at, "Groups G (public)") == "4"
     specs = plotly_specs(at)
     assert len(specs) == 1  # only the open tab is drawn
@@ -58,6 +64,7 @@ def test_explore_panels_and_tabs_open_on_request():
         "Release file (plan and budget inside)",
         "Parameters as JSON",
         "Accuracy per node as CSV (confidential)",
+        "Release report (HTML)",
     ]
     # With the true counts inside, the table says so in its label (and its file name: ..._CONFIDENTIAL_true_counts).
     next(c for c in at.checkbox if c.label.startswith("Include the true counts")).check().run()
@@ -70,7 +77,7 @@ def test_explore_panels_and_tabs_open_on_request():
 
 
 def test_explore_epsilon_changes_numbers_and_figures():
-    at = new_app(**{"explore.budget": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
     before = plotly_specs(at)
     at.number_input(key="w.eps_n.0").set_value(0.25).run()
     assert_clean(at)
@@ -84,7 +91,7 @@ def test_explore_epsilon_changes_numbers_and_figures():
 
 
 def test_explore_method_and_consistency_change_the_release():
-    at = new_app(**{"explore.budget": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
 
     def summary():
         return [json.dumps(d.value.to_dict()) for d in at.dataframe][0]  # budget summary table
@@ -103,14 +110,14 @@ def test_explore_node_picker_drills_down():
     at = new_app(**{"explore.tab": "Consistency check"})
     at.selectbox(key="w.node.{}.1".format(at.session_state["cv.dataset"])).set_value("a").run()
     assert_clean(at)
-    assert metric(at, "Node") == "a"
+    assert node_shown(at) == "a"
     assert metric(at, "Groups G (public)") == "2"
     assert any("is a leaf" in i.value for i in at.info)  # the consistency tab of a leaf
 
 
 @pytest.mark.parametrize("value", [0.0])
 def test_explore_epsilon_zero_shows_a_message(value):
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key="w.eps_n.1").set_value(value).run()
     assert_clean(at)
     assert any("ε of level 1 must be between 1e-06 and 1e+06" in e for e in errors(at))
@@ -161,7 +168,7 @@ def test_explore_upload_malformed_file():
 
 def test_explore_secure_release_warns_then_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
-    at = new_app(**{"explore.budget": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
     at.toggle(key="w.secure").set_value(True).run()
     assert_clean(at)
     assert any("secure sampler will noise" in w.value and "ε = 2" in w.value for w in at.warning)
@@ -227,7 +234,7 @@ def test_explore_secure_draw_that_fails_stays_in_the_ledger_as_incomplete(tmp_pa
 
 
 def test_settings_survive_page_changes():
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key="w.eps_n.0").set_value(0.5).run()
     at.switch_page(LEARN).run()
     at.switch_page(EXPLORE).run()
@@ -348,8 +355,8 @@ def test_explore_levels_can_be_dropped():
     at = new_app()
     at.multiselect(key=f"w.levels.{at.session_state['cv.dataset']}").set_value([]).run()
     assert_clean(at)
-    assert metric(at, "Total ε spent") == "1"  # the root alone
-    assert metric(at, "Node") == "(root)"
+    assert metric(at, "Total ε spent") == "2"  # the total budget is kept: the root alone spends it
+    assert node_shown(at) == "(root)"
 
 
 def test_explore_slow_release_waits_for_a_click(monkeypatch):
@@ -426,7 +433,7 @@ def test_methods_wu_experiments_run_on_request():
 
 
 def test_explore_hcp_with_a_prior():
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.selectbox(key="w.method.1").set_value("Hcp").run()
     assert_clean(at)
     assert at.selectbox(key="w.prior").options == ["uniform", "parent"]  # the toy has no previous census
@@ -530,7 +537,7 @@ def test_a_k_the_release_cannot_use_is_refused_with_a_message():
     ],
 )
 def test_other_number_boxes_refuse_with_a_message(key, typed, message):
-    at = new_app()
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key=key).set_value(typed).run()
     assert_clean(at)
     assert message in errors(at)

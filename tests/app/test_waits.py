@@ -1,0 +1,52 @@
+"""Honest waits (issue 25): estimates calibrated on this machine, and a rerun that would only reproduce a
+shipped finding says so and offers a new seed."""
+
+from __future__ import annotations
+
+import time
+
+from app_support import assert_clean, new_app
+
+
+def test_the_probe_measures_this_machine_and_runs_teach_the_estimate():
+    from pages.common import calibration
+
+    assert calibration.probe_rate() > 0
+    default = 1e12
+    assert calibration.fast_rate(default) == default or calibration.fast_rate(default) < default
+    for _ in range(100):  # the background probe replaces the fixed rate
+        if calibration.fast_rate(default) != default:
+            break
+        time.sleep(0.1)
+    assert calibration.fast_rate(default) < default
+    assert "calibrated on this machine" in calibration.describe()
+    before = calibration.factor("test-kind")
+    calibration.observe("test-kind", estimated=2.0, actual=4.0)
+    assert before == 1.0 and calibration.factor("test-kind") == 2.0
+    calibration.observe("test-kind", estimated=2.0, actual=2.0)
+    assert calibration.factor("test-kind") == 1.5  # a moving average
+    assert "×1.5" in calibration.describe("test-kind")
+
+
+def test_a_rerun_of_the_shipped_finding_says_so_and_offers_a_new_seed():
+    from cocoviz.experiments.findings import read_finding
+
+    meta = read_finding("methods").meta
+    at = new_app("pages/methods.py", dataset=meta["dataset"])
+    assert_clean(at)
+    assert any("reproduce the shipped finding" in i.value for i in at.info)
+    assert any("estimated" in i.value and "machine" in i.value for i in at.info)  # the estimate says its basis
+    at.button(key="methods.new_seed").click().run()
+    assert_clean(at)
+    assert at.session_state["cv.seed"] != meta["seed"]
+    assert not any("reproduce the shipped finding" in i.value for i in at.info)
+
+
+def test_an_explore_release_teaches_the_next_estimate_and_the_gate_states_this_machines_rate():
+    from pages.common import calibration
+
+    at = new_app(**{"cv.eps.0": 0.61})  # a release no other test computes
+    assert_clean(at)
+    assert calibration.factor("release") > 0 and "release" in calibration._state()["ratio"]
+    at.toggle(key="w.secure").set_value(True).run()
+    assert any("cells/s on this machine" in w.value for w in at.warning)
