@@ -61,7 +61,7 @@ def test_write_text_replaces_whole_and_refuses_what_is_not_a_path(tmp_path):
     write_text(tmp_path / "a.txt", "two ✓")
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "two ✓"
     assert _files(tmp_path) == ["a.txt"]
-    with pytest.raises(ParameterError, match="str or os.PathLike"):
+    with pytest.raises(ParameterError, match="a file path or a binary file object"):
         write_text(3, "x")
     with pytest.raises(FileNotFoundError, match="the folder does not exist") as caught:
         write_text(tmp_path / "no" / "a.txt", "x")
@@ -264,5 +264,5 @@ def test_a_release_saves_into_a_buffer_as_the_download_button_does():
     buffer = io.BytesIO()
     release.save(buffer)  # pages/explore.py offers the release file for download this way
     pd.testing.assert_frame_equal(load_release(io.BytesIO(buffer.getvalue())).to_frame(), release.to_frame())
-    with pytest.raises(ParameterError, match="str or os.PathLike"):
+    with pytest.raises(ParameterError, match="a file path or a binary file object"):
         release.save(3)

@@ -96,7 +96,7 @@ def test_a_seeded_release_is_labelled_exploration_and_not_recorded(files, capsys
          "K read from the private data"),
         (release_args(*FLAGS, "--plan", "plan.toml"), "not both (--epsilons, --methods, --max-size given)"),
         (release_args("--epsilons", "1,x,1", "--methods", "Hg,Hg,Hc"), "--epsilons takes comma-separated numbers"),
-        (release_args("--epsilons", "1,1", "--methods", "Hg,Hg"), "epsilons has 2 entries"),
+        (release_args("--epsilons", "1,1", "--methods", "Hg,Hg,Hg"), "epsilons has 2 entries"),
         (release_args("--epsilons", "1,1,0", "--methods", "Hg,Hg,Hg"), "ε of level 2"),
         (release_args("--methods", "Hg,Hg,Hg"), "give --epsilons and --methods"),
         (release_args(*FLAGS, "--budget-cap", "-1"), "budget cap must be a finite ε > 0"),

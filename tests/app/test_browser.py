@@ -278,7 +278,9 @@ def test_dashboard_end_to_end(server, browser):
         path = info.value.path()
         rows = list(csv.DictReader(io.StringIO(Path(path).read_text())))
         assert rows, "the CSV is empty"
-        assert set(rows[0]) == {"level", "node", "level_name", "size", "count"}  # the release: no true counts
+        # The release (no true counts), each node's path one column per level beside its name.
+        assert {c for c in rows[0] if not c.startswith("path: ")} == {"level", "node", "level_name", "size", "count"}
+        assert [c for c in rows[0] if c.startswith("path: ")] == ["path: state", "path: county"]
         root_rows = [r for r in rows if r["level"] == "0"]
         assert {r["node"] for r in root_rows} == {"(root)"}
         by_level = {}
