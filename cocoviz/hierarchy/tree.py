@@ -140,6 +140,10 @@ class Hierarchy:
         ParameterError
             For column arguments that cannot name a column.
         """
+        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+
+        if sources.is_external(df):
+            return cls(*aggregate.counts_leaves(df, size=size, count=count, levels=levels), public_groups=True)
         return cls(*tables.counts_table(df, size=size, count=count, levels=levels), public_groups=True)
 
     @classmethod
@@ -150,6 +154,10 @@ class Hierarchy:
         >>> Hierarchy.from_groups(groups, size="size", levels=["state"]).groups(())
         3
         """
+        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+
+        if sources.is_external(df):
+            return cls(*aggregate.groups_leaves(df, size=size, levels=levels), public_groups=True)
         return cls(*tables.groups_table(df, size=size, levels=levels), public_groups=True)
 
     @classmethod
@@ -184,7 +192,12 @@ class Hierarchy:
         >>> tree.histogram(("b",)), tree.public_groups
         (array([1, 1]), True)
         """
-        leaves = tables.persons_table(df, group=group, levels=levels, groups=groups)
+        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+
+        if sources.is_external(df) or sources.is_external(groups):
+            leaves = aggregate.persons_leaves(df, group=group, levels=levels, groups=groups)
+        else:
+            leaves = tables.persons_table(df, group=group, levels=levels, groups=groups)
         return cls(*leaves, public_groups=groups is not None)
 
     # ------------------------------------------------------------------ queries

@@ -1,0 +1,169 @@
+"""Where a table lives: a frame, Parquet / CSV files, or a database, as a relation an engine can scan.
+
+Frames (Polars, Arrow; pandas when asked) and files are scanned by an
+embedded DuckDB, out of core: Parquet and CSV files are read in place (one
+file, a glob such as ``"persons/*.parquet"``, or a partitioned folder such as
+``persons/state=06/part-0.parquet``), never loaded whole.  A database table
+(:func:`cocoviz.io.sql`) stays in its database, which does the work itself.
+
+DuckDB rather than Polars' streaming engine: the checks and the aggregation
+are one SQL text that runs unchanged in DuckDB and in PostgreSQL, so a file
+and a database table are checked by the same code (``benchmarks/ingest.py``
+measures both engines on the same rows).
+
+>>> import pyarrow as pa
+>>> with Sources(pa.table({"hh": [1, 1, 2], "state": ["a", "a", "b"]})) as (db, (persons,)):
+...     db.query(f"SELECT COUNT(DISTINCT hh) AS groups FROM {persons}")["groups"].item()
+2
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cocoviz.errors import InputError, ParameterError
+from cocoviz.io.sql import Database, SqlSource
+
+__all__ = ["Sources", "is_external"]
+
+_PARQUET = (".parquet", ".pq", ".parq")
+_CSV = (".csv", ".csv.gz", ".txt", ".tsv")
+# DuckDB's working memory, past which it spills to disk (the benchmark's target is 4 GB in all).
+_MEMORY_LIMIT = os.environ.get("COCOVIZ_DUCKDB_MEMORY", "2GB")
+
+
+def is_external(table: Any) -> bool:
+    """Whether ``table`` is read through an engine (anything but a pandas DataFrame or None)."""
+    return table is not None and not isinstance(table, pd.DataFrame)
+
+
+class Sources:
+    """Open the given tables in one engine; ``with Sources(a, b) as (db, (rel_a, rel_b))``.
+
+    Tables in the same database are scanned there; frames and files by one
+    DuckDB connection.  Tables in different places meet in DuckDB: a database
+    table that must meet a file is read into it (only the public groups table
+    may be such, and it has one row per group).
+    """
+
+    def __init__(self, *tables: Any):
+        self.tables = tables
+        self._dbs: list[Database] = []
+
+    def __enter__(self) -> tuple[Database, list[str]]:
+        databases = [t for t in self.tables if isinstance(t, SqlSource)]
+        try:
+            if databases and all(isinstance(t, SqlSource) for t in self.tables):
+                same = all(
+                    t.connection is databases[0].connection or t.connection == databases[0].connection
+                    for t in databases
+                )
+                if same:
+                    db = Database(databases[0])
+                    self._dbs.append(db)
+                    return db, [t.relation for t in self.tables]
+            if isinstance(self.tables[0], SqlSource):
+                # The persons stay in their database; the public groups table (one row per group) joins them there.
+                db = Database(self.tables[0])
+                self._dbs.append(db)
+                return db, [self.tables[0].relation, *(self._upload(db, t, k) for k, t in enumerate(self.tables[1:]))]
+            db = _duckdb()
+            self._dbs.append(db)
+            return db, [self._relation(db, t, k) for k, t in enumerate(self.tables)]
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for db in self._dbs:
+            db.close()
+        self._dbs.clear()
+
+    def _upload(self, db: Database, table: Any, k: int) -> str:
+        """``table`` copied into a temporary table of ``db``'s database."""
+        local = _duckdb()
+        self._dbs.append(local)
+        frame = local.query(f"SELECT * FROM {self._relation(local, table, k)} AS t")
+        return db.load_frame(f"cocoviz_table_{k}", frame)
+
+    def _relation(self, db: Database, table: Any, k: int) -> str:
+        name = f"cocoviz_source_{k}"
+        if isinstance(table, SqlSource):
+            # A database table meeting a file: read into the embedded engine.
+            remote = Database(table)
+            self._dbs.append(remote)
+            frame = remote.query(f"SELECT * FROM {table.relation} AS t")
+            db.connection.register(name, frame)
+            return name
+        if isinstance(table, (str, os.PathLike)):
+            return _files(table)
+        if _is_frame(table):
+            db.connection.register(name, table)
+            return name
+        raise ParameterError(
+            "a table must be a pandas / Polars / Arrow frame, a path or glob of Parquet or CSV files, "
+            f"or cocoviz.io.sql(url, table); got {type(table).__name__}"
+        )
+
+
+def _is_frame(table: Any) -> bool:
+    module = type(table).__module__.split(".")[0]
+    return isinstance(table, pd.DataFrame) or module in {"polars", "pyarrow"}
+
+
+def _duckdb() -> Database:
+    import duckdb
+
+    connection = duckdb.connect(config={"memory_limit": _MEMORY_LIMIT, "preserve_insertion_order": False})
+    return Database(SqlSource(connection, "(frames and files)"))
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _files(path: str | os.PathLike) -> str:
+    """The DuckDB table function reading ``path``: a file, a glob or a (partitioned) folder."""
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        found = [p for p in Path(text).rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
+        pattern = os.path.join(text, "**", "*")
+        hive = True
+    else:
+        found = [Path(p) for p in glob.glob(text, recursive=True)] if glob.has_magic(text) else [Path(text)]
+        pattern, hive = text, False
+        if not glob.has_magic(text) and not os.path.exists(text):
+            raise InputError(f"cannot open {text!r}: no such file or folder")
+    if not found:
+        raise InputError(f"{text!r}: no file matches")
+    kinds = {_kind(p) for p in found}
+    if len(kinds) > 1:
+        raise InputError(f"{text!r} mixes Parquet and CSV files; give one kind at a time")
+    kind = kinds.pop()
+    if hive:
+        pattern = os.path.join(text, "**", "*" + found[0].suffix)
+    if kind == "parquet":
+        return f"read_parquet({_quote(pattern)}, hive_partitioning = {str(hive).lower()}, union_by_name = true)"
+    # Every CSV value as text, as uploads read them: labels such as '01' keep their zero.
+    return (
+        f"read_csv({_quote(pattern)}, header = true, all_varchar = true, "
+        f"hive_partitioning = {str(hive).lower()}, union_by_name = true)"
+    )
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(_PARQUET):
+        return "parquet"
+    if name.endswith(_CSV):
+        return "csv"
+    with open(path, "rb") as f:
+        return "parquet" if f.read(4) == b"PAR1" else "csv"
