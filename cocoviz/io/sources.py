@@ -38,8 +38,10 @@ _MEMORY_LIMIT = os.environ.get("COCOVIZ_DUCKDB_MEMORY", "2GB")
 
 
 def is_external(table: Any) -> bool:
-    """Whether ``table`` is read through an engine (anything but a pandas DataFrame or None)."""
-    return table is not None and not isinstance(table, pd.DataFrame)
+    """Whether ``table`` is read through an engine: a Polars or Arrow frame, a path or glob, or :func:`sql`."""
+    return isinstance(table, (str, os.PathLike, SqlSource)) or (
+        _is_frame(table) and not isinstance(table, pd.DataFrame)
+    )
 
 
 class Sources:
