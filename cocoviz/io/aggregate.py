@@ -16,7 +16,7 @@ query fetches them).
 >>> try:
 ...     persons_leaves(persons, group="hh", levels=["state"])
 ... except tables.TableProblems as exc:
-...     print(str(exc).replace("; ", ";\n"))
+...     print(str(exc).replace("; ", ";\\n"))
 column 'hh': 1 group(s) appear in more than one region, in 2 rows: (hh=2, state='a'), (hh=2, state='b');
 a group must lie in one leaf
 """
