@@ -378,11 +378,11 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
         _labels(groups, group, "group id", f"{GROUPS_TABLE}, ", problems)
     _refuse(problems)
     # Every column as integer codes once (text only per distinct value): no per-row Python string.
-    person = LabelColumns.from_frame(df, [group, *levels])
-    gid, gid_text = person.codes[0], person.labels[0]
+    gid, gid_text = _ids(df[group])
+    person = LabelColumns.from_frame(df, levels)
     if groups is not None:
-        return _persons_in_public_groups(df, person, group, levels, groups)
-    leaf, leaf_paths = LabelColumns(person.codes[1:], person.labels[1:], person.n).distinct()
+        return _persons_in_public_groups(df, (gid, gid_text), person, group, levels, groups)
+    leaf, leaf_paths = person.distinct()
     n_groups = len(gid_text)
     leaf_of_group = np.empty(n_groups, np.int64)
     leaf_of_group[gid] = leaf
@@ -401,13 +401,33 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
     return levels, leaf_paths, aggregate_runs(leaf_of_group, sizes, np.ones(n_groups, np.int64), leaf_paths.n)
 
 
+def _ids(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Group ids as codes (first seen first) and the distinct ids: integers kept as integers (text only for
+    a message), anything else as its text, as the level labels are."""
+    if pd.api.types.is_integer_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        codes, uniques = pd.factorize(column.to_numpy())
+        return np.asarray(codes, np.int64), np.asarray(uniques)
+    ids = LabelColumns.from_frame(column.to_frame(), [column.name])
+    return ids.codes[0], ids.labels[0]
+
+
+def _text(ids: np.ndarray) -> np.ndarray:
+    return ids if ids.dtype == object else ids.astype(str).astype(object)
+
+
 def _persons_in_public_groups(
-    df: pd.DataFrame, person: LabelColumns, group: str, levels: list[str], groups: pd.DataFrame
+    df: pd.DataFrame,
+    ids: tuple[np.ndarray, np.ndarray],
+    person: LabelColumns,
+    group: str,
+    levels: list[str],
+    groups: pd.DataFrame,
 ) -> Leaves:
     """Sizes of the public groups, counted from the persons rows; a group with no person has size 0."""
     where = GROUPS_TABLE
-    public = LabelColumns.from_frame(groups, [group, *levels])
-    pid, pid_text = public.codes[0], public.labels[0]
+    gid, gid_text = ids
+    pid, pid_text = _ids(groups[group])
+    public = LabelColumns.from_frame(groups, levels)
     listed = np.bincount(pid, minlength=len(pid_text))
     if (listed > 1).any():
         twice = np.flatnonzero(listed > 1)
@@ -423,13 +443,15 @@ def _persons_in_public_groups(
     row_of_group = np.empty(len(pid_text), np.int64)
     row_of_group[pid] = np.arange(len(pid))
     # Persons' group ids matched to the listed ones as text, one distinct value at a time.
-    code = pd.Index(pid_text).get_indexer(person.labels[0])
-    position = np.where(code >= 0, row_of_group[np.maximum(code, 0)], -1)[person.codes[0]]
+    if pid_text.dtype.kind in "iu" and gid_text.dtype.kind in "iu":
+        code = pd.Index(pid_text).get_indexer(gid_text)
+    else:
+        code = pd.Index(_text(pid_text)).get_indexer(_text(gid_text))
+    position = np.where(code >= 0, row_of_group[np.maximum(code, 0)], -1)[gid]
     unknown = position < 0
     problems: Problems = []
-    gid_text = person.labels[0]
     if unknown.any():
-        shown = ", ".join(str(g) for g in pd.unique(gid_text[person.codes[0][unknown]])[:SHOWN_ROWS])
+        shown = ", ".join(str(g) for g in pd.unique(gid_text[gid[unknown]])[:SHOWN_ROWS])
         problems.append(
             f"column '{group}': group(s) {shown} in rows {_rows(unknown, df.index)} are not in the "
             f"{where}; every person's group must be listed there"
@@ -437,24 +459,24 @@ def _persons_in_public_groups(
     if levels:
         moved = np.zeros(person.n, bool)
         at = np.maximum(position, 0)
-        for j in range(1, len(levels) + 1):
+        for j in range(len(levels)):
             same = pd.Index(public.labels[j]).get_indexer(person.labels[j])
             their = np.where(same >= 0, same, -1)[person.codes[j]]
             moved |= their != public.codes[j][at]
         moved &= ~unknown
         if moved.any():
             first = int(np.flatnonzero(moved)[0])
-            gid = person.codes[0][first]
-            rows = moved & (person.codes[0] == gid)
-            here = "/".join(str(person.labels[j][person.codes[j][first]]) for j in range(1, len(levels) + 1))
-            there = "/".join(str(public.labels[j][public.codes[j][position[first]]]) for j in range(1, len(levels) + 1))
+            bad = gid[first]
+            rows = moved & (gid == bad)
+            here = "/".join(str(person.labels[j][person.codes[j][first]]) for j in range(len(levels)))
+            there = "/".join(str(public.labels[j][public.codes[j][position[first]]]) for j in range(len(levels)))
             problems.append(
-                f"column '{group}': group {gid_text[gid]} lies in region {there} in the {where} but persons "
+                f"column '{group}': group {gid_text[bad]} lies in region {there} in the {where} but persons "
                 f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf"
             )
     _refuse(problems)
     sizes = np.bincount(position, minlength=len(pid)).astype(np.int64)
-    leaf, leaf_paths = LabelColumns(public.codes[1:], public.labels[1:], public.n).distinct()
+    leaf, leaf_paths = public.distinct()
     return levels, leaf_paths, aggregate_runs(leaf, sizes, np.ones(len(pid), np.int64), leaf_paths.n)
 
 
