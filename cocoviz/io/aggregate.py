@@ -32,7 +32,7 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.io.sources import Sources
-from cocoviz.io.sql import Database
+from cocoviz.io.database import Database
 
 __all__ = ["counts_leaves", "groups_leaves", "persons_leaves"]
 
@@ -114,21 +114,54 @@ def _same(a: str, b: str, kind_a: str, kind_b: str) -> str:
     return f"CAST({a} AS VARCHAR) = CAST({b} AS VARCHAR)"
 
 
-def _sizes_sql(table: _Table, group: str, levels: Sequence[str]) -> str:
-    """Per group: its size n, its rows with a missing label (k), and per level its least and greatest label
-    (a, b).  DuckDB compares whole paths (one least and one greatest struct, half the work of per-level
-    extremes); other databases take each level's."""
-    missing = " OR ".join(f"{_q(c)} IS NULL" for c in levels) or "FALSE"
-    head = f"SELECT {_q(group)} AS g, COUNT(*) AS n, {_sum(missing)} AS k"
-    tail = f" FROM {table.relation} AS p GROUP BY {_q(group)}"
-    if not levels:
-        return head + tail
-    if table.db.is_duckdb:
-        path = "{" + ", ".join(f"'v{j}': {_q(c)}" for j, c in enumerate(levels)) + "}"
-        inner = f"{head}, MIN({path}) AS lo, MAX({path}) AS hi{tail}"
-        ends = ", ".join(f"lo.v{j} AS a{j}, hi.v{j} AS b{j}" for j in range(len(levels)))
-        return f"SELECT g, n, k, {ends} FROM ({inner}) AS e"
-    return head + "".join(f", MIN({_q(c)}) AS a{j}, MAX({_q(c)}) AS b{j}" for j, c in enumerate(levels)) + tail
+class _Paths:
+    """SQL for each group's least and greatest path (leaf labels), in the engine's dialect.
+
+    DuckDB keeps a path as one struct (``lo``, ``hi``): one least and one greatest value per group, and the
+    runs grouped by one key, about half the work of per-level columns; other databases keep each level's
+    least and greatest label (``a0, b0, a1, b1, ...``).
+    """
+
+    def __init__(self, db: Database, levels: Sequence[str]):
+        self.struct, self.levels = db.is_duckdb and bool(levels), list(levels)
+
+    def aggregates(self) -> str:
+        if self.struct:
+            path = "{" + ", ".join(f"'v{j}': {_q(c)}" for j, c in enumerate(self.levels)) + "}"
+            return f", MIN({path}) AS lo, MAX({path}) AS hi"
+        return "".join(f", MIN({_q(c)}) AS a{j}, MAX({_q(c)}) AS b{j}" for j, c in enumerate(self.levels))
+
+    def key(self, alias: str) -> list[str]:
+        """The grouping expressions of the least path of ``alias``'s groups."""
+        return [f"{alias}.lo"] if self.struct else [f"{alias}.a{j}" for j in range(len(self.levels))]
+
+    def label(self, alias: str, end: str, j: int) -> str:
+        """Level ``j``'s label of ``alias``'s least (``end="a"``) or greatest (``"b"``) path."""
+        if self.struct:
+            return f"struct_extract({alias}.{'lo' if end == 'a' else 'hi'}, 'v{j}')"
+        return f"{alias}.{end}{j}"
+
+    def split(self, alias: str) -> str:
+        if self.struct:
+            return f"{alias}.lo <> {alias}.hi"
+        return " OR ".join(f"{alias}.a{j} <> {alias}.b{j}" for j in range(len(self.levels))) or "FALSE"
+
+    def runs(self, inner: str, others: Sequence[str]) -> str:
+        """``inner`` (grouped by :meth:`key` named k0, ... and the columns ``others``) with a0, a1, ... labels."""
+        if self.struct:
+            labels = "".join(f"struct_extract(k0, 'v{j}') AS a{j}, " for j in range(len(self.levels)))
+        else:
+            labels = "".join(f"k{j} AS a{j}, " for j in range(len(self.levels)))
+        return f"SELECT {labels}{', '.join(others)} FROM ({inner}) AS r"
+
+
+def _sizes_sql(table: _Table, group: str, paths: _Paths) -> str:
+    """Per group: its size n, its rows with a missing label (k), and its least and greatest path."""
+    missing = " OR ".join(f"{_q(c)} IS NULL" for c in paths.levels) or "FALSE"
+    return (
+        f"SELECT {_q(group)} AS g, COUNT(*) AS n, {_sum(missing)} AS k{paths.aggregates()} "
+        f"FROM {table.relation} AS p GROUP BY {_q(group)}"
+    )
 
 
 def _sum(condition: str, value: str = "1") -> str:
@@ -161,14 +194,18 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
 
 
 def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
-    keys = "".join(f"a{j}, " for j in range(len(levels)))
-    split = " OR ".join(f"a{j} <> b{j}" for j in range(len(levels))) or "FALSE"
-    nulls = ", CAST(SUM(k) AS BIGINT) AS nulls"
-    runs = people.db.query(
-        f"WITH sz AS ({_sizes_sql(people, group, levels)}) "
-        f"SELECT {keys}n, COUNT(*) AS c, {_sum('g IS NULL', 'n')} AS null_group, "
-        f"{_sum(f'g IS NOT NULL AND ({split})')} AS split{nulls} FROM sz GROUP BY {keys}n"
+    paths = _Paths(people.db, levels)
+    key = paths.key("sz")
+    keys = "".join(f"{k} AS k{j}, " for j, k in enumerate(key))
+    group_by = "".join(f"{k}, " for k in key)
+    split = paths.split("sz")
+    inner = (
+        f"WITH sz AS ({_sizes_sql(people, group, paths)}) "
+        f"SELECT {keys}sz.n AS n, COUNT(*) AS c, {_sum('sz.g IS NULL', 'sz.n')} AS null_group, "
+        f"{_sum(f'sz.g IS NOT NULL AND ({split})')} AS split, CAST(SUM(sz.k) AS BIGINT) AS nulls "
+        f"FROM sz GROUP BY {group_by}sz.n"
     )
+    runs = people.db.query(paths.runs(inner, ["n", "c", "null_group", "split", "nulls"]))
     _null_problems(people, runs, group, levels, "", problems)
     n_split = int(runs["split"].sum())
     if n_split:
@@ -205,26 +242,30 @@ def _null_problems(
 
 
 def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
-    key = _same("q.g", "sz.g", public.kinds[group], people.kinds[group])
+    paths = _Paths(people.db, levels)
+    on = _same("q.g", "sz.g", public.kinds[group], people.kinds[group])
     moved = " OR ".join(
-        f"NOT ({_same(f'sz.{e}{j}', f'q.a{j}', people.kinds[c], public.kinds[c])})"
+        f"NOT ({_same(paths.label('sz', e, j), paths.label('q', 'a', j), people.kinds[c], public.kinds[c])})"
         for j, c in enumerate(levels)
         for e in "ab"
     )
     moved = moved or "FALSE"
-    keys = "".join(f"q.a{j} AS a{j}, " for j in range(len(levels)))
-    group_by = "".join(f"q.a{j}, " for j in range(len(levels)))
-    nulls = ", CAST(SUM(q.k) AS BIGINT) AS qnulls, CAST(SUM(sz.k) AS BIGINT) AS nulls"
-    runs = people.db.query(
-        f"WITH sz AS ({_sizes_sql(people, group, levels)}), q AS ({_sizes_sql(public, group, levels)}) "
+    key = paths.key("q")
+    keys = "".join(f"{k} AS k{j}, " for j, k in enumerate(key))
+    group_by = "".join(f"{k}, " for k in key)
+    checks = ["null_group", "qnull_group", "repeated", "unknown", "moved", "qnulls", "nulls"]
+    inner = (
+        f"WITH sz AS ({_sizes_sql(people, group, paths)}), q AS ({_sizes_sql(public, group, paths)}) "
         f"SELECT {keys}COALESCE(sz.n, 0) AS n, COUNT(q.g) AS c, "
         f"{_sum('sz.g IS NULL AND sz.n IS NOT NULL', 'sz.n')} AS null_group, "
         f"{_sum('q.g IS NULL AND q.n IS NOT NULL', 'q.n')} AS qnull_group, "
         f"{_sum('q.g IS NOT NULL AND q.n > 1')} AS repeated, "
         f"{_sum('sz.g IS NOT NULL AND q.g IS NULL', 'sz.n')} AS unknown, "
-        f"{_sum(f'sz.g IS NOT NULL AND q.g IS NOT NULL AND ({moved})', 'sz.n')} AS moved{nulls} "
-        f"FROM q FULL OUTER JOIN sz ON {key} GROUP BY {group_by}COALESCE(sz.n, 0)"
+        f"{_sum(f'sz.g IS NOT NULL AND q.g IS NOT NULL AND ({moved})', 'sz.n')} AS moved, "
+        f"CAST(SUM(q.k) AS BIGINT) AS qnulls, CAST(SUM(sz.k) AS BIGINT) AS nulls "
+        f"FROM q FULL OUTER JOIN sz ON {on} GROUP BY {group_by}COALESCE(sz.n, 0)"
     )
+    runs = people.db.query(paths.runs(inner, ["n", "c", *checks]))
     _null_problems(people, runs, group, levels, "", problems)
     _null_problems(public, runs, group, levels, "q", problems)
     g = _q(group)

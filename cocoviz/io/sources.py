@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.io.sql import Database, SqlSource
+from cocoviz.io.database import Database, SqlSource
 
 __all__ = ["Sources", "is_external"]
 
