@@ -38,8 +38,8 @@ cocoviz.hierarchy.tables.TableProblems: bad.csv: 2 problems (rows are counted fr
 - column 'size': negative group size in rows 1
 """
 
-from cocoviz.io.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, read_table
 from cocoviz.io.database import SqlSource, sql
+from cocoviz.io.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, read_table
 from cocoviz.io.uploads import FORMS, MAX_UPLOAD_LEAVES, load_upload, table_to_hierarchy
 
 __all__ = [

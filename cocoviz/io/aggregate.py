@@ -31,8 +31,8 @@ import pandas as pd
 
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
-from cocoviz.io.sources import Sources
 from cocoviz.io.database import Database
+from cocoviz.io.sources import Sources
 
 __all__ = ["counts_leaves", "groups_leaves", "persons_leaves"]
 
