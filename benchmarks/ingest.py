@@ -61,6 +61,14 @@ def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000) -
 
 
 def _phase(name: str, args: dict, out: mp.Queue) -> None:
+    # Imports are not timed (numba and friends take seconds); their memory is in the peak.
+    import duckdb  # noqa: F401
+
+    import cocoviz.hierarchy  # noqa: F401
+    import cocoviz.io.aggregate  # noqa: F401
+
+    if name == "polars":
+        import polars  # noqa: F401
     start = time.perf_counter()
     detail = PHASES[name](**args)
     out.put((time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, detail))
@@ -85,9 +93,10 @@ def hierarchy(path: str) -> str:
 
 
 def duckdb_groupby(path: str) -> str:
-    import duckdb
 
-    con = duckdb.connect(config={"memory_limit": "2GB", "preserve_insertion_order": False})
+    from cocoviz.io.sources import _duckdb
+
+    con = _duckdb().connection  # the same settings as the hierarchy's engine
     n = con.execute(f"SELECT COUNT(*) FROM (SELECT hh, COUNT(*) FROM read_parquet('{path}') GROUP BY hh)").fetchone()
     return f"{n[0]:,} households"
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import glob
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ _PARQUET = (".parquet", ".pq", ".parq")
 _CSV = (".csv", ".csv.gz", ".txt", ".tsv")
 # DuckDB's working memory, past which it spills to disk (the benchmark's target is 4 GB in all).
 _MEMORY_LIMIT = os.environ.get("COCOVIZ_DUCKDB_MEMORY", "2GB")
+_SPILL = os.path.join(tempfile.gettempdir(), "cocoviz-duckdb")
 
 
 def is_external(table: Any) -> bool:
@@ -124,7 +126,9 @@ def _is_frame(table: Any) -> bool:
 def _duckdb() -> Database:
     import duckdb
 
-    connection = duckdb.connect(config={"memory_limit": _MEMORY_LIMIT, "preserve_insertion_order": False})
+    # Spilled intermediates go to the system's temporary folder (DuckDB's default is ./.tmp), removed on close.
+    config = {"memory_limit": _MEMORY_LIMIT, "preserve_insertion_order": False, "temp_directory": _SPILL}
+    connection = duckdb.connect(config=config)
     return Database(SqlSource(connection, "(frames and files)"))
 
 
