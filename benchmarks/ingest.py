@@ -70,7 +70,10 @@ def _phase(name: str, args: dict, out: mp.Queue) -> None:
     if name == "polars":
         import polars  # noqa: F401
     start = time.perf_counter()
-    detail = PHASES[name](**args)
+    try:
+        detail = PHASES[name](**args)
+    except Exception as exc:  # noqa: BLE001 - reported, and the run goes on to the next phase
+        detail = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0]}"
     out.put((time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, detail))
 
 

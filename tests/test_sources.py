@@ -184,3 +184,14 @@ def test_postgres_query_and_error_named():
     assert tree.groups(()) == 2
     with pytest.raises(ValueError, match="nosuchtable"):
         Hierarchy.from_persons(sql(POSTGRES, "nosuchtable"), group="hh", levels=LEVELS)
+
+
+def test_a_label_of_two_types_is_refused(tmp_path):
+    """1 and "1": in one pandas column, or in two files of a glob or folder (DuckDB would unite them)."""
+    with pytest.raises(TableProblems, match="print as the same region label"):
+        Hierarchy.from_persons(pd.DataFrame({"hh": [1, 2], "county": [1, "1"]}), group="hh", levels=["county"])
+    pd.DataFrame({"hh": [1, 2], "county": [1, 2]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"hh": [3, 4], "county": ["1", "x"]}).to_parquet(tmp_path / "b.parquet")
+    for source in [str(tmp_path / "*.parquet"), tmp_path]:
+        with pytest.raises(TableProblems, match=r"column 'county': a column must have one type in every file.*INT64"):
+            Hierarchy.from_persons(source, group="hh", levels=["county"])

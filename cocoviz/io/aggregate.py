@@ -32,7 +32,7 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.io.database import Database
-from cocoviz.io.sources import Sources
+from cocoviz.io.sources import Sources, type_conflicts
 
 __all__ = ["counts_leaves", "groups_leaves", "persons_leaves"]
 
@@ -64,18 +64,33 @@ def _literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def _lead(where: str | None) -> str:
+    return f"{where}, " if where else ""
+
+
 class _Table:
     """One relation in an engine, its columns checked for the roles asked."""
 
-    def __init__(self, db: Database, relation: str, where: str | None, columns: Sequence[str]):
+    def __init__(
+        self, db: Database, relation: str, where: str | None, columns: Sequence[str], files: str | None = None
+    ):
         self.db, self.relation, self.where = db, relation, where
-        self.lead = f"{where}, " if where else ""
+        self.lead = _lead(where)
         types = db.types(relation)
         missing = [c for c in columns if c not in types]
         if missing:
             raise InputError(f"{where + ': ' if where else ''}missing column(s) {missing}; the table has {list(types)}")
         if len(columns) != len(set(columns)):
             raise InputError(f"a column is given two roles: {list(columns)}")
+        conflicts = type_conflicts(db, files, list(columns)) if files is not None else {}
+        if conflicts:
+            raise tables.TableProblems(
+                [
+                    f"{_lead(where)}column '{c}': a column must have one type in every file, but "
+                    f"{'; '.join(found)} (values such as 1 and '1' would be taken for one label); store it alike"
+                    for c, found in conflicts.items()
+                ]
+            )
         self.kinds = {c: _kind(types[c]) for c in columns}
         self.types = {c: types[c] for c in columns}
         self.columns = list(columns)
@@ -174,13 +189,15 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
     levels = list(levels)
     if len(levels) > tables.MAX_DEPTH:
         raise InputError(f"at most {tables.MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
-    with Sources(*([persons] if groups is None else [persons, groups])) as (db, relations):
-        people = _Table(db, relations[0], None, [group, *levels])
+    sources = Sources(*([persons] if groups is None else [persons, groups]))
+    with sources as (db, relations):
+        people = _Table(db, relations[0], None, [group, *levels], sources.parquet.get(relations[0]))
         problems: list[str] = []
         people.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
         public = None
         if groups is not None:
-            public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels])
+            files = sources.parquet.get(relations[1])
+            public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels], files)
             public.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
         tables._refuse(problems)
         if public is None:
@@ -363,8 +380,9 @@ def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) 
     if len(levels) > tables.MAX_DEPTH:
         raise InputError(f"at most {tables.MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
     numbers = [size] if count is None else [size, count]
-    with Sources(df) as (db, (relation,)):
-        table = _Table(db, relation, None, [*levels, *numbers])
+    sources = Sources(df)
+    with sources as (db, (relation,)):
+        table = _Table(db, relation, None, [*levels, *numbers], sources.parquet.get(relation))
         problems: list[str] = []
         table.label_problems(levels, ["region label"] * len(levels), problems)
         for col in numbers:
