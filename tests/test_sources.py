@@ -195,3 +195,8 @@ def test_a_label_of_two_types_is_refused(tmp_path):
     for source in [str(tmp_path / "*.parquet"), tmp_path]:
         with pytest.raises(TableProblems, match=r"column 'county': a column must have one type in every file.*INT64"):
             Hierarchy.from_persons(source, group="hh", levels=["county"])
+
+
+def test_a_database_url_alone_says_how_to_name_its_table():
+    with pytest.raises(ValueError, match=r"cocoviz.io.sql\(url, table_or_query\)"):
+        Hierarchy.from_persons("postgresql://me@/census", group="hh", levels=[])

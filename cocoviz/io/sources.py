@@ -110,6 +110,10 @@ class Sources:
             frame = remote.query(f"SELECT * FROM {table.relation} AS t")
             db.connection.register(name, frame)
             return name
+        if isinstance(table, str) and "://" in table:
+            raise ParameterError(
+                f"{table.split('://')[0]}:// is a database: name its table with cocoviz.io.sql(url, table_or_query)"
+            )
         if isinstance(table, (str, os.PathLike)):
             relation, pattern = _files(table)
             if pattern is not None:
