@@ -200,3 +200,21 @@ def test_a_label_of_two_types_is_refused(tmp_path):
 def test_a_database_url_alone_says_how_to_name_its_table():
     with pytest.raises(ValueError, match=r"cocoviz.io.sql\(url, table_or_query\)"):
         Hierarchy.from_persons("postgresql://me@/census", group="hh", levels=[])
+
+
+def test_bad_groups_and_counts_tables_are_refused_from_files(tmp_path, monkeypatch):
+    groups = pd.DataFrame({"state": ["a", None, " ", "b"], "size": ["1", "-2", "abc", "2.5"]})
+    groups.to_csv(tmp_path / "g.csv", index=False)
+    with pytest.raises(TableProblems) as refused:
+        Hierarchy.from_groups(str(tmp_path / "g.csv"), size="size", levels=["state"])
+    for pattern in ["missing region label", "not a number, in 1 rows: .*'abc'", "negative group size", "fractional"]:
+        assert re.search(pattern, str(refused.value)), pattern
+    assert "empty region label" in str(refused.value)
+    counts = pa.table({"state": ["a", "b"], "size": [1, 3], "n": [2, -1]})
+    with pytest.raises(TableProblems, match=r"negative number of groups, in 1 rows: \(state='b', size=3, n=-1\)"):
+        Hierarchy.from_counts(counts, size="size", count="n", levels=["state"])
+    monkeypatch.setattr(tables, "MAX_GROUP_SIZE", 2)
+    with pytest.raises(TableProblems, match="group size too large"):
+        Hierarchy.from_counts(
+            counts.slice(0, 1).set_column(1, "size", pa.array([3])), size="size", count="n", levels=["state"]
+        )

@@ -204,7 +204,6 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
             runs = _persons_runs(people, group, levels, problems)
         else:
             runs = _public_runs(people, public, group, levels, problems)
-        tables._refuse(problems)
         _check_runs(public or people, runs, levels, problems)
         tables._refuse(problems)
     return _leaves(runs, levels)
@@ -403,7 +402,6 @@ def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) 
             _whole_numbers(table, col, what, limit, rows[f"v{len(levels) + k}"], rows["r"], problems)
             for k, (col, what, limit) in enumerate(limits[: len(numbers)])
         ]
-        tables._refuse(problems)
         runs = pd.DataFrame({f"a{j}": rows[f"v{j}"] for j in range(len(levels))})
         runs["n"] = values[0]
         runs["c"] = rows["r"].to_numpy(np.int64) * (values[1] if count is not None else 1)
