@@ -109,7 +109,7 @@ def test_every_source_gives_the_frames_hierarchy(frame, tmp_path_factory):
         assert_same(got, expected), name
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frame=persons_tables(), extra=st.integers(0, 3))
 def test_public_groups_from_any_source(frame, extra, tmp_path_factory):
     listed = frame.drop_duplicates("hh")[["hh", *LEVELS]]
