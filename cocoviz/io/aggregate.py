@@ -130,43 +130,32 @@ def _same(a: str, b: str, kind_a: str, kind_b: str) -> str:
 
 
 class _Paths:
-    """SQL for each group's least and greatest path (leaf labels), in the engine's dialect.
+    """SQL for each group's least and greatest path: each level's least and greatest label (``a0, b0, ...``).
 
-    DuckDB keeps a path as one struct (``lo``, ``hi``): one least and one greatest value per group, and the
-    runs grouped by one key, about half the work of per-level columns; other databases keep each level's
-    least and greatest label (``a0, b0, a1, b1, ...``).
+    Per-level integer extremes keep fixed-size aggregate states: on 100M persons DuckDB took 18 s for them
+    against 60 s for one least and one greatest struct of the whole path (which spills).
     """
 
-    def __init__(self, db: Database, levels: Sequence[str]):
-        self.struct, self.levels = db.is_duckdb and bool(levels), list(levels)
+    def __init__(self, levels: Sequence[str]):
+        self.levels = list(levels)
 
     def aggregates(self) -> str:
-        if self.struct:
-            path = "{" + ", ".join(f"'v{j}': {_q(c)}" for j, c in enumerate(self.levels)) + "}"
-            return f", MIN({path}) AS lo, MAX({path}) AS hi"
         return "".join(f", MIN({_q(c)}) AS a{j}, MAX({_q(c)}) AS b{j}" for j, c in enumerate(self.levels))
 
     def key(self, alias: str) -> list[str]:
         """The grouping expressions of the least path of ``alias``'s groups."""
-        return [f"{alias}.lo"] if self.struct else [f"{alias}.a{j}" for j in range(len(self.levels))]
+        return [f"{alias}.a{j}" for j in range(len(self.levels))]
 
     def label(self, alias: str, end: str, j: int) -> str:
         """Level ``j``'s label of ``alias``'s least (``end="a"``) or greatest (``"b"``) path."""
-        if self.struct:
-            return f"struct_extract({alias}.{'lo' if end == 'a' else 'hi'}, 'v{j}')"
         return f"{alias}.{end}{j}"
 
     def split(self, alias: str) -> str:
-        if self.struct:
-            return f"{alias}.lo <> {alias}.hi"
         return " OR ".join(f"{alias}.a{j} <> {alias}.b{j}" for j in range(len(self.levels))) or "FALSE"
 
     def runs(self, inner: str, others: Sequence[str]) -> str:
         """``inner`` (grouped by :meth:`key` named k0, ... and the columns ``others``) with a0, a1, ... labels."""
-        if self.struct:
-            labels = "".join(f"struct_extract(k0, 'v{j}') AS a{j}, " for j in range(len(self.levels)))
-        else:
-            labels = "".join(f"k{j} AS a{j}, " for j in range(len(self.levels)))
+        labels = "".join(f"k{j} AS a{j}, " for j in range(len(self.levels)))
         return f"SELECT {labels}{', '.join(others)} FROM ({inner}) AS r"
 
 
@@ -210,7 +199,7 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
 
 
 def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
-    paths = _Paths(people.db, levels)
+    paths = _Paths(levels)
     key = paths.key("sz")
     keys = "".join(f"{k} AS k{j}, " for j, k in enumerate(key))
     group_by = "".join(f"{k}, " for k in key)
@@ -258,7 +247,7 @@ def _null_problems(
 
 
 def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
-    paths = _Paths(people.db, levels)
+    paths = _Paths(levels)
     on = _same("q.g", "sz.g", public.kinds[group], people.kinds[group])
     moved = " OR ".join(
         f"NOT ({_same(paths.label('sz', e, j), paths.label('q', 'a', j), people.kinds[c], public.kinds[c])})"

@@ -102,11 +102,6 @@ class Database:
         else:
             self.connection = source.connection
 
-    @property
-    def is_duckdb(self) -> bool:
-        """Whether the engine is DuckDB (whose SQL has structs: see :mod:`cocoviz.io.aggregate`)."""
-        return _is_duckdb(self.connection)
-
     def close(self) -> None:
         if self._owned:
             self.connection.close()
