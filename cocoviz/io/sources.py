@@ -186,14 +186,16 @@ def _files(path: str | os.PathLike) -> tuple[str, str | None]:
     if hive:
         pattern = os.path.join(text, "**", "*" + found[0].suffix)
     if kind == "parquet":
-        relation = f"read_parquet({_quote(pattern)}, hive_partitioning = {str(hive).lower()}, union_by_name = true)"
+        relation = f"read_parquet({_quote(pattern)}, {_hive(hive)}, union_by_name = true)"
         return relation, pattern if len(found) > 1 else None
     # Every CSV value as text, as uploads read them: labels such as '01' keep their zero.
-    relation = (
-        f"read_csv({_quote(pattern)}, header = true, all_varchar = true, "
-        f"hive_partitioning = {str(hive).lower()}, union_by_name = true)"
-    )
+    relation = f"read_csv({_quote(pattern)}, header = true, all_varchar = true, {_hive(hive)}, union_by_name = true)"
     return relation, None
+
+
+def _hive(hive: bool) -> str:
+    # A folder's partition values are text, as written in its names (state=06 stays '06').
+    return "hive_partitioning = true, hive_types_autocast = false" if hive else "hive_partitioning = false"
 
 
 def _kind(path: Path) -> str:
