@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need into .venv (and Debian's Chromium for the real-browser test),
-# then check lint and format with ruff and run every test, doctests included, warnings as errors.
+# start a throw-away PostgreSQL for the database tests (scripts/postgres.sh), then check lint and
+# format with ruff and run every test, doctests included, warnings as errors.
 # Idempotent: safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +14,6 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-exec .venv/bin/python -m pytest "$@"
+# Not exec: the EXIT trap of scripts/postgres.sh stops the server and removes its folder after pytest.
+source scripts/postgres.sh
+.venv/bin/python -m pytest "$@"

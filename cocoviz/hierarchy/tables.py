@@ -223,6 +223,8 @@ def _labels(df: pd.DataFrame, col: str, what: str, lead: str, problems: Problems
     missing = raw.isna().to_numpy() & ~odd
     if missing.any():
         problems.append(f"{lead}column '{col}': missing {what} in rows {_rows(missing, df.index)}")
+    if not (raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype)):
+        return raw if len(problems) == found else None  # numbers: no per-row text
     text = raw.astype(str)
     if raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) != "string":
         usable = ~(odd | missing)
@@ -253,16 +255,13 @@ def _check_levels(df: pd.DataFrame, levels: Sequence[str], problems: Problems, w
         if isinstance(text.dtype, pd.CategoricalDtype):  # blank categories, then their rows
             blank_category = np.asarray(text.cat.categories.str.strip() == "")
             blank = blank_category[text.cat.codes.to_numpy()] if blank_category.any() else np.zeros(len(text), bool)
-        else:
+        elif text.dtype == object or pd.api.types.is_string_dtype(text.dtype):
             blank = text.str.strip().eq("").to_numpy()
+        else:
+            continue
         if blank.any():
             problems.append(f"{lead}column '{col}': empty region label in rows {_rows(blank, df.index)}")
     return levels
-
-
-def _keys(df: pd.DataFrame, group: str, levels: list[str]) -> pd.DataFrame:
-    """Group id and level columns as text (each already checked)."""
-    return pd.DataFrame({c: df[c].astype(str) for c in [group, *levels]}, index=df.index)
 
 
 def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int, problems: Problems) -> np.ndarray | None:
@@ -378,69 +377,107 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
         _check_levels(groups, levels, problems, GROUPS_TABLE)
         _labels(groups, group, "group id", f"{GROUPS_TABLE}, ", problems)
     _refuse(problems)
-    keys = _keys(df, group, levels)
+    # Every column as integer codes once (text only per distinct value): no per-row Python string.
+    gid, gid_text = _ids(df[group])
+    person = LabelColumns.from_frame(df, levels)
     if groups is not None:
-        return _persons_in_public_groups(df, keys, group, levels, groups)
-    if levels:
-        places = keys.groupby(group, sort=False)[levels].nunique()
-        split = places.index[(places > 1).any(axis=1).to_numpy()]
-        if len(split):
-            bad = keys[group].isin(split[:1]).to_numpy()
-            shown = ", ".join(str(g) for g in split[:SHOWN_ROWS])
-            raise TableProblems(
-                [
-                    f"column '{group}': group(s) {shown} appear in more than one region "
-                    f"(group {split[0]} in rows {_rows(bad, df.index)}); a group must lie in one leaf"
-                ]
-            )
-    sizes = keys.groupby([group, *levels], sort=False).size().reset_index(name="__size")
-    return _leaves(sizes, levels, sizes["__size"].to_numpy(np.int64), np.ones(len(sizes), np.int64))
+        return _persons_in_public_groups(df, (gid, gid_text), person, group, levels, groups)
+    leaf, leaf_paths = person.distinct()
+    n_groups = len(gid_text)
+    leaf_of_group = np.empty(n_groups, np.int64)
+    leaf_of_group[gid] = leaf
+    moved = leaf != leaf_of_group[gid]
+    if moved.any():
+        split = np.flatnonzero(np.bincount(gid[moved], minlength=n_groups))  # first seen first, as codes are
+        bad = gid == split[0]
+        shown = ", ".join(str(g) for g in gid_text[split[:SHOWN_ROWS]])
+        raise TableProblems(
+            [
+                f"column '{group}': group(s) {shown} appear in more than one region "
+                f"(group {gid_text[split[0]]} in rows {_rows(bad, df.index)}); a group must lie in one leaf"
+            ]
+        )
+    sizes = np.bincount(gid, minlength=n_groups).astype(np.int64)
+    return levels, leaf_paths, aggregate_runs(leaf_of_group, sizes, np.ones(n_groups, np.int64), leaf_paths.n)
+
+
+def _ids(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Group ids as codes (first seen first) and the distinct ids: integers kept as integers (text only for
+    a message), anything else as its text, as the level labels are."""
+    if pd.api.types.is_integer_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype):
+        codes, uniques = pd.factorize(column.to_numpy())
+        return np.asarray(codes, np.int64), np.asarray(uniques)
+    ids = LabelColumns.from_frame(column.to_frame(), [column.name])
+    return ids.codes[0], ids.labels[0]
+
+
+def _text(ids: np.ndarray) -> np.ndarray:
+    return ids if ids.dtype == object else ids.astype(str).astype(object)
 
 
 def _persons_in_public_groups(
-    df: pd.DataFrame, keys: pd.DataFrame, group: str, levels: list[str], groups: pd.DataFrame
+    df: pd.DataFrame,
+    ids: tuple[np.ndarray, np.ndarray],
+    person: LabelColumns,
+    group: str,
+    levels: list[str],
+    groups: pd.DataFrame,
 ) -> Leaves:
     """Sizes of the public groups, counted from the persons rows; a group with no person has size 0."""
     where = GROUPS_TABLE
-    public = _keys(groups, group, levels)
-    repeated = public[group].duplicated(keep=False).to_numpy()
-    if repeated.any():
-        first = public[group].to_numpy()[repeated][0]
-        shown = ", ".join(pd.unique(public[group].to_numpy()[repeated])[:SHOWN_ROWS])
+    gid, gid_text = ids
+    pid, pid_text = _ids(groups[group])
+    public = LabelColumns.from_frame(groups, levels)
+    listed = np.bincount(pid, minlength=len(pid_text))
+    if (listed > 1).any():
+        twice = np.flatnonzero(listed > 1)
+        first = pid_text[twice[0]]
+        shown = ", ".join(str(g) for g in pid_text[twice[:SHOWN_ROWS]])
         raise TableProblems(
             [
                 f"{where}, column '{group}': group id(s) {shown} listed more than once "
-                f"(group {first} in rows {_rows(public[group].eq(first).to_numpy(), groups.index)}); "
+                f"(group {first} in rows {_rows(pid == twice[0], groups.index)}); "
                 f"each group must be listed once, with its region"
             ]
         )
-    problems: Problems = []
-    position = pd.Index(public[group]).get_indexer(keys[group])
+    row_of_group = np.empty(len(pid_text), np.int64)
+    row_of_group[pid] = np.arange(len(pid))
+    # Persons' group ids matched to the listed ones as text, one distinct value at a time.
+    if pid_text.dtype.kind in "iu" and gid_text.dtype.kind in "iu":
+        code = pd.Index(pid_text).get_indexer(gid_text)
+    else:
+        code = pd.Index(_text(pid_text)).get_indexer(_text(gid_text))
+    position = np.where(code >= 0, row_of_group[np.maximum(code, 0)], -1)[gid]
     unknown = position < 0
+    problems: Problems = []
     if unknown.any():
-        shown = ", ".join(pd.unique(keys[group].to_numpy()[unknown])[:SHOWN_ROWS])
+        shown = ", ".join(str(g) for g in pd.unique(gid_text[gid[unknown]])[:SHOWN_ROWS])
         problems.append(
             f"column '{group}': group(s) {shown} in rows {_rows(unknown, df.index)} are not in the "
             f"{where}; every person's group must be listed there"
         )
     if levels:
-        moved = np.zeros(len(keys), bool)
-        for col in levels:
-            moved |= keys[col].to_numpy() != public[col].to_numpy()[position]
+        moved = np.zeros(person.n, bool)
+        at = np.maximum(position, 0)
+        for j in range(len(levels)):
+            same = pd.Index(public.labels[j]).get_indexer(person.labels[j])
+            their = np.where(same >= 0, same, -1)[person.codes[j]]
+            moved |= their != public.codes[j][at]
         moved &= ~unknown
         if moved.any():
             first = int(np.flatnonzero(moved)[0])
-            gid = keys[group].iloc[first]
-            rows = moved & keys[group].eq(gid).to_numpy()
-            here = "/".join(keys[levels].iloc[first])
-            there = "/".join(public[levels].iloc[position[first]])
+            bad = gid[first]
+            rows = moved & (gid == bad)
+            here = "/".join(str(person.labels[j][person.codes[j][first]]) for j in range(len(levels)))
+            there = "/".join(str(public.labels[j][public.codes[j][position[first]]]) for j in range(len(levels)))
             problems.append(
-                f"column '{group}': group {gid} lies in region {there} in the {where} but persons "
+                f"column '{group}': group {gid_text[bad]} lies in region {there} in the {where} but persons "
                 f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf"
             )
     _refuse(problems)
-    sizes = np.bincount(position, minlength=len(public)).astype(np.int64)
-    return _leaves(public, levels, sizes, np.ones(len(public), np.int64))
+    sizes = np.bincount(position, minlength=len(pid)).astype(np.int64)
+    leaf, leaf_paths = public.distinct()
+    return levels, leaf_paths, aggregate_runs(leaf, sizes, np.ones(len(pid), np.int64), leaf_paths.n)
 
 
 def _leaves(df: pd.DataFrame, levels: list[str], sizes: np.ndarray, counts: np.ndarray) -> Leaves:

@@ -171,7 +171,7 @@ class Hierarchy:
 
         Parameters
         ----------
-        df : DataFrame
+        df : DataFrame, Polars or Arrow frame, path or glob, or ``cocoviz.io.sql(...)``
             One row per (leaf, size); rows repeating a (leaf, size) pair add up.
         size, count : str
             Columns holding the group size and the number of groups of that size.
@@ -192,16 +192,27 @@ class Hierarchy:
         ParameterError
             For column arguments that cannot name a column.
         """
+        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+
+        if sources.is_external(df):
+            return cls(*aggregate.counts_leaves(df, size=size, count=count, levels=levels), public_groups=True)
         return cls(*tables.counts_table(df, size=size, count=count, levels=levels), public_groups=True)
 
     @classmethod
     def from_groups(cls, df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Hierarchy:
         """Build from a groups table: one row per group with its region and size (0 allowed).
 
+        ``df`` may also be a Polars or Arrow frame, a path or glob of Parquet / CSV
+        files, or ``cocoviz.io.sql(...)`` (aggregated where it lives).
+
         >>> groups = pd.DataFrame({"state": ["a", "a", "b"], "size": [4, 1, 2]})
         >>> Hierarchy.from_groups(groups, size="size", levels=["state"]).groups(())
         3
         """
+        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+
+        if sources.is_external(df):
+            return cls(*aggregate.groups_leaves(df, size=size, levels=levels), public_groups=True)
         return cls(*tables.groups_table(df, size=size, levels=levels), public_groups=True)
 
     @classmethod
@@ -214,15 +225,18 @@ class Hierarchy:
 
         Parameters
         ----------
-        df : DataFrame
-            The private Persons table.
+        df : DataFrame, Polars or Arrow frame, path or glob, or ``cocoviz.io.sql(...)``
+            The private Persons table.  Anything but a pandas frame is aggregated
+            where it lives (DuckDB for frames and Parquet / CSV files, the database
+            for :func:`cocoviz.io.sql`), with the same checks; see :mod:`cocoviz.io.aggregate`.
         group : str
             Column of the group id (in ``df`` and in ``groups``).
         levels : sequence of str
             Level columns, top down (root excluded), in ``df`` and in ``groups``.
-        groups : DataFrame, optional
-            The public Groups table: one row per group, its id and its region
-            (the same level columns).  With it, the regions and every node's G
+        groups : DataFrame, frame, path or ``cocoviz.io.sql(...)``, optional
+            The public Groups table (from any place, not necessarily the
+            persons'): one row per group, its id and its region (the same
+            level columns).  With it, the regions and every node's G
             come from this public table: a listed group with no person has
             size 0, and a person whose group is not listed, or lies in another
             region than the one listed, is refused.  **Without it, G and the
@@ -236,7 +250,12 @@ class Hierarchy:
         >>> tree.histogram(("b",)), tree.public_groups
         (array([1, 1]), True)
         """
-        leaves = tables.persons_table(df, group=group, levels=levels, groups=groups)
+        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+
+        if sources.is_external(df) or sources.is_external(groups):
+            leaves = aggregate.persons_leaves(df, group=group, levels=levels, groups=groups)
+        else:
+            leaves = tables.persons_table(df, group=group, levels=levels, groups=groups)
         return cls(*leaves, public_groups=groups is not None)
 
     # ------------------------------------------------------------------ queries

@@ -1,5 +1,10 @@
 """Uploads: CSV or Parquet files in any of the three table forms, validated whole.
 
+(Tables too large to upload are read where they live, by the builders themselves:
+``Hierarchy.from_persons("persons/*.parquet", ...)`` or
+``Hierarchy.from_persons(cocoviz.io.sql(url, "persons"), ...)``; see
+:mod:`cocoviz.io.sources` and :mod:`cocoviz.io.aggregate`.)
+
 The three forms are those of :class:`~cocoviz.hierarchy.Hierarchy`:
 
 ``persons``
@@ -33,6 +38,7 @@ cocoviz.hierarchy.tables.TableProblems: bad.csv: 2 problems (rows are counted fr
 - column 'size': negative group size in rows 1
 """
 
+from cocoviz.io.database import SqlSource, sql
 from cocoviz.io.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, read_table
 from cocoviz.io.uploads import FORMS, MAX_UPLOAD_LEAVES, load_upload, table_to_hierarchy
 
@@ -44,4 +50,6 @@ __all__ = [
     "read_table",
     "load_upload",
     "table_to_hierarchy",
+    "SqlSource",
+    "sql",
 ]

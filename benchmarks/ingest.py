@@ -1,0 +1,211 @@
+"""Ingestion at census scale: a persons Parquet file -> Hierarchy, against the engines' own group-by.
+
+Generates (in chunks, under artifacts/ingest/, not committed) a synthetic persons file of
+``--scale`` x 330M rows in about 128M/330M as many households, with integer-coded state /
+county / tract / block group, households in id order; then prints, each phase in a fresh
+process (its peak resident memory is that process's):
+
+- ``Hierarchy.from_persons(path, ...)`` (DuckDB, checks included) against DuckDB's plain
+  ``GROUP BY household`` of the same file (target: within 2x, <= 3 min, <= 4 GB at full scale);
+- Polars' streaming engine on the same count-of-counts (the engine comparison);
+- ``from_persons`` on a 10M-row pandas frame (target <= 5 s);
+- with ``--postgres URL``: 10M rows aggregated in PostgreSQL through ``cocoviz.io.sql`` against
+  the same SQL timed in ``psql`` (target within 2x).
+
+    python benchmarks/ingest.py --scale 0.03            # 10M rows
+    nice python benchmarks/ingest.py --scale 1          # 330M rows (about 6 GB of Parquet)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+US_PERSONS, US_HOUSEHOLDS = 330_000_000, 128_000_000
+LEVELS = ["state", "county", "tract", "block_group"]
+
+
+def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000) -> None:
+    """Persons in household order; a household's geography is a function of its id (one leaf each)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    households = max(1, int(persons * US_HOUSEHOLDS / US_PERSONS))
+    rng = np.random.default_rng(seed)
+    # Household sizes 1..7 (mean ~2.58), cut to the number of persons asked.
+    sizes = rng.choice(np.arange(1, 8), households, p=[0.28, 0.35, 0.15, 0.12, 0.06, 0.025, 0.015])
+    ends = np.cumsum(sizes)
+    tmp = path.with_suffix(".tmp")
+    with pq.ParquetWriter(tmp, pa.schema([("hh", pa.int64())] + [(c, pa.int32()) for c in LEVELS])) as writer:
+        for start in range(0, persons, chunk):
+            rows = np.arange(start, min(start + chunk, persons))
+            hh = np.searchsorted(ends, rows, side="right").astype(np.int64)
+            block_group = (hh * 240_000 // households).astype(np.int32)
+            tract = block_group // 3
+            county = tract // 27
+            state = county // 62
+            writer.write_table(
+                pa.table({"hh": hh, "state": state, "county": county, "tract": tract, "block_group": block_group})
+            )
+    tmp.rename(path)
+
+
+def _phase(name: str, args: dict, out: mp.Queue) -> None:
+    # Imports are not timed (numba and friends take seconds); their memory is in the peak.
+    import duckdb  # noqa: F401
+
+    import cocoviz.hierarchy  # noqa: F401
+    import cocoviz.io.aggregate  # noqa: F401
+
+    if name == "polars":
+        import polars  # noqa: F401
+    start = time.perf_counter()
+    try:
+        detail = PHASES[name](**args)
+    except Exception as exc:  # noqa: BLE001 - reported, and the run goes on to the next phase
+        detail = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+    out.put((time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, detail))
+
+
+def run(name: str, **args) -> tuple[float, float, str]:
+    """Seconds, peak GB and a detail of one phase, in a fresh process."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_phase, args=(name, args, out))
+    proc.start()
+    result = out.get()
+    proc.join()
+    return result
+
+
+def hierarchy(path: str) -> str:
+    from cocoviz.hierarchy import Hierarchy
+
+    tree = Hierarchy.from_persons(path, group="hh", levels=LEVELS)
+    return repr(tree)
+
+
+def duckdb_groupby(path: str) -> str:
+
+    from cocoviz.io.sources import _duckdb
+
+    con = _duckdb().connection  # the same settings as the hierarchy's engine
+    n = con.execute(f"SELECT COUNT(*) FROM (SELECT hh, COUNT(*) FROM read_parquet('{path}') GROUP BY hh)").fetchone()
+    return f"{n[0]:,} households"
+
+
+def polars_runs(path: str) -> str:
+    import polars as pl
+
+    sizes = pl.scan_parquet(path).group_by("hh").agg(pl.len().alias("n"), *(pl.col(c).first() for c in LEVELS))
+    runs = sizes.group_by([*LEVELS, "n"]).agg(pl.len().alias("c")).collect(engine="streaming")
+    return f"{len(runs):,} runs (no checks)"
+
+
+def frame_10m(rows: int) -> str:
+    import pandas as pd
+
+    from cocoviz.hierarchy import Hierarchy
+
+    rng = np.random.default_rng(0)
+    hh = np.sort(rng.integers(0, int(rows * 0.4), rows))
+    county = (hh * 3000 // int(rows * 0.4)).astype(np.int64)
+    frame = pd.DataFrame({"hh": hh, "state": county // 60, "county": county})
+    start = time.perf_counter()
+    tree = Hierarchy.from_persons(frame, group="hh", levels=["state", "county"])
+    return f"{time.perf_counter() - start:.1f} s in from_persons (frame built outside), {tree!r}"
+
+
+def postgres(url: str, table: str) -> str:
+    from cocoviz.hierarchy import Hierarchy
+    from cocoviz.io import sql
+
+    return repr(Hierarchy.from_persons(sql(url, table), group="hh", levels=LEVELS))
+
+
+PHASES = {"hierarchy": hierarchy, "duckdb": duckdb_groupby, "polars": polars_runs, "frame": frame_10m}
+PHASES["postgres"] = postgres
+
+
+def load_postgres(url: str, path: Path, rows: int) -> str:
+    import psycopg
+    import pyarrow.parquet as pq
+
+    table = "ingest_persons"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.execute(f"CREATE UNLOGGED TABLE {table} (hh bigint, {', '.join(c + ' int' for c in LEVELS)})")
+        done = 0
+        for batch in pq.ParquetFile(path).iter_batches(1_000_000):
+            with con.cursor().copy(f"COPY {table} FROM STDIN (FORMAT csv)") as copy:
+                copy.write(batch.to_pandas().to_csv(index=False, header=False))
+            done += batch.num_rows
+            if done >= rows:
+                break
+        con.execute(f"ANALYZE {table}")
+    return table
+
+
+def psql_time(url: str, table: str) -> float:
+    keys = ", ".join(f"MIN({c}) AS a{j}" for j, c in enumerate(LEVELS))
+    query = f"SELECT a0, a1, a2, a3, n, COUNT(*) FROM (SELECT hh, COUNT(*) AS n, {keys} FROM {table} GROUP BY hh) s "
+    query += "GROUP BY a0, a1, a2, a3, n"
+    start = time.perf_counter()
+    subprocess.run(["psql", url, "-q", "-o", "/dev/null", "-c", query], check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=0.03, help="fraction of the US (330M persons); default 0.03")
+    parser.add_argument("--frame-rows", type=int, default=10_000_000)
+    parser.add_argument("--postgres", help="a PostgreSQL URL: also time 10M rows aggregated in the database")
+    parser.add_argument("--skip-polars", action="store_true")
+    opts = parser.parse_args()
+    persons = int(US_PERSONS * opts.scale)
+    folder = ROOT / "artifacts" / "ingest"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"persons_{persons}.parquet"
+    if not path.exists():
+        start = time.perf_counter()
+        generate(path, persons)
+        print(f"generated {path.name} ({path.stat().st_size / 2**30:.2f} GB) in {time.perf_counter() - start:.0f} s")
+    print(f"persons {persons:,}, cores {os.cpu_count()} (shared with other work: times are upper bounds)")
+    results = {}
+    for name in ["duckdb", "hierarchy", *([] if opts.skip_polars else ["polars"])]:
+        seconds, gb, detail = run(name, path=str(path))
+        results[name] = seconds
+        print(f"{name:10s} {seconds:7.1f} s  peak {gb:5.2f} GB  {detail}")
+    print(f"hierarchy / DuckDB plain group-by: {results['hierarchy'] / results['duckdb']:.2f}x (target <= 2)")
+    if "polars" in results:
+        print(
+            f"hierarchy (DuckDB, checks) / Polars streaming (no checks): "
+            f"{results['hierarchy'] / results['polars']:.2f}x"
+        )
+    seconds, gb, detail = run("frame", rows=opts.frame_rows)
+    print(f"frame      {detail}; process peak {gb:.2f} GB (target <= 5 s)")
+    if opts.postgres:
+        rows = min(persons, 10_000_000)
+        table = load_postgres(opts.postgres, path, rows)
+        reference = psql_time(opts.postgres, table)
+        seconds, gb, detail = run("postgres", url=opts.postgres, table=table)
+        print(
+            f"postgres   {seconds:.1f} s via cocoviz.io.sql vs {reference:.1f} s in psql: "
+            f"{seconds / reference:.2f}x (target <= 2); {detail}"
+        )
+    print(json.dumps({k: round(v, 2) for k, v in results.items()}))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
