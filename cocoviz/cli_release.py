@@ -22,89 +22,47 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import json
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from cocoviz.errors import InputError, ParameterError, PrivacyError, SetupError
+from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.io.atomic import write_text
 
-__all__ = ["add_release", "SqlSource", "source_spec", "load_tree", "OUTPUTS"]
+__all__ = ["add_release", "source_spec", "load_tree", "OUTPUTS"]
 
 #: The files a release writes in ``--out``.
 OUTPUTS = ("release.parquet", "budget.json", "budget.md")
 _FROM_DATA = ("data", "auto")
 
 
-@dataclass(frozen=True)
-class SqlSource:
-    """A table or query of a database reached by URL (read once ``cocoviz.io.sql`` lands)."""
-
-    url: str
-    table: str | None = None
-    query: str | None = None
-
-
-def source_spec(source: str, table: str | None, query: str | None, option: str) -> str | SqlSource:
-    """A file path or glob as given, or a :class:`SqlSource` for a URL (``scheme://...``) with one table or query.
+def source_spec(source: str, table: str | None, query: str | None, option: str):
+    """A file path or glob as given, or :func:`cocoviz.io.sql` of a URL (``scheme://...``) with one table or query.
 
     >>> source_spec("postgresql://host/db", "persons", None, "SOURCE")
-    SqlSource(url='postgresql://host/db', table='persons', query=None)
+    sql('postgresql://host/db', 'persons')
     >>> source_spec("persons.parquet", None, None, "SOURCE")
     'persons.parquet'
     """
+    from cocoviz.io import sql
+
     if "://" in source:
         if (table is None) == (query is None):
             raise ParameterError(f"{option} {source} is a database: give its --table or its --query (one of them)")
-        return SqlSource(source, table, query)
+        return sql(source, table if table is not None else query)
     if table is not None or query is not None:
         raise ParameterError(f"{option} {source} is a file: --table and --query are for a database URL")
     return source
 
 
-def _frame(spec: str | SqlSource, name: str):
-    """A path or glob of Parquet/CSV files as one pandas frame (the readers of :mod:`cocoviz.io.files`)."""
-    import pandas as pd
-
-    from cocoviz.io import read_table
-
-    if isinstance(spec, SqlSource):
-        raise SetupError(
-            f"{name}: reading a database needs cocoviz.io.sql, which is not in this version yet; "
-            "export the table to Parquet and give the file"
-        )
-    paths = sorted(glob.glob(spec)) if glob.has_magic(spec) else [spec]
-    if not paths:
-        raise InputError(f"{name}: no file matches {spec!r}")
-    # A command-line release is not an upload: the upload form's size limits do not apply.
-    frames = [read_table(p, max_bytes=sys.maxsize, max_rows=sys.maxsize) for p in paths]
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-
-
-def load_tree(source, *, group: str, levels: list[str], groups=None, source_name: str, groups_name: str | None):
-    """SOURCE → tree: the persons table (and the public groups table) as a :class:`~cocoviz.hierarchy.Hierarchy`.
+def load_tree(source, *, group: str, levels: list[str], groups=None):
+    """SOURCE → tree: the persons (and the public groups table) as a :class:`~cocoviz.hierarchy.Hierarchy`,
+    aggregated where the data lives (files in DuckDB, a database in itself): only the runs come back.
 
     ``source`` and ``groups`` are what :func:`source_spec` returns.
     """
-    from cocoviz.io import table_to_hierarchy
+    from cocoviz.hierarchy import Hierarchy
 
-    # merge: pass the source through once sources land
-    # (Hierarchy.from_persons(source, group=group, levels=levels, groups=groups) reads paths, globs and
-    # cocoviz.io.sql(url, table_or_query) itself, aggregated where the data lives).
-    persons = _frame(source, source_name)
-    public = None if groups is None else _frame(groups, groups_name)
-    return table_to_hierarchy(
-        persons,
-        form="persons",
-        levels=levels,
-        group=group,
-        name=source_name,
-        max_leaves=sys.maxsize,
-        groups=public,
-        groups_name=groups_name or "the groups table",
-    )
+    return Hierarchy.from_persons(source, group=group, levels=levels, groups=groups)
 
 
 # ------------------------------------------------------------------ arguments
@@ -224,9 +182,7 @@ def run_release(args: argparse.Namespace) -> int:
         )
     ledger = Ledger(args.ledger) if secure else None
     files = _out_files(args.out)  # before the data is read: a taken folder costs nothing
-    tree = load_tree(
-        source, group=args.group, levels=levels, groups=groups, source_name=args.source, groups_name=args.groups
-    )
+    tree = load_tree(source, group=args.group, levels=levels, groups=groups)
     plan = _plan(args, tree)
     dataset = dataset_identity(plan.shape)
     files = _out_files(args.out)  # again: the folder may have filled while the data was read

@@ -104,7 +104,7 @@ def test_a_seeded_release_is_labelled_exploration_and_not_recorded(files, capsys
         (release_args(*FLAGS, "--table", "persons"), "--table and --query are for a database URL"),
         (["release", "postgresql://h/db", "--group", "hh", "--levels", "state", "--groups", "households.csv",
           *FLAGS, "--out", "out"], "give its --table or its --query"),
-        (release_args(*FLAGS, "--levels", "state,nowhere"), "no column 'nowhere'"),
+        (release_args(*FLAGS, "--levels", "state,nowhere"), "missing column(s) ['nowhere']"),
         (release_args(*FLAGS, out="missing/out"), "does not exist"),
     ],
 )  # fmt: skip
@@ -177,3 +177,30 @@ def test_a_release_killed_mid_draw_leaves_its_entry_incomplete(files):
     (entry,) = Ledger().entries().itertuples()
     assert entry.status == "incomplete" and entry.epsilon == 3.0
     assert not (files / "out" / "budget.json").exists()
+
+
+@pytest.mark.skipif(
+    "COCOVIZ_TEST_POSTGRES" not in os.environ,
+    reason="no PostgreSQL: COCOVIZ_TEST_POSTGRES is set by scripts/test.sh, which starts one",
+)
+def test_a_release_from_postgresql_is_the_release_from_the_file(files, capsys):
+    # The README's second path: the persons table in the database, aggregated there; the same hierarchy as
+    # the file gives, so the same plan, budget and consistency.
+    import psycopg
+
+    url = os.environ["COCOVIZ_TEST_POSTGRES"]
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS cli_persons")
+        con.execute("CREATE TABLE cli_persons (hh bigint, state text, county text)")
+        with con.cursor().copy("COPY cli_persons FROM STDIN") as copy:
+            for row in PERSONS.itertuples(index=False):
+                copy.write_row(list(row))
+    argv = release_args(*FLAGS, out="from_db")
+    argv[1:2] = [url, "--table", "cli_persons"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert main(release_args(*FLAGS, out="from_file")) == 0
+    from_db = load_release(files / "from_db" / "release.parquet")
+    from_file = load_release(files / "from_file" / "release.parquet")
+    assert from_db.plan == from_file.plan and from_db.budget.total == from_file.budget.total == 2.5
+    assert from_db.is_consistent() and from_db.sampler.startswith("secure")
+    assert len(Ledger().entries()) == 2
