@@ -150,6 +150,7 @@ def test_error_by_size_resumes_to_the_same_curves(tmp_path):
         ("tao-e5", "cocoviz.experiments.tao_hcp", "_release"),  # two calls per recorded step
         ("tao-e6", "cocoviz.experiments.tao", "ide"),
         ("tao-e7", "cocoviz.experiments.tao_joint", "run_joint_trial"),
+        ("gauss", "cocoviz.experiments.gauss", "estimate"),  # two trials per recorded step
     ],
 )
 def test_experiments_with_their_own_loops_resume_to_the_same_frames(tmp_path, monkeypatch, name, module, step):

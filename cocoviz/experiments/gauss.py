@@ -20,6 +20,7 @@ import pandas as pd
 
 from cocoviz.accounting import rho_of_epsilon, zcdp_rho
 from cocoviz.evaluate import evaluate
+from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
@@ -70,33 +71,48 @@ def noise_variances(epsilon: float, levels: int, delta: float = GAUSS_DELTA) -> 
     return pd.DataFrame(rows)
 
 
-def run_gauss(tree, *, epsilons, trials: int, seed: int, max_size: int, dataset: str = "data") -> pd.DataFrame:
+def run_gauss(
+    tree, *, epsilons, trials: int, seed: int, max_size: int, dataset: str = "data", journal=None
+) -> pd.DataFrame:
     """One row per (method, ε, noise, trial, level): the level's mean emd over its nodes and ρ per level
-    (the Laplace release's in zCDP terms, ε²/2)."""
+    (the Laplace release's in zCDP terms, ε²/2).
+
+    ``journal`` (from :meth:`RunOptions.journal_for`) records every (method, ε, noise) as it finishes, so a
+    killed run resumes with the same frame.
+    """
     levels = tree.depth + 1
-    rows = []
+    journal = NoJournal() if journal is None else journal
+    frames = []
     for method in ("Hc", "Hg"):
         for eps in epsilons:
             for noise, budget in _budgets(eps, levels).items():
                 if noise.endswith("p=1") and method != "Hc":
                     continue
-                for trial in range(trials):
-                    release = estimate(tree, methods=[method] * levels, max_size=max_size, seed=(seed, trial), **budget)
-                    per_level = evaluate(tree, release).groupby("level")["emd"].mean()
-                    for level, emd in per_level.items():
-                        rows.append(
-                            {
-                                "dataset": dataset,
-                                "method": method,
-                                "epsilon": eps,
-                                "noise": noise,
-                                "rho": budget["rhos"][0] if "rhos" in budget else rho_of_epsilon(eps),
-                                "trial": trial,
-                                "level": int(level),
-                                "emd": float(emd),
-                            }
+
+                def step(method=method, eps=eps, noise=noise, budget=budget) -> pd.DataFrame:
+                    rows = []
+                    for trial in range(trials):
+                        release = estimate(
+                            tree, methods=[method] * levels, max_size=max_size, seed=(seed, trial), **budget
                         )
-    return pd.DataFrame(rows)
+                        per_level = evaluate(tree, release).groupby("level")["emd"].mean()
+                        for level, emd in per_level.items():
+                            rows.append(
+                                {
+                                    "dataset": dataset,
+                                    "method": method,
+                                    "epsilon": eps,
+                                    "noise": noise,
+                                    "rho": budget["rhos"][0] if "rhos" in budget else rho_of_epsilon(eps),
+                                    "trial": trial,
+                                    "level": int(level),
+                                    "emd": float(emd),
+                                }
+                            )
+                    return pd.DataFrame(rows)
+
+                frames.append(journal.resumable(len(frames), step))  # a killed run resumes here
+    return pd.concat(frames, ignore_index=True)
 
 
 def summarize_gauss(frame: pd.DataFrame) -> pd.DataFrame:
@@ -173,6 +189,7 @@ def _gauss(exp: Experiment, run: RunOptions) -> ExperimentResult:
                 seed=run.seed,
                 max_size=config["max_size"],
                 dataset=name,
+                journal=run.journal_for(exp.name, config, name, tree),
             )
         )
     frame = pd.concat(frames, ignore_index=True)
