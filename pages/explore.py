@@ -86,7 +86,16 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
-    m1.metric("Total ε spent", f"{budget.total:g}", help=HELP["epsilon"])
+    m1.metric(
+        "Total ε spent",
+        f"{budget.total:.4g}" if budget.accounting == "zCDP" else f"{budget.total:g}",
+        help=HELP["epsilon"]
+        + (
+            f" Under zCDP: the ε of the total ρ read as (ε, δ = {budget.delta:g})-DP."
+            if budget.accounting == "zCDP"
+            else ""
+        ),
+    )
     if timed.from_cache:
         m2.metric(
             "Release",
@@ -105,16 +114,18 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
         help="Integral, non-negative, G kept at every node and parent = Σ children everywhere.",
     )
     m4.metric("Mean emd per node (all levels)", fmt(float(errors["emd"].mean())), help=HELP["emd"])
-    per_level = " · ".join(f"{names[k]} {eps:g}" for k, eps in budget.per_level().items())
     secure = not release.sampler.startswith("fast")
     note = "secure sampler (exact, OS-keyed)" if secure else "fast sampler — **exploration only, not for release**"
-    st.markdown(f"ε per level: {per_level} — total **{budget.total:g}** · {note}")
     if budget.accounting == "zCDP":
+        # A zCDP plan is spent in ρ; its levels have no ε of their own to show, only the total's (ε, δ) reading.
         rhos = " · ".join(f"{names[k]} {rho:g}" for k, rho in budget.per_level_rho().items())
         st.markdown(
             f"zCDP, discrete Gaussian noise: ρ per level {rhos} — total **ρ = {budget.total_rho:g}**, "
-            f"read as (ε = {budget.total:.3g}, δ = {budget.delta:g})-DP (the ε above)"
+            f"read as (ε = {budget.total:.3g}, δ = {budget.delta:g})-DP · {note}"
         )
+    else:
+        per_level = " · ".join(f"{names[k]} {eps:g}" for k, eps in budget.per_level().items())
+        st.markdown(f"ε per level: {per_level} — total **{budget.total:g}** · {note}")
     for text in budget.notes:
         if "not private" in text:
             st.warning(text, icon=":material/visibility:")

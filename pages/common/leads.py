@@ -37,6 +37,8 @@ def finding_advice(tree, info, params: engine.Params) -> None:
     found = sweeps.finding("methods")
     if found is None or info.key != ("bundled", found.meta.get("dataset")) or params.k_select != "public":
         return
+    if params.rhos is not None:  # the finding was made in pure ε: it says nothing of a zCDP release
+        return
     same = list(tree.levels) == list(found.meta.get("levels", [])) and params.max_size == found.meta.get("max_size")
     if not same or len(set(params.epsilons)) != 1:
         return

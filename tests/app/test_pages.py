@@ -409,6 +409,8 @@ def test_explore_zcdp_accounting_states_rho_and_epsilon_delta():
     assert not errors(at)
     assert any("zCDP, discrete Gaussian noise" in m.value and "total **ρ = 1**" in m.value for m in at.markdown)
     assert any("ρ = 1 in all: (ε = " in c.value and "δ = 1e-10" in c.value for c in at.caption)
+    # The levels' noise-equivalent ε are no privacy figure: not shown as "ε per level" under zCDP.
+    assert not any(m.value.startswith("ε per level") for m in at.markdown)
     assert metric(at, "Consistent") == "yes ✓"
     at.number_input(key="w.rho.0").set_value(2.0).run()
     assert any("total **ρ = 2.5**" in m.value for m in at.markdown)
