@@ -61,7 +61,7 @@ def test_write_text_replaces_whole_and_refuses_what_is_not_a_path(tmp_path):
     write_text(tmp_path / "a.txt", "two ✓")
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "two ✓"
     assert _files(tmp_path) == ["a.txt"]
-    with pytest.raises(ParameterError, match="a file path or a binary file object"):
+    with pytest.raises(ParameterError, match="str or os.PathLike"):
         write_text(3, "x")
     with pytest.raises(FileNotFoundError, match="the folder does not exist") as caught:
         write_text(tmp_path / "no" / "a.txt", "x")
