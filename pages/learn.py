@@ -32,6 +32,33 @@ EXAMPLES = {
 #: "repair the order" step visibly changes something (tests/app/test_pages.py checks it).
 TEACHING_SEED = 1
 
+#: The eight steps' short names, in order; step n's header carries the anchor "step-n" so the navigation
+#: at the top and in the sidebar can jump to it (the page is several screens long).
+STEPS = (
+    "Persons → groups",
+    "H, Hc and Hg",
+    "Noise",
+    "Repair the order",
+    "Matching",
+    "Merging",
+    "One consistent release",
+    "How good is it?",
+)
+
+
+def step_anchor(n: int) -> str:
+    return f"step-{n}"
+
+
+def step_header(n: int, title: str) -> None:
+    """Step n's header, titled "n · title", with the anchor the step navigation links to."""
+    st.header(f"{n} · {title}", anchor=step_anchor(n))
+
+
+def step_links(sep: str) -> str:
+    """Markdown links to every step's anchor, joined by sep."""
+    return sep.join(f"[{n} · {name}](#{step_anchor(n)})" for n, name in enumerate(STEPS, start=1))
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -86,7 +113,7 @@ def expand(est: GroupEstimate) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_groups(persons: pd.DataFrame | None, groups: pd.DataFrame) -> None:
-    st.header("1 · Persons → groups")
+    step_header(1, "Persons → groups")
     c1, c2 = st.columns(2)
     if persons is not None:
         c1.markdown(
@@ -104,7 +131,7 @@ def step_groups(persons: pd.DataFrame | None, groups: pd.DataFrame) -> None:
 
 
 def step_representations(tree: Hierarchy, nodes: list[tuple]) -> None:
-    st.header("2 · Three views of one histogram: H, Hc and Hg")
+    step_header(2, "Three views of one histogram: H, Hc and Hg")
     st.markdown(
         "**H[j]** = how many groups have exactly j persons (the count-of-counts histogram). **Hc[j]** = how "
         "many have at most j (cumulative). **Hg** = the group sizes sorted, smallest first (ranked). The error "
@@ -122,7 +149,7 @@ def step_representations(tree: Hierarchy, nodes: list[tuple]) -> None:
 
 
 def step_noise(plan: Plan, root_true: np.ndarray, root_noisy: np.ndarray, s: Settings) -> None:
-    st.header(f"3 · Noise: the geometric mechanism on {s.method}")
+    step_header(3, f"Noise: the geometric mechanism on {s.method}")
     if s.method == "Hg":
         st.markdown(
             f"Adding or removing one person changes one group's size by one, so one entry of Hg moves by 1: "
@@ -173,7 +200,7 @@ def step_noise_choice(s: Settings) -> None:
 
 
 def step_isotonic(tree: Hierarchy, plan: Plan, root_true, root_noisy, s: Settings) -> None:
-    st.header("4 · Isotonic regression: repair the order")
+    step_header(4, "Isotonic regression: repair the order")
     p = plan.ps[0]
     if s.method == "Hg":
         st.markdown(
@@ -237,7 +264,7 @@ def independent_table(tree: Hierarchy, estimates: dict[tuple, GroupEstimate]) ->
 
 
 def step_matching(estimates: dict[tuple, GroupEstimate]) -> tuple[np.ndarray, np.ndarray]:
-    st.header("5 · Matching the root's groups to its children's groups")
+    step_header(5, "Matching the root's groups to its children's groups")
     st.markdown(
         "Each root group is one of the children's groups, but which? Put the root's G groups on top and all the "
         "children's groups at the bottom, join each pair by an edge of cost |size on top − size at the bottom| "
@@ -256,7 +283,7 @@ def step_matching(estimates: dict[tuple, GroupEstimate]) -> tuple[np.ndarray, np
 
 
 def step_merging(estimates: dict[tuple, GroupEstimate], child_of, index_of) -> tuple[np.ndarray, list[str]]:
-    st.header("6 · Merging each matched pair")
+    step_header(6, "Merging each matched pair")
     st.markdown(
         "Each group now has two size estimates — the root's and its region's — each with a variance. The "
         "**weighted** merge trusts the less noisy one more: (a/Va + b/Vb) / (1/Va + 1/Vb), with variance "
@@ -300,7 +327,7 @@ def step_merging(estimates: dict[tuple, GroupEstimate], child_of, index_of) -> t
 
 
 def step_back_substitution(tree: Hierarchy, indep: pd.DataFrame, merged, child_of, names: list[str]) -> None:
-    st.header("7 · Back-substitution: one consistent release")
+    step_header(7, "Back-substitution: one consistent release")
     st.markdown(
         "The merged sizes become the regions' groups (in a deeper tree, they are matched again with the next "
         "level down). At the leaves they are final, and every node above is the **sorted union** of its "
@@ -340,7 +367,7 @@ def step_back_substitution(tree: Hierarchy, indep: pd.DataFrame, merged, child_o
 
 
 def step_accuracy(tree: Hierarchy, s: Settings) -> None:
-    st.header("8 · How good is it? In plain words, and against the omniscient yardstick")
+    step_header(8, "How good is it? In plain words, and against the omniscient yardstick")
     st.markdown(
         "Three figures say how good a node's release is. **Persons misplaced per group**: the emd divided by "
         "the number of groups G — on average, how many persons each group has too many or too few. **Groups "
@@ -399,7 +426,10 @@ def main() -> None:
         "values are shown beside the noisy ones; the noise is the fast seeded sampler: exploration and "
         "teaching only, not for release."
     )
+    st.markdown("**Steps:** " + step_links(" | "))
     s = settings()
+    with st.sidebar:
+        st.markdown("**Jump to a step**\n\n" + step_links("\n\n"))
     tree, persons, groups = example_data(s.example)
     nodes = [(), *tree.children(())]
     plan = engine.guard(

@@ -7,6 +7,7 @@ changes its figures and numbers; bad input gives a message, not a traceback.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from app_support import APP, ROOT, assert_clean, errors, new_app, plotly_specs
@@ -322,6 +323,20 @@ def test_learn_runs_and_reacts():
     at.number_input(key="w.learn.K").set_value(3).run()
     assert_clean(at)
     assert any("below the largest group" in e for e in errors(at))
+
+
+def test_learn_step_navigation_links_every_step_anchor():
+    # issue 25, item 8: a page of several screens gets a way to jump to each of its eight steps.
+    at = new_app(LEARN)
+    assert_clean(at)
+    steps = [f"step-{n}" for n in range(1, 9)]
+    headers = [h for h in at.header if h.proto.anchor.startswith("step-")]
+    assert [h.proto.anchor for h in headers] == steps
+    assert [h.value.split(" · ")[0] for h in headers] == [str(n) for n in range(1, 9)]
+    top = next(m.value for m in at.main.markdown if m.value.startswith("**Steps:** "))
+    side = next(m.value for m in at.sidebar.markdown if m.value.startswith("**Jump to a step**"))
+    for nav in (top, side):
+        assert re.findall(r"\[(\d) · [^]]+\]\(#(step-\d)\)", nav) == [(str(n), f"step-{n}") for n in range(1, 9)]
 
 
 def test_learn_compares_laplace_and_gaussian_noise():
