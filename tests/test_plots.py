@@ -7,8 +7,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cocoviz import match_groups, plots
+from cocoviz.plots.style import log_ticks
 
 H_TRUE = np.array([0, 2, 1, 0, 1])  # slides: two groups of size 1, one of 2, one of 4
 H_PRIV = np.array([0, 1, 2, 1])
@@ -105,6 +108,34 @@ def test_level_error_figure_bars_and_reference():
     assert bar.type == "bar" and list(bar.x) == ["root", "state"] and list(bar.y) == [10.0, 4.0]
     assert list(ref.y) == [4.0, 2.0] and "omniscient" in ref.name
     assert fig.layout.yaxis.type == "log"
+
+
+def test_log_error_axes_label_plain_numbers_not_bare_digits():
+    # issue 25, item 7: a log y axis over a decade or two read "5 2 100 5 2".
+    frame = pd.DataFrame(
+        {"level": [0, 1], "nodes": [1, 2], "mean_emd": [430.0, 12.0], "max_emd": [430, 20], "omniscient": [3.0, 2.5]}
+    )
+    y = plots.level_error_figure(frame).layout.yaxis
+    assert y.tickmode == "array" and list(y.tickvals) == [10.0, 100.0] and list(y.ticktext) == ["10", "100"]
+    assert plots.level_error_figure(frame, log_y=False).layout.yaxis.tickmode is None
+    rows = [
+        {"level": level, "series": "Hg", "epsilon": eps, "mean": mean, "se": 0.0}
+        for level, means in ((0, (30.0, 6.0)), (1, (2500.0, 40.0)))
+        for eps, mean in zip((0.5, 2.0), means)
+    ]
+    fig = plots.sweep_figure(pd.DataFrame(rows))
+    # Each panel labelled over its own range: a coarse step where it spans decades, a finer one where not.
+    assert list(fig.layout.yaxis.ticktext) == ["10", "20"]
+    assert list(fig.layout.yaxis2.ticktext) == ["100", "1,000"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(1e-6, 1e9), min_size=1, max_size=20))
+def test_log_ticks_are_plain_labels_within_the_values(values):
+    ticks = log_ticks(values)
+    assert ticks["tickvals"] == sorted(ticks["tickvals"]) and len(ticks["tickvals"]) >= 1
+    assert all("e" not in text for text in ticks["ticktext"])
+    assert all(min(values) <= t <= max(values) for t in ticks["tickvals"])
 
 
 def test_budget_figure_stacks_levels_to_the_total():

@@ -13,6 +13,7 @@ from cocoviz.plots.style import (
     PRIVATE_COLOR,
     REFERENCE_COLOR,
     SERIES_COLORS,
+    log_ticks,
     plain_ticks,
 )
 
@@ -62,6 +63,8 @@ def level_error_figure(
     )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_yaxes(title_text="emd (persons)", type="log" if log_y else "linear")
+    if log_y:
+        fig.update_yaxes(**log_ticks(np.r_[level_errors["mean_emd"], level_errors["omniscient"]]))
     return fig
 
 
@@ -133,6 +136,9 @@ def sweep_figure(
     series_names = list(dict.fromkeys(summary[series])) if len(summary) else []
     for col, f in enumerate(facets, start=1):
         part = summary[summary[facet] == f]
+        if log_y:
+            spread = part[error].fillna(0).to_numpy() if error is not None and error in part else 0
+            fig.update_yaxes(**log_ticks(np.r_[part[y] - spread, part[y] + spread]), row=1, col=col)
         for k, name in enumerate(series_names):
             s = part[part[series] == name].sort_values(x)
             if s.empty:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
+
+from cocoviz.evaluate import plain_number
 
 __all__ = ["TRUE_COLOR", "PRIVATE_COLOR", "REFERENCE_COLOR", "SERIES_COLORS", "BAR_LIMIT", "step_points", "truth_trace"]
 
@@ -75,6 +79,38 @@ def plain_ticks(values) -> dict:
     """
     ticks = sorted({float(v) for v in values})
     return {"tickmode": "array", "tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]}
+
+
+def log_ticks(values) -> dict:
+    """Tick marks for a log axis over ``values``, labelled in plain numbers.
+
+    Powers of ten when at least two fall within the values' range, else 1-2-5 steps, else 1-2-3-5-7
+    steps, else the smallest and largest value (to three digits): never plotly's default labels for a log axis spanning
+    a decade or two, its bare leading digits ("5 2 100 5 2"). Values that are not positive (not drawn
+    on a log axis) are ignored; none left gives no settings (plotly's own ticks).
+
+    >>> log_ticks([3.0, 250.0, 4000.0])
+    {'tickmode': 'array', 'tickvals': [10.0, 100.0, 1000.0], 'ticktext': ['10', '100', '1,000']}
+    >>> log_ticks([0.03, 0.25])["ticktext"]
+    ['0.05', '0.1', '0.2']
+    >>> log_ticks([0, -1.0])
+    {}
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v) & (v > 0)]
+    if not v.size:
+        return {}
+    lo, hi = float(v.min()), float(v.max())
+    decades = range(math.floor(math.log10(lo)), math.floor(math.log10(hi)) + 1)
+    digits = 2
+    for mantissas in ((1,), (1, 2, 5), (1, 2, 3, 5, 7)):
+        # float("2e-2"), not 2 * 10.0**-2, so the tick sits exactly at the number its label says.
+        ticks = [t for e in decades for m in mantissas if lo <= (t := float(f"{m}e{e}")) <= hi]
+        if len(ticks) >= 2:
+            break
+    else:
+        ticks, digits = sorted({lo, hi}), 3
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [plain_number(t, digits) for t in ticks]}
 
 
 def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
