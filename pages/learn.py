@@ -56,8 +56,10 @@ def step_header(n: int, title: str) -> None:
 
 
 def step_links(sep: str) -> str:
-    """Markdown links to every step's anchor, joined by sep."""
-    return sep.join(f"[{n} · {name}](#{step_anchor(n)})" for n, name in enumerate(STEPS, start=1))
+    """Markdown links to every step's anchor, joined by sep; no link breaks across lines (no-break spaces)."""
+    return sep.join(
+        f"[{n} · {name}](#{step_anchor(n)})".replace(" ", "\u00a0") for n, name in enumerate(STEPS, start=1)
+    )
 
 
 @dataclass(frozen=True)

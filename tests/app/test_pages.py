@@ -336,7 +336,7 @@ def test_learn_step_navigation_links_every_step_anchor():
     top = next(m.value for m in at.main.markdown if m.value.startswith("**Steps:** "))
     side = next(m.value for m in at.sidebar.markdown if m.value.startswith("**Jump to a step**"))
     for nav in (top, side):
-        assert re.findall(r"\[(\d) · [^]]+\]\(#(step-\d)\)", nav) == [(str(n), f"step-{n}") for n in range(1, 9)]
+        assert re.findall(r"\[(\d)\s·\s[^]]+\]\(#(step-\d)\)", nav) == [(str(n), f"step-{n}") for n in range(1, 9)]
 
 
 def test_learn_compares_laplace_and_gaussian_noise():
