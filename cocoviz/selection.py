@@ -5,6 +5,10 @@ by its total emd over all nodes plus noise, and the lowest noisy score wins.
 Only the winner is published, and it carries the whole cost: by sequential
 composition, every candidate's budget plus the selection's.
 
+A selection is accounted in pure ε only: a zCDP plan (``rhos=``) is refused with a
+:class:`~cocoviz.errors.BudgetError`, since the saved budget of a selected release lists
+its candidates' costs as ε (choose the mix under pure ε, then release it under zCDP).
+
 >>> import pandas as pd
 >>> from cocoviz.hierarchy import Hierarchy
 >>> tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}),
@@ -23,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cocoviz.errors import ParameterError
+from cocoviz.errors import BudgetError, ParameterError
 from cocoviz.evaluate import evaluate
 from cocoviz.measure import measure, open_sampler
 from cocoviz.noise import check_epsilon, check_seed
@@ -52,13 +56,24 @@ def selection_cost(
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
 
 
+#: The :meth:`Plan.build` options of a zCDP plan, which a selection refuses (it is accounted in pure ε).
+_ZCDP_OPTIONS = ("rhos", "delta")
 #: The :meth:`Plan.build` options a selection passes on to every candidate's plan.
 _PLAN_OPTIONS = frozenset(
-    name for name in inspect.signature(Plan.build).parameters if name not in ("cls", "source", "epsilons", "methods")
+    name
+    for name in inspect.signature(Plan.build).parameters
+    if name not in ("cls", "source", "epsilons", "methods", *_ZCDP_OPTIONS)
 )
 
 
 def _check_options(options: dict) -> None:
+    zcdp = sorted(set(options) & set(_ZCDP_OPTIONS))
+    if zcdp:
+        raise BudgetError(
+            f"a selection is accounted in pure ε only, but it was given {', '.join(zcdp)} (a zCDP plan): "
+            "give epsilons= (its candidates' ε per level) and epsilon_select=, or choose the mix under pure ε "
+            "and release it with estimate(..., rhos=)"
+        )
     unknown = sorted(set(options) - _PLAN_OPTIONS)
     if unknown:
         raise ParameterError(

@@ -86,6 +86,8 @@ def _candidate_plan(plan: Plan, methods: Sequence[str]) -> Plan:
 def _check_selection(plan: Plan, selection: object) -> tuple[tuple[tuple[str, ...], ...], float]:
     if not isinstance(selection, Mapping) or set(selection) != {"candidates", "chosen", "epsilon_select"}:
         raise InputError("its selection must name the candidates, the chosen index and epsilon_select, nothing else")
+    if plan.rhos is not None:
+        raise InputError("its selection is on a zCDP plan (rhos): a selection is accounted in pure ε only")
     candidates, chosen, eps = selection["candidates"], selection["chosen"], selection["epsilon_select"]
     n = plan.shape.depth + 1
     if (

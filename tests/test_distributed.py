@@ -96,3 +96,18 @@ def test_a_secure_release_opens_a_sampler_per_task(client, four_levels):
     for level in range(4):
         for node in four_levels.nodes(level):
             assert remote.histogram(node).sum() == four_levels.groups(node)
+
+
+@pytest.mark.parametrize("consistency", ["top-down", "bottom-up"])
+def test_a_zcdp_release_on_the_cluster_is_the_local_one(client, four_levels, consistency):
+    """Discrete Gaussian noise on the keyed streams: the cluster's zCDP release is the local one, bit for bit."""
+    opts = dict(
+        rhos=[0.125, 0.5, 0.5, 2.0], methods=["Hg", "Hc", "Hg", "Hg"], max_size=60, seed=11, consistency=consistency
+    )
+    local = estimate(four_levels, **opts)
+    remote = estimate(four_levels, client=client, **opts)
+    pd.testing.assert_frame_equal(remote.to_frame(), local.to_frame())
+    assert remote.budget == local.budget and remote.budget.accounting == "zCDP" and remote.is_consistent()
+    assert remote.budget.total_rho == pytest.approx(3.125)  # bottom-up spends the sum once, on the leaves
+    other = estimate(four_levels, **{**opts, "seed": 12})
+    assert not other.to_frame().equals(local.to_frame())  # the seed matters: the equality above is no accident

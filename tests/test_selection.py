@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cocoviz import Hierarchy, ParameterError, estimate, evaluate, select_mix
+from cocoviz import Hierarchy, InputError, ParameterError, estimate, evaluate, select_mix
 from cocoviz.release import Release
 
 
@@ -63,3 +63,20 @@ def test_select_mix_bad_input(toy_public_tree):
         select_mix(toy_public_tree, [], epsilons=[1.0, 1.0], epsilon_select=1.0, max_size=10)
     with pytest.raises(ParameterError, match="ε of the selection must be between"):
         select_mix(toy_public_tree, [("Hc", "Hc")], epsilons=[1.0, 1.0], epsilon_select=0, max_size=10)
+
+
+def test_a_selection_refuses_a_zcdp_plan(toy_public_tree):
+    """A selection is accounted in pure ε only: a zCDP plan is refused by name, before any noise, and on load."""
+    from cocoviz import BudgetError, selection_cost
+    from cocoviz.plan import Plan
+    from cocoviz.verify import release_budget
+
+    mixes = [("Hc", "Hc"), ("Hg", "Hg")]
+    for call, seeded in ((select_mix, {"seed": 0}), (selection_cost, {})):
+        for zcdp in ({"rhos": [0.5, 0.5]}, {"delta": 1e-6}):
+            with pytest.raises(BudgetError, match="accounted in pure ε only.*" + next(iter(zcdp))):
+                call(toy_public_tree, mixes, epsilons=[1.0, 1.0], epsilon_select=0.5, max_size=10, **seeded, **zcdp)
+    plan = Plan.build(toy_public_tree, rhos=[0.5, 0.5], methods=["Hg", "Hg"], max_size=10)
+    selection = {"candidates": [list(m) for m in mixes], "chosen": 1, "epsilon_select": 0.5}
+    with pytest.raises(InputError, match="zCDP plan"):
+        release_budget(plan, "fast", selection)
