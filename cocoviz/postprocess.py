@@ -37,7 +37,14 @@ import numpy as np
 
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.estimators import GroupEstimate
-from cocoviz.measure import LevelMeasurement, Measurements, batch_threads, level_threads, map_nodes
+from cocoviz.measure import (
+    LevelMeasurement,
+    Measurements,
+    batch_threads,
+    check_workers,
+    level_threads,
+    map_nodes,
+)
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
@@ -177,6 +184,7 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
         levels, methods, ε, K, cells per node, whole values within ±2**53), named.
     """
     check_measurements(plan, measurements)
+    workers = check_workers(workers)
     levels = release_levels(plan, lambda level, parent: fit_level(plan, measurements.levels[level], workers, parent))
     bounds = [None if m is None else m.bounds for m in measurements.levels]
     return Release(plan, levels, measurements.budget, bounds=bounds)

@@ -325,6 +325,10 @@ LISTED = {
     'measure("plan", tree)': (lambda: cocoviz.measure("plan", TREE, seed=0), r"measure needs a Plan.*str"),
     "measure(plan, None)": (lambda: cocoviz.measure(RELEASE.plan, None, seed=0), r"expected a Hierarchy"),
     "post_process(plan, None)": (lambda: cocoviz.post_process(RELEASE.plan, None), r"Measurements"),
+    'post_process(workers="2")': (
+        lambda: cocoviz.post_process(RELEASE.plan, cocoviz.measure(RELEASE.plan, TREE, seed=0), workers="2"),
+        r"workers .*'2'",
+    ),
     "evaluate(None, release)": (lambda: cocoviz.evaluate(None, RELEASE), r"expected a Hierarchy"),
     "evaluate(tree, None)": (lambda: cocoviz.evaluate(TREE, None), r"expected a Release.*NoneType"),
     'evaluate(tree, "release")': (lambda: cocoviz.evaluate(TREE, "release"), r"expected a Release.*str"),
