@@ -1,7 +1,7 @@
 """Ingestion at census scale: a persons Parquet file -> Hierarchy, against the engines' own group-by.
 
 Generates (in chunks, under artifacts/ingest/, not committed) a synthetic persons file of
-``--scale`` x 330M rows in about 128M/330M as many households, with integer-coded state /
+``--scale`` x 330M rows in about 134M/330M as many households (sizes 1..7, mean 2.47), with integer-coded state /
 county / tract / block group, households in id order; then prints, each phase in a fresh
 process (its peak resident memory is that process's):
 
@@ -10,7 +10,10 @@ process (its peak resident memory is that process's):
 - Polars' streaming engine on the same count-of-counts (the engine comparison);
 - ``from_persons`` on a 10M-row pandas frame (target <= 5 s);
 - with ``--postgres URL``: 10M rows aggregated in PostgreSQL through ``cocoviz.io.sql`` against
-  the same SQL timed in ``psql`` (target within 2x).
+  the same SQL timed in ``psql`` (target within 2x);
+- ``python -m cocoviz release`` on the persons file and its public groups table (also generated:
+  one row per household with its region columns), end to end as a subprocess: ingest, a secure
+  5-level Hg release, its files and ledger entry (target <= 5 min at full scale).
 
     python benchmarks/ingest.py --scale 0.03            # 10M rows
     nice python benchmarks/ingest.py --scale 1          # 330M rows (about 6 GB of Parquet)
@@ -25,38 +28,57 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-US_PERSONS, US_HOUSEHOLDS = 330_000_000, 128_000_000
+US_PERSONS = 330_000_000
 LEVELS = ["state", "county", "tract", "block_group"]
 
 
+def _regions(hh: np.ndarray, households: int) -> dict[str, np.ndarray]:
+    """A household's geography, a function of its id (one leaf each)."""
+    block_group = (hh * 240_000 // households).astype(np.int32)
+    tract = block_group // 3
+    county = tract // 27
+    return {"state": county // 62, "county": county, "tract": tract, "block_group": block_group}
+
+
+def groups_path(path: Path) -> Path:
+    """The public groups table written beside the persons file ``path``."""
+    return path.with_name(path.stem + "_groups.parquet")
+
+
 def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000) -> None:
-    """Persons in household order; a household's geography is a function of its id (one leaf each)."""
+    """Persons in household order, and the public groups table (one row per household)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    households = max(1, int(persons * US_HOUSEHOLDS / US_PERSONS))
+    shares = np.array([0.28, 0.35, 0.15, 0.12, 0.06, 0.025, 0.015])
+    drawn = int(persons / (shares @ np.arange(1, 8)) * 1.01) + 1
     rng = np.random.default_rng(seed)
-    # Household sizes 1..7 (mean ~2.58), cut to the number of persons asked.
-    sizes = rng.choice(np.arange(1, 8), households, p=[0.28, 0.35, 0.15, 0.12, 0.06, 0.025, 0.015])
+    # Household sizes 1..7 (mean ~2.47), drawn with a margin and cut to the number of persons asked (the
+    # last household may be cut short): every row falls in a drawn household, none in one giant leftover.
+    sizes = rng.choice(np.arange(1, 8), drawn, p=shares)
     ends = np.cumsum(sizes)
+    households = int(np.searchsorted(ends, persons - 1, side="right")) + 1
+    assert households <= drawn, "the margin of households drawn is too small"
     tmp = path.with_suffix(".tmp")
-    with pq.ParquetWriter(tmp, pa.schema([("hh", pa.int64())] + [(c, pa.int32()) for c in LEVELS])) as writer:
+    schema = pa.schema([("hh", pa.int64())] + [(c, pa.int32()) for c in LEVELS])
+    with pq.ParquetWriter(tmp, schema) as writer:
         for start in range(0, persons, chunk):
             rows = np.arange(start, min(start + chunk, persons))
             hh = np.searchsorted(ends, rows, side="right").astype(np.int64)
-            block_group = (hh * 240_000 // households).astype(np.int32)
-            tract = block_group // 3
-            county = tract // 27
-            state = county // 62
-            writer.write_table(
-                pa.table({"hh": hh, "state": state, "county": county, "tract": tract, "block_group": block_group})
-            )
+            writer.write_table(pa.table({"hh": hh, **_regions(hh, households)}))
+    groups_tmp = groups_path(path).with_suffix(".tmp")
+    with pq.ParquetWriter(groups_tmp, schema) as groups:
+        for start in range(0, households, chunk):
+            hh = np.arange(start, min(start + chunk, households), dtype=np.int64)
+            groups.write_table(pa.table({"hh": hh, **_regions(hh, households)}))
+    groups_tmp.rename(groups_path(path))
     tmp.rename(path)
 
 
@@ -165,44 +187,93 @@ def psql_time(url: str, table: str) -> float:
     return time.perf_counter() - start
 
 
+def release_command(path: Path, folder: Path, epsilons: str) -> list[str]:
+    """The ``release`` command line on the persons file ``path``, its files and ledger under ``folder``."""
+    return [
+        sys.executable,
+        "-m",
+        "cocoviz",
+        "release",
+        str(path),
+        "--group",
+        "hh",
+        "--levels",
+        ",".join(LEVELS),
+        "--groups",
+        str(groups_path(path)),
+        "--epsilons",
+        epsilons,
+        "--methods",
+        ",".join(["Hg"] * (len(LEVELS) + 1)),
+        "--out",
+        str(folder / "release"),
+        "--ledger",
+        str(folder / "ledger.sqlite"),
+    ]
+
+
+def release_end_to_end(command: list[str]) -> tuple[float, float, str]:
+    """Seconds, peak GB and the last output line of the ``release`` subprocess (its own rusage, by wait4)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    lines = output.strip().splitlines() or [""]
+    detail = lines[0] if proc.returncode == 0 else f"FAILED (exit {proc.returncode}): {lines[-1]}"
+    return seconds, usage.ru_maxrss / 2**20, detail
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=0.03, help="fraction of the US (330M persons); default 0.03")
     parser.add_argument("--frame-rows", type=int, default=10_000_000)
     parser.add_argument("--postgres", help="a PostgreSQL URL: also time 10M rows aggregated in the database")
     parser.add_argument("--skip-polars", action="store_true")
+    parser.add_argument("--release-only", action="store_true", help="generate if needed, then only the release phase")
+    parser.add_argument(
+        "--release-epsilons", default="1,1,1,1,1", help="the release phase's ε per level, root first (5 levels)"
+    )
     opts = parser.parse_args()
     persons = int(US_PERSONS * opts.scale)
     folder = ROOT / "artifacts" / "ingest"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"persons_{persons}.parquet"
-    if not path.exists():
+    if not (path.exists() and groups_path(path).exists()):
         start = time.perf_counter()
         generate(path, persons)
         print(f"generated {path.name} ({path.stat().st_size / 2**30:.2f} GB) in {time.perf_counter() - start:.0f} s")
     print(f"persons {persons:,}, cores {os.cpu_count()} (shared with other work: times are upper bounds)")
     results = {}
-    for name in ["duckdb", "hierarchy", *([] if opts.skip_polars else ["polars"])]:
-        seconds, gb, detail = run(name, path=str(path))
-        results[name] = seconds
-        print(f"{name:10s} {seconds:7.1f} s  peak {gb:5.2f} GB  {detail}")
-    print(f"hierarchy / DuckDB plain group-by: {results['hierarchy'] / results['duckdb']:.2f}x (target <= 2)")
-    if "polars" in results:
-        print(
-            f"hierarchy (DuckDB, checks) / Polars streaming (no checks): "
-            f"{results['hierarchy'] / results['polars']:.2f}x"
-        )
-    seconds, gb, detail = run("frame", rows=opts.frame_rows)
-    print(f"frame      {detail}; process peak {gb:.2f} GB (target <= 5 s)")
-    if opts.postgres:
-        rows = min(persons, 10_000_000)
-        table = load_postgres(opts.postgres, path, rows)
-        reference = psql_time(opts.postgres, table)
-        seconds, gb, detail = run("postgres", url=opts.postgres, table=table)
-        print(
-            f"postgres   {seconds:.1f} s via cocoviz.io.sql vs {reference:.1f} s in psql: "
-            f"{seconds / reference:.2f}x (target <= 2); {detail}"
-        )
+    if not opts.release_only:
+        for name in ["duckdb", "hierarchy", *([] if opts.skip_polars else ["polars"])]:
+            seconds, gb, detail = run(name, path=str(path))
+            results[name] = seconds
+            print(f"{name:10s} {seconds:7.1f} s  peak {gb:5.2f} GB  {detail}")
+        print(f"hierarchy / DuckDB plain group-by: {results['hierarchy'] / results['duckdb']:.2f}x (target <= 2)")
+        if "polars" in results:
+            print(
+                f"hierarchy (DuckDB, checks) / Polars streaming (no checks): "
+                f"{results['hierarchy'] / results['polars']:.2f}x"
+            )
+        seconds, gb, detail = run("frame", rows=opts.frame_rows)
+        print(f"frame      {detail}; process peak {gb:.2f} GB (target <= 5 s)")
+        if opts.postgres:
+            rows = min(persons, 10_000_000)
+            table = load_postgres(opts.postgres, path, rows)
+            reference = psql_time(opts.postgres, table)
+            seconds, gb, detail = run("postgres", url=opts.postgres, table=table)
+            print(
+                f"postgres   {seconds:.1f} s via cocoviz.io.sql vs {reference:.1f} s in psql: "
+                f"{seconds / reference:.2f}x (target <= 2); {detail}"
+            )
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        command = release_command(path, Path(tmp), opts.release_epsilons)
+        print("release    python " + " ".join(command[1:]))
+        seconds, gb, detail = release_end_to_end(command)
+        results["release"] = seconds
+        print(f"release    {seconds:7.1f} s  peak {gb:5.2f} GB  end to end (target <= 300 s); {detail}")
     print(json.dumps({k: round(v, 2) for k, v in results.items()}))
 
 
