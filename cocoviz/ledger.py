@@ -37,7 +37,6 @@ cocoviz.errors.PrivacyError: the budget cap is ε = 1.5 per dataset: this datase
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -126,12 +125,7 @@ def dataset_identity(shape) -> str:
     >>> dataset_identity(Shape((), (((),),), ((),), ((4,),), public_groups=True))[:12]
     '844835dc42f3'
     """
-    return _identity(shape.to_dict())
-
-
-def _identity(shape: dict) -> str:
-    text = json.dumps(shape, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return shape.digest()
 
 
 def check_cap(cap: float | None) -> float | None:
@@ -246,7 +240,7 @@ class Ledger:
         cap = check_cap(cap)
         budget = plan.cost() if budget is None else budget
         public = plan.to_dict()
-        dataset = _identity(public["shape"])
+        dataset = dataset_identity(plan.shape)
         row = (
             dataset,
             label,

@@ -13,6 +13,8 @@ whose shape claims public G never passes for a tree whose G came from private ro
 
 from __future__ import annotations
 
+import hashlib
+import json
 import weakref
 from collections.abc import Sequence
 
@@ -212,6 +214,16 @@ class Shape:
             "groups": [g.tolist() for g in self._groups],
             "public_groups": self.public_groups,
         }
+
+    def digest(self) -> str:
+        """SHA-256 of :meth:`to_dict` as canonical JSON: the shape's identity, computed once (a shape never
+        changes, and at national scale its description takes most of a second to hash)."""
+
+        def make() -> str:
+            text = json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+        return self._cached("digest", make)
 
     @classmethod
     def from_dict(cls, data: dict) -> Shape:

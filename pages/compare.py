@@ -13,7 +13,7 @@ from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
 from pages.common import controls, data, engine, state
-from pages.common.controls import HELP
+from pages.common.help import HELP
 from pages.common.numbers import any_refused, stop_if_refused
 
 st.title("Compare two releases")

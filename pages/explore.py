@@ -12,7 +12,8 @@ from cocoviz.evaluate import evaluation_row, level_summary, plain_reading, ratio
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
 from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, state
-from pages.common.controls import HELP, fmt
+from pages.common.controls import fmt
+from pages.common.help import HELP
 
 
 def release_section(tree, info, params: engine.Params, k_from_data: bool) -> engine.Timed:

@@ -20,7 +20,7 @@ from cocoviz.isotonic import block_sizes, isotonic
 from cocoviz.metrics import emd
 from cocoviz.postprocess import fit_level
 from pages.common import data, engine, state
-from pages.common.controls import HELP
+from pages.common.help import HELP
 from pages.common.numbers import number_box, stop_if_refused
 
 EXAMPLES = {

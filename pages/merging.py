@@ -7,7 +7,7 @@ import streamlit as st
 from cocoviz import plots
 from cocoviz.experiments import findings
 from pages.common import controls, state, sweeps
-from pages.common.controls import HELP
+from pages.common.help import HELP
 from pages.common.numbers import Refused, number_box, stop_if_refused
 
 

@@ -11,7 +11,7 @@ from cocoviz import plots
 from cocoviz.experiments import findings
 from cocoviz.experiments.series import Series
 from pages.common import controls, data, engine, leads, state, sweeps
-from pages.common.controls import HELP
+from pages.common.help import HELP
 from pages.common.numbers import any_refused, number_box
 
 leads.go_if_asked()

@@ -163,3 +163,13 @@ def test_an_unusable_ledger_file_is_a_message(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(InputError, match="cannot open the privacy ledger"):
         Ledger(tmp_path / "file" / "ledger.sqlite")
+
+
+def test_the_identity_is_hashed_once_per_shape(monkeypatch):
+    # The dashboard asks for it on every rerun; at national scale hashing the description takes most of a second.
+    from cocoviz.shape import Shape
+
+    shape = Shape(("s",), (((),), (("a",), ("b",))), ((), (0, 0)), ((3,), (1, 2)), public_groups=True)
+    first = dataset_identity(shape)
+    monkeypatch.setattr(Shape, "to_dict", lambda self: pytest.fail("hashed again"))
+    assert dataset_identity(shape) == first == shape.digest()
