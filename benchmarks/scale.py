@@ -3,6 +3,7 @@
 Run:  python benchmarks/scale.py                 (everything; about 10 minutes on 2 cores)
       python benchmarks/scale.py --quick         (the per-node overhead at up to 30,000 leaves only)
       python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, sampler, dask, zcdp)
+      python benchmarks/scale.py --only blockgroups --scale 0.1  (the datasets at a tenth; targets are for 1.0)
 
 Each scenario runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
 
@@ -104,16 +105,22 @@ def overhead(leaves: int, groups: int = 2_000_000, mid: int = 50) -> dict:
 
 
 def country(
-    methods: str, dataset: str = "housing", k_select: str = "public", sampler: str = "fast", rho: float | None = None
+    methods: str,
+    dataset: str = "housing",
+    k_select: str = "public",
+    sampler: str = "fast",
+    rho: float | None = None,
+    scale: float = 1.0,
 ) -> dict:
     """One whole-country release: seconds and peak memory (data generation excluded from the time).
 
-    ``rho`` makes it a ρ-zCDP release (discrete Gaussian noise, that ρ per level) instead of ε = 1 per level.
+    ``rho`` makes it a ρ-zCDP release (discrete Gaussian noise, that ρ per level) instead of ε = 1 per level;
+    ``scale`` the dataset's scale (1.0: the whole country).
     """
     import cocoviz
 
     start = time.perf_counter()
-    tree = cocoviz.load_dataset(dataset, scale=1.0)
+    tree = cocoviz.load_dataset(dataset, scale=scale)
     built = time.perf_counter() - start
     cocoviz.compile_kernels()
     depth = tree.depth + 1
@@ -203,11 +210,13 @@ def run_overhead(quick: bool) -> bool:
     return ok
 
 
-def run_country(dataset: str, scenarios: list[tuple], rho: float | None = None) -> tuple[bool, list[dict]]:
+def run_country(
+    dataset: str, scenarios: list[tuple], rho: float | None = None, scale: float = 1.0
+) -> tuple[bool, list[dict]]:
     """Each scenario ``(methods, k_select, sampler, seconds, gb)`` in its own process; ``rho`` for zCDP."""
     ok, results = True, []
     for methods, k_select, sampler, seconds, gb in scenarios:
-        r = _subprocess("country", [methods, dataset, k_select, sampler, rho])
+        r = _subprocess("country", [methods, dataset, k_select, sampler, rho, scale])
         results.append(r)
         met = r["release_s"] <= seconds and r["peak_gb"] <= gb and r["consistent"]
         ok &= met
@@ -294,6 +303,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the per-node overhead up to 30,000 leaves only")
     parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "sampler", "dask", "zcdp"])
+    parser.add_argument("--scale", type=float, default=1.0, help="the country and blockgroups datasets' scale")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -311,7 +321,7 @@ def main() -> int:
     if "overhead" in parts:
         ok &= run_overhead(args.quick)
     if "country" in parts:
-        print("Whole country, 3 levels (housing at scale 1.0)")
+        print(f"Whole country, 3 levels (housing at scale {args.scale:g})")
         ok &= run_country(
             "housing",
             [
@@ -319,12 +329,14 @@ def main() -> int:
                 ("Hc", "noisy-max-per-node", "fast", 60, 8),
                 ("Hg", "public", "secure", 180, 5),
             ],
+            scale=args.scale,
         )[0]
     if "blockgroups" in parts:
-        print("Whole country, 5 levels to block groups (housing-us-blockgroups at scale 1.0)")
+        print(f"Whole country, 5 levels to block groups (housing-us-blockgroups at scale {args.scale:g})")
         ok &= run_country(
             "housing-us-blockgroups",
             [("Hg", "public", "fast", 90, 8), ("Hc", "noisy-max-per-node", "fast", 60, 8)],
+            scale=args.scale,
         )[0]
     if "sampler" in parts:
         ok &= run_sampler()
