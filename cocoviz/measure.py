@@ -24,10 +24,9 @@ different machine never change a seeded result.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,27 +35,33 @@ from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.memory import check_plan
 from cocoviz.noise import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.plan import Plan, Shape
+from cocoviz.schedule import (
+    _PARALLEL_NODES,  # noqa: F401 - tests/test_pipeline.py imports it from here
+    check_workers,
+    has_level_kernels,
+    map_level,
+    map_nodes,
+)
 from cocoviz.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
-from cocoviz.whole_level import join_segments, node_batches
+from cocoviz.whole_level import join_segments
 
 __all__ = [
     "LevelMeasurement",
     "Measurements",
+    "Opened",
     "measure",
+    "open_measurement",
     "measure_level",
+    "measure_nodes",
     "answer_node",
     "answer_nodes",
     "draw_nodes",
     "level_bounds",
-    "level_batches",
-    "batch_threads",
-    "level_threads",
     "choose_bounds",
     "open_sampler",
     "check_inputs",
     "plan_notes",
     "tree_groups_public",
-    "map_nodes",
     "GROUPS_FROM_DATA",
 ]
 
@@ -65,10 +70,6 @@ GROUPS_FROM_DATA = (
     "G per region and the region list were taken from the data (a persons table without a "
     "public groups table): not private, exploration only"
 )
-
-# Levels with at least this many nodes are measured and fitted on _WORKERS threads.
-_PARALLEL_NODES = 8
-_WORKERS = min(2, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,46 +101,6 @@ class Measurements:
     plan: Plan
     levels: tuple[LevelMeasurement | None, ...]
     budget: Budget
-
-
-def check_workers(workers: object) -> int | None:
-    """``workers`` as None or a whole number >= 1 (bools, text and numbers below 1 refused)."""
-    if workers is not None and (
-        isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1
-    ):
-        raise ParameterError(f"workers must be None or a whole number of threads >= 1, got {workers!r}")
-    return None if workers is None else int(workers)
-
-
-def map_nodes(fn: Callable[[int], object], n: int, workers: int | None) -> list:
-    """``[fn(0), ..., fn(n - 1)]``, on threads for a level with many nodes.
-
-    Every node's noise is keyed, so the result never depends on the threads.
-    """
-    workers = (_WORKERS if n >= _PARALLEL_NODES else 1) if workers is None else workers
-    if workers <= 1:
-        return [fn(k) for k in range(n)]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(fn, range(n)))
-
-
-#: Below this many noise cells per node a level runs on one thread: the pool's overhead per node then
-#: outweighs the work it shares (30,000 leaves of about 5,000 cells: 10 s serial, 13-14 s on 2 threads).
-_THREAD_CELLS = 20_000
-
-
-def level_threads(
-    plan: Plan, level: int, bounds: np.ndarray | None, workers: int | None, secure: bool = False
-) -> int | None:
-    """Threads for a level's nodes: one with a secure sampler (one OS-keyed generator per sampler), else
-    the caller's ``workers``, else the pool's default when the level's nodes are heavy enough to share."""
-    if secure:
-        return 1
-    if workers is not None:
-        return workers
-    method = plan.level_method(level)
-    cells = bounds if bounds is not None else method.cells(plan.shape.group_counts(level), plan.max_size)
-    return None if float(np.mean(cells)) >= _THREAD_CELLS else 1
 
 
 def open_sampler(
@@ -325,23 +286,29 @@ def answer_nodes(
     return draw_nodes(sampler, values, ptr, plan.level_noise(level), level, lo), ptr
 
 
-def batch_threads(n_batches: int, workers: int | None, secure: bool = False) -> int:
-    """Threads for a level's batches of nodes: each batch is millions of cells of compiled work that
-    releases the GIL, so two batches or more share the pool; one with the secure sampler."""
-    if secure:
-        return 1
-    return workers if workers is not None else min(_WORKERS, n_batches)
+def measure_nodes(
+    plan: Plan,
+    tree,
+    level: int,
+    sampler: FastSampler | SecureSampler,
+    lo: int,
+    hi: int,
+    bounds: np.ndarray | None,
+    threads: int | None = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Noisy answers of nodes ``lo..hi-1`` of ``level`` (a batch of :func:`cocoviz.schedule.map_level`), with
+    their ``ptr``: node ``lo + s``'s are ``values[ptr[s]:ptr[s + 1]]``.
 
-
-def level_batches(
-    plan: Plan, level: int, bounds: np.ndarray | None, nodes: tuple[int, int] | None = None
-) -> list[tuple[int, int]]:
-    """The level's nodes (``lo..hi-1`` when ``nodes`` is given) cut into runs of bounded total cells
-    (see :func:`cocoviz.whole_level.node_batches`)."""
-    method = plan.level_method(level)
-    cells = bounds if bounds is not None else method.cells(plan.shape.group_counts(level), plan.max_size)
-    lo, hi = nodes if nodes is not None else (0, len(cells))
-    return [(lo + a, lo + b) for a, b in node_batches(cells[lo:hi])]
+    Hc and Hg batches are one query and one draw; the other methods go node by node, on ``threads``
+    threads.  ``bounds`` is K per node of the level (:func:`level_bounds`); the noise scale is Δ/ε.
+    """
+    if has_level_kernels(plan.level_method(level)):
+        return answer_nodes(plan, tree, level, sampler, lo, hi, bounds)
+    answer = answer_node(plan, tree, level, sampler, bounds)
+    answers = map_nodes(lambda s: answer(lo + s), hi - lo, threads)
+    ptr = np.zeros(len(answers) + 1, np.int64)
+    np.cumsum([a.size for a in answers], out=ptr[1:])
+    return (np.concatenate(answers) if answers else np.zeros(0, np.int64)), ptr
 
 
 def measure_level(
@@ -354,25 +321,45 @@ def measure_level(
 ) -> LevelMeasurement:
     """Noisy answers of every node of ``level`` (parallel composition over its disjoint nodes), kept together.
 
-    ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.  Hc and
-    Hg levels are measured in whole-level batches; the other methods node by node.
+    ``bounds`` is K per node (from :func:`choose_bounds`); None uses the plan's public K.  The level is
+    measured batch by batch (:func:`cocoviz.schedule.map_level`, :func:`measure_nodes`).
     """
-    method, n_nodes = plan.level_method(level), tree.runs(level).n_nodes
     bounds = level_bounds(plan, level, bounds)
-    if method.level_query is not None:
-        batches = level_batches(plan, level, bounds)
-        threads = batch_threads(len(batches), workers, sampler.secure)
-        parts = map_nodes(
-            lambda b: answer_nodes(plan, tree, level, sampler, *batches[b], bounds), len(batches), threads
-        )
-        values, ptr = join_segments(parts)
-    else:
-        threads = level_threads(plan, level, bounds, workers, sampler.secure)
-        answers = map_nodes(answer_node(plan, tree, level, sampler, bounds), n_nodes, threads)
-        ptr = np.zeros(len(answers) + 1, np.int64)
-        np.cumsum([a.size for a in answers], out=ptr[1:])
-        values = np.concatenate(answers) if answers else np.zeros(0, np.int64)
-    return LevelMeasurement(level, method.name, plan.level_epsilon(level), ptr, values, bounds)
+
+    def batch(lo: int, hi: int, threads: int | None) -> tuple[np.ndarray, np.ndarray]:
+        return measure_nodes(plan, tree, level, sampler, lo, hi, bounds, threads)
+
+    values, ptr = join_segments(map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure))
+    return LevelMeasurement(level, plan.level_method(level).name, plan.level_epsilon(level), ptr, values, bounds)
+
+
+class Opened(NamedTuple):
+    """What a measurement opens with, before any level is measured (:func:`open_measurement`)."""
+
+    sampler: Sampler
+    budget: Budget  # the plan's cost, with the sampler's name and the release's notes
+    bounds: list[np.ndarray | None]  # K per node of every level that needs one (None elsewhere)
+
+
+def open_measurement(
+    plan: Plan,
+    tree,
+    *,
+    seed: int | Sequence[int] | None = None,
+    rng: np.random.Generator | None = None,
+    sampler: str | None = None,
+    secure: bool = False,
+) -> Opened:
+    """The sampler, the budget and K per node of a measurement of ``plan`` on ``tree``, its inputs checked.
+
+    The start of :func:`measure` and of :func:`cocoviz.estimate`: the sampler asked for
+    (:func:`open_sampler`), the refusals of :func:`check_inputs`, and K chosen (:func:`choose_bounds`;
+    with a private K, its noise is drawn here, before any level's).
+    """
+    noise = open_sampler(seed, rng, sampler, secure)
+    notes = check_inputs(plan, tree, noise)
+    bounds = choose_bounds(plan, tree, noise)
+    return Opened(noise, plan.cost().with_sampler(noise.name, notes), bounds)
 
 
 def measure(
@@ -410,10 +397,8 @@ def measure(
         raise ParameterError(f"measure needs a Plan (Plan.build), got {type(plan).__name__}")
     workers = check_workers(workers)
     check_plan(plan, streamed=False)
-    noise = open_sampler(seed, rng, sampler, secure)
-    notes = check_inputs(plan, tree, noise)
-    bounds = choose_bounds(plan, tree, noise)
+    opened = open_measurement(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure)
     levels: list[LevelMeasurement | None] = [None] * (plan.shape.depth + 1)
     for level in plan.measured_levels():
-        levels[level] = measure_level(plan, tree, level, noise, workers, bounds[level])
-    return Measurements(plan, tuple(levels), plan.cost().with_sampler(noise.name, notes))
+        levels[level] = measure_level(plan, tree, level, opened.sampler, workers, opened.bounds[level])
+    return Measurements(plan, tuple(levels), opened.budget)

@@ -20,21 +20,17 @@ from cocoviz.errors import ParameterError
 from cocoviz.measure import (
     answer_node,
     answer_nodes,
-    batch_threads,
     check_inputs,
-    check_workers,
     choose_bounds,
     draw_nodes,
-    level_batches,
     level_bounds,
-    level_threads,
-    map_nodes,
     open_sampler,
 )
 from cocoviz.memory import check_plan
 from cocoviz.plan import METHODS, Plan
 from cocoviz.postprocess import level_fitter, node_fitter, release_levels
 from cocoviz.release import Release
+from cocoviz.schedule import batch_threads, check_workers, level_batches, level_threads, map_nodes
 from cocoviz.whole_level import CHUNK_CELLS, stream_hg_node
 
 __all__ = ["estimate", "estimate_level", "compile_kernels"]

@@ -37,21 +37,22 @@ import numpy as np
 
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.estimators import GroupEstimate
-from cocoviz.measure import (
-    LevelMeasurement,
-    Measurements,
-    batch_threads,
-    check_workers,
-    level_threads,
-    map_nodes,
-)
+from cocoviz.measure import LevelMeasurement, Measurements
 from cocoviz.plan import Plan
 from cocoviz.release import Release
 from cocoviz.runs import LevelRuns, aggregate_runs
+from cocoviz.schedule import check_workers, has_level_kernels, map_level, map_nodes
 from cocoviz.verify import check_measurements
-from cocoviz.whole_level import node_batches
 
-__all__ = ["post_process", "fit_level", "node_fitter", "level_fitter", "consistent_levels", "release_levels"]
+__all__ = [
+    "post_process",
+    "fit_level",
+    "fit_nodes",
+    "node_fitter",
+    "level_fitter",
+    "consistent_levels",
+    "release_levels",
+]
 
 
 def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, correction: bool) -> dict:
@@ -89,6 +90,32 @@ def node_fitter(
     return fit
 
 
+def fit_nodes(
+    plan: Plan,
+    level: int,
+    lo: int,
+    noisy: np.ndarray,
+    ptr: np.ndarray,
+    bounds: np.ndarray | None = None,
+    parent: LevelEstimates | None = None,
+    threads: int | None = 1,
+    *,
+    parent_correction: bool = True,
+) -> LevelEstimates:
+    """The estimates of nodes ``lo, lo + 1, ...`` of ``level`` (a batch of :func:`cocoviz.schedule.map_level`)
+    from their noisy answers, the segments ``ptr`` of ``noisy``, and public facts only.
+
+    Hc and Hg batches are one compiled call; the other methods go node by node, on ``threads`` threads.
+    ``bounds`` is K per node of the level; ``parent`` the parent level's released estimates (Hcp levels with
+    the parent prior).
+    """
+    if has_level_kernels(plan.level_method(level)):
+        return level_fitter(plan, level)(lo, lo + len(ptr) - 1, noisy, ptr)
+    fit = node_fitter(plan, level, bounds, parent, parent_correction=parent_correction)
+    fits = map_nodes(lambda s: fit(lo + s, noisy[ptr[s] : ptr[s + 1]]), len(ptr) - 1, threads)
+    return LevelEstimates.from_nodes(fits)
+
+
 def fit_level(
     plan: Plan,
     measured: LevelMeasurement,
@@ -97,24 +124,21 @@ def fit_level(
     *,
     parent_correction: bool = True,
 ) -> LevelEstimates:
-    """Independent estimates of every node of one level from its noisy answers and public G.
+    """Independent estimates of every node of one level from its noisy answers and public G, batch by batch
+    (:func:`cocoviz.schedule.map_level`, :func:`fit_nodes`).
 
     ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
     """
-    if plan.level_method(measured.level).level_fit is not None:
-        batches = node_batches(np.diff(measured.ptr))
-        fit = level_fitter(plan, measured.level)
 
-        def fit_batch(b: int) -> LevelEstimates:
-            lo, hi = batches[b]
-            ptr = measured.ptr[lo : hi + 1]
-            return fit(lo, hi, measured.values[ptr[0] : ptr[-1]], ptr - ptr[0])
+    def batch(lo: int, hi: int, threads: int | None) -> LevelEstimates:
+        ptr = measured.ptr[lo : hi + 1]
+        noisy = measured.values[ptr[0] : ptr[-1]]
+        return fit_nodes(
+            plan, measured.level, lo, noisy, ptr - ptr[0], measured.bounds, parent, threads,
+            parent_correction=parent_correction,
+        )  # fmt: skip
 
-        threads = batch_threads(len(batches), workers)
-        return LevelEstimates.concat(map_nodes(fit_batch, len(batches), threads))
-    fit = node_fitter(plan, measured.level, measured.bounds, parent, parent_correction=parent_correction)
-    threads = level_threads(plan, measured.level, measured.bounds, workers)
-    return LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, measured.node(k)), measured.n_nodes, threads))
+    return LevelEstimates.concat(map_level(plan, measured.level, measured.bounds, batch, workers=workers))
 
 
 def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.ndarray], LevelEstimates]:
