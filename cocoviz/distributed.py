@@ -8,8 +8,10 @@ imported only when a client is given.
   each seeded by its trial) on the cluster and returns their results in task
   order: the same as running them here.
 * :func:`estimate_subtrees` measures and fits the levels below the states per
-  state subtree on the workers; the root and the states stay here, and so does
-  consistency, which needs every level.  The fast sampler keys each cell's noise
+  state subtree on the workers, each with the one per-level step of a local release
+  (:func:`cocoviz.level_step.estimate_level`); the root and the states stay here, and so
+  does consistency, which needs every level (and so do Hcp levels with the parent prior,
+  whose fit needs the consistent level above).  The fast sampler keys each cell's noise
   by (seed, level, node, cell) with the node's index in its whole level, so a
   seeded release is bit-identical to the local one.  A secure sampler is never
   shipped (its state would repeat on every worker): each task opens its own,
@@ -24,6 +26,8 @@ import numpy as np
 
 from cocoviz.consistency import LevelEstimates
 from cocoviz.errors import ParameterError
+from cocoviz.level_step import estimate_level
+from cocoviz.noise import make_sampler
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns
 
@@ -98,9 +102,6 @@ def _slice_runs(runs: LevelRuns, lo: int, hi: int) -> LevelRuns:
 
 
 def _subtree_task(task, plan: Plan, sampler, bounds: dict) -> dict[int, LevelEstimates]:
-    from cocoviz.noise import make_sampler
-    from cocoviz.pipeline import estimate_level
-
     subtree, ranges = task
     noise = make_sampler(sampler) if isinstance(sampler, str) else sampler
     return {
@@ -112,14 +113,22 @@ def _subtree_task(task, plan: Plan, sampler, bounds: dict) -> dict[int, LevelEst
 def estimate_subtrees(
     plan: Plan, tree, sampler, bounds: Sequence[np.ndarray | None], client, *, top: int = 1
 ) -> dict[int, LevelEstimates]:
-    """The estimates of every Hc or Hg level below ``top`` (the states), one task per ``top`` node.
+    """The estimates of every measured level below ``top`` (the states), one task per ``top`` node.
+
+    Not of Hcp levels with the parent prior: their fit needs the consistent level above, so the caller
+    fits them, in order.
 
     Returns ``{level: LevelEstimates}`` for those levels; the caller fits the others and runs
     consistency.  ``sampler`` is the release's: the fast one is shipped as it is (its noise is
     keyed), a secure one by name, opened anew by each task.
     """
     check_client(client)
-    levels = [lvl for lvl in plan.measured_levels() if lvl > top and plan.level_method(lvl).level_fit is not None]
+    parent_prior = plan.prior.kind == "parent"
+    levels = [
+        lvl
+        for lvl in plan.measured_levels()
+        if lvl > top and not (parent_prior and plan.level_method(lvl).name == "Hcp")
+    ]
     if not levels or plan.shape.depth <= top:
         return {}
     ranges = {lvl: subtree_ranges(plan, top, lvl) for lvl in levels}

@@ -15,23 +15,15 @@ from collections.abc import Callable, MutableMapping, Sequence
 
 import numpy as np
 
-from cocoviz.consistency import LevelEstimates
 from cocoviz.errors import ParameterError
-from cocoviz.measure import (
-    answer_node,
-    answer_nodes,
-    check_inputs,
-    choose_bounds,
-    draw_nodes,
-    level_bounds,
-    open_sampler,
-)
+from cocoviz.level_step import estimate_level
+from cocoviz.measure import open_measurement
 from cocoviz.memory import check_plan
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import level_fitter, node_fitter, release_levels
+from cocoviz.postprocess import release_levels
 from cocoviz.release import Release
-from cocoviz.schedule import batch_threads, check_workers, level_batches, level_threads, map_nodes
-from cocoviz.whole_level import CHUNK_CELLS, stream_hg_node
+from cocoviz.schedule import check_workers
+from cocoviz.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
 
 __all__ = ["estimate", "estimate_level", "compile_kernels"]
 
@@ -64,7 +56,8 @@ def estimate(
 
     The one-call form of ``post_process(plan, measure(plan, tree, ...))`` with
     ``plan = Plan.build(tree, ...)``; it gives the same release, seed for
-    seed, while holding only one node's noisy answer at a time (per thread).
+    seed, while holding only one batch's noisy answers at a time (per thread): each
+    measured level goes through :func:`cocoviz.level_step.estimate_level`.
 
     Parameters
     ----------
@@ -94,9 +87,9 @@ def estimate(
         the uncached one.  Never used with the secure sampler or ``rng``.  The key holds the
         prior of Hcp levels too, and with the parent prior the keys of the levels above, the
         merge and the consistency (a level's fit then depends on them).
-    client : a ``dask.distributed.Client``: the Hc and Hg levels below the states are measured and
-        fitted per state subtree on its workers (:mod:`cocoviz.distributed`); the root, the states and
-        consistency stay here.  A seeded release is bit-identical to the local one.
+    client : a ``dask.distributed.Client``: the levels below the states (but Hcp levels with the parent
+        prior) are measured and fitted per state subtree on its workers (:mod:`cocoviz.distributed`); the
+        root, the states and consistency stay here.  A seeded release is bit-identical to the local one.
     progress : called as ``progress(done, total)`` with the measured levels fitted so far (e.g. a
         progress bar); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``,
@@ -127,9 +120,8 @@ def estimate(
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be a function progress(done, total) or None, got {progress!r}")
     check_plan(plan, streamed=True)
-    noise = open_sampler(seed, rng, sampler, secure)
-    budget = plan.cost().with_sampler(noise.name, check_inputs(plan, tree, noise))
-    bounds = choose_bounds(plan, tree, noise)
+    opened = open_measurement(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure)
+    noise, bounds = opened.sampler, opened.bounds
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
     distributed = {}
     if client is not None:
@@ -152,61 +144,18 @@ def estimate(
                 key += (plan.prior.key(), upstream)
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
         keys.append(key)
-        if hit is None and method.level_fit is not None:
+        if hit is None:
             if level in distributed:
                 hit = distributed[level]
             else:
-                hit = estimate_level(plan, tree, level, noise, bounds[level], workers)
-            if memo is not None:
-                memo[key] = hit
-        elif hit is None:
-            # Measure and fit node by node: a level's noisy answers are never all held at once.
-            answer = answer_node(plan, tree, level, noise, bounds[level])
-            fit = node_fitter(plan, level, bounds[level], parent)
-            n_nodes = len(plan.shape.paths[level])
-            threads = level_threads(plan, level, bounds[level], workers, noise.secure)
-            hit = LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, answer(k)), n_nodes, threads))
+                hit = estimate_level(plan, tree, level, noise, bounds[level], workers, parent=parent)
             if memo is not None:
                 memo[key] = hit
         if progress is not None:
             progress(len(keys), n_measured)
         return hit
 
-    return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
-
-
-def estimate_level(
-    plan: Plan,
-    tree,
-    level: int,
-    sampler,
-    bounds: np.ndarray | None,
-    workers: int | None = None,
-    nodes: tuple[int, int] | None = None,
-) -> LevelEstimates:
-    """A Hc or Hg level's estimates (of its nodes ``lo..hi-1`` when ``nodes`` is given), measured and
-    fitted batch by batch: at most a batch's noisy answers per thread are held at once, and an Hg
-    node larger than a batch is streamed (L2).  Reads private data: the fused form of
-    ``measure`` then ``post_process`` for one level."""
-    bounds = level_bounds(plan, level, bounds)
-    batches = level_batches(plan, level, bounds, nodes)
-    fit = level_fitter(plan, level)
-    method, eps = plan.level_method(level), plan.level_epsilon(level)
-    groups = plan.shape.group_counts(level)
-
-    def run(b: int) -> LevelEstimates:
-        lo, hi = batches[b]
-        if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > CHUNK_CELLS:
-            scale = plan.level_noise(level)
-
-            def draw(values: np.ndarray, offset: int) -> np.ndarray:
-                return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)
-
-            threads = batch_threads(2, workers, sampler.secure)  # the chunks' keyed draws are independent
-            return stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps, threads=threads)
-        return fit(lo, hi, *answer_nodes(plan, tree, level, sampler, lo, hi, bounds))
-
-    return LevelEstimates.concat(map_nodes(run, len(batches), batch_threads(len(batches), workers, sampler.secure)))
+    return Release(plan, release_levels(plan, fit), opened.budget, bounds=bounds)
 
 
 def compile_kernels() -> None:
