@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from cocoviz import estimate
-from cocoviz.distributed import check_client, subtree_ranges
+from cocoviz.distributed import check_client, estimate_subtrees, subtree_ranges
 from cocoviz.errors import ParameterError
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.measure import open_measurement
 from cocoviz.plan import Plan
 
 distributed = pytest.importorskip("dask.distributed")
@@ -39,6 +40,18 @@ def four_levels():
         }
     )
     return Hierarchy.from_groups(groups, size="size", levels=["state", "county", "tract"])
+
+
+#: The deepest census stand-in, at a small scale (5 levels: root, state, county, tract, block group).  Nothing
+#: below depends on its depth: a deeper dataset (to blocks) goes in its place.
+DEEPEST = "housing-us-blockgroups"
+
+
+@pytest.fixture(scope="module")
+def deepest():
+    from cocoviz.datasets import load_dataset
+
+    return load_dataset(DEEPEST, scale=0.0002)
 
 
 def test_subtree_ranges_are_each_states_descendants(four_levels):
@@ -111,3 +124,42 @@ def test_a_zcdp_release_on_the_cluster_is_the_local_one(client, four_levels, con
     assert remote.budget.total_rho == pytest.approx(3.125)  # bottom-up spends the sum once, on the leaves
     other = estimate(four_levels, **{**opts, "seed": 12})
     assert not other.to_frame().equals(local.to_frame())  # the seed matters: the equality above is no accident
+
+
+@pytest.mark.parametrize(
+    "methods, extra, on_workers",
+    [
+        (["naive", "Hc", "naive", "Hcp"], {}, [2, 3]),
+        (["Hc", "Hcp", "Hcp", "Hcp"], {"prior": "parent"}, []),  # the parent prior's levels stay local
+        (["Hc", "Hc", "Hg", "Hcp"], {"prior": "parent"}, [2]),
+        (["Hg", "Hcp", "Hc", "naive"], {"k_select": "noisy-max-per-node", "k_epsilon": 0.5}, [2, 3]),
+    ],
+)
+def test_every_method_on_the_cluster_is_the_local_one(client, four_levels, methods, extra, on_workers):
+    """The one level step runs naive and Hcp levels on the workers too, bit for bit."""
+    opts = dict(epsilons=[0.5, 1.0, 1.0, 2.0], methods=methods, max_size=60, seed=3, **extra)
+    plan = Plan.build(four_levels, **{k: v for k, v in opts.items() if k != "seed"})
+    opened = open_measurement(plan, four_levels, seed=3)
+    assert sorted(estimate_subtrees(plan, four_levels, opened.sampler, opened.bounds, client)) == on_workers
+    local = estimate(four_levels, **opts)
+    remote = estimate(four_levels, client=client, **opts)
+    pd.testing.assert_frame_equal(remote.to_frame(), local.to_frame())
+    assert remote.budget == local.budget
+
+
+def test_the_deepest_dataset_on_the_cluster_is_the_local_one(client, deepest):
+    """Per-state subtrees down to the deepest level: bit-identical to the local release, seed for seed."""
+    depth = deepest.depth + 1
+    assert depth >= 5
+    methods = (["Hg", "Hg", "Hc"] * depth)[:depth]  # every third level Hc, its K chosen per node
+    opts = dict(
+        epsilons=[1.0] * depth, methods=methods, max_size=10_000, k_select="noisy-max-per-node", k_epsilon=0.5, seed=26
+    )
+    local = estimate(deepest, **opts)
+    remote = estimate(deepest, client=client, **opts)
+    pd.testing.assert_frame_equal(remote.to_frame(), local.to_frame())
+    assert remote.budget == local.budget and remote.is_consistent()
+    zcdp = dict(rhos=[0.5] * depth, methods=["Hg"] * depth, seed=26, consistency="bottom-up")
+    pd.testing.assert_frame_equal(
+        estimate(deepest, client=client, **zcdp).to_frame(), estimate(deepest, **zcdp).to_frame()
+    )
