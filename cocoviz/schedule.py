@@ -143,4 +143,7 @@ def map_level(
         threads = batch_threads(len(batches), workers, secure)
         return map_nodes(lambda b: work(*batches[b], 1), len(batches), threads)
     threads = level_threads(plan, level, bounds, workers, secure)
+    if threads is None:  # the pool's default, chosen on all the nodes: a batch may be a few heavy ones
+        n = nodes[1] - nodes[0] if nodes is not None else len(plan.shape.paths[level])
+        threads = _WORKERS if n >= _PARALLEL_NODES else 1
     return [work(lo, hi, threads) for lo, hi in batches]
