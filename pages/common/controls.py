@@ -163,7 +163,8 @@ def k_select_control() -> tuple[str, float | None, float | None]:
         lo=EPSILON_RANGE[0],
         hi=EPSILON_RANGE[1],
         step=0.05,
-        help="Budget of the private K, spent on top of the levels' ε.",
+        help="Budget of the private K: taken out of the total under a preset split (equal, more to the leaves), "
+        "on top of the levels' ε under a custom one.",
     )
     beta = number_box(
         c2,
