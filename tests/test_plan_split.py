@@ -107,3 +107,15 @@ def test_the_plan_file_round_trips_a_total(tmp_path):
 def test_refusals(options, error, reason):
     with pytest.raises(error, match=reason):
         Plan.build(SHAPE, methods=["Hg", "Hc", "Hc"], max_size=8, **options)
+
+
+def test_rounding_to_even_does_not_defeat_an_exact_total():
+    """3.2433333333333336 split 1 : 2 over two levels: every float of the last share puts the exact sum
+    halfway between two floats, and rounding to even skips this one; a finer share takes over."""
+    two = Shape(("s",), (((),), (("a",),)), ((), (0,)), ((2,), (2,)))
+    plan = Plan.build(two, total_epsilon=3.2433333333333336, split="leaves", methods=["Hg", "Hc"], max_size=8)
+    assert plan.cost().total == 3.2433333333333336
+    for k in range(1, 400):  # a sweep of totals k/30 (most are not sums of their shares in floats)
+        for split in ("equal", "leaves", [1.0, 7.0]):
+            plan = Plan.build(two, total_epsilon=k / 30, split=split, methods=["Hg", "Hc"], max_size=8)
+            assert plan.cost().total == k / 30

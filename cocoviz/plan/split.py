@@ -13,8 +13,9 @@ private K's ε_K is taken out of it (ε_K once per K measurement: one for ``"noi
 
 The total is exact: every level but the last gets its share rounded as floats round, and the last
 gets what makes ``plan.cost().total`` (``total_rho`` under zCDP) equal, as a float, to the total
-asked — found by stepping the last share one float at a time from ``total − Σ others`` (a step
-moves the sum by at most one float, so the search ends within a few steps).
+asked — found by stepping the last share one float at a time from ``total − Σ others``; where
+rounding to even skips the total's float, the smallest share then moves by a float or two
+(:func:`exact_last`).  Every share stays within a few floats of its weight's part.
 
 >>> split_weights("leaves", 3), split_weights([2, 1], 2)
 ([1.0, 2.0, 3.0], [2.0, 1.0])
@@ -62,14 +63,28 @@ def shares(total: float, weights: Sequence[float]) -> list[float]:
 
 
 def exact_last(values: list[float], spent: Callable[[list[float]], float], target: float, what: str) -> list[float]:
-    """``values`` with the last one moved, one float at a time, until ``spent(values) == target`` exactly."""
+    """``values`` moved, one float at a time, until ``spent(values) == target`` exactly.
+
+    The last value moves first (the coarse step: a float of it moves the sum by about a float of the total).
+    A step can land the exact sum halfway between two floats of the total, and rounding to even then skips
+    every other float; so when the last value's steps cross the target without hitting it, the values of
+    finer floats (the smallest first) take over, each within a float or two of the total.
+    """
     values = list(values)
-    for _ in range(_MAX_STEPS):
-        got = spent(values)
-        if got == target:
-            return values
-        step = math.nextafter(values[-1], -math.inf if got > target else math.inf)
-        if not step > 0:
-            break
-        values[-1] = step
-    raise BudgetError(f"no share of the last level makes the {what} exactly {target!r} (got {spent(values)!r})")
+    order = [len(values) - 1, *sorted(range(len(values) - 1), key=lambda k: abs(values[k]))]
+    steps = 0
+    for k in order:
+        side = None
+        while steps < _MAX_STEPS:
+            got = spent(values)
+            if got == target:
+                return values
+            now = got > target
+            if side is not None and now != side:
+                break  # crossed the target: a finer value takes over
+            side, steps = now, steps + 1
+            step = math.nextafter(values[k], -math.inf if now else math.inf)
+            if not step > 0:
+                break
+            values[k] = step
+    raise BudgetError(f"no shares of the levels make the {what} exactly {target!r} (got {spent(values)!r})")
