@@ -139,23 +139,16 @@ def load_measurements(path, *, key: bytes | str | None = None):
     nodes, cells per node, K, whole values); with ``key``, also one whose signature is missing or
     is not that key's.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from cocoviz import verify
+    from cocoviz.release import _columns as stored_columns  # read and checked as a release file is
+    from cocoviz.release import _read_stored as read_stored
 
     name = _target(path, "read")
     signing = None if key is None else verify.signing_key(key)
+    table, meta = read_stored(path, name, MEASUREMENTS_FORMAT, "noisy-measurement file")
     try:
-        table = pq.read_table(path)
-        meta = json.loads((table.schema.metadata or {})[_META_KEY])
-    except (OSError, KeyError, ValueError, TypeError, pa.ArrowException) as exc:
-        raise InputError(f"{name} is not a saved cocoviz noisy-measurement file ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != MEASUREMENTS_FORMAT:
-        found = meta.get("format") if isinstance(meta, dict) else None
-        raise InputError(f"{name} has format {found!r}, expected {MEASUREMENTS_FORMAT!r}")
-    try:
-        columns = _read_columns(table)
+        columns = stored_columns(table, _COLUMNS)
         if signing is not None:
             verify.check_signature(signing, meta, columns, _COLUMNS)
         return _checked(meta, columns)
@@ -163,41 +156,13 @@ def load_measurements(path, *, key: bytes | str | None = None):
         raise InputError(f"{name} is refused: {exc}") from None
 
 
-def _read_columns(table) -> dict[str, np.ndarray]:
-    import pyarrow as pa
-
-    missing = [c for c in _COLUMNS if c not in table.column_names]
-    if missing:
-        raise InputError(f"it lacks the column(s) {', '.join(missing)}")
-    out = {}
-    for c in _COLUMNS:
-        column = table.column(c)
-        if not pa.types.is_integer(column.type) or column.null_count:
-            raise InputError(f"its column {c!r} is not whole numbers ({column.type}, {column.null_count} missing)")
-        values = column.to_numpy()
-        if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
-            raise InputError(f"its column {c!r} holds numbers too large for a noisy answer")
-        out[c] = values.astype(np.int64)
-    return out
-
-
 def _checked(meta: dict, columns: dict[str, np.ndarray]):
     from cocoviz import verify
     from cocoviz.measure import LevelMeasurement, Measurements
-    from cocoviz.plan import Plan
-    from cocoviz.release import _bounds as stored_bounds  # one reading of K per node, as a release file's
+    from cocoviz.release import _bounds as stored_bounds  # K per node and the plan read as a release file's
+    from cocoviz.release import _stored_plan as stored_plan
 
-    for part in ("plan", "budget", "statement"):
-        if part not in meta:
-            raise InputError(f"its metadata lacks the {part}")
-    try:
-        plan = Plan.from_dict(meta["plan"])
-    except KeyError as exc:
-        raise InputError(f"its plan lacks {exc.args[0]!r}") from None
-    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        raise InputError(f"its plan is not a valid plan: {exc}") from None
-    except ParameterError as exc:
-        raise InputError(f"its plan is not a valid plan: {exc}") from None
+    plan = stored_plan(meta, ("plan", "budget", "statement"))
     budget = verify.check_budget(plan, meta["budget"], None)
     if meta["statement"] != statement(budget):
         raise InputError(f"its statement {meta['statement']!r} is not its budget's ({statement(budget)!r})")
