@@ -170,15 +170,17 @@ def _checked(meta: dict, columns: dict[str, np.ndarray]):
         raise InputError("its K per node must be a mapping {level: [K of every node]}")
     bounds = stored_bounds(meta["bounds"], plan.shape.depth)
     level, node, value = (columns[c] for c in _COLUMNS)
-    if level.size and (np.diff(level) < 0).any():
+    steps = np.diff(level)
+    if (steps < 0).any():
         raise InputError("its rows are not in level order")
+    # Rows in level order: a level's rows are one slice (a view), found by bisection.
     measured = plan.measured_levels()
-    stray = sorted(set(np.unique(level).tolist()) - set(measured))
+    stray = sorted(set(level[np.r_[0, np.flatnonzero(steps) + 1]].tolist()) - set(measured)) if level.size else []
     if stray:
         raise InputError(f"it has answers at level {stray[0]}, which its plan does not measure")
     levels: list = [None] * (plan.shape.depth + 1)
     for lvl in measured:
-        mine = level == lvl
+        mine = slice(*np.searchsorted(level, [lvl, lvl + 1]))
         nodes, n_nodes = node[mine], plan.shape.n_nodes(lvl)
         if nodes.size and ((np.diff(nodes) < 0).any() or nodes.min() < 0 or nodes.max() >= n_nodes):
             raise InputError(f"its answers of level {lvl} are not on nodes 0..{n_nodes - 1} in order")
