@@ -176,7 +176,8 @@ def k_select_control() -> tuple[str, float | None, float | None]:
         lo_open=True,
         hi_open=True,
         step=1e-6,
-        help="Noisy max truncates with probability at most β (between 0 and 1, both excluded).",
+        help="Each K̂ drawn by noisy max truncates with probability at most β (between 0 and 1, both excluded): "
+        "with one K̂ per node, some node of the release may truncate with probability up to nodes × β.",
         disabled=choice == "svt",
     )
     return choice, k_eps, beta
