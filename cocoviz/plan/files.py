@@ -9,7 +9,9 @@ the standard library's :mod:`tomllib` and written by the small writer below
 (a plan holds strings, numbers, booleans, arrays and tables only).
 
 A hand-written plan may leave out ``shape`` (the hierarchy's public levels,
-nodes and G): it is then a plan for whatever hierarchy it is loaded against.
+nodes and G): it is then a plan for whatever hierarchy it is loaded against.  It may
+give a ``total_epsilon`` (or ``total_rho``) with a ``split`` instead of ε (ρ) per
+level (:mod:`cocoviz.plan.split`); a saved plan holds the exact per-level values.
 
 >>> text = toml_text({"epsilons": [1.0, 0.5], "methods": ["Hc", "naive"], "p": [1, None], "k_epsilon": None})
 >>> print(text)
