@@ -178,6 +178,7 @@ class Release:
                     "k_select": plan.k_select,
                     "k_epsilon": plan.k_epsilon,
                     "k_beta": plan.k_beta,
+                    "k_beta_scope": plan.k_beta_scope,
                     "k_chosen": self.chosen_bounds(),
                 }
                 if plan.k_select != "public"
