@@ -297,7 +297,7 @@ def _columns(table, names: Sequence[str] = _COLUMNS) -> dict[str, np.ndarray]:
         values = column.to_numpy()
         if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
             raise InputError(f"its column {c!r} holds numbers too large (beyond 2**63)")
-        out[c] = values.astype(np.int64)
+        out[c] = values.astype(np.int64, copy=False)
     return out
 
 

@@ -168,3 +168,14 @@ def test_a_failed_save_leaves_the_previous_file(tmp_path, toy_public_tree, monke
     with pytest.raises(OSError, match="No space"):
         measure(plan, toy_public_tree, seed=5).save(path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.parquet"]
+
+
+def test_a_file_without_rows_is_refused_by_name(saved):
+    rewrite(saved, edit_columns=lambda c: [c.__setitem__(k, v[:0]) for k, v in list(c.items())])
+    with pytest.raises(InputError, match="0 cells for node 0"):
+        load_measurements(saved)
+
+
+def test_loaded_answers_are_writable_arrays_like_measures(saved):
+    again = load_measurements(saved)
+    assert all(m.values.flags.writeable for m in again.levels if m is not None)

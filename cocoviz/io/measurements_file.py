@@ -76,16 +76,19 @@ def _target(path: object, method: str) -> str:
 
 
 def _columns_of(measurements) -> dict[str, np.ndarray]:
-    levels, nodes, values = [], [], []
-    for m in measurements.levels:
-        if m is None:
-            continue
+    """One row per noisy cell, level by level and node by node, filled in place (no copy of every level joined)."""
+    measured = [m for m in measurements.levels if m is not None]
+    rows = sum(int(np.asarray(m.ptr)[-1]) for m in measured)
+    columns = {name: np.empty(rows, np.int64) for name in _COLUMNS}
+    at = 0
+    for m in measured:
         counts = np.diff(np.asarray(m.ptr, np.int64))
-        levels.append(np.full(int(counts.sum()), m.level, np.int64))
-        nodes.append(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
-        values.append(np.asarray(m.values).astype(np.int64))  # whole numbers (check_measurements saw to it)
-    cat = [np.concatenate(c) if c else np.zeros(0, np.int64) for c in (levels, nodes, values)]
-    return dict(zip(_COLUMNS, cat))
+        end = at + int(counts.sum())
+        columns["level"][at:end] = m.level
+        columns["node"][at:end] = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+        columns["value"][at:end] = m.values  # whole numbers (check_measurements saw to it)
+        at = end
+    return columns
 
 
 def _bounds_of(measurements) -> dict[str, list[int]]:
@@ -170,24 +173,27 @@ def _checked(meta: dict, columns: dict[str, np.ndarray]):
         raise InputError("its K per node must be a mapping {level: [K of every node]}")
     bounds = stored_bounds(meta["bounds"], plan.shape.depth)
     level, node, value = (columns[c] for c in _COLUMNS)
-    steps = np.diff(level)
-    if (steps < 0).any():
+    # Comparisons of neighbours, not np.diff: a bool per row rather than a number (files of 50M rows).
+    if (level[1:] < level[:-1]).any():
         raise InputError("its rows are not in level order")
     # Rows in level order: a level's rows are one slice (a view), found by bisection.
     measured = plan.measured_levels()
-    stray = sorted(set(level[np.r_[0, np.flatnonzero(steps) + 1]].tolist()) - set(measured)) if level.size else []
+    firsts = level[np.r_[0, np.flatnonzero(level[1:] != level[:-1]) + 1]] if level.size else level
+    stray = sorted(set(firsts.tolist()) - set(measured))
     if stray:
         raise InputError(f"it has answers at level {stray[0]}, which its plan does not measure")
     levels: list = [None] * (plan.shape.depth + 1)
     for lvl in measured:
         mine = slice(*np.searchsorted(level, [lvl, lvl + 1]))
         nodes, n_nodes = node[mine], plan.shape.n_nodes(lvl)
-        if nodes.size and ((np.diff(nodes) < 0).any() or nodes.min() < 0 or nodes.max() >= n_nodes):
+        if nodes.size and ((nodes[1:] < nodes[:-1]).any() or nodes[0] < 0 or nodes[-1] >= n_nodes):
             raise InputError(f"its answers of level {lvl} are not on nodes 0..{n_nodes - 1} in order")
         ptr = np.zeros(n_nodes + 1, np.int64)
         np.cumsum(np.bincount(nodes, minlength=n_nodes), out=ptr[1:])
         method = plan.level_method(lvl)
-        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, value[mine], bounds[lvl])
+        # A copy: the file's columns are read-only views, measure()'s answers are arrays of their own.
+        values = value[mine].copy()
+        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
     measurements = Measurements(plan, tuple(levels), budget)
     try:
         verify.check_measurements(plan, measurements)
