@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 import cocoviz  # noqa: E402
 from cocoviz import Hierarchy, Plan, evaluate, load_measurements, load_release, measure, post_process  # noqa: E402
 from cocoviz.measure import choose_bounds, open_sampler  # noqa: E402
-from cocoviz.truncation import noisy_max_offset  # noqa: E402
+from cocoviz.truncation import noisy_max_offset, truncated_nodes  # noqa: E402
 
 
 def timed(fn):
@@ -91,14 +91,8 @@ def scopes(trials: int = 3000, beta: float = 0.2, eps: float = 0.3) -> None:
             tree, epsilons=[1.0] * 3, methods=["Hg", "Hc", "Hc"], max_size=10**6, k_select="noisy-max-per-node",
             k_epsilon=eps, k_beta=beta, k_beta_scope=scope,
         )  # fmt: skip
-        some = 0
-        for seed in range(trials):
-            bounds = choose_bounds(plan, tree, open_sampler(seed))
-            some += any(
-                tree.runs(level).node(k)[0].max(initial=0) > bounds[level][k]
-                for level in (1, 2)
-                for k in range(tree.runs(level).n_nodes)
-            )
+        draws = (choose_bounds(plan, tree, open_sampler(seed)) for seed in range(trials))
+        some = sum(any(truncated_nodes(tree, level, bounds[level]) for level in (1, 2)) for bounds in draws)
         alpha = math.exp(-eps)
         p = alpha ** (noisy_max_offset(eps, plan.k_node_beta()) + 1) / (1 + alpha)
         print(

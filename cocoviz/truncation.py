@@ -58,6 +58,7 @@ __all__ = [
     "svt_grid",
     "svt_bound",
     "truncation_error",
+    "truncated_nodes",
     "bound_from_release",
     "check_beta",
     "K_BETA_SCOPES",
@@ -134,6 +135,15 @@ def truncation_error(sizes: np.ndarray, counts: np.ndarray, bound: int) -> int:
     sizes = np.asarray(sizes, np.int64)
     over = sizes > bound
     return int(np.dot(sizes[over] - bound, np.asarray(counts, np.int64)[over]))
+
+
+def truncated_nodes(tree, level: int, bounds: np.ndarray) -> int:
+    """How many nodes of ``level`` hold a group larger than their K (``bounds``, one per node).
+
+    Reads the truth: for evaluation and simulation only, like :func:`truncation_error`.
+    """
+    runs = tree.runs(level)
+    return sum(int(runs.node(k)[0].max(initial=0) > bounds[k]) for k in range(runs.n_nodes))
 
 
 def bound_from_release(release, node: Sequence[str] = ()) -> int:

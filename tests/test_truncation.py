@@ -23,6 +23,7 @@ from cocoviz.truncation import (
     noisy_max_bound,
     noisy_max_offset,
     svt_grid,
+    truncated_nodes,
     truncation_error,
 )
 
@@ -240,12 +241,6 @@ def test_k_select_parameters_are_checked():
 
 
 # ------------------------------------------------------------------ k_beta per K̂ or for the whole release
-def truncated_nodes(tree, level: int, bounds: np.ndarray) -> int:
-    """How many nodes of ``level`` hold a group above their K (a brute-force look at the truth)."""
-    runs = tree.runs(level)
-    return sum(int(runs.node(k)[0].max(initial=0) > bounds[k]) for k in range(runs.n_nodes))
-
-
 def test_whole_release_beta_is_split_over_the_draws():
     tree = wide_tree()
     opts = dict(epsilons=[1.0] * 3, methods=["Hg", "Hc", "Hc"], k_select="noisy-max-per-node", k_epsilon=0.5)
