@@ -19,6 +19,7 @@ from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.evaluate import evaluate, level_summary, size_errors
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.io import load_upload, read_table
+from cocoviz.io.measurements_file import load_measurements, save_measurements
 from cocoviz.measure import Measurements, measure
 from cocoviz.metrics import emd, error_by_size, omniscient_emd
 from cocoviz.pipeline import compile_kernels, estimate
@@ -33,6 +34,8 @@ __all__ = [
     "METHODS",
     "measure",
     "Measurements",
+    "load_measurements",
+    "save_measurements",
     "post_process",
     "estimate",
     "Release",

@@ -10,7 +10,8 @@ arguments; load the source into a tree; build the plan (flags or ``--plan FILE``
 and check what a secure release refuses (G from private rows, K read from the
 data); check the output folder; record the draw in the privacy ledger (the cap is
 checked here, before any noise); draw; write the release, ``budget.json`` and
-``budget.md``; mark the ledger entry complete.  A failure after the ledger entry
+``budget.md`` (and, with ``--measurements FILE``, the publishable noisy-measurement file the
+release was post-processed from); mark the ledger entry complete.  A failure after the ledger entry
 marks it incomplete and removes the files of this run.
 
 With ``--seed`` the fast seeded sampler draws: the files and the output say
@@ -27,6 +28,8 @@ from pathlib import Path
 
 from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.io.atomic import write_text
+from cocoviz.io.measurements_file import save_measurements
+from cocoviz.plan.split import SPLITS
 
 __all__ = ["add_release", "source_spec", "load_tree", "OUTPUTS"]
 
@@ -99,6 +102,12 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--groups-table", default=None, help="GROUPS_SOURCE is a database URL: its table")
     parser.add_argument("--groups-query", default=None, help="GROUPS_SOURCE is a database URL: its query")
     parser.add_argument("--epsilons", default=None, help="ε per level, root first, e.g. 1,1,1")
+    parser.add_argument(
+        "--total-epsilon", default=None, metavar="EPS", help="a total ε shared over the levels by --split (exact)"
+    )
+    parser.add_argument(
+        "--split", default=None, help="with --total-epsilon: equal (default), leaves (1:2:…:n) or weights, e.g. 1,1,2"
+    )
     parser.add_argument("--methods", default=None, help="method per level, root first, e.g. Hc,Hg,Hc")
     parser.add_argument("--max-size", default=None, metavar="K", help="the public bound K on group size")
     parser.add_argument("--plan", default=None, metavar="FILE", help="the plan as a file (.toml or .json)")
@@ -109,20 +118,36 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--budget-cap", type=float, default=None, metavar="EPS", help="refuse past this ε per dataset")
     parser.add_argument("--label", default=None, help="the dataset's name in the ledger (default: SOURCE)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; must hold no release)")
+    parser.add_argument(
+        "--measurements",
+        default=None,
+        metavar="FILE",
+        help="also write the noisy-measurement file (Parquet; publishable: noisy answers and the public plan only)",
+    )
     parser.set_defaults(handler=run_release)
 
 
 def _plan(args: argparse.Namespace, tree):
     from cocoviz.plan import Plan, Shape
 
-    flags = {"--epsilons": args.epsilons, "--methods": args.methods, "--max-size": args.max_size}
+    flags = {
+        "--epsilons": args.epsilons,
+        "--total-epsilon": args.total_epsilon,
+        "--split": args.split,
+        "--methods": args.methods,
+        "--max-size": args.max_size,
+    }
     if args.plan is not None:
         given = [f for f, v in flags.items() if v is not None]
         if given:
             raise ParameterError(f"give the plan as --plan FILE or as flags, not both ({', '.join(given)} given)")
         return Plan.load(args.plan, shape=Shape.of(tree))
-    if args.epsilons is None or args.methods is None:
-        raise ParameterError("give --epsilons and --methods (one per level, root first), or --plan FILE")
+    if (args.epsilons is None and args.total_epsilon is None) or args.methods is None:
+        raise ParameterError(
+            "give --epsilons and --methods (one per level, root first; or --total-epsilon), or --plan FILE"
+        )
+    if args.epsilons is not None and (args.total_epsilon is not None or args.split is not None):
+        raise ParameterError("give --epsilons or --total-epsilon (with --split), not both")
     max_size = args.max_size
     if max_size is not None and max_size.strip().lower() in _FROM_DATA:
         max_size = tree.max_size  # exploration only: run_release refused it for a secure release
@@ -131,21 +156,32 @@ def _plan(args: argparse.Namespace, tree):
         if len(max_size) != 1:
             raise ParameterError(f"--max-size takes one whole number, got {args.max_size!r}")
         max_size = max_size[0]
-    return Plan.build(
-        tree,
-        epsilons=_numbers(args.epsilons, "--epsilons"),
-        methods=_words(args.methods),
-        max_size=max_size,
-    )
+    if args.total_epsilon is not None:
+        total = _numbers(args.total_epsilon, "--total-epsilon")
+        if len(total) != 1:
+            raise ParameterError(f"--total-epsilon takes one number, got {args.total_epsilon!r}")
+        split = args.split if args.split is None or args.split.strip() in SPLITS else _numbers(args.split, "--split")
+        budget = {"total_epsilon": total[0], "split": split.strip() if isinstance(split, str) else split}
+    else:
+        budget = {"epsilons": _numbers(args.epsilons, "--epsilons")}
+    return Plan.build(tree, **budget, methods=_words(args.methods), max_size=max_size)
 
 
-def _out_files(out: str) -> list[Path]:
+def _out_files(out: str, measurements: str | None = None) -> list[Path]:
+    """The files a release writes (the noisy-measurement file last, when asked), refused if any is taken."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ParameterError(f"--out {out}: exists and is not a folder")
     if not folder.absolute().parent.is_dir():
         raise ParameterError(f"--out {out}: the folder {folder.absolute().parent} does not exist")
     files = [folder / name for name in OUTPUTS]
+    if measurements is not None:
+        path = Path(measurements)
+        if not path.absolute().parent.is_dir() and path.absolute().parent != folder.absolute():
+            raise ParameterError(f"--measurements {measurements}: the folder {path.absolute().parent} does not exist")
+        if path.absolute() in {f.absolute() for f in files}:
+            raise ParameterError(f"--measurements {measurements}: that is one of the release's own files")
+        files.append(path)
     taken = [str(f) for f in files if f.exists()]
     if taken:
         raise ParameterError(f"--out {out} already holds {', '.join(taken)}: choose a new folder (nothing drawn)")
@@ -155,7 +191,9 @@ def _out_files(out: str) -> list[Path]:
 def run_release(args: argparse.Namespace) -> int:
     """The ``release`` subcommand (see the module's docstring for the order of work)."""
     from cocoviz.ledger import Ledger, check_cap, dataset_identity
+    from cocoviz.measure import measure
     from cocoviz.pipeline import estimate
+    from cocoviz.postprocess import post_process
     from cocoviz.release_report import EXPLORATION, budget_markdown, budget_report
 
     secure = args.seed is None
@@ -181,11 +219,11 @@ def run_release(args: argparse.Namespace) -> int:
             "--seed draws an exploration, which the ledger does not record: drop --ledger and --budget-cap"
         )
     ledger = Ledger(args.ledger) if secure else None
-    files = _out_files(args.out)  # before the data is read: a taken folder costs nothing
+    files = _out_files(args.out, args.measurements)  # before the data is read: a taken folder costs nothing
     tree = load_tree(source, group=args.group, levels=levels, groups=groups)
     plan = _plan(args, tree)
     dataset = dataset_identity(plan.shape)
-    files = _out_files(args.out)  # again: the folder may have filled while the data was read
+    files = _out_files(args.out, args.measurements)  # again: the folder may have filled while the data was read
     recording = (
         ledger.draw(plan, label=args.label or args.source, files=[f.absolute() for f in files], cap=cap)
         if secure
@@ -195,7 +233,11 @@ def run_release(args: argparse.Namespace) -> int:
     written: list[Path] = []
     with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
         try:
-            release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
+            if args.measurements is None:
+                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
+            else:  # kept whole to be written: the release is their post-processing
+                measurements = measure(plan, tree, secure=secure, seed=args.seed)
+                release = post_process(plan, measurements)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
             files[0].parent.mkdir(exist_ok=True)
             # Each file is written whole or not at all (cocoviz.io.atomic); on failure this run's files go.
@@ -205,6 +247,9 @@ def run_release(args: argparse.Namespace) -> int:
             write_text(files[1], json.dumps(report, ensure_ascii=False, indent=1) + "\n")
             written.append(files[2])
             write_text(files[2], budget_markdown(report))
+            if args.measurements is not None:
+                written.append(files[3])
+                save_measurements(measurements, files[3])
         except BaseException:
             for path in written:
                 path.unlink(missing_ok=True)

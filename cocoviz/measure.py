@@ -143,7 +143,9 @@ def plan_notes(plan: Plan) -> tuple[str, ...]:
     notes = [] if plan.shape.public_groups else [GROUPS_FROM_DATA]
     if not plan.k_levels():
         return tuple(notes)
-    if plan.k_select != "public":
+    if plan.k_select == "from-hg" or plan.k_beta_scope == "release":
+        notes.append(plan.k_note())
+    elif plan.k_select != "public":
         notes.append(
             f"K chosen privately ({plan.k_select}, ε_K = {plan.k_epsilon:g}, ceiling "
             f"{plan.max_size:,}): groups larger than K̂ count as size K̂ (Hc and naive)"
@@ -201,14 +203,15 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
     """
     bounds: list[np.ndarray | None] = [None] * (plan.shape.depth + 1)
     levels = plan.k_levels()
-    if not levels:
+    if not levels or plan.k_select == "from-hg":  # from-hg: from a measured Hg level, in measure()
         return bounds
     eps, ceiling = plan.k_epsilon, plan.max_size
     if plan.k_select == "public":
         single = ceiling
     elif plan.k_select == "noisy-max":
         noise = int(sampler.draw(np.zeros(1, np.int64), 1 / eps, (0, 0, 1))[0])
-        single = noisy_max_bound(_largest(tree.runs(0), 0), epsilon=eps, beta=plan.k_beta, ceiling=ceiling, noise=noise)
+        beta = plan.k_node_beta()
+        single = noisy_max_bound(_largest(tree.runs(0), 0), epsilon=eps, beta=beta, ceiling=ceiling, noise=noise)
     elif plan.k_select == "svt":
         sizes, counts = tree.runs(0).node(0)
         grid = svt_grid(ceiling)
@@ -223,7 +226,7 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
             has_groups = np.diff(runs.ptr) > 0
             largest[has_groups] = runs.sizes[runs.ptr[1:][has_groups] - 1]
             noise = sampler.draw(np.zeros(runs.n_nodes, np.int64), 1 / eps, (level, 0, 1))
-            bounds[level] = np.clip(largest + noise + noisy_max_offset(eps, plan.k_beta), 1, ceiling)
+            bounds[level] = np.clip(largest + noise + noisy_max_offset(eps, plan.k_node_beta()), 1, ceiling)
         return bounds
     for level in levels:
         bounds[level] = np.full(len(plan.shape.paths[level]), single, np.int64)
@@ -399,6 +402,10 @@ def measure(
     check_plan(plan, streamed=False)
     opened = open_measurement(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure)
     levels: list[LevelMeasurement | None] = [None] * (plan.shape.depth + 1)
+    source = plan.k_source_level()  # from-hg: its noisy Hg gives K to the levels below (no ε)
+    bounds = opened.bounds
     for level in plan.measured_levels():
-        levels[level] = measure_level(plan, tree, level, opened.sampler, workers, opened.bounds[level])
+        if source is not None and level in plan.k_levels():
+            bounds[level] = plan.bounds_from_hg(level, levels[source].ptr, levels[source].values)
+        levels[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
     return Measurements(plan, tuple(levels), opened.budget)

@@ -17,10 +17,10 @@ import numpy as np
 
 from cocoviz.errors import ParameterError
 from cocoviz.level_step import estimate_level
-from cocoviz.measure import open_measurement
+from cocoviz.measure import measure, open_measurement
 from cocoviz.memory import check_plan
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import release_levels
+from cocoviz.postprocess import post_process, release_levels
 from cocoviz.release import Release
 from cocoviz.schedule import check_workers
 from cocoviz.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
@@ -51,6 +51,7 @@ def estimate(
     progress: Callable[[int, int], None] | None = None,
     rhos: Sequence[float] | None = None,
     delta: float | None = None,
+    k_beta_scope: str = "node",
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -73,7 +74,8 @@ def estimate(
     merge : ``"weighted"`` (inverse variance) or ``"average"``
     k_select, k_epsilon, k_beta : how K is chosen (``"public"``: ``max_size``; ``"noisy-max"``,
         ``"noisy-max-per-node"`` or ``"svt"``: privately with ε_K = ``k_epsilon``, ``max_size`` the
-        ceiling; see :mod:`cocoviz.truncation`)
+        ceiling; ``"from-hg"``: from an Hg level's noisy answers, no ε; see :mod:`cocoviz.truncation`)
+    k_beta_scope : ``"node"`` (``k_beta`` bounds each K̂'s truncation) or ``"release"`` (the whole release's)
     seed : keys the fast sampler's noise streams by (seed, level, node)
     secure, sampler : ``secure=True`` or ``sampler="secure"`` draws the noise with the exact,
         cryptographically secure sampler (for release); ``sampler="opendp"`` with OpenDP's
@@ -113,8 +115,15 @@ def estimate(
         prior=prior,
         rhos=rhos,
         delta=delta,
+        k_beta_scope=k_beta_scope,
     )
     workers = check_workers(workers)
+    if plan.k_select == "from-hg" and plan.k_source_level() is not None:
+        # Two phases: the Hg level's noisy answers give K to the levels below, so they are measured whole.
+        if client is not None:
+            raise ParameterError("k_select 'from-hg' is measured here in two phases: not on a Dask client")
+        measurements = measure(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, workers=workers)
+        return post_process(plan, measurements, workers=workers)
     if level_cache is not None and not isinstance(level_cache, MutableMapping):
         raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
     if progress is not None and not callable(progress):

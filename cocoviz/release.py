@@ -178,6 +178,7 @@ class Release:
                     "k_select": plan.k_select,
                     "k_epsilon": plan.k_epsilon,
                     "k_beta": plan.k_beta,
+                    "k_beta_scope": plan.k_beta_scope,
                     "k_chosen": self.chosen_bounds(),
                 }
                 if plan.k_select != "public"
@@ -252,59 +253,71 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
     budget is not its plan's cost, whose sampler is unknown, or whose runs break an invariant
     (module docstring).  With ``key``, also a file whose signature is missing or is not that key's.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     _check_target(path, "load_release needs a file path or a binary file object", "read")
     name = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else "this file"
     signing = None if key is None else verify.signing_key(key)
-    try:
-        table = pq.read_table(path)
-        meta = json.loads((table.schema.metadata or {})[_META_KEY])
-    except (OSError, KeyError, ValueError, TypeError, pa.ArrowException) as exc:
-        raise InputError(f"{name} is not a saved cocoviz release ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != RELEASE_FORMAT:
-        found = meta.get("format") if isinstance(meta, dict) else None
-        raise InputError(f"{name} has format {found!r}, expected {RELEASE_FORMAT!r}")
+    table, meta = _read_stored(path, name, RELEASE_FORMAT, "release")
     try:
         return _checked_release(meta, _columns(table), signing)
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
 
 
+def _read_stored(path, name: str, fmt: str, what: str) -> tuple[object, dict]:
+    """The Parquet table at ``path`` and its cocoviz metadata, which must carry the format tag ``fmt``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+        meta = json.loads((table.schema.metadata or {})[_META_KEY])
+    except (OSError, KeyError, ValueError, TypeError, pa.ArrowException) as exc:
+        raise InputError(f"{name} is not a saved cocoviz {what} ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise InputError(f"{name} has format {found!r}, expected {fmt!r}")
+    return table, meta
+
+
 _COLUMNS = ("level", "node", "size", "count")
 
 
-def _columns(table) -> dict[str, np.ndarray]:
+def _columns(table, names: Sequence[str] = _COLUMNS) -> dict[str, np.ndarray]:
+    """The whole-number columns ``names`` of a stored table (a release's runs, or a noisy-measurement file's)."""
     import pyarrow as pa
 
-    missing = [c for c in _COLUMNS if c not in table.column_names]
+    missing = [c for c in names if c not in table.column_names]
     if missing:
         raise InputError(f"it lacks the column(s) {', '.join(missing)}")
     out = {}
-    for c in _COLUMNS:
+    for c in names:
         column = table.column(c)
         if not pa.types.is_integer(column.type) or column.null_count:
             raise InputError(f"its column {c!r} is not whole numbers ({column.type}, {column.null_count} missing)")
         values = column.to_numpy()
         if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
-            raise InputError(f"its column {c!r} holds numbers too large for a release")
-        out[c] = values.astype(np.int64)
+            raise InputError(f"its column {c!r} holds numbers too large (beyond 2**63)")
+        out[c] = values.astype(np.int64, copy=False)
     return out
+
+
+def _stored_plan(meta: dict, parts: Sequence[str] = ("plan", "budget")) -> Plan:
+    """The plan in a stored file's metadata, after checking that it holds ``parts``; a refusal names why."""
+    for part in parts:
+        if part not in meta:
+            raise InputError(f"its metadata lacks the {part}")
+    try:
+        return Plan.from_dict(meta["plan"])
+    except KeyError as exc:
+        raise InputError(f"its plan lacks {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError, IndexError, OverflowError, ParameterError) as exc:
+        raise InputError(f"its plan is not a valid plan: {exc}") from None
 
 
 def _checked_release(meta: dict, columns: dict[str, np.ndarray], signing: bytes | None) -> Release:
     if signing is not None:
         verify.check_signature(signing, meta, columns)
-    for part in ("plan", "budget"):
-        if part not in meta:
-            raise InputError(f"its metadata lacks the {part}")
-    try:
-        plan = Plan.from_dict(meta["plan"])
-    except KeyError as exc:
-        raise InputError(f"its plan lacks {exc.args[0]!r}") from None
-    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        raise InputError(f"its plan is not a valid plan: {exc}") from None
+    plan = _stored_plan(meta)
     selection = meta.get("selection")
     budget = verify.check_budget(plan, meta["budget"], selection)
     verify.check_columns(plan, columns)

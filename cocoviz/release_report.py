@@ -58,6 +58,7 @@ def budget_report(release, *, secure: bool, dataset: str | None = None, source: 
         "neighbours": NEIGHBOURS,
         "measurements": measurements,
         "notes": list(budget.notes),
+        "truncation": release.plan.truncation(),
         "parameters": release.parameters(),
     }
 
@@ -92,4 +93,6 @@ def budget_markdown(report: dict) -> str:
             f"| {m['epsilon']:g} |"
         )
     lines += ["", *(f"- note: {note}" for note in report["notes"])]
+    if report.get("truncation"):
+        lines.append(f"- truncation by the private K: {report['truncation']}")
     return "\n".join(lines).rstrip() + "\n"

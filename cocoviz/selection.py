@@ -17,6 +17,15 @@ its candidates' costs as ε (choose the mix under pure ε, then release it under
 ...                     max_size=8, seed=0)
 >>> chosen.budget.total  # two candidates of ε = 2 each, and the selection's 0.5
 4.5
+
+A fixed total instead of ε per level: ``total_epsilon`` (with ``split``, as :meth:`Plan.build`) is the
+whole cost, the selection's ε and every candidate's included; the candidates share what ε_select
+leaves, and ε_select takes the last float or two so that the total is exact (:func:`selection_epsilons`).
+
+>>> chosen = select_mix(tree, [["Hc", "Hc"], ["Hg", "Hg"]], total_epsilon=1.0, epsilon_select=0.2,
+...                     max_size=8, seed=0)
+>>> chosen.budget.total, [round(e, 9) for e in chosen.plan.epsilons]
+(1.0, [0.2, 0.2])
 """
 
 from __future__ import annotations
@@ -32,15 +41,23 @@ from cocoviz.evaluate import evaluate
 from cocoviz.measure import measure, open_sampler
 from cocoviz.noise import check_epsilon, check_seed
 from cocoviz.plan import Plan
+from cocoviz.plan.split import exact_last
 from cocoviz.postprocess import post_process
 from cocoviz.release import Release
 from cocoviz.verify import SELECTION_COMPOSITION, mix_name, release_budget
 
-__all__ = ["select_mix", "selection_cost", "mix_name", "SELECTION_COMPOSITION"]
+__all__ = ["select_mix", "selection_cost", "selection_epsilons", "mix_name", "SELECTION_COMPOSITION"]
 
 
 def selection_cost(
-    tree, candidates: Sequence[Sequence[str]], *, epsilons: Sequence[float], epsilon_select: float, **options
+    tree,
+    candidates: Sequence[Sequence[str]],
+    *,
+    epsilons: Sequence[float] | None = None,
+    epsilon_select: float,
+    total_epsilon: float | None = None,
+    split=None,
+    **options,
 ) -> float:
     """The whole ε a :func:`select_mix` call would spend, from the candidates' plans, before any noise.
 
@@ -50,19 +67,64 @@ def selection_cost(
     >>> selection_cost(tree, [["Hc"], ["Hg"]], epsilons=[0.5], epsilon_select=0.1)
     1.1
     """
-    epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
     _check_options(options)
-    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in _check_candidates(candidates)]
+    candidates = _check_candidates(candidates)
+    epsilons, epsilon_select = _budget(tree, candidates, epsilons, epsilon_select, total_epsilon, split, options)
+    return _cost(tree, candidates, epsilons, epsilon_select, options)
+
+
+def _cost(tree, candidates, epsilons, epsilon_select: float, options: dict) -> float:
+    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
 
 
+def selection_epsilons(
+    tree, candidates, *, total_epsilon: float, epsilon_select: float, split=None, **options
+) -> tuple[list[float], float]:
+    """ε per level of every candidate and ε of the selection whose whole cost is ``total_epsilon``, exactly.
+
+    The candidates' levels share ``total_epsilon`` − ε_select − every candidate's ε_K by ``split``
+    (:mod:`cocoviz.plan.split`: ``"equal"``, ``"leaves"`` or weights); ε_select is then moved by the
+    last float or two that make :func:`selection_cost` equal the total.
+    """
+    _check_options(options)
+    return _budget(tree, _check_candidates(candidates), None, epsilon_select, total_epsilon, split, options)
+
+
+def _budget(tree, candidates, epsilons, epsilon_select, total_epsilon, split, options) -> tuple[list[float], float]:
+    epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
+    if (epsilons is None) == (total_epsilon is None):
+        raise ParameterError("give the candidates' epsilons (one per level) or a total_epsilon, one of them")
+    if total_epsilon is None:
+        if split is not None:
+            raise ParameterError("split shares a total_epsilon over the levels: not with epsilons")
+        return list(epsilons), epsilon_select
+    total = check_epsilon(total_epsilon, "total_epsilon")
+    if not candidates:
+        raise ParameterError("give at least one candidate method mix")
+    n = tree.depth + 1
+    trials = [Plan.build(tree, epsilons=[1.0] * n, methods=mix, **options) for mix in candidates]
+    k_spent = math.fsum(p.cost().total - n for p in trials)  # each candidate's ε_K, on top of its levels'
+    left = (total - epsilon_select - k_spent) / len(candidates)
+    if not left > 0:
+        raise BudgetError(
+            f"ε_select ({epsilon_select:g}) and the candidates' ε_K ({k_spent:g}) take the whole total {total:g}"
+        )
+    epsilons = Plan.build(tree, total_epsilon=left, split=split or "equal", methods=candidates[0]).epsilons
+    epsilons = [check_epsilon(e, f"the share of level {k}") for k, e in enumerate(epsilons)]
+    (epsilon_select,) = exact_last(
+        [epsilon_select], lambda v: _cost(tree, candidates, epsilons, v[0], options), total, "total ε of the selection"
+    )
+    return epsilons, epsilon_select
+
+
 #: The :meth:`Plan.build` options of a zCDP plan, which a selection refuses (it is accounted in pure ε).
-_ZCDP_OPTIONS = ("rhos", "delta")
+_ZCDP_OPTIONS = ("rhos", "delta", "total_rho")
 #: The :meth:`Plan.build` options a selection passes on to every candidate's plan.
 _PLAN_OPTIONS = frozenset(
     name
     for name in inspect.signature(Plan.build).parameters
-    if name not in ("cls", "source", "epsilons", "methods", *_ZCDP_OPTIONS)
+    if name not in ("cls", "source", "epsilons", "methods", "total_epsilon", "split", *_ZCDP_OPTIONS)
 )
 
 
@@ -94,8 +156,10 @@ def select_mix(
     tree,
     candidates: Sequence[Sequence[str]],
     *,
-    epsilons: Sequence[float],
+    epsilons: Sequence[float] | None = None,
     epsilon_select: float,
+    total_epsilon: float | None = None,
+    split=None,
     seed: int | Sequence[int] | None = None,
     secure: bool = False,
     **options,
@@ -116,15 +180,17 @@ def select_mix(
     candidates : method mixes, one method per level each
     epsilons : ε per level of every candidate release
     epsilon_select : ε of the selection itself
+    total_epsilon, split : instead of ``epsilons``, the whole cost (the selection's and every candidate's),
+        shared by ``split`` (:func:`selection_epsilons`); the release's ``budget.total`` is then exactly it
     seed : keys the fast sampler (candidate k draws from its own streams)
     secure : draw every noise with the secure sampler
     options : other :meth:`Plan.build` options (p, max_size, consistency, merge)
     """
-    epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
     _check_options(options)
     candidates = _check_candidates(candidates)
     if not candidates:
         raise ParameterError("give at least one candidate method mix")
+    epsilons, epsilon_select = _budget(tree, candidates, epsilons, epsilon_select, total_epsilon, split, options)
     entropy = None if secure else check_seed(seed)
     plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
     releases = [

@@ -11,11 +11,25 @@ is chosen from the data with its own budget ε_K:
   for the whole release, measured at the root.
 * ``"noisy-max-per-node"``: the same at every node of every level that needs K;
   the nodes of a level are disjoint, so ε_K is charged once per level.
+* ``"from-hg"``: no ε of its own.  The deepest Hg level above the levels that need K is
+  measured first; each of its nodes gets K̂ = ⌈top⌉ + m, with ``top`` the last value of the
+  least-squares isotonic fit of the node's noisy Hg (the largest size that fit releases) and m a
+  public margin, and every node below takes its ancestor's K̂.  It is post-processing of a DP
+  output, so it costs nothing — but K̂ is noisy, so truncation can still occur.  Honestly bounded:
+  the fit's last value is max over i of the mean of the noisy y_i..y_G, at least y_G = max + X
+  (Δ = 1), so K̂ truncates only if X ≤ −m − 1: with m = ⌈ln(1/β)/ε⌉ (double-geometric, as for
+  noisy max) or m = ⌈σ·√(2 ln(1/β))⌉ (discrete Gaussian, sub-Gaussian with parameter σ: Canonne,
+  Kamath and Steinke 2020, Corollary 9) that has probability ≤ β (:func:`hg_margin`).
 * ``"svt"``: Wu's AboveThreshold over a public geometric grid θ_i = 2^i of
   candidate bounds: the queries "groups of size ≤ θ_i" (Δ = 1) against the
   public G, with threshold noise of scale 2/ε_K and query noise of scale 4/ε_K;
   K̂ is the first θ_i whose noisy count reaches the noisy threshold.  Kept for
   teaching and reproduction: it stops early and truncates often.
+
+β bounds one K̂ (``k_beta_scope="node"``); with one K̂ per node, some node of a release of n
+nodes truncates with probability up to n·β.  ``k_beta_scope="release"`` draws each K̂ with
+β / n, so by a union bound the whole release truncates with probability ≤ β
+(:meth:`cocoviz.Plan.truncation` states which, and the budget report shows it).
 
 Every K̂ is clipped to [1, ceiling] with the public ceiling (the plan's
 ``max_size``).  A group above K̂ is truncated to K̂ — never refused, since a
@@ -44,12 +58,18 @@ __all__ = [
     "svt_grid",
     "svt_bound",
     "truncation_error",
+    "truncated_nodes",
     "bound_from_release",
     "check_beta",
+    "K_BETA_SCOPES",
+    "hg_margin",
+    "hg_bounds",
 ]
 
 #: How K is chosen: a public input, or privately from the data.
-K_SELECT = ("public", "noisy-max", "noisy-max-per-node", "svt")
+K_SELECT = ("public", "noisy-max", "noisy-max-per-node", "svt", "from-hg")
+#: What k_beta bounds: the truncation of each K̂ drawn, or of the whole release (union bound over the K̂).
+K_BETA_SCOPES = ("node", "release")
 #: The default probability that noisy max truncates.
 DEFAULT_K_BETA = 1e-6
 #: Sensitivity of the largest group size and of a count "groups of size ≤ θ" under our neighbours.
@@ -117,6 +137,15 @@ def truncation_error(sizes: np.ndarray, counts: np.ndarray, bound: int) -> int:
     return int(np.dot(sizes[over] - bound, np.asarray(counts, np.int64)[over]))
 
 
+def truncated_nodes(tree, level: int, bounds: np.ndarray) -> int:
+    """How many nodes of ``level`` hold a group larger than their K (``bounds``, one per node).
+
+    Reads the truth: for evaluation and simulation only, like :func:`truncation_error`.
+    """
+    runs = tree.runs(level)
+    return sum(int(runs.node(k)[0].max(initial=0) > bounds[k]) for k in range(runs.n_nodes))
+
+
 def bound_from_release(release, node: Sequence[str] = ()) -> int:
     """The largest released size at ``node`` of an Hg release: a K for later releases, at no ε.
 
@@ -126,3 +155,37 @@ def bound_from_release(release, node: Sequence[str] = ()) -> int:
     """
     h = release.histogram(node)
     return max(int(np.flatnonzero(h)[-1]) if h.any() else 1, 1)
+
+
+def hg_margin(beta: float, *, epsilon: float | None = None, sigma2=None) -> int:
+    """The margin m with P(X ≤ −m − 1) ≤ β for the noise X of an Hg cell (Δ = 1).
+
+    Double-geometric of scale 1/ε: m = ⌈ln(1/β)/ε⌉ (P = α^(m+1)/(1+α) < e^(−εm) ≤ β).  Discrete
+    Gaussian of variance parameter σ² (``sigma2``): m = ⌈σ√(2 ln(1/β))⌉ (P ≤ e^(−m²/(2σ²)) ≤ β).
+
+    >>> hg_margin(0.01, epsilon=1.0), hg_margin(0.01, sigma2=1)
+    (5, 4)
+    """
+    if (epsilon is None) == (sigma2 is None):
+        raise ParameterError("hg_margin needs the ε of double-geometric noise or the σ² of a Gaussian, one of them")
+    if epsilon is not None:
+        return noisy_max_offset(epsilon, beta)
+    return math.ceil(math.sqrt(2 * float(sigma2) * math.log(1.0 / beta)))
+
+
+def hg_bounds(ptr: np.ndarray, values: np.ndarray, margin: int, ceiling: int) -> np.ndarray:
+    """K̂ per node from noisy Hg answers (node k's are ``values[ptr[k]:ptr[k + 1]]``): ⌈top⌉ + ``margin``,
+    clipped to [1, ``ceiling``], with top the last value of the node's least-squares isotonic fit,
+    max over i of mean(y_i..y_G) (at least y_G; a node without groups gets 1).
+
+    >>> hg_bounds(np.array([0, 3, 3]), np.array([1, 9, 4]), 2, 100).tolist()  # top = max(14/3, 13/2, 4)
+    [9, 1]
+    """
+    ptr, values = np.asarray(ptr, np.int64), np.asarray(values, np.float64)
+    out = np.ones(len(ptr) - 1, np.int64)
+    for k in range(len(out)):
+        y = values[ptr[k] : ptr[k + 1]]
+        if y.size:
+            suffix_means = np.cumsum(y[::-1]) / np.arange(1, y.size + 1)
+            out[k] = min(max(math.ceil(suffix_means.max()) + int(margin), 1), int(ceiling))
+    return out

@@ -249,6 +249,13 @@ def check_measurements(plan: Plan, measurements: object) -> None:
     for level, m in enumerate(levels):
         if m is not None:
             _check_level(plan, level, m)
+    source = plan.k_source_level()
+    for level in plan.k_levels() if source is not None else ():
+        expected = plan.bounds_from_hg(level, levels[source].ptr, levels[source].values)
+        if not np.array_equal(levels[level].bounds, expected):
+            raise ParameterError(
+                f"the K per node of level {level} is not the one its plan's from-hg rule gives from level {source}"
+            )
 
 
 def _check_level(plan: Plan, level: int, m: object) -> None:
@@ -329,22 +336,28 @@ def signing_key(key: object) -> bytes:
     return bytes(key)
 
 
-def signature(key: bytes, meta: Mapping, columns: Mapping[str, np.ndarray]) -> str:
-    """HMAC-SHA256, hex, of the metadata (canonical JSON, signature left out) and the four run columns."""
+_RUN_COLUMNS = ("level", "node", "size", "count")
+
+
+def signature(key: bytes, meta: Mapping, columns: Mapping[str, np.ndarray], names: Sequence[str] = _RUN_COLUMNS) -> str:
+    """HMAC-SHA256, hex, of the metadata (canonical JSON, signature left out) and the columns ``names``
+    (a release's four run columns by default; a noisy-measurement file's level, node and value)."""
     mac = hmac.new(key, digestmod=hashlib.sha256)
     body = {k: v for k, v in meta.items() if k != "signature"}
     mac.update(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True).encode())
-    for name in ("level", "node", "size", "count"):
+    for name in names:
         values = np.ascontiguousarray(columns[name], dtype="<i8")
         mac.update(name.encode() + values.size.to_bytes(8, "little") + values.tobytes())
     return mac.hexdigest()
 
 
-def check_signature(key: bytes, meta: Mapping, columns: Mapping[str, np.ndarray]) -> None:
+def check_signature(
+    key: bytes, meta: Mapping, columns: Mapping[str, np.ndarray], names: Sequence[str] = _RUN_COLUMNS
+) -> None:
     """Refuse a file without a signature, or whose signature is not ``key``'s over what it holds."""
     stored = meta.get("signature")
     if not isinstance(stored, Mapping) or stored.get("algorithm") != SIGNATURE_ALGORITHM:
         raise InputError(f"it carries no {SIGNATURE_ALGORITHM} signature, and a key was given")
     value = stored.get("value")
-    if not isinstance(value, str) or not hmac.compare_digest(value, signature(key, meta, columns)):
+    if not isinstance(value, str) or not hmac.compare_digest(value, signature(key, meta, columns, names)):
         raise InputError("its signature does not match: the file was changed after it was signed, or the key differs")

@@ -204,3 +204,28 @@ def test_a_release_from_postgresql_is_the_release_from_the_file(files, capsys):
     assert from_db.plan == from_file.plan and from_db.budget.total == from_file.budget.total == 2.5
     assert from_db.is_consistent() and from_db.sampler.startswith("secure")
     assert len(Ledger().entries()) == 2
+
+
+def test_the_noisy_measurement_file_beside_the_release(files, capsys):
+    from cocoviz import load_measurements, post_process
+
+    args = ("--total-epsilon", "0.7", "--split", "leaves", "--methods", "Hg,Hg,Hc", "--max-size", "10")
+    assert main(release_args(*args, "--measurements", "out/measurements.parquet")) == 0
+    assert "out/measurements.parquet" in capsys.readouterr().out
+    release = load_release(files / "out" / "release.parquet")
+    assert release.budget.total == 0.7 and release.plan.epsilons[2] > release.plan.epsilons[0]
+    measurements = load_measurements(files / "out" / "measurements.parquet")
+    assert measurements.budget.sampler.startswith("secure") and measurements.plan == release.plan
+    assert post_process(release.plan, measurements).to_frame().equals(release.to_frame())
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "complete" and "measurements.parquet" in entry.files
+    # Seeded: the same release as without the file (the one-call path and measure + post_process agree).
+    assert main(release_args(*FLAGS, "--seed", "3", "--measurements", "m.parquet", out="a")) == 0
+    assert main(release_args(*FLAGS, "--seed", "3", out="b")) == 0
+    a, b = (load_release(files / d / "release.parquet") for d in "ab")
+    assert a.to_frame().equals(b.to_frame()) and (files / "m.parquet").exists()
+    # A taken measurement file refuses before anything is drawn or written.
+    assert main(release_args(*FLAGS, "--seed", "3", "--measurements", "m.parquet", out="c")) == 2
+    assert "already holds" in capsys.readouterr().err and not (files / "c").exists()
+    assert main(release_args(*FLAGS, "--total-epsilon", "2", out="d")) == 2
+    assert "not both" in capsys.readouterr().err

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cocoviz import Hierarchy, InputError, ParameterError, estimate, evaluate, select_mix
+from cocoviz import BudgetError, Hierarchy, InputError, ParameterError, estimate, evaluate, load_release, select_mix
 from cocoviz.release import Release
 
 
@@ -80,3 +84,50 @@ def test_a_selection_refuses_a_zcdp_plan(toy_public_tree):
     selection = {"candidates": [list(m) for m in mixes], "chosen": 1, "epsilon_select": 0.5}
     with pytest.raises(InputError, match="zCDP plan"):
         release_budget(plan, "fast", selection)
+
+
+# ------------------------------------------------------------------ a selection inside a fixed total
+@settings(max_examples=40, deadline=None)
+@given(
+    st.floats(0.05, 20),
+    st.floats(0.001, 0.3),
+    st.sampled_from(["equal", "leaves", [1.0, 3.0]]),
+    st.sampled_from(
+        [{}, {"k_select": "noisy-max", "k_epsilon": 0.01}, {"k_select": "noisy-max-per-node", "k_epsilon": 0.01}]
+    ),
+)
+def test_a_total_epsilon_is_the_selections_whole_cost_exactly(total, share, split, k):
+    from cocoviz.selection import selection_cost, selection_epsilons
+
+    tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}), size="size",
+                                 levels=["region"])  # fmt: skip
+    candidates = [["Hc", "Hc"], ["Hg", "Hg"], ["Hg", "Hc"]]
+    options = dict(max_size=8, **k)
+    if total * share <= 0.1:
+        return
+    epsilons, eps_select = selection_epsilons(
+        tree, candidates, total_epsilon=total, epsilon_select=total * share, split=split, **options
+    )
+    assert math.isclose(eps_select, total * share, rel_tol=1e-9)  # moved by a float or two at most
+    cost = selection_cost(tree, candidates, epsilons=epsilons, epsilon_select=eps_select, **options)
+    assert cost == total
+    assert (
+        selection_cost(tree, candidates, total_epsilon=total, epsilon_select=total * share, split=split, **options)
+        == total
+    )
+
+
+def test_select_mix_at_a_total_round_trips_and_refuses_both(tmp_path):
+    tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}), size="size",
+                                 levels=["region"])  # fmt: skip
+    chosen = select_mix(tree, [["Hc", "Hc"], ["Hg", "Hg"]], total_epsilon=0.7, epsilon_select=0.1, split="leaves",
+                        max_size=8, seed=3)  # fmt: skip
+    assert chosen.budget.total == 0.7
+    chosen.save(tmp_path / "r.parquet")
+    assert load_release(tmp_path / "r.parquet").budget.total == 0.7
+    with pytest.raises(ParameterError, match="one of them"):
+        select_mix(tree, [["Hc", "Hc"]], epsilons=[1, 1], total_epsilon=1.0, epsilon_select=0.1, max_size=8, seed=0)
+    with pytest.raises(BudgetError, match="take the whole total"):
+        select_mix(tree, [["Hc", "Hc"]], total_epsilon=0.1, epsilon_select=0.1, max_size=8, seed=0)
+    with pytest.raises(BudgetError, match="pure ε only"):
+        select_mix(tree, [["Hc", "Hc"]], total_rho=0.1, epsilon_select=0.1, max_size=8, seed=0)

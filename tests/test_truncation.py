@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -11,16 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cocoviz import Hierarchy, Plan, estimate, evaluate
+from cocoviz import Hierarchy, Measurements, ParameterError, Plan, estimate, evaluate, measure, post_process
 from cocoviz.estimators import query_hc, query_hg, query_naive
 from cocoviz.hierarchy import node_path
 from cocoviz.measure import choose_bounds, open_sampler
 from cocoviz.noise import FastSampler
 from cocoviz.truncation import (
     bound_from_release,
+    hg_bounds,
     noisy_max_bound,
     noisy_max_offset,
     svt_grid,
+    truncated_nodes,
     truncation_error,
 )
 
@@ -235,3 +238,110 @@ def test_k_select_parameters_are_checked():
         with pytest.raises(ParameterError, match=problem):
             Plan.build(tree, **opts, **bad)
     assert list(itertools.islice(neighbours([1, 0]), 3)) == [[2, 0], [0, 0], [1, 1]]
+
+
+# ------------------------------------------------------------------ k_beta per K̂ or for the whole release
+def test_whole_release_beta_is_split_over_the_draws():
+    tree = wide_tree()
+    opts = dict(epsilons=[1.0] * 3, methods=["Hg", "Hc", "Hc"], k_select="noisy-max-per-node", k_epsilon=0.5)
+    per_node = Plan.build(tree, **opts, k_beta=0.01)
+    whole = Plan.build(tree, **opts, k_beta=0.01, k_beta_scope="release")
+    assert per_node.k_draws() == whole.k_draws() == 3 + 12
+    assert per_node.k_node_beta() == 0.01 and whole.k_node_beta() == 0.01 / 15
+    assert "≤ 0.15 (union bound)" in per_node.truncation() and "≤ 0.01 (union bound)" in whole.truncation()
+    assert "whole release" in " ".join(estimate(tree, **opts, k_beta_scope="release", seed=0).budget.notes)
+    one = Plan.build(tree, **{**opts, "k_select": "noisy-max"}, k_beta=0.01, k_beta_scope="release")
+    assert one.k_draws() == 1 and one.k_node_beta() == 0.01  # one K̂: per K̂ is per release
+    with pytest.raises(Exception, match="k_beta_scope must be one of"):
+        Plan.build(tree, **opts, k_beta_scope="tract")
+
+
+def exact_truncation(epsilon: float, beta: float) -> float:
+    """P(X ≤ −m − 1) for X double-geometric of scale 1/ε and m = ⌈ln(1/β)/ε⌉: one K̂ truncates."""
+    alpha = math.exp(-epsilon)
+    return alpha ** (noisy_max_offset(epsilon, beta) + 1) / (1 + alpha)
+
+
+@pytest.mark.parametrize("scope", ["node", "release"])
+def test_some_node_truncates_as_stated_seeded_simulation(scope):
+    """Noisy max per node on 15 nodes, 3,000 seeded draws: the share of releases where some node truncates
+    is the exact 1 − (1 − p)^15 (p per K̂, computed), at most β for the whole-release scope."""
+    tree = wide_tree()
+    beta, eps, trials = 0.2, 0.3, 3000
+    plan = Plan.build(
+        tree, epsilons=[1.0] * 3, methods=["Hg", "Hc", "Hc"], max_size=10**6, k_select="noisy-max-per-node",
+        k_epsilon=eps, k_beta=beta, k_beta_scope=scope,
+    )  # fmt: skip
+    some = 0
+    for seed in range(trials):
+        bounds = choose_bounds(plan, tree, open_sampler(seed))
+        some += any(truncated_nodes(tree, level, bounds[level]) for level in (1, 2))
+    p = exact_truncation(eps, plan.k_node_beta())
+    expected = 1 - (1 - p) ** 15
+    sd = math.sqrt(expected * (1 - expected) / trials)
+    assert abs(some / trials - expected) < 4 * sd + 1e-9
+    if scope == "release":
+        assert expected <= beta and some / trials <= beta + 4 * sd
+    else:
+        assert expected > beta  # the per-node reading lets the whole release truncate more often than β
+
+
+# ------------------------------------------------------------------ K from an Hg level's noisy answers (no ε)
+def test_from_hg_costs_nothing_and_takes_k_from_the_hg_level():
+    tree = wide_tree()
+    plan = Plan.build(tree, total_epsilon=1.5, methods=["Hg", "Hc", "Hc"], max_size=500, k_select="from-hg")
+    assert plan.k_source_level() == 0 and plan.k_draws() == 1
+    assert plan.cost().total == 1.5 and not any(c.quantity.startswith("K") for c in plan.cost().charges)
+    deeper = Plan.build(tree, epsilons=[0.5] * 3, methods=["Hg", "Hg", "Hc"], max_size=500, k_select="from-hg")
+    assert deeper.k_source_level() == 1 and deeper.k_draws() == 3
+    measurements = measure(deeper, tree, seed=5)
+    source = measurements.levels[1]
+    per_state = hg_bounds(source.ptr, source.values, deeper.k_margin(), 500)
+    np.testing.assert_array_equal(measurements.levels[2].bounds, np.repeat(per_state, 4))  # each county: its state's
+    release = post_process(deeper, measurements)
+    assert release.chosen_bounds()[2] == np.repeat(per_state, 4).tolist()
+    assert estimate(tree, **deeper.options(), seed=5).to_frame().equals(release.to_frame())
+    values = measurements.levels[1].values.copy()
+    values[-1] += 1000  # the last state's noisy largest size: its counties' K̂ no longer follow from it
+    wrong = dataclasses.replace(measurements.levels[1], values=values)
+    with pytest.raises(ParameterError, match="from-hg rule"):
+        levels = (measurements.levels[0], wrong, measurements.levels[2])
+        post_process(deeper, Measurements(deeper, levels, measurements.budget))
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"methods": ["Hc", "Hg", "Hc"]}, "from an Hg level measured above"),
+        ({"methods": ["Hg", "Hc", "Hc"], "consistency": "bottom-up"}, "from an Hg level measured above"),
+        ({"methods": ["Hg", "Hc", "Hc"], "k_epsilon": 0.1}, "spends none"),
+    ],
+)
+def test_from_hg_refusals(options, reason):
+    with pytest.raises(ParameterError, match=reason):
+        Plan.build(wide_tree(), epsilons=[1.0] * 3, max_size=500, k_select="from-hg", **options)
+
+
+def hg_margin_tail(plan) -> float:
+    """The stated bound on one K̂'s truncation: P(X ≤ −m − 1) for the source level's noise (exact for
+    double-geometric noise; the sub-Gaussian bound for the discrete Gaussian)."""
+    m = plan.k_margin()
+    if plan.rhos is None:
+        alpha = math.exp(-plan.level_epsilon(plan.k_source_level()))
+        return alpha ** (m + 1) / (1 + alpha)
+    return math.exp(-((m + 1) ** 2) / (2 * float(plan.level_noise(plan.k_source_level()).sigma2)))
+
+
+@pytest.mark.parametrize("budget", [{"epsilons": [0.05, 1.0, 1.0]}, {"rhos": [0.002, 0.5, 0.5]}])
+def test_from_hg_truncates_no_more_than_stated_seeded_simulation(budget):
+    """K from the root's noisy Hg with β = 0.3: over 1,000 seeded releases some county truncates in at
+    most the stated share (the fit's top is at least the noisy largest size, so it is below the bound)."""
+    tree = wide_tree()
+    plan = Plan.build(tree, **budget, methods=["Hg", "Hc", "Hc"], max_size=10**4, k_select="from-hg", k_beta=0.3)
+    assert hg_margin_tail(plan) <= 0.3
+    trials, some = 1000, 0
+    for seed in range(trials):
+        m = measure(plan, tree, seed=seed)
+        some += truncated_nodes(tree, 2, m.levels[2].bounds) > 0
+    sd = math.sqrt(0.3 * 0.7 / trials)
+    assert some / trials <= hg_margin_tail(plan) + 4 * sd

@@ -9,7 +9,9 @@ the standard library's :mod:`tomllib` and written by the small writer below
 (a plan holds strings, numbers, booleans, arrays and tables only).
 
 A hand-written plan may leave out ``shape`` (the hierarchy's public levels,
-nodes and G): it is then a plan for whatever hierarchy it is loaded against.
+nodes and G): it is then a plan for whatever hierarchy it is loaded against.  It may
+give a ``total_epsilon`` (or ``total_rho``) with a ``split`` instead of ε (ρ) per
+level (:mod:`cocoviz.plan.split`); a saved plan holds the exact per-level values.
 
 >>> text = toml_text({"epsilons": [1.0, 0.5], "methods": ["Hc", "naive"], "p": [1, None], "k_epsilon": None})
 >>> print(text)
@@ -45,6 +47,10 @@ PLAN_FIELDS = {
     "epsilons": "a list of numbers, one ε per level",
     "rhos": "a list of numbers, one ρ per level (a zCDP plan)",
     "delta": "a number δ at which a zCDP plan's cost is read as (ε, δ)",
+    "total_epsilon": "a number: the total ε, shared over the levels by split (instead of epsilons)",
+    "total_rho": "a number: the total ρ of a zCDP plan, shared over the levels by split (instead of rhos)",
+    "split": "'equal', 'leaves' or a list of weights, one per level (with total_epsilon or total_rho)",
+    "k_beta_scope": "'node' or 'release'",
     "methods": "a list of method names, one per level",
     "p": "a list with one isotonic loss (1 or 2; 0 or null where the method has none) per level",
     "max_size": "a whole number K",
@@ -162,8 +168,11 @@ def read_plan_file(path: str | os.PathLike) -> dict:
     unknown = sorted(set(data) - set(PLAN_FIELDS))
     if unknown:
         raise InputError(f"the plan file {name!r} has unknown field(s) {unknown}; a plan has {list(PLAN_FIELDS)}")
-    if "epsilons" not in data and "rhos" not in data:
-        raise InputError(f"the plan file {name!r} has neither 'epsilons' ({PLAN_FIELDS['epsilons']}) nor 'rhos'")
+    if not {"epsilons", "rhos", "total_epsilon", "total_rho"} & set(data):
+        raise InputError(
+            f"the plan file {name!r} has neither 'epsilons' ({PLAN_FIELDS['epsilons']}) nor 'rhos', "
+            "'total_epsilon' or 'total_rho'"
+        )
     if "methods" not in data:
         raise InputError(f"the plan file {name!r} has no field 'methods' ({PLAN_FIELDS['methods']})")
     checks = {
@@ -180,6 +189,10 @@ def read_plan_file(path: str | os.PathLike) -> dict:
         "k_select": lambda v: isinstance(v, str),
         "k_epsilon": lambda v: v is None or _is_number(v),
         "k_beta": _is_number,
+        "k_beta_scope": lambda v: isinstance(v, str),
+        "total_epsilon": _is_number,
+        "total_rho": _is_number,
+        "split": lambda v: isinstance(v, str) or (isinstance(v, list) and all(_is_number(w) for w in v)),
         "prior": lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("kind"), str)),
     }
     for field, value in data.items():

@@ -30,12 +30,19 @@ from dataclasses import dataclass
 from cocoviz.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
 from cocoviz.budget import Budget, Charge
 from cocoviz.consistency import MERGES
-from cocoviz.errors import CocovizError, InputError, ParameterError
+from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.hcp_prior import UNIFORM, Prior
 from cocoviz.noise import GaussianNoise, check_epsilon
+from cocoviz.plan import split as splits
+from cocoviz.plan.kbound import KBound
 from cocoviz.plan.methods import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, METHODS, Method, gaussian_epsilon
 from cocoviz.shape import Shape
-from cocoviz.truncation import DEFAULT_K_BETA, K_SELECT, K_SENSITIVITY, check_beta, svt_grid
+from cocoviz.truncation import (
+    DEFAULT_K_BETA,
+    K_BETA_SCOPES,
+    K_SELECT,
+    check_beta,
+)
 
 __all__ = [
     "Method",
@@ -80,7 +87,7 @@ def _check_k(max_size) -> int:
 
 
 @dataclass(frozen=True, eq=False)
-class Plan:
+class Plan(KBound):
     """A release's public parameters, validated when built; its cost is known before any noise.
 
     Build one with :meth:`build`, which fills defaults (p per method, K =
@@ -94,6 +101,10 @@ class Plan:
         weights read; it is no privacy figure: ``rhos`` is)
     rhos : ρ per level of a zCDP plan (discrete Gaussian noise; bottom-up spends their sum), None for pure ε
     delta : the δ at which a zCDP plan's cost is read as (ε, δ)-DP
+    k_beta_scope : ``"node"`` (each K̂ drawn truncates with probability ≤ ``k_beta``: with one K̂ per
+        node, some node of a large release may truncate with probability up to draws × β) or
+        ``"release"`` (β per K̂ is ``k_beta`` / draws, so by a union bound no node of the whole release
+        truncates but with probability ≤ ``k_beta``)
     methods : a :data:`METHODS` name per level
     ps : isotonic loss per level (None for methods without one)
     max_size : the public bound K of the methods that need one; with a private ``k_select``, the public
@@ -102,9 +113,11 @@ class Plan:
     merge : ``"weighted"`` or ``"average"``
     k_select : how K is chosen (:data:`~cocoviz.truncation.K_SELECT`): ``"public"`` (``max_size``),
         ``"noisy-max"`` (one K̂ for the release), ``"noisy-max-per-node"`` (one per node of every level
-        that needs K; ε_K once per level) or ``"svt"`` (Wu's AboveThreshold, one K̂)
-    k_epsilon : ε_K of a private K (charged on top of the levels' ε)
-    k_beta : the probability that noisy max truncates (default 1e-6)
+        that needs K; ε_K once per level), ``"svt"`` (Wu's AboveThreshold, one K̂) or ``"from-hg"`` (no
+        ε: each node's K̂ from the noisy Hg of its ancestor at an Hg level above, :meth:`k_source_level`)
+    k_epsilon : ε_K of a private K (charged on top of the levels' ε; none for ``"from-hg"``)
+    k_beta : the probability that a K̂ truncates (default 1e-6), per K̂ drawn or for the whole release
+        (``k_beta_scope``); :meth:`truncation` states both
     prior : the public :class:`~cocoviz.hcp_prior.Prior` of the Hcp levels (uniform by default); it costs no ε
     """
 
@@ -121,6 +134,7 @@ class Plan:
     prior: Prior = UNIFORM
     rhos: tuple[float, ...] | None = None
     delta: float = DEFAULT_DELTA
+    k_beta_scope: str = "node"
 
     def __post_init__(self):
         n = self.shape.depth + 1
@@ -145,14 +159,24 @@ class Plan:
             raise ParameterError(f"merge must be one of {MERGES}, got {self.merge!r}")
         if self.k_select not in K_SELECT:
             raise ParameterError(f"k_select must be one of {K_SELECT}, got {self.k_select!r}")
-        if self.k_select == "public":
+        if self.k_select in ("public", "from-hg"):
             if self.k_epsilon is not None:
-                raise ParameterError("k_epsilon is the budget of a private K: give it with a private k_select")
+                raise ParameterError(
+                    "k_epsilon is the budget of a K chosen with its own noise: give it with a private k_select "
+                    f"(noisy max or SVT); k_select {self.k_select!r} spends none"
+                )
         else:
             if self.k_epsilon is None:
                 raise ParameterError(f"k_select {self.k_select!r} chooses K privately: give its budget k_epsilon")
             check_epsilon(self.k_epsilon, "k_epsilon (ε of the private K)")
         check_beta(self.k_beta)
+        if self.k_beta_scope not in K_BETA_SCOPES:
+            raise ParameterError(f"k_beta_scope must be one of {K_BETA_SCOPES}, got {self.k_beta_scope!r}")
+        if self.k_select == "from-hg" and self.k_levels() and self.k_source_level() is None:
+            raise ParameterError(
+                "k_select 'from-hg' takes K from an Hg level measured above every level that needs K: "
+                "give Hg to a level above the first Hc/naive/Hcp level (not with bottom-up)"
+            )
         if not isinstance(self.prior, Prior):
             raise ParameterError(f"prior must be a Prior (Plan.build validates one), got {type(self.prior).__name__}")
         if self.prior != UNIFORM and "Hcp" not in self.methods:
@@ -177,6 +201,10 @@ class Plan:
         prior: object = None,
         rhos: Sequence[float] | None = None,
         delta: float | None = None,
+        total_epsilon: float | None = None,
+        total_rho: float | None = None,
+        split: str | Sequence[float] | None = None,
+        k_beta_scope: str = "node",
     ) -> Plan:
         """A validated plan for ``source``: a :class:`Shape`, or a hierarchy whose public shape is taken.
 
@@ -188,11 +216,36 @@ class Plan:
         (with a private ``k_select``, the public ceiling of K̂).  ``prior`` is the Hcp levels'
         public prior (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``, ``"parent"``, an array over
         sizes 0..K, a ``size``/``count`` table, or one per node path).
+
+        A fixed total instead (:mod:`cocoviz.plan.split`): ``total_epsilon`` (pure ε) or ``total_rho``
+        (zCDP) with ``split`` (``"equal"``, the default; ``"leaves"``, weights 1, 2, …, n root first; or
+        one weight per level): a private K's ε_K comes out of the same total, and ``cost().total``
+        (``cost().total_rho``) equals the total given, exactly.  ``k_beta_scope``: ``"node"`` or
+        ``"release"`` (see :class:`Plan`).
+
+        >>> shape = Shape(("s",), (((),), (("a",), ("b",))), ((), (0, 0)), ((4,), (2, 2)))
+        >>> plan = Plan.build(shape, total_epsilon=1.0, split="leaves", methods=["Hg", "Hc"],
+        ...                   k_select="noisy-max", k_epsilon=0.1)
+        >>> plan.cost().total, [round(e, 6) for e in plan.epsilons]
+        (1.0, [0.3, 0.6])
         """
         shape = source if isinstance(source, Shape) else Shape.of(source)
         n = shape.depth + 1
-        if (epsilons is None) == (rhos is None):
-            raise ParameterError("give either epsilons (pure ε-DP) or rhos (ρ-zCDP), one per level, not both")
+        totals = {"total_epsilon": total_epsilon, "total_rho": total_rho}
+        given = [k for k, v in {"epsilons": epsilons, "rhos": rhos, **totals}.items() if v is not None]
+        if len(given) != 1:
+            raise ParameterError(
+                "give either epsilons (pure ε-DP) or rhos (ρ-zCDP), one per level, or a total_epsilon or "
+                f"total_rho with a split; one of them, got {', '.join(given) or 'none'}"
+            )
+        if split is not None and given[0] not in totals:
+            raise ParameterError(f"split shares a total_epsilon or total_rho over the levels: not with {given[0]}")
+        if given[0] in totals:
+            options = dict(
+                methods=methods, p=p, max_size=max_size, consistency=consistency, merge=merge, k_select=k_select,
+                k_epsilon=k_epsilon, k_beta=k_beta, prior=prior, delta=delta, k_beta_scope=k_beta_scope,
+            )  # fmt: skip
+            return cls._from_total(shape, total_epsilon, total_rho, "equal" if split is None else split, options)
         methods = tuple(_per_level(methods, n, "methods"))
         for k, m in enumerate(methods):
             if not isinstance(m, str) or m not in METHODS:
@@ -222,7 +275,35 @@ class Plan:
             Prior.of(prior, _check_k(max_size), (p for ps in shape.paths for p in ps)),
             rhos,
             DEFAULT_DELTA if delta is None else check_delta(delta),
+            k_beta_scope,
         )
+
+    @classmethod
+    def _from_total(cls, shape: Shape, total_epsilon, total_rho, split, options: dict) -> Plan:
+        """The plan whose levels share ``total_epsilon`` (or ``total_rho``) by ``split``, net of a private K."""
+        n = shape.depth + 1
+        weights = splits.split_weights(split, n)
+        zcdp = total_rho is not None
+        total = check_rho(total_rho, "total_rho") if zcdp else check_epsilon(total_epsilon, "total_epsilon")
+        key = "rhos" if zcdp else "epsilons"
+        trial = cls.build(shape, **{key: [total / n] * n}, **options)
+        k_spent = math.fsum(c.zcdp_rho if zcdp else c.epsilon for c in trial._k_charges())
+        if not k_spent < total:
+            what = "ρ_K = ε_K²/2" if zcdp else "ε_K"
+            raise BudgetError(
+                f"the private K's {what} ({k_spent:g} in all) takes the whole total {total:g}: "
+                "give a smaller k_epsilon or a larger total"
+            )
+        check = check_rho if zcdp else check_epsilon
+        # Past the last level's share, build() checks each level's share as it would a given ε or ρ.
+        values = [check(v, f"the share of level {k}") for k, v in enumerate(splits.shares(total - k_spent, weights))]
+
+        def spent(values: list[float]) -> float:
+            cost = cls.build(shape, **{key: values}, **options).cost()
+            return cost.total_rho if zcdp else cost.total
+
+        values = splits.exact_last(values, spent, total, "total ρ" if zcdp else "total ε")
+        return cls.build(shape, **{key: values}, **options)
 
     # ---------------------------------------------------------------- what is measured
     def measured_levels(self) -> list[int]:
@@ -257,43 +338,6 @@ class Plan:
 
     def level_method(self, level: int) -> Method:
         return METHODS[self.methods[level]]
-
-    def k_levels(self) -> list[int]:
-        """Measured levels whose method needs the bound K."""
-        return [level for level in self.measured_levels() if self.level_method(level).needs_k]
-
-    def private_k(self) -> bool:
-        """Whether K is chosen from the data (and some level needs it)."""
-        return self.k_select != "public" and bool(self.k_levels())
-
-    def _k_charges(self) -> list[Charge]:
-        """The private K's own measurements: at the root, or at every node of the levels that need K."""
-        if not self.private_k():
-            return []
-        eps = self.k_epsilon
-        if self.k_select == "noisy-max":
-            return [Charge(0, (), "K: noisy max of the largest group size", 1, K_SENSITIVITY, eps)]
-        if self.k_select == "svt":
-            # AboveThreshold: threshold noise 2Δ/ε and query noise 4Δ/ε; ε-DP as a whole (Dwork & Roth, 3.6).
-            cells = len(svt_grid(self.max_size)) + 1
-            return [
-                Charge(
-                    0,
-                    (),
-                    "K: AboveThreshold over groups of size ≤ θ",
-                    cells,
-                    K_SENSITIVITY,
-                    eps,
-                    4 * K_SENSITIVITY / eps,
-                )
-            ]
-        return [
-            Charge.for_level(
-                level, paths, "K: noisy max of the node's largest group size", len(paths), K_SENSITIVITY, eps
-            )
-            for level in self.k_levels()
-            for paths in [self.shape.paths[level]]
-        ]
 
     def cost(self) -> Budget:
         """Every measurement with its level, query, nodes, cells, Δ and ε: the budget, before any noise.
@@ -343,6 +387,7 @@ class Plan:
             Prior.from_dict(data.get("prior")),
             None if data.get("rhos") is None else tuple(data["rhos"]),
             data.get("delta", DEFAULT_DELTA),
+            data.get("k_beta_scope", "node"),
         )
 
     def options(self) -> dict:
@@ -360,6 +405,7 @@ class Plan:
             "k_select": self.k_select,
             "k_epsilon": self.k_epsilon,
             "k_beta": self.k_beta,
+            **({"k_beta_scope": self.k_beta_scope} if self.k_beta_scope != "node" else {}),
             "prior": self.prior,
         }
 
@@ -396,14 +442,18 @@ class Plan:
             raise InputError(
                 f"the plan file {name!r}, field 'shape': written for another hierarchy (its levels, nodes or G differ)"
             )
-        named = ("max_size", "consistency", "merge", "k_select", "k_epsilon", "k_beta")
+        named = ("max_size", "consistency", "merge", "k_select", "k_epsilon", "k_beta", "k_beta_scope")
         options = {k: data[k] for k in named if k in data}
         try:
-            if own is None or "rhos" in data:
+            totals = [k for k in ("total_epsilon", "total_rho", "split") if k in data]
+            if own is None or "rhos" in data or totals:
                 # A zCDP plan is rebuilt from its ρ: its ε per level are the noise's equivalents, not inputs.
+                # A hand-written total (with its split) is shared over the levels by build().
                 prior = data.get("prior")
                 prior = None if prior is None else field("prior", lambda: Prior.from_dict(prior))
-                budget = {k: data[k] for k in ("rhos", "delta") if k in data} or {"epsilons": data["epsilons"]}
+                budget = {k: data[k] for k in ("rhos", "delta", *totals) if k in data}
+                if not {"rhos", "total_epsilon", "total_rho"} & set(budget):
+                    budget["epsilons"] = data["epsilons"]
                 return cls.build(
                     own or shape, **budget, methods=data["methods"], p=data.get("p"), prior=prior, **options
                 )

@@ -8,17 +8,22 @@ boxes show and change the same values, kept while the boxes are hidden.
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
+from cocoviz.errors import CocovizError
 from cocoviz.mechanisms import EPSILON_RANGE
-from cocoviz.plan import METHODS
+from cocoviz.plan import CONSISTENCY, METHODS
+from cocoviz.truncation import K_SELECT
 from pages.common import presets, state
 from pages.common.numbers import Refused, number_box, refusal
 
 SPLIT_HELP = (
     "How the total ε is shared over the levels: **equal**; **more to the leaves** (1 : 2 : … : n, root "
     "first: the leaves have the most nodes, and top-down merging passes their accuracy up); **custom**: "
-    "each level's own ε, set under 'Per level'."
+    "each level's own ε, set under 'Per level'. Under equal and more to the leaves, a private K's ε_K is "
+    "taken out of the total, which the release then spends exactly; under custom it comes on top."
 )
 PER_LEVEL_HELP = (
     "Show the ε (slider and exact number), method and p of every level. Values set there are kept "
@@ -92,10 +97,30 @@ def budget_controls(names: list[str], epsilon_help: str) -> list[float | Refused
         return [_checked_eps(k, e) for k, e in enumerate(_level_eps(n))]
     if isinstance(total, Refused):
         return [total] * n
-    shares = presets.split_budget(float(total), split, n)
+    # How K is chosen is drawn further down: its settings (kept in the session) decide what ε_K takes out.
+    k_select, k_epsilon = state.get("k_select", "public"), state.get("k_epsilon", 0.1)
+    if k_select not in K_SELECT or (k_select != "public" and not _usable(k_epsilon)):
+        k_select = "public"  # a refused ε_K stops the page where its box is; the levels share the whole total
+    try:
+        shares = presets.split_budget(
+            float(total),
+            split,
+            n,
+            methods=[m if m in METHODS else "Hc" for m in (state.get(f"method.{k}", "Hc") for k in range(n))],
+            k_select=k_select,
+            k_epsilon=None if k_select == "public" else float(k_epsilon),
+            consistency=state.get("consistency", "top-down") if state.get("consistency") in CONSISTENCY else "top-down",
+        )
+    except CocovizError as exc:
+        return [Refused(str(exc))] * n
     for k, e in enumerate(shares):
         state.put(f"eps.{k}", e)
-    sb.caption("ε per level: " + " · ".join(f"{names[k]} {e:g}" for k, e in enumerate(shares)))
+    taken = float(total) - math.fsum(shares) if k_select != "public" else 0.0
+    sb.caption(
+        "ε per level: "
+        + " · ".join(f"{names[k]} {e:g}" for k, e in enumerate(shares))
+        + (f" (ε_K: {taken:g} of the total)" if taken > 0 else "")
+    )
     return shares
 
 

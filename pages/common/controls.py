@@ -163,7 +163,8 @@ def k_select_control() -> tuple[str, float | None, float | None]:
         lo=EPSILON_RANGE[0],
         hi=EPSILON_RANGE[1],
         step=0.05,
-        help="Budget of the private K, spent on top of the levels' ε.",
+        help="Budget of the private K: taken out of the total under a preset split (equal, more to the leaves), "
+        "on top of the levels' ε under a custom one.",
     )
     beta = number_box(
         c2,
@@ -175,7 +176,8 @@ def k_select_control() -> tuple[str, float | None, float | None]:
         lo_open=True,
         hi_open=True,
         step=1e-6,
-        help="Noisy max truncates with probability at most β (between 0 and 1, both excluded).",
+        help="Each K̂ drawn by noisy max truncates with probability at most β (between 0 and 1, both excluded): "
+        "with one K̂ per node, some node of the release may truncate with probability up to nodes × β.",
         disabled=choice == "svt",
     )
     return choice, k_eps, beta

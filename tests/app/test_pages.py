@@ -437,7 +437,8 @@ def test_explore_private_k_and_sums():
     assert metric(at, "Persons (released)") and metric(at, "Persons (true)") == "8"
     at.segmented_control(key="w.k_select").set_value("noisy-max").run()
     assert_clean(at)
-    assert metric(at, "Total ε spent") == "2.1"  # ε_K = 0.1 on top of the levels' 2
+    assert metric(at, "Total ε spent") == "2"  # ε_K = 0.1 taken out of the total 2 (an equal split)
+    assert at.session_state["cv.eps.0"] == at.session_state["cv.eps.1"] == 0.95
     assert metric(at, "Consistent") == "yes ✓"
 
 

@@ -1,0 +1,181 @@
+"""The noisy-measurement file: round trip to an identical release, contents, checks and signatures."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from engine_support import random_trees, release_options
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cocoviz import InputError, ParameterError, Plan, load_measurements, measure, post_process, save_measurements
+from cocoviz.io.measurements_file import MEASUREMENTS_FORMAT
+
+KEY = b"0123456789abcdef-holder"
+
+
+def same_release(a, b) -> None:
+    assert a.to_frame().equals(b.to_frame())
+    assert a.budget == b.budget and a.plan == b.plan
+    assert a.chosen_bounds() == b.chosen_bounds()
+
+
+@st.composite
+def plans(draw, tree):
+    """A plan for ``tree`` under pure ε or zCDP, with a public or private K."""
+    n = tree.depth + 1
+    options = draw(release_options(n, tree.max_size))
+    seed = options.pop("seed")
+    if draw(st.booleans()):
+        options["rhos"] = [e * e / 2 for e in options.pop("epsilons")]
+    k_select = draw(st.sampled_from(["public", "noisy-max", "noisy-max-per-node", "from-hg"]))
+    if k_select == "from-hg":
+        options["methods"][0] = "Hg"
+        options["consistency"] = draw(st.sampled_from(["top-down", "none"]))
+    if k_select != "public":
+        options.update(k_select=k_select, k_epsilon=None if k_select == "from-hg" else 0.5)
+    return Plan.build(tree, **options), seed
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_post_process_of_the_loaded_file_is_the_release(tmp_path, data):
+    rt = data.draw(random_trees())
+    plan, seed = data.draw(plans(rt.tree))
+    measurements = measure(plan, rt.tree, seed=seed)
+    path = tmp_path / "m.parquet"
+    signed = data.draw(st.booleans())
+    save_measurements(measurements, path, key=KEY if signed else None)
+    again = load_measurements(path, key=KEY if signed else None)
+    same_release(post_process(plan, again), post_process(plan, measurements))
+    for a, b in zip(again.levels, measurements.levels):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(a.values, b.values)
+            np.testing.assert_array_equal(a.ptr, b.ptr)
+
+
+def test_the_file_holds_noisy_answers_and_public_facts_only(tmp_path, toy_public_tree):
+    plan = Plan.build(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10)
+    measurements = measure(plan, toy_public_tree, seed=3)
+    save_measurements(measurements, tmp_path / "m.parquet")
+    table = pq.read_table(tmp_path / "m.parquet")
+    assert table.column_names == ["level", "node", "value"]
+    meta = json.loads(table.schema.metadata[b"cocoviz"])
+    assert set(meta) == {"format", "contents", "statement", "plan", "budget", "bounds"}
+    assert meta["format"] == MEASUREMENTS_FORMAT
+    assert meta["statement"] == {"sampler": measurements.budget.sampler, "accounting": "pure-ε", "epsilon": 2.0}
+    assert meta["plan"]["shape"]["groups"] == [list(g) for g in plan.shape.groups]
+    # The values are the noisy answers: the toy's true Hg at the root plus noise, never the truth itself.
+    values = table.column("value").to_numpy()
+    np.testing.assert_array_equal(values, np.concatenate([m.values for m in measurements.levels]))
+
+
+def test_zcdp_file_states_rho(tmp_path, toy_public_tree):
+    plan = Plan.build(toy_public_tree, total_rho=0.5, methods=["Hg", "Hc"], max_size=10)
+    save_measurements(measure(plan, toy_public_tree, seed=1), tmp_path / "m.parquet")
+    meta = json.loads(pq.read_table(tmp_path / "m.parquet").schema.metadata[b"cocoviz"])
+    assert meta["statement"]["accounting"] == "zCDP" and meta["statement"]["rho"] == 0.5
+    assert load_measurements(tmp_path / "m.parquet").budget.total_rho == 0.5
+
+
+@pytest.fixture
+def saved(tmp_path, toy_public_tree):
+    plan = Plan.build(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10)
+    path = tmp_path / "m.parquet"
+    save_measurements(measure(plan, toy_public_tree, seed=2), path, key=KEY)
+    return path
+
+
+def rewrite(path, edit_meta=None, edit_columns=None):
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"cocoviz"])
+    columns = {c: table.column(c).to_numpy().copy() for c in table.column_names}
+    if edit_meta:
+        edit_meta(meta)
+    if edit_columns:
+        edit_columns(columns)
+    pq.write_table(pa.table(columns).replace_schema_metadata({b"cocoviz": json.dumps(meta).encode()}), path)
+
+
+def _set(key, value):
+    return lambda meta: meta.__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    ("edit_meta", "edit_columns", "reason"),
+    [
+        (_set("format", "cocoviz-release/1"), None, "has format 'cocoviz-release/1'"),
+        (lambda m: m.pop("plan"), None, "lacks the plan"),
+        (lambda m: m["plan"].pop("methods"), None, "its plan lacks 'methods'"),
+        (lambda m: m["plan"].__setitem__("epsilons", [1.0, -1.0]), None, "not a valid plan"),
+        (lambda m: m["budget"].__setitem__("sampler", "secure"), None, "none of cocoviz's samplers"),
+        (lambda m: m["budget"].__setitem__("total", 0.5), None, "not the one its plan costs"),
+        (lambda m: m["statement"].__setitem__("epsilon", 0.5), None, "statement"),
+        (lambda m: m["bounds"].__setitem__("1", [3, 3]), None, "not its plan's measurements"),
+        (lambda m: m.__setitem__("bounds", [1]), None, "K per node must be a mapping"),
+        (None, lambda c: [c.__setitem__(k, v[:-1]) for k, v in list(c.items())], "9 cells for node 1"),
+        (None, lambda c: c.__setitem__("value", c["value"].astype(float)), "not whole numbers"),
+        (None, lambda c: c["level"].__setitem__(0, 5), "level order|does not measure"),
+        (None, lambda c: c["node"].__setitem__(-1, 9), "nodes 0..1 in order"),
+        (None, lambda c: c["value"].__setitem__(0, 2**60), "beyond"),
+        (None, lambda c: c.pop("node"), "lacks the column"),
+    ],
+)
+def test_an_edited_or_malformed_file_is_refused_by_name(saved, edit_meta, edit_columns, reason):
+    rewrite(saved, edit_meta, edit_columns)
+    with pytest.raises(InputError, match=reason):
+        load_measurements(saved)
+
+
+def test_a_signed_file_refuses_any_edit_the_checks_cannot_see(saved):
+    load_measurements(saved, key=KEY)
+    rewrite(saved, edit_columns=lambda c: c["value"].__setitem__(0, c["value"][0] + 1))
+    load_measurements(saved)  # still a valid file of noisy answers: only the signature can tell
+    with pytest.raises(InputError, match="signature does not match"):
+        load_measurements(saved, key=KEY)
+    with pytest.raises(InputError, match="signature does not match"):
+        load_measurements(saved, key=b"another key of 16 bytes")
+
+
+def test_not_a_file_and_bad_arguments(tmp_path, toy_public_tree):
+    (tmp_path / "x.parquet").write_text("nope")
+    with pytest.raises(InputError, match="not a saved cocoviz noisy-measurement file"):
+        load_measurements(tmp_path / "x.parquet")
+    plan = Plan.build(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10)
+    m = measure(plan, toy_public_tree, seed=2)
+    with pytest.raises(ParameterError, match="at least 16 bytes"):
+        save_measurements(m, tmp_path / "m.parquet", key=b"short")
+    with pytest.raises(ParameterError, match="empty path"):
+        save_measurements(m, "")
+    assert not (tmp_path / "m.parquet").exists()
+
+
+def test_a_failed_save_leaves_the_previous_file(tmp_path, toy_public_tree, monkeypatch):
+    plan = Plan.build(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10)
+    path = tmp_path / "m.parquet"
+    save_measurements(measure(plan, toy_public_tree, seed=2), path)
+    before = path.read_bytes()
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        save_measurements(measure(plan, toy_public_tree, seed=5), path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.parquet"]
+
+
+def test_a_file_without_rows_is_refused_by_name(saved):
+    rewrite(saved, edit_columns=lambda c: [c.__setitem__(k, v[:0]) for k, v in list(c.items())])
+    with pytest.raises(InputError, match="0 cells for node 0"):
+        load_measurements(saved)
+
+
+def test_loaded_answers_are_writable_arrays_like_measures(saved):
+    again = load_measurements(saved)
+    assert all(m.values.flags.writeable for m in again.levels if m is not None)
