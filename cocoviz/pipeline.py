@@ -17,6 +17,7 @@ import numpy as np
 
 from cocoviz.consistency import LevelEstimates
 from cocoviz.errors import ParameterError
+from cocoviz.intervals import LevelBands
 from cocoviz.measure import (
     answer_node,
     answer_nodes,
@@ -141,6 +142,7 @@ def estimate(
 
         distributed = estimate_subtrees(plan, tree, noise, bounds, client)
     keys: list[tuple] = []
+    bands: list = [None] * (plan.shape.depth + 1)
     n_measured = len(plan.measured_levels())
     if progress is not None:
         progress(0, n_measured)
@@ -155,14 +157,18 @@ def estimate(
                 upstream = (plan.merge, plan.consistency, tuple(keys)) if plan.prior.kind == "parent" else None
                 key += (plan.prior.key(), upstream)
             hit = memo.get(key)  # one lookup: the mapping may be shared by threads
+            bands[level] = None if hit is None else memo.get(("bands", key))
         keys.append(key)
         if hit is None and method.level_fit is not None:
             if level in distributed:
                 hit = distributed[level]
             else:
-                hit = estimate_level(plan, tree, level, noise, bounds[level], workers)
+                found: list = []
+                hit = estimate_level(plan, tree, level, noise, bounds[level], workers, bands_out=found)
+                bands[level] = found[0]
             if memo is not None:
                 memo[key] = hit
+                memo[("bands", key)] = bands[level]
         elif hit is None:
             # Measure and fit node by node: a level's noisy answers are never all held at once.
             answer = answer_node(plan, tree, level, noise, bounds[level])
@@ -176,7 +182,7 @@ def estimate(
             progress(len(keys), n_measured)
         return hit
 
-    return Release(plan, release_levels(plan, fit), budget, bounds=bounds)
+    return Release(plan, release_levels(plan, fit), budget, bounds=bounds, bands=bands)
 
 
 def estimate_level(
@@ -187,30 +193,45 @@ def estimate_level(
     bounds: np.ndarray | None,
     workers: int | None = None,
     nodes: tuple[int, int] | None = None,
+    bands_out: list | None = None,
 ) -> LevelEstimates:
     """A Hc or Hg level's estimates (of its nodes ``lo..hi-1`` when ``nodes`` is given), measured and
     fitted batch by batch: at most a batch's noisy answers per thread are held at once, and an Hg
     node larger than a batch is streamed (L2).  Reads private data: the fused form of
-    ``measure`` then ``post_process`` for one level."""
+    ``measure`` then ``post_process`` for one level.  ``bands_out``, a list, receives the level's
+    :class:`~cocoviz.intervals.LevelBands` (the envelopes of its noisy answers, for intervals)."""
     bounds = level_bounds(plan, level, bounds)
     batches = level_batches(plan, level, bounds, nodes)
     fit = level_fitter(plan, level)
     method, eps = plan.level_method(level), plan.level_epsilon(level)
     groups = plan.shape.group_counts(level)
 
+    envelopes: list = [None] * len(batches)
+
     def run(b: int) -> LevelEstimates:
         lo, hi = batches[b]
         if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > CHUNK_CELLS:
             scale = plan.level_noise(level)
+            chunks: list = []
 
             def draw(values: np.ndarray, offset: int) -> np.ndarray:
-                return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)
+                noisy = draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, lo, offset)
+                chunks.append((offset, LevelBands.of(method.name, noisy, np.array([0, len(noisy)]))))
+                return noisy
 
             threads = batch_threads(2, workers, sampler.secure)  # the chunks' keyed draws are independent
-            return stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps, threads=threads)
-        return fit(lo, hi, *answer_nodes(plan, tree, level, sampler, lo, hi, bounds))
+            estimates = stream_hg_node(*tree.runs(level).node(lo), draw, epsilon=eps, threads=threads)
+            envelopes[b] = LevelBands.of_chunks(method.name, chunks)
+            return estimates
+        noisy, ptr = answer_nodes(plan, tree, level, sampler, lo, hi, bounds)
+        envelopes[b] = LevelBands.of(method.name, noisy, ptr)
+        return fit(lo, hi, noisy, ptr)
 
-    return LevelEstimates.concat(map_nodes(run, len(batches), batch_threads(len(batches), workers, sampler.secure)))
+    threads = batch_threads(len(batches), workers, sampler.secure)
+    estimates = LevelEstimates.concat(map_nodes(run, len(batches), threads))
+    if bands_out is not None:
+        bands_out.append(LevelBands.concat(envelopes) if envelopes else None)
+    return estimates
 
 
 def compile_kernels() -> None:
