@@ -77,6 +77,7 @@ __all__ = [
     "emd_bound",
     "node_intervals",
     "truth_covered",
+    "covered_nodes",
 ]
 
 _NO_CEILING = 2**62  # sizes have no public upper bound
@@ -426,3 +427,28 @@ def truth_covered(frame, sizes: np.ndarray, counts: np.ndarray) -> bool:
     before = np.concatenate([[0], np.cumsum(counts)])
     truth = before[np.searchsorted(sizes, frame["size"].to_numpy(), side="right")]
     return bool(((frame["cumulative_low"] <= truth) & (truth <= frame["cumulative_high"])).all())
+
+
+def _dense(ptr: np.ndarray, at: np.ndarray, value: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Every node's step function written out cell by cell (each non-empty node has a step at its cell 0)."""
+    base = np.concatenate([[0], np.cumsum(cells)])
+    starts = base[np.repeat(np.arange(len(cells)), np.diff(ptr))] + at
+    return np.repeat(value, np.diff(np.append(starts, base[-1])))
+
+
+def covered_nodes(bands: LevelBands, truth: np.ndarray, a: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per node of a level, whether its published band holds its true measured vector (all nodes at once).
+
+    ``truth`` is the level's true query (Hc[0..K-1] or the sorted sizes, node by node as the bands'
+    cells), ``a`` the half-width per node, ``groups`` G per node.  The same answer as
+    :func:`truth_covered` on every node's frame (for an Hg band: the sizes inside their rank band exactly
+    when the counts are inside theirs), vectorised for benchmarks.  Reads the truth: never for a release.
+    """
+    cells = bands.cells
+    node = np.repeat(np.arange(len(cells)), cells)
+    width = np.asarray(a, np.int64)[node]
+    ceiling = np.asarray(groups, np.int64)[node] if bands.method == "Hc" else _NO_CEILING
+    low = np.clip(_dense(bands.up_ptr, bands.up_at, bands.up_value, cells) - width, 0, ceiling)
+    high = np.clip(_dense(bands.down_ptr, bands.down_at, bands.down_value, cells) + width, 0, ceiling)
+    outside = (np.minimum(low, high) > truth) | (truth > np.maximum(low, high))
+    return np.bincount(node[outside], minlength=len(cells)) == 0

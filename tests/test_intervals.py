@@ -14,6 +14,7 @@ from cocoviz.datasets import load_dataset
 from cocoviz.intervals import (
     LevelBands,
     count_bounds,
+    covered_nodes,
     cumulative_bounds,
     half_width,
     persons_bounds,
@@ -195,6 +196,27 @@ def test_toy_release_intervals_cover_about_nominally(methods):
             hits[level, k] += truth_covered(frame, *tree.runs(level).node(k))
     rates = np.array(list(hits.values())) / 200
     assert np.all(rates >= 0.82) and np.all(rates <= 1.0), rates
+
+
+@pytest.mark.parametrize("method", ["Hc", "Hg"])
+def test_vectorised_coverage_is_the_frames(method):
+    """covered_nodes (the benchmark's, all nodes at once) agrees with every node's frame, misses included."""
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[0.3, 0.3], methods=[method, method], max_size=6)
+    groups = plan.shape.group_counts(1)
+    agree = misses = 0
+    for seed in range(60):
+        measurements = measure(plan, tree, seed=seed)
+        release = post_process(plan, measurements)
+        bands = release.bands[1]
+        a = np.array([half_width(plan.level_noise(1), int(c), 0.5) for c in bands.cells])
+        truth = plan.level_method(1).level_query(tree.runs(1), 0, 2, np.full(2, 6))[0]
+        fast = covered_nodes(bands, truth, a, groups)
+        paths = plan.shape.paths[1]
+        slow = [truth_covered(release.intervals(node, 0.5), *tree.runs(1).node(k)) for k, node in enumerate(paths)]
+        agree += fast.tolist() == slow
+        misses += 2 - sum(slow)
+    assert agree == 60 and misses > 0
 
 
 def test_estimate_and_post_process_carry_the_same_bands():
