@@ -361,7 +361,8 @@ def node_intervals(
     Columns: ``size``; ``cumulative_low``/``cumulative_high`` (Hc[j], groups of size ≤ j) and the released
     ``cumulative``; ``count_low``/``count_high``/``count`` (H[j]); ``persons_low``/``persons_high``/``persons``
     (P(j), persons in groups of size ≤ j).  All bounds hold together with probability ≥ ``confidence``.
-    ``attrs`` hold the confidence, the half-width ``a``, the cells, the method, ``emd_bound`` (on the
+    ``attrs`` hold the confidence (and the ``exact_confidence`` P(max |Z| ≤ a) the whole ``a`` gives), the
+    half-width ``a``, the cells, the method, ``emd_bound`` (on the
     released histogram's emd to the truth) and a ``note`` saying what the band is about.
     """
     import pandas as pd
@@ -401,6 +402,8 @@ def node_intervals(
     truncated = " (groups larger than K counted at K, as measured)" if level_bands.method == "Hc" else ""
     frame.attrs.update(
         confidence=confidence,
+        # What the whole half-width really gives: above ``confidence`` by the law's discreteness.
+        exact_confidence=(1 - float(tail_probability(plan.level_noise(level), a))) ** cells,
         half_width=a,
         cells=cells,
         method=level_bands.method,
