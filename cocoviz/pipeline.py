@@ -156,8 +156,8 @@ def estimate(
             if method.name == "Hcp":
                 upstream = (plan.merge, plan.consistency, tuple(keys)) if plan.prior.kind == "parent" else None
                 key += (plan.prior.key(), upstream)
-            hit = memo.get(key)  # one lookup: the mapping may be shared by threads
-            bands[level] = None if hit is None else memo.get(("bands", key))
+            # One lookup (the mapping may be shared by threads): a level's estimates with its bands.
+            hit, bands[level] = memo.get(key) or (None, None)
         keys.append(key)
         if hit is None and method.level_fit is not None:
             if level in distributed:
@@ -167,8 +167,7 @@ def estimate(
                 hit = estimate_level(plan, tree, level, noise, bounds[level], workers, bands_out=found)
                 bands[level] = found[0]
             if memo is not None:
-                memo[key] = hit
-                memo[("bands", key)] = bands[level]
+                memo[key] = (hit, bands[level])
         elif hit is None:
             # Measure and fit node by node: a level's noisy answers are never all held at once.
             answer = answer_node(plan, tree, level, noise, bounds[level])
@@ -177,7 +176,7 @@ def estimate(
             threads = level_threads(plan, level, bounds[level], workers, noise.secure)
             hit = LevelEstimates.from_nodes(map_nodes(lambda k: fit(k, answer(k)), n_nodes, threads))
             if memo is not None:
-                memo[key] = hit
+                memo[key] = (hit, None)
         if progress is not None:
             progress(len(keys), n_measured)
         return hit
