@@ -1,7 +1,8 @@
 """Intervals you can publish: simultaneous bands on a node's histogram from its noisy measurement alone.
 
 Everything here reads the plan (public) and the noisy answers (differentially private outputs), never
-the data: it is post-processing and costs no ε.
+the data: it is post-processing and costs no ε — except :func:`truth_covered` and :func:`covered_nodes`,
+which check a band against the truth for tests and benchmarks (exploration only).
 
 **The band.**  A Hc or Hg node measures ``y = t + Z`` over ``n`` cells (Hc: ``Hc[0..K-1]``, n = K;
 Hg: the G sorted sizes, n = G), ``t`` the true vector, non-decreasing, and ``Z`` i.i.d. noise of the
@@ -348,7 +349,8 @@ def _refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | None
     if level >= len(bands) or bands[level] is None:
         return (
             f"this release does not carry its level-{level} measurement's envelopes (a release read from a file, "
-            "computed on a cluster, or chosen by select_mix): recompute it with cocoviz.estimate or post_process"
+            "computed on a cluster, chosen by select_mix, or whose cached level lost them): recompute it with "
+            "cocoviz.estimate or post_process"
         )
     return None
 
