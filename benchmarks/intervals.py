@@ -7,8 +7,8 @@ Run:  python benchmarks/intervals.py                    (everything: coverage 1,
 
 Targets, printed beside each figure:
 - coverage: a nominal 90% simultaneous band holds the truth in 88–97% of ≥ 1,000 seeded trials, per
-  dataset, method and level (housing, white, Hawaiian, taxi, the toy; ε = 1 per level, pure ε; and ρ = 0.5
-  with ``--zcdp``).  A trial draws the level's noise (fast sampler, seeded per trial), takes the bands'
+  dataset, method and level (housing, white, Hawaiian, taxi, the toy; ε = 1 per level, pure ε; and ρ-zCDP
+  with ``--zcdp --rho 0.5``).  A trial draws the level's noise (fast sampler, seeded per trial), takes the bands'
   envelopes and checks every node (:func:`cocoviz.intervals.covered_nodes`, equal to the frames' check);
   the rate is per node, summarised over the level's nodes (up to 25, a seeded sample: mean, 5th and 95th
   percentile, min, max), beside
@@ -35,15 +35,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 DATASETS = ("toy", "taxi", "hawaiian", "white", "housing")
 
 
-def _plan(tree, method: str, zcdp: bool):
+def _plan(tree, method: str, zcdp: bool, rho: float = 0.5):
     from cocoviz import Plan
 
     depth = tree.depth + 1
-    budget = {"rhos": [0.5] * depth} if zcdp else {"epsilons": [1.0] * depth}
+    budget = {"rhos": [rho] * depth} if zcdp else {"epsilons": [1.0] * depth}
     return Plan.build(tree, **budget, methods=[method] * depth, max_size=max(int(tree.max_size), 1))
 
 
-def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25) -> list[dict]:
+def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho: float = 0.5) -> list[dict]:
     """Per level, the share of trials in which each node's band holds its truth (up to ``cap`` nodes per
     level, a seeded sample, where a level has more: the machine is shared)."""
     import cocoviz
@@ -51,7 +51,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25) -> 
     from cocoviz.noise import FastSampler
 
     tree = cocoviz.load_dataset(name)
-    plan = _plan(tree, method, zcdp)
+    plan = _plan(tree, method, zcdp, rho)
     rows = []
     for level in plan.measured_levels():
         runs, m = tree.runs(level), plan.level_method(level)
@@ -78,7 +78,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25) -> 
             {
                 "dataset": name,
                 "method": method,
-                "noise": "zCDP ρ=0.5" if zcdp else "ε=1",
+                "noise": f"zCDP ρ={rho:g}" if zcdp else "ε=1",
                 "level": level,
                 "nodes": f"{int(live.sum())}/{runs.n_nodes}",
                 "trials": trials,
@@ -193,7 +193,8 @@ def main(argv=None) -> None:
     parser.add_argument("--only", choices=("coverage", "width", "time"))
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
-    parser.add_argument("--zcdp", action="store_true", help="coverage under ρ = 0.5 per level too")
+    parser.add_argument("--zcdp", action="store_true", help="coverage under ρ-zCDP per level too")
+    parser.add_argument("--rho", type=float, default=0.5, help="ρ per level with --zcdp (default 0.5)")
     args = parser.parse_args(argv)
     import pandas as pd
 
@@ -204,7 +205,7 @@ def main(argv=None) -> None:
         for name in args.datasets:
             for method in ("Hc", "Hg"):
                 for zcdp in (False, True) if args.zcdp else (False,):
-                    rows = coverage(name, method, args.trials, zcdp)
+                    rows = coverage(name, method, args.trials, zcdp, rho=args.rho)
                     print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
     if args.only in (None, "width"):
         print("band width beside the emd it bounds (10 releases, ε = 1 per level, up to 200 nodes per level)")
