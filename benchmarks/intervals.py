@@ -158,8 +158,8 @@ def timing(groups: int = 10_000_000) -> list[dict]:
         of_chunks = concat = of
 
     rows = []
-    for method in ("Hg", "Hc"):
-        opts = dict(epsilons=[1.0] * 3, methods=[method] * 3, max_size=64, seed=0)
+    for method, k in (("Hg", None), ("Hc", 10_000)):  # Hc: K cells per node, about Hg's cells (3 x 10M)
+        opts = dict(epsilons=[1.0] * 3, methods=[method] * 3, max_size=k, seed=0)
         with_bands, without = [], []
         for _ in range(5):
             pipeline.LevelBands = NoBands
@@ -177,6 +177,7 @@ def timing(groups: int = 10_000_000) -> list[dict]:
             {
                 "method": method,
                 "groups": groups,
+                "K": k,
                 "release_s": min(without),
                 "with_bands_s": min(with_bands),
                 "ratio": min(with_bands) / min(without),
