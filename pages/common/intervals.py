@@ -30,7 +30,7 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
         CONFIDENCES,
         **state.bind("intervals.confidence", 0.9, valid=lambda v: v in CONFIDENCES),
         format_func=lambda v: f"{v:.0%}",
-        help="All the bounds below hold together with this probability (a union over every size of the node).",
+        help="All the bounds below hold together with at least this probability (over every size of the node at once).",
     )
     view = (
         b.segmented_control(
