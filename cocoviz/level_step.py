@@ -32,6 +32,7 @@ import numpy as np
 
 from cocoviz import whole_level
 from cocoviz.consistency import LevelEstimates
+from cocoviz.intervals import BAND_METHODS, LevelBands
 from cocoviz.measure import draw_nodes, level_bounds, measure_nodes
 from cocoviz.plan import Plan
 from cocoviz.postprocess import fit_nodes
@@ -49,6 +50,7 @@ def estimate_level(
     workers: int | None = None,
     nodes: tuple[int, int] | None = None,
     parent: LevelEstimates | None = None,
+    bands_out: list | None = None,
 ) -> LevelEstimates:
     """A level's estimates, measured and fitted batch by batch: reads private data.
 
@@ -66,6 +68,8 @@ def estimate_level(
     workers : threads (None: the defaults of :func:`cocoviz.schedule.map_level`); never changes the result
     nodes : only the nodes ``lo..hi-1`` (a subtree's); their estimates are returned
     parent : the parent level's released estimates, for Hcp levels with the parent prior
+    bands_out : a list that receives the level's :class:`~cocoviz.intervals.LevelBands` (the envelopes of its
+        noisy answers, for :meth:`~cocoviz.Release.intervals`; None for a method without bands)
 
     Returns
     -------
@@ -75,29 +79,40 @@ def estimate_level(
     bounds = level_bounds(plan, level, bounds)
     method, groups = plan.level_method(level), plan.shape.group_counts(level)
 
-    def batch(lo: int, hi: int, threads: int | None) -> LevelEstimates:
+    banded = bands_out is not None and method.name in BAND_METHODS
+
+    def batch(lo: int, hi: int, threads: int | None) -> tuple[LevelEstimates, LevelBands | None]:
         if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > whole_level.CHUNK_CELLS:
-            return _stream_hg(plan, tree, level, sampler, lo, workers)
+            return _stream_hg(plan, tree, level, sampler, lo, workers, banded)
         noisy, ptr = measure_nodes(plan, tree, level, sampler, lo, hi, bounds, threads)
-        return fit_nodes(plan, level, lo, noisy, ptr, bounds, parent, threads)
+        bands = LevelBands.of(method.name, noisy, ptr) if banded else None
+        return fit_nodes(plan, level, lo, noisy, ptr, bounds, parent, threads), bands
 
-    return LevelEstimates.concat(
-        map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure, nodes=nodes)
-    )
+    parts = map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure, nodes=nodes)
+    if bands_out is not None:
+        bands_out.append(LevelBands.concat([b for _, b in parts]) if banded and parts else None)
+    return LevelEstimates.concat([e for e, _ in parts])
 
 
-def _stream_hg(plan: Plan, tree, level: int, sampler, k: int, workers: int | None) -> LevelEstimates:
-    """Node ``k``'s Hg estimate (L2), measured and fitted chunk by chunk."""
+def _stream_hg(
+    plan: Plan, tree, level: int, sampler, k: int, workers: int | None, banded: bool
+) -> tuple[LevelEstimates, LevelBands | None]:
+    """Node ``k``'s Hg estimate (L2) and bands, measured and fitted chunk by chunk."""
     scale = plan.level_noise(level)
+    chunks: list = []
 
     def draw(values: np.ndarray, offset: int) -> np.ndarray:
-        return draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, k, offset)
+        noisy = draw_nodes(sampler, values, np.array([0, len(values)]), scale, level, k, offset)
+        if banded:
+            chunks.append((offset, LevelBands.of("Hg", noisy, np.array([0, len(noisy)]))))
+        return noisy
 
     threads = batch_threads(2, workers, sampler.secure)  # the chunks' keyed draws are independent
-    return whole_level.stream_hg_node(
+    estimates = whole_level.stream_hg_node(
         *tree.runs(level).node(k),
         draw,
         epsilon=plan.level_epsilon(level),
         chunk=whole_level.CHUNK_CELLS,
         threads=threads,
     )
+    return estimates, LevelBands.of_chunks("Hg", chunks) if banded else None

@@ -138,6 +138,7 @@ def estimate(
 
         distributed = estimate_subtrees(plan, tree, noise, bounds, client)
     keys: list[tuple] = []
+    bands: list = [None] * (plan.shape.depth + 1)
     n_measured = len(plan.measured_levels())
     if progress is not None:
         progress(0, n_measured)
@@ -151,20 +152,23 @@ def estimate(
             if method.name == "Hcp":
                 upstream = (plan.merge, plan.consistency, tuple(keys)) if plan.prior.kind == "parent" else None
                 key += (plan.prior.key(), upstream)
-            hit = memo.get(key)  # one lookup: the mapping may be shared by threads
+            # One lookup (the mapping may be shared by threads): a level's estimates with its bands.
+            hit, bands[level] = memo.get(key) or (None, None)
         keys.append(key)
         if hit is None:
             if level in distributed:
                 hit = distributed[level]
             else:
-                hit = estimate_level(plan, tree, level, noise, bounds[level], workers, parent=parent)
+                found: list = []
+                hit = estimate_level(plan, tree, level, noise, bounds[level], workers, parent=parent, bands_out=found)
+                bands[level] = found[0]
             if memo is not None:
-                memo[key] = hit
+                memo[key] = (hit, bands[level])
         if progress is not None:
             progress(len(keys), n_measured)
         return hit
 
-    return Release(plan, release_levels(plan, fit), opened.budget, bounds=bounds)
+    return Release(plan, release_levels(plan, fit), opened.budget, bounds=bounds, bands=bands)
 
 
 def compile_kernels() -> None:

@@ -37,6 +37,7 @@ import numpy as np
 
 from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.estimators import GroupEstimate
+from cocoviz.intervals import measured_bands
 from cocoviz.measure import LevelMeasurement, Measurements
 from cocoviz.plan import Plan
 from cocoviz.release import Release
@@ -211,4 +212,4 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     workers = check_workers(workers)
     levels = release_levels(plan, lambda level, parent: fit_level(plan, measurements.levels[level], workers, parent))
     bounds = [None if m is None else m.bounds for m in measurements.levels]
-    return Release(plan, levels, measurements.budget, bounds=bounds)
+    return Release(plan, levels, measurements.budget, bounds=bounds, bands=measured_bands(plan, measurements))

@@ -53,6 +53,8 @@ class Release:
         what (candidates, chosen index, ε of the selection); otherwise None
     bounds : per level, the bound K of every node where a method needed one (None elsewhere); with a
         private ``k_select`` these are the chosen K̂, differentially private outputs like the histograms
+    bands : per level, the envelopes of the Hc or Hg level's noisy answers
+        (:class:`~cocoviz.intervals.LevelBands`, DP outputs too), which :meth:`intervals` reads; None elsewhere
     """
 
     def __init__(
@@ -62,12 +64,14 @@ class Release:
         budget: Budget,
         selection: dict | None = None,
         bounds: Sequence[np.ndarray | None] | None = None,
+        bands: Sequence | None = None,
     ):
         self.plan = plan
         self._levels = list(levels)
         self.budget = budget
         self.selection = selection
         self.bounds = list(bounds) if bounds is not None else [None] * len(self._levels)
+        self.bands = list(bands) if bands is not None else [None] * len(self._levels)
 
     @property
     def sampler(self) -> str:
@@ -134,6 +138,20 @@ class Release:
         running = np.cumsum(sizes * counts)
         at = np.searchsorted(sizes, np.asarray(js, np.int64), side="right")
         return np.where(at > 0, running[np.maximum(at - 1, 0)], 0).astype(np.int64)
+
+    def intervals(self, node: Sequence[str], confidence: float = 0.9) -> pd.DataFrame:
+        """Simultaneous bounds on ``node``'s true histogram from its own noisy measurement: publishable, no ε.
+
+        One row per size j: ``cumulative_low``/``cumulative_high`` bound Hc[j] (groups of size ≤ j),
+        ``count_low``/``count_high`` H[j], ``persons_low``/``persons_high`` the persons in groups of size
+        ≤ j, beside the released values; all hold together with probability ≥ ``confidence``.
+        ``attrs["emd_bound"]`` bounds the released histogram's emd to the truth.  Hc and Hg levels only,
+        of a release that carries its measurements' envelopes (:mod:`cocoviz.intervals`).
+        """
+        from cocoviz.intervals import node_intervals
+
+        level, k = self.shape.locate(node)
+        return node_intervals(self.plan, self.bands, level, k, *self._levels[level].node(k), confidence)
 
     def is_consistent(self) -> bool:
         """True when all counts are non-negative integers, every node keeps its public G, and

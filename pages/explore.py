@@ -14,6 +14,7 @@ from cocoviz.truncation import bound_from_release
 from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, state
 from pages.common.controls import fmt
 from pages.common.help import HELP
+from pages.common.intervals import intervals_tab
 
 
 def release_section(tree, info, params: engine.Params, k_from_data: bool) -> engine.Timed:
@@ -389,7 +390,15 @@ def main() -> None:
     h_true, h_priv = tree.histogram(node), release.histogram(node)
     # Stateful tabs: only the open tab's content is computed and sent to the browser.
     tabs = st.tabs(
-        ["Histogram", "Error by size", "Sums", "Errors per level", "Consistency check", "Downloads"],
+        [
+            "Histogram",
+            "Error by size",
+            "Sums",
+            "Errors per level",
+            "Consistency check",
+            "Intervals (publishable)",
+            "Downloads",
+        ],
         key="explore.tab",
         on_change="rerun",
     )
@@ -399,6 +408,7 @@ def main() -> None:
         lambda: sums_tab(tree, release, node, row),
         lambda: levels_tab(tree, errors, node, names),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
+        lambda: intervals_tab(info, release, node),
         lambda: downloads.downloads_tab(tree, info, release, params, names, errors),
     ]
     for tab, body in zip(tabs, bodies):

@@ -23,6 +23,7 @@ from cocoviz.plots.histograms import (
     prefix_sums_figure,
     representations_figure,
 )
+from cocoviz.plots.intervals import intervals_figure
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
 from cocoviz.plots.style import BAR_LIMIT, PRIVATE_COLOR, REFERENCE_COLOR, SERIES_COLORS, TRUE_COLOR, step_points
 from cocoviz.plots.teaching import isotonic_figure, matching_figure, merge_figure, noise_figure
@@ -34,6 +35,7 @@ __all__ = [
     "SERIES_COLORS",
     "BAR_LIMIT",
     "histogram_figure",
+    "intervals_figure",
     "prefix_sums_figure",
     "error_by_size_figure",
     "level_error_figure",

@@ -1,0 +1,222 @@
+"""Intervals you can publish (issue 24): coverage of the 90% bands, their width beside the emd they bound,
+and what they add to a release's time.
+
+Run:  python benchmarks/intervals.py                    (everything: coverage 1,000 trials, widths, time)
+      python benchmarks/intervals.py --only coverage --trials 200 --datasets toy taxi
+      python benchmarks/intervals.py --only time
+
+Targets, printed beside each figure:
+- coverage: a nominal 90% simultaneous band holds the truth in 88–97% of ≥ 1,000 seeded trials, per
+  dataset, method and level (housing, white, Hawaiian, taxi, the toy; ε = 1 per level, pure ε; and ρ-zCDP
+  with ``--zcdp --rho 0.5``).  A trial draws the level's noise (fast sampler, seeded per trial), takes the bands'
+  envelopes and checks every node (:func:`cocoviz.intervals.covered_nodes`, equal to the frames' check);
+  the rate is per node, summarised over the level's nodes (up to 25, a seeded sample: mean, 5th and 95th
+  percentile, min, max), beside
+  the exact P(max |Z| ≤ a) the half-width was chosen for.
+- width: over 10 full releases, per level, the mean over nodes of the band's width (Σ_j high - low over
+  sizes 0..K or 0..J, and per size) beside the emd bound it gives and the released histogram's true emd.
+- time: a release at 10M groups with the bands against the same release without them (their envelopes
+  stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+DATASETS = ("toy", "taxi", "hawaiian", "white", "housing")
+
+
+def _plan(tree, method: str, zcdp: bool, rho: float = 0.5):
+    from cocoviz import Plan
+
+    depth = tree.depth + 1
+    budget = {"rhos": [rho] * depth} if zcdp else {"epsilons": [1.0] * depth}
+    return Plan.build(tree, **budget, methods=[method] * depth, max_size=max(int(tree.max_size), 1))
+
+
+def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho: float = 0.5) -> list[dict]:
+    """Per level, the share of trials in which each node's band holds its truth (up to ``cap`` nodes per
+    level, a seeded sample, where a level has more: the machine is shared)."""
+    import cocoviz
+    from cocoviz.intervals import LevelBands, covered_nodes, half_width, tail_probability
+    from cocoviz.noise import FastSampler
+
+    tree = cocoviz.load_dataset(name)
+    plan = _plan(tree, method, zcdp, rho)
+    rows = []
+    for level in plan.measured_levels():
+        runs, m = tree.runs(level), plan.level_method(level)
+        picked = np.arange(runs.n_nodes)
+        if picked.size > cap:
+            picked = np.sort(np.random.default_rng(level).choice(picked, size=cap, replace=False))
+        n = picked.size
+        bounds = np.full(runs.n_nodes, plan.max_size, np.int64) if m.needs_k else None
+        parts = [m.level_query(runs, k, k + 1, bounds) for k in picked]
+        truth = np.concatenate([v for v, _ in parts])
+        ptr = np.concatenate([[0], np.cumsum([v.size for v, _ in parts])])
+        cells, groups, noise = np.diff(ptr), plan.shape.group_counts(level)[picked], plan.level_noise(level)
+        widths = {int(c): half_width(noise, int(c), 0.9) for c in np.unique(cells)}
+        a = np.array([widths[int(c)] for c in cells], np.int64)
+        exact = np.array([(1 - float(tail_probability(noise, widths[int(c)]))) ** int(c) for c in cells])
+        hits = np.zeros(n, np.int64)
+        start = time.perf_counter()
+        for trial in range(trials):
+            noisy = FastSampler(seed=(24, trial)).draw_level(truth.copy(), ptr, noise, level)
+            hits += covered_nodes(LevelBands.of(m.name, noisy, ptr), truth, a, groups)
+        live = cells > 0
+        rate = hits[live] / trials
+        rows.append(
+            {
+                "dataset": name,
+                "method": method,
+                "noise": f"zCDP ρ={rho:g}" if zcdp else "ε=1",
+                "level": level,
+                "nodes": f"{int(live.sum())}/{runs.n_nodes}",
+                "trials": trials,
+                "mean": rate.mean(),
+                "p5": np.percentile(rate, 5),
+                "p95": np.percentile(rate, 95),
+                "min": rate.min(),
+                "max": rate.max(),
+                "exact_mean": exact[live].mean(),
+                "a_mean": a[live].mean(),
+                "in_target": bool(0.88 <= rate.mean() <= 0.97),
+                "seconds": time.perf_counter() - start,
+            }
+        )
+    return rows
+
+
+def widths(name: str, method: str, releases: int = 10, sample: int = 200) -> list[dict]:
+    """Per level, the bands' mean width beside the emd bound and the true emd of the released histogram."""
+    import cocoviz
+    from cocoviz.metrics import emd
+
+    tree = cocoviz.load_dataset(name)
+    plan = _plan(tree, method, zcdp=False)
+    rng = np.random.default_rng(0)
+    picks = {
+        level: np.sort(rng.choice(n, size=min(n, sample), replace=False))
+        for level in range(tree.depth + 1)
+        for n in [tree.runs(level).n_nodes]
+    }
+    sums = {level: np.zeros(5) for level in picks}
+    for seed in range(releases):
+        release = cocoviz.estimate(tree, **plan.options(), seed=seed)
+        for level, nodes in picks.items():
+            for k in nodes:
+                node = plan.shape.paths[level][k]
+                frame = release.intervals(node)
+                width = (frame["cumulative_high"] - frame["cumulative_low"]).to_numpy()
+                sizes, counts = tree.runs(level).node(k)
+                true_h = np.zeros(int(sizes[-1]) + 1 if sizes.size else 1, np.int64)
+                true_h[sizes] = counts
+                actual = emd(true_h, release.histogram(node))
+                sums[level] += [width.sum(), width.mean(), frame.attrs["emd_bound"], actual, 1]
+    rows = []
+    for level, (total, per_size, bound, actual, count) in sums.items():
+        rows.append(
+            {
+                "dataset": name,
+                "method": method,
+                "level": level,
+                "nodes": len(picks[level]),
+                "width_sum": total / count,
+                "width_per_size": per_size / count,
+                "emd_bound": bound / count,
+                "emd_true": actual / count,
+            }
+        )
+    return rows
+
+
+def timing(groups: int = 10_000_000) -> list[dict]:
+    """A release with bands against one without (envelopes stubbed out), five interleaved runs each."""
+    from scale import synthetic_tree
+
+    import cocoviz
+    import cocoviz.pipeline as pipeline
+
+    tree = synthetic_tree(groups, 50, 3000)
+    cocoviz.compile_kernels()
+    real = pipeline.LevelBands
+
+    class NoBands:
+        @staticmethod
+        def of(*args, **kwargs):
+            return None
+
+        of_chunks = concat = of
+
+    rows = []
+    for method, k in (("Hg", None), ("Hc", 10_000)):  # Hc: K cells per node, about Hg's cells (3 x 10M)
+        opts = dict(epsilons=[1.0] * 3, methods=[method] * 3, max_size=k, seed=0)
+        with_bands, without = [], []
+        for _ in range(5):
+            pipeline.LevelBands = NoBands
+            start = time.perf_counter()
+            cocoviz.estimate(tree, **opts)
+            without.append(time.perf_counter() - start)
+            pipeline.LevelBands = real
+            start = time.perf_counter()
+            release = cocoviz.estimate(tree, **opts)
+            with_bands.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        release.intervals(())
+        frame_s = time.perf_counter() - start
+        rows.append(
+            {
+                "method": method,
+                "groups": groups,
+                "K": k,
+                "release_s": min(without),
+                "with_bands_s": min(with_bands),
+                "ratio": min(with_bands) / min(without),
+                "ratio_of_medians": float(np.median(with_bands) / np.median(without)),
+                "root_frame_s": frame_s,
+                "target": "≤ 1.2x",
+            }
+        )
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("coverage", "width", "time"))
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    parser.add_argument("--zcdp", action="store_true", help="coverage under ρ-zCDP per level too")
+    parser.add_argument("--rho", type=float, default=0.5, help="ρ per level with --zcdp (default 0.5)")
+    args = parser.parse_args(argv)
+    import pandas as pd
+
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_columns", 20)
+    if args.only in (None, "coverage"):
+        print(f"coverage of nominal 90% simultaneous bands, {args.trials} trials (target: mean 0.88-0.97)", flush=True)
+        for name in args.datasets:
+            for method in ("Hc", "Hg"):
+                for zcdp in (False, True) if args.zcdp else (False,):
+                    rows = coverage(name, method, args.trials, zcdp, rho=args.rho)
+                    print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
+    if args.only in (None, "width"):
+        print("band width beside the emd it bounds (10 releases, ε = 1 per level, up to 200 nodes per level)")
+        for name in args.datasets:
+            for method in ("Hc", "Hg"):
+                print(pd.DataFrame(widths(name, method)).round(1).to_string(index=False), flush=True)
+    if args.only in (None, "time"):
+        print("release time with the bands against without, 10M groups (target ≤ 1.2x)")
+        print(pd.DataFrame(timing()).round(3).to_string(index=False), flush=True)
+
+
+if __name__ == "__main__":
+    main()

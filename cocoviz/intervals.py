@@ -1,0 +1,459 @@
+"""Intervals you can publish: simultaneous bands on a node's histogram from its noisy measurement alone.
+
+Everything here reads the plan (public) and the noisy answers (differentially private outputs), never
+the data: it is post-processing and costs no ε — except :func:`truth_covered` and :func:`covered_nodes`,
+which check a band against the truth for tests and benchmarks (exploration only).
+
+**The band.**  A Hc or Hg node measures ``y = t + Z`` over ``n`` cells (Hc: ``Hc[0..K-1]``, n = K;
+Hg: the G sorted sizes, n = G), ``t`` the true vector, non-decreasing, and ``Z`` i.i.d. noise of the
+plan's law: double-geometric of scale Δ/ε under pure ε, the discrete Gaussian N_ℤ(0, σ²) under ρ-zCDP
+(:meth:`~cocoviz.plan.Plan.level_noise`).  :func:`half_width` is the smallest whole ``a`` with
+``P(max_i |Z_i| ≤ a) = P(|Z| ≤ a)^n ≥ c``, from the exact law (a closed form for the double-geometric,
+exact sums of the Gaussian's pmf), so the event E = {|y - t| ≤ a in every cell} has probability at
+least ``c`` — exactly, up to the law's discreteness.  The published band is
+
+    low = max_{i ≤ j} y_i - a,    high = min_{i ≥ j} y_i + a          (running max / min)
+
+**Proof that it covers.**  Under E, for i ≤ j: ``t_j ≥ t_i ≥ y_i - a``, so ``t_j ≥ low_j``; for
+i ≥ j: ``t_j ≤ t_i ≤ y_i + a``, so ``t_j ≤ high_j``.  Conversely ``t_j ∈ [low_j, high_j]`` for all j
+gives ``|y_j - t_j| ≤ a`` (take i = j): the band holds the truth exactly when E holds, so its
+simultaneous coverage is P(E) ≥ c, not more.  Clipping to what is public (Hc in [0, G]; sizes ≥ 0)
+and, where E failed so badly that low > high, swapping the two (the min and max of two
+non-decreasing vectors are non-decreasing) keep every band that E makes true.
+
+**The isotonic fit stays inside.**  Let ``x`` be any minimiser of ``Σ |x_i - y_i|^p`` (p = 1 or 2)
+over non-decreasing ``x`` in ``[lower, upper]`` — the Hc and Hg fits, the bounded one being the clipped
+unconstrained fit — and ``t`` non-decreasing in the same box with ``|y - t| ≤ a`` cellwise.  Then
+``|x - t| ≤ a`` cellwise: were ``x_j < t_j - a`` somewhere, ``x' = max(x, t - a)`` is feasible and
+strictly cheaper at those cells (``t_i - a ≤ y_i`` there) and equal elsewhere — a contradiction; the
+other side likewise with ``min(x, t + a)``.  The same exchange with ``max_{i ≤ j} y_i`` shows
+``min_{i ≥ j} y_i ≤ x_j ≤ max_{i ≤ j} y_i``, so the band above lies within ``[x - a, x + a]``: it is
+never wider than the fit's own ``± a``, and rounding (``|rint(x) - x| ≤ ½``, a whole) keeps
+``|rint(x) - t| ≤ a`` for whole ``t``.  (Isotonic regression is monotone in its input and commutes
+with shifts: ``iso(y - a) = iso(y) - a ≤ iso(t) = t``; the exchange argument proves it for every
+minimiser, the L1 fit's ties included.)  Tested in ``tests/test_intervals.py``.
+
+**From the band to what is published.**  Hc bounds give, simultaneously for every range, the count
+of groups of sizes ``lo..hi`` (``Hc[hi] - Hc[lo-1]``), the persons in groups of size ≤ j
+(``P(j) = Σ_{s<j} (Hc[j] - Hc[s])``, summation by parts, each term ≥ 0) and the node's emd to any
+histogram ``r`` (``Σ_j |Hc[j] - r_c[j]| ≤ Σ_j max(|low_j - r_c[j]|, |high_j - r_c[j]|)``).  Hg bands
+bound the sorted sizes ``s_i ∈ [L_i, U_i]``, so ``#{i: U_i ≤ j} ≤ Hc[j] ≤ #{i: L_i ≤ j}``.
+
+**Which histogram.**  A band is about the truth, from the node's *own* measurement.  Under top-down
+consistency the released histogram is the matched-and-merged one, not the node's own fit; the band
+still holds the truth, and the released histogram may stray outside it.  A level the plan does not
+measure (bottom-up's upper levels) has no band; nor do naive and Hcp levels (refused, named).  The
+measured Hc is of the histogram with groups larger than K counted at K: so is its band.
+
+>>> from cocoviz.plan import Plan, Shape
+>>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hc"], max_size=4)
+>>> bands = LevelBands.of("Hc", np.array([1, 0, 3, 4]), np.array([0, 4]))
+>>> low, high = cumulative_bounds(bands, 0, groups=4, a=1)
+>>> low.tolist(), high.tolist()
+([0, 0, 2, 3, 4], [1, 1, 4, 4, 4])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cocoviz.errors import ParameterError
+from cocoviz.noise import GaussianNoise
+
+__all__ = [
+    "BAND_METHODS",
+    "LevelBands",
+    "tail_probability",
+    "half_width",
+    "check_confidence",
+    "measured_bands",
+    "cumulative_bounds",
+    "count_bounds",
+    "range_bounds",
+    "persons_bounds",
+    "emd_bound",
+    "node_intervals",
+    "truth_covered",
+    "covered_nodes",
+]
+
+_NO_CEILING = 2**62  # sizes have no public upper bound
+
+#: The methods whose measurement gives a band (a non-decreasing vector with i.i.d. noise per cell).
+BAND_METHODS = ("Hc", "Hg")
+
+
+def check_confidence(confidence: object) -> float:
+    """``confidence`` as a float strictly between 0 and 1 (refused otherwise, named)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating, np.integer)):
+        raise ParameterError(f"confidence must be a number between 0 and 1, got {confidence!r}")
+    value = float(confidence)
+    if not 0 < value < 1:
+        raise ParameterError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return value
+
+
+def _gaussian_tails(sigma2: float, span: int) -> np.ndarray:
+    """``P(|Z| > m)`` for m = 0..span of N_ℤ(0, σ²), summed from the small end (no cancellation)."""
+    k = np.arange(span + 2, dtype=np.float64)
+    w = np.exp(-(k * k) / (2 * sigma2))
+    above = np.cumsum(w[::-1])[::-1]  # above[m] = Σ_{k ≥ m} w_k
+    norm = w[0] + 2 * above[1]
+    return 2 * above[1:] / norm
+
+
+def _gaussian_span(sigma2: float, target: float) -> int:
+    """A span past which the discrete Gaussian's tail is far below ``target`` (and the normaliser exact)."""
+    sigma = math.sqrt(sigma2)
+    return int(math.ceil(sigma * (math.sqrt(2 * math.log(4 / target)) + 4))) + 10
+
+
+def tail_probability(noise: float | GaussianNoise, m: int | np.ndarray) -> np.ndarray | float:
+    """``P(|Z| > m)`` of the noise: double-geometric of scale ``noise``, or a :class:`GaussianNoise`.
+
+    Double-geometric: ``P(Z > m) = α^(m+1)/(1+α)`` summed from the pmf, α = exp(-1/scale).
+
+    >>> round(float(tail_probability(1.0, 0)), 6), round(float(tail_probability(GaussianNoise(1.0), 0)), 4)
+    (0.537883, 0.6011)
+    """
+    m = np.asarray(m, np.int64)
+    if isinstance(noise, GaussianNoise):
+        sigma2 = float(noise.sigma2)
+        tails = _gaussian_tails(sigma2, max(int(m.max(initial=0)), _gaussian_span(sigma2, 1e-300)))
+        return tails[m]
+    log_alpha = -1.0 / float(noise)
+    return np.exp(math.log(2) + (m + 1) * log_alpha - math.log1p(math.exp(log_alpha)))
+
+
+def half_width(noise: float | GaussianNoise, cells: int, confidence: float) -> int:
+    """The smallest whole ``a`` with ``P(|Z| ≤ a)^cells ≥ confidence``: all ``cells`` i.i.d. draws within ±a.
+
+    >>> half_width(1.0, 100, 0.9), half_width(1.0, 1, 0.9)
+    (7, 2)
+    """
+    confidence = check_confidence(confidence)
+    if cells <= 0:
+        return 0
+    target = -math.expm1(math.log(confidence) / cells)  # the largest per-cell tail allowed
+
+    def covers(a: int) -> bool:
+        return cells * math.log1p(-float(tail_probability(noise, a))) >= math.log(confidence)
+
+    if isinstance(noise, GaussianNoise):
+        sigma2 = float(noise.sigma2)
+        tails = _gaussian_tails(sigma2, _gaussian_span(sigma2, target))
+        a = int(np.flatnonzero(tails <= target)[0])
+    else:
+        log_alpha = -1.0 / float(noise)
+        # α^(a+1) ≤ target (1+α)/2, solved in logs, then checked against the exact law either side.
+        a = max(int(math.ceil((math.log(target) + math.log1p(math.exp(log_alpha)) - math.log(2)) / log_alpha)) - 1, 0)
+    while not covers(a):
+        a += 1
+    while a > 0 and covers(a - 1):
+        a -= 1
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class LevelBands:
+    """The envelopes of one level's noisy answers, all a band needs (post-processing of DP outputs).
+
+    Node ``k`` measured ``cells[k]`` cells; its running max from the left takes ``up_value[r]`` from
+    its cell ``up_at[r]`` on (``r`` in ``up_ptr[k]:up_ptr[k+1]``), its running min from the right
+    likewise (``down_*``).  Both are step functions with few steps where the truth is flat.
+    """
+
+    method: str
+    cells: np.ndarray
+    up_ptr: np.ndarray
+    up_at: np.ndarray
+    up_value: np.ndarray
+    down_ptr: np.ndarray
+    down_at: np.ndarray
+    down_value: np.ndarray
+
+    @classmethod
+    def of(cls, method: str, values: np.ndarray, ptr: np.ndarray) -> LevelBands:
+        """The envelopes of the noisy answers ``values`` (node ``k``'s are ``values[ptr[k]:ptr[k+1]]``)."""
+        from cocoviz._interval_kernels import segment_envelopes
+
+        ptr = np.asarray(ptr, np.int64)
+        return cls(method, np.diff(ptr), *segment_envelopes(values, ptr))
+
+    @classmethod
+    def concat(cls, parts: Sequence[LevelBands]) -> LevelBands:
+        """The bands of consecutive runs of nodes, joined in order."""
+        if len(parts) == 1:
+            return parts[0]
+
+        def ptr(name: str) -> np.ndarray:
+            ptrs = [getattr(p, name) for p in parts]
+            bases = np.cumsum([0] + [int(q[-1]) for q in ptrs[:-1]])
+            return np.concatenate([[0]] + [q[1:] + b for q, b in zip(ptrs, bases)]).astype(np.int64)
+
+        def cat(name: str) -> np.ndarray:
+            return np.concatenate([getattr(p, name) for p in parts]).astype(np.int64)
+
+        return cls(
+            parts[0].method,
+            cat("cells"),
+            ptr("up_ptr"),
+            cat("up_at"),
+            cat("up_value"),
+            ptr("down_ptr"),
+            cat("down_at"),
+            cat("down_value"),
+        )
+
+    @classmethod
+    def of_chunks(cls, method: str, chunks: Sequence[tuple[int, LevelBands]]) -> LevelBands:
+        """One node's bands from the bands of its consecutive chunks ``(first cell, bands)`` (any order):
+        a streamed node never holds its noisy answers at once, so its envelopes are joined here."""
+        chunks = sorted(chunks, key=lambda c: c[0])
+        ups, downs = [], []
+        running = None
+        for offset, b in chunks:
+            value = b.up_value if running is None else np.maximum(b.up_value, running)
+            ups.append((b.up_at + offset, value))
+            running = value[-1] if value.size else running
+        running = None
+        for offset, b in reversed(chunks):
+            value = b.down_value if running is None else np.minimum(b.down_value, running)
+            downs.append((b.down_at + offset, value))
+            running = value[0] if value.size else running
+        up_at, up_value = _steps(*(np.concatenate(x) for x in zip(*ups)))
+        down_at, down_value = _steps(*(np.concatenate(x) for x in zip(*downs[::-1])))
+        cells = np.array([sum(int(b.cells.sum()) for _, b in chunks)], np.int64)
+        return cls(
+            method, cells, np.array([0, up_at.size]), up_at, up_value, np.array([0, down_at.size]), down_at, down_value
+        )
+
+    def node(self, k: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Node ``k``'s cells and its steps: ``(cells, up_at, up_value, down_at, down_value)``."""
+        u, d = slice(self.up_ptr[k], self.up_ptr[k + 1]), slice(self.down_ptr[k], self.down_ptr[k + 1])
+        return int(self.cells[k]), self.up_at[u], self.up_value[u], self.down_at[d], self.down_value[d]
+
+
+def _steps(at: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Steps with equal neighbours merged (the first start kept)."""
+    keep = np.concatenate([[True], value[1:] != value[:-1]]) if value.size else np.zeros(0, bool)
+    return at[keep], value[keep]
+
+
+def measured_bands(plan, measurements) -> list[LevelBands | None]:
+    """Per level, the bands of a Hc or Hg level's measurement (None for the others and unmeasured levels)."""
+    return [
+        None if m is None or m.method not in BAND_METHODS else LevelBands.of(m.method, m.values, m.ptr)
+        for m in measurements.levels
+    ]
+
+
+def _at(breaks: np.ndarray, at: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """A step function (steps ``at``/``value``) evaluated at the cells ``breaks``."""
+    return value[np.searchsorted(at, breaks, side="right") - 1]
+
+
+def _entry_bounds(bands: LevelBands, k: int, a: int, floor: int, ceiling: float) -> tuple[np.ndarray, ...]:
+    """Node ``k``'s band on its measured entries as steps: ``(starts, low, high, cells)``, clipped to
+    ``[floor, ceiling]`` and never crossing (module docstring)."""
+    cells, up_at, up_value, down_at, down_value = bands.node(k)
+    starts = np.union1d(up_at, down_at)
+    low = np.clip(_at(starts, up_at, up_value) - a, floor, ceiling)
+    high = np.clip(_at(starts, down_at, down_value) + a, floor, ceiling)
+    return starts, np.minimum(low, high).astype(np.int64), np.maximum(low, high).astype(np.int64), cells
+
+
+def cumulative_bounds(bands: LevelBands, k: int, *, groups: int, a: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on node ``k``'s Hc[0..J] (groups of size ≤ j), simultaneous, given the half-width ``a``.
+
+    Hc levels: J = K, ``Hc[K] = G`` exact.  Hg levels: the sorted sizes' band turned into counts;
+    J is the largest size the band allows, where both bounds reach G.
+    """
+    starts, low, high, cells = _entry_bounds(bands, k, a, 0, groups if bands.method == "Hc" else _NO_CEILING)
+    if cells == 0:
+        return np.array([groups], np.int64), np.array([groups], np.int64)
+    lengths = np.diff(np.append(starts, cells))
+    if bands.method == "Hc":
+        return (
+            np.append(np.repeat(low, lengths), groups).astype(np.int64),
+            np.append(np.repeat(high, lengths), groups).astype(np.int64),
+        )
+    sizes = np.arange(int(high[-1]) + 1)
+    before = np.concatenate([[0], np.cumsum(lengths)])
+    # Hc[j] ≥ #{i: U_i ≤ j} and ≤ #{i: L_i ≤ j}; both bounds are non-decreasing in the rank i.
+    return before[np.searchsorted(high, sizes, side="right")], before[np.searchsorted(low, sizes, side="right")]
+
+
+def count_bounds(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on H[j] (groups of size exactly j) from bounds on Hc, for every j."""
+    return range_bounds(low, high, np.arange(len(low)), np.arange(len(low)))
+
+
+def range_bounds(low: np.ndarray, high: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on the groups of sizes ``lo..hi`` (``Hc[hi] - Hc[lo-1]``), simultaneous over all ranges.
+
+    >>> [int(v) for v in range_bounds(np.array([0, 2, 4]), np.array([1, 3, 4]), 1, 2)]
+    [3, 4]
+    """
+    lo, hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    below_low = np.where(lo > 0, low[np.maximum(lo - 1, 0)], 0)
+    below_high = np.where(lo > 0, high[np.maximum(lo - 1, 0)], 0)
+    return np.maximum(low[hi] - below_high, 0), high[hi] - below_low
+
+
+def persons_bounds(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on P(j), the persons in groups of size ≤ j, for every j: ``P(j) = Σ_{s<j} (Hc[j] - Hc[s])``.
+
+    >>> persons_bounds(np.array([0, 2, 3, 4]), np.array([0, 2, 3, 4]))  # exact Hc: H = [0, 2, 1, 1]
+    (array([0, 2, 4, 7]), array([0, 2, 4, 7]))
+    """
+    j = np.arange(len(low), dtype=np.int64)
+    prefix_low = np.concatenate([[0], np.cumsum(low, dtype=np.int64)])
+    prefix_high = np.concatenate([[0], np.cumsum(high, dtype=np.int64)])
+    # Each term Hc[j] - Hc[s] is ≥ max(0, low_j - high_s); high is non-decreasing, so those s < j with
+    # high_s < low_j are the first t of them.
+    t = np.minimum(np.searchsorted(high, low, side="left"), j)
+    # P is non-decreasing in j: so are its bounds' envelopes.
+    lower = np.maximum.accumulate(t * low - prefix_high[t])
+    upper = np.minimum.accumulate((j * high - prefix_low[j])[::-1])[::-1]
+    return lower, upper
+
+
+def emd_bound(low: np.ndarray, high: np.ndarray, released: np.ndarray) -> int:
+    """A bound on ``emd(truth, released) = Σ_j |Hc[j] - released_c[j]|`` from the band on Hc.
+
+    ``released`` is the released Hc; the shorter vector is padded with its last value (G).
+    """
+    n = max(len(low), len(released))
+    low, high, released = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high, released))
+    return int(np.maximum(np.abs(low - released), np.abs(high - released)).sum())
+
+
+def _refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | None:
+    """Why node bands of ``level`` cannot be given, or None."""
+    if level not in plan.measured_levels():
+        return (
+            f"level {level} is not measured by this plan ({plan.consistency}): its histograms are sums of the "
+            "leaves', with no measurement of their own to bound them"
+        )
+    method = plan.methods[level]
+    if method not in BAND_METHODS:
+        return (
+            f"level {level} is measured with {method}: bands are given for Hc and Hg levels only "
+            "(naive's projection and Hcp's buckets have no sound simultaneous band here yet)"
+        )
+    if level >= len(bands) or bands[level] is None:
+        return (
+            f"this release does not carry its level-{level} measurement's envelopes (a release read from a file, "
+            "computed on a cluster, chosen by select_mix, or whose cached level lost them): recompute it with "
+            "cocoviz.estimate or post_process"
+        )
+    return None
+
+
+def node_intervals(
+    plan, bands: Sequence[LevelBands | None], level: int, k: int, sizes: np.ndarray, counts: np.ndarray, confidence
+):
+    """The frame of :meth:`cocoviz.Release.intervals` for node ``k`` of ``level``, released runs ``sizes``/``counts``.
+
+    Columns: ``size``; ``cumulative_low``/``cumulative_high`` (Hc[j], groups of size ≤ j) and the released
+    ``cumulative``; ``count_low``/``count_high``/``count`` (H[j]); ``persons_low``/``persons_high``/``persons``
+    (P(j), persons in groups of size ≤ j).  All bounds hold together with probability ≥ ``confidence``.
+    ``attrs`` hold the confidence (and the ``exact_confidence`` P(max |Z| ≤ a) the whole ``a`` gives), the
+    half-width ``a``, the cells, the method, ``emd_bound`` (on the
+    released histogram's emd to the truth) and a ``note`` saying what the band is about.
+    """
+    import pandas as pd
+
+    confidence = check_confidence(confidence)
+    why = _refusal(plan, bands, level)
+    if why is not None:
+        raise ParameterError(f"no intervals for this node: {why}")
+    level_bands = bands[level]
+    groups = int(plan.shape.group_counts(level)[k])
+    cells = int(level_bands.cells[k])
+    a = half_width(plan.level_noise(level), cells, confidence)
+    low, high = cumulative_bounds(level_bands, k, groups=groups, a=a)
+    released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
+    released_h[sizes] = counts
+    released = np.cumsum(released_h)
+    emd = emd_bound(low, high, released)
+    n = len(released)
+    low, high = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high))
+    count_low, count_high = count_bounds(low, high)
+    persons_low, persons_high = persons_bounds(low, high)
+    size = np.arange(n, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "size": size,
+            "cumulative_low": low,
+            "cumulative_high": high,
+            "cumulative": released,
+            "count_low": count_low,
+            "count_high": count_high,
+            "count": released_h,
+            "persons_low": persons_low,
+            "persons_high": persons_high,
+            "persons": np.cumsum(size * released_h),
+        }
+    )
+    truncated = " (groups larger than K counted at K, as measured)" if level_bands.method == "Hc" else ""
+    frame.attrs.update(
+        confidence=confidence,
+        # What the whole half-width really gives: above ``confidence`` by the law's discreteness.
+        exact_confidence=(1 - float(tail_probability(plan.level_noise(level), a))) ** cells,
+        half_width=a,
+        cells=cells,
+        method=level_bands.method,
+        level=level,
+        emd_bound=emd,
+        note=(
+            f"Simultaneous {confidence:.0%} bounds on the true histogram{truncated}, from this node's own "
+            f"{level_bands.method} measurement (± {a} on each of its {cells:,} noisy cells) and public facts only: "
+            "post-processing, no ε. The released histogram (after consistency) may lie outside them."
+        ),
+    )
+    return frame
+
+
+def truth_covered(frame, sizes: np.ndarray, counts: np.ndarray) -> bool:
+    """Whether a node's true groups (runs ``sizes``/``counts``) lie inside its :func:`node_intervals` band.
+
+    Reads the truth: for tests, benchmarks and exploration only, never for a release.  A Hc band is about
+    the measured histogram, groups larger than K counted at K (K = its cells).
+    """
+    sizes = np.asarray(sizes, np.int64)
+    if frame.attrs["method"] == "Hc":
+        sizes = np.minimum(sizes, frame.attrs["cells"])
+    before = np.concatenate([[0], np.cumsum(counts)])
+    truth = before[np.searchsorted(sizes, frame["size"].to_numpy(), side="right")]
+    return bool(((frame["cumulative_low"] <= truth) & (truth <= frame["cumulative_high"])).all())
+
+
+def _dense(ptr: np.ndarray, at: np.ndarray, value: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Every node's step function written out cell by cell (each non-empty node has a step at its cell 0)."""
+    base = np.concatenate([[0], np.cumsum(cells)])
+    starts = base[np.repeat(np.arange(len(cells)), np.diff(ptr))] + at
+    return np.repeat(value, np.diff(np.append(starts, base[-1])))
+
+
+def covered_nodes(bands: LevelBands, truth: np.ndarray, a: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per node of a level, whether its published band holds its true measured vector (all nodes at once).
+
+    ``truth`` is the level's true query (Hc[0..K-1] or the sorted sizes, node by node as the bands'
+    cells), ``a`` the half-width per node, ``groups`` G per node.  The same answer as
+    :func:`truth_covered` on every node's frame (for an Hg band: the sizes inside their rank band exactly
+    when the counts are inside theirs), vectorised for benchmarks.  Reads the truth: never for a release.
+    """
+    cells = bands.cells
+    node = np.repeat(np.arange(len(cells)), cells)
+    width = np.asarray(a, np.int64)[node]
+    ceiling = np.asarray(groups, np.int64)[node] if bands.method == "Hc" else _NO_CEILING
+    low = np.clip(_dense(bands.up_ptr, bands.up_at, bands.up_value, cells) - width, 0, ceiling)
+    high = np.clip(_dense(bands.down_ptr, bands.down_at, bands.down_value, cells) + width, 0, ceiling)
+    outside = (np.minimum(low, high) > truth) | (truth > np.maximum(low, high))
+    return np.bincount(node[outside], minlength=len(cells)) == 0

@@ -1,0 +1,60 @@
+"""Explore's "Intervals (publishable)" tab: bounds on a node's histogram from the release alone, no ε.
+
+Unlike every other figure of the node view, nothing here reads the true data: the frame is
+:meth:`cocoviz.Release.intervals`, computed from the release's noisy measurements and public facts.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import cocoviz
+from cocoviz import plots
+from cocoviz.hierarchy import node_label
+from cocoviz.intervals_reading import interval_sentences
+from cocoviz.plots.intervals import shown_sizes
+from pages.common import state
+
+CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+PUBLISHABLE = (
+    "**Publishable** — computed from the release alone (its noisy measurements and public facts): "
+    "post-processing, no ε. The other tabs compare with the true data: exploration, not private."
+)
+
+
+def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
+    """The node's simultaneous bounds: the private histogram with error bars, its cumulative band, plain words."""
+    a, b, c = st.columns([2, 2, 1])
+    confidence = a.select_slider(
+        "Confidence",
+        CONFIDENCES,
+        **state.bind("intervals.confidence", 0.9, valid=lambda v: v in CONFIDENCES),
+        format_func=lambda v: f"{v:.0%}",
+        help="All the bounds below hold together with at least this probability (over every size of the node at once).",
+    )
+    view = (
+        b.segmented_control(
+            "View",
+            ["H", "cumulative"],
+            **state.bind("intervals.view", "H"),
+            format_func=lambda v: "H with error bars" if v == "H" else "Hc inside its band",
+        )
+        or "H"
+    )
+    log_x = c.toggle("log x", **state.bind(f"intervals.logx.{info.label}", False))
+    try:
+        frame = release.intervals(node, confidence)
+    except cocoviz.CocovizError as exc:
+        st.info(f"No intervals for {node_label(node)}: {exc}", icon=":material/info:")
+        return
+    st.success(PUBLISHABLE, icon=":material/verified:")
+    st.plotly_chart(
+        plots.intervals_figure(
+            frame, view=view, log_x=log_x, title=f"{node_label(node)}: released, with {confidence:.0%} bounds"
+        ),
+        theme="streamlit",
+        key="intervals_fig",
+    )
+    st.markdown("\n".join(f"- {line}" for line in interval_sentences(frame)))
+    st.caption(frame.attrs["note"])
+    st.dataframe(frame.iloc[: shown_sizes(frame)], hide_index=True, width="stretch")

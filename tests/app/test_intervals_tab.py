@@ -1,0 +1,33 @@
+"""Explore's "Intervals (publishable)" tab under AppTest, on the toy: bounds from the release alone."""
+
+from __future__ import annotations
+
+from app_support import assert_clean, new_app, plotly_specs
+
+
+def test_explore_intervals_tab_shows_publishable_bounds():
+    at = new_app(**{"explore.tab": "Intervals (publishable)"})
+    assert_clean(at)
+    assert any("**Publishable**" in s.value and "no ε" in s.value for s in at.success)
+    specs = plotly_specs(at)
+    bars = specs[-1]["data"][0]
+    assert bars["name"] == "released, with 90% bounds" and bars["error_y"]["symmetric"] is False
+    words = next(m.value for m in at.markdown if m.value.startswith("- With 90% confidence"))
+    assert "groups have size" in words and "hold together with 90% confidence" in words
+    # The cumulative view draws the band around the released Hc; a higher confidence widens it.
+    at.session_state["cv.intervals.view"] = "cumulative"
+    at.run()
+    assert_clean(at)
+    names = [t["name"] for t in plotly_specs(at)[-1]["data"]]
+    assert names == ["90% band (low)", "90% band (high)", "released"]
+    narrow = plotly_specs(at)[-1]["data"]
+    at.session_state["cv.intervals.confidence"] = 0.99
+    at.run()
+    wide = plotly_specs(at)[-1]["data"]
+    assert sum(wide[1]["y"]) - sum(wide[0]["y"]) >= sum(narrow[1]["y"]) - sum(narrow[0]["y"])
+
+
+def test_explore_intervals_tab_explains_a_level_without_a_band():
+    at = new_app(**{"explore.tab": "Intervals (publishable)", "cv.consistency": "bottom-up"})
+    assert_clean(at)
+    assert any("not measured" in i.value for i in at.info)

@@ -1,0 +1,282 @@
+"""Intervals from the noisy measurements alone: exact quantiles, the band's coverage proof, the fit inside."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cocoviz import ParameterError, Plan, estimate, load_release, measure, post_process
+from cocoviz.datasets import load_dataset
+from cocoviz.intervals import (
+    LevelBands,
+    count_bounds,
+    covered_nodes,
+    cumulative_bounds,
+    half_width,
+    persons_bounds,
+    range_bounds,
+    tail_probability,
+    truth_covered,
+)
+from cocoviz.isotonic import isotonic
+from cocoviz.noise import FastSampler, GaussianNoise, discrete_gaussian_pmf, double_geometric_pmf
+
+LAWS = [1.0, 0.5, 3.7, 25.0, GaussianNoise(0.3), GaussianNoise(4.0), GaussianNoise(90.0)]
+
+
+def pmf(noise, k):
+    if isinstance(noise, GaussianNoise):
+        return discrete_gaussian_pmf(k, float(noise.sigma2))
+    return double_geometric_pmf(k, noise)
+
+
+@pytest.mark.parametrize("noise", LAWS)
+def test_tail_probability_is_the_pmf_summed(noise):
+    span = 400 + int(40 * (math.sqrt(float(noise.sigma2)) if isinstance(noise, GaussianNoise) else noise))
+    k = np.arange(-span, span + 1)
+    p = pmf(noise, k)
+    for m in (0, 1, 3, 10):
+        inside = p[np.abs(k) <= m].sum()
+        assert float(tail_probability(noise, m)) == pytest.approx(1 - inside, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("noise", LAWS)
+@pytest.mark.parametrize("cells", [1, 7, 1000, 10**6])
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.99])
+def test_half_width_is_the_exact_simultaneous_quantile(noise, cells, confidence):
+    a = half_width(noise, cells, confidence)
+
+    def joint(m):  # P(max of `cells` i.i.d. |Z| <= m) from the pmf, in logs (1 - tail summed from the far end)
+        k = np.arange(m + 1, m + 20_000)
+        tail = 2 * pmf(noise, k)[::-1].sum()
+        return cells * math.log1p(-tail)
+
+    assert joint(a) >= math.log(confidence) - 1e-12
+    assert a == 0 or joint(a - 1) < math.log(confidence) + 1e-12
+
+
+def test_half_width_refuses_a_confidence_outside_0_1():
+    for bad in (0, 1, 1.5, -0.1, True, "0.9"):
+        with pytest.raises(ParameterError, match="confidence"):
+            half_width(1.0, 10, bad)
+
+
+def brute_envelopes(values, ptr):
+    ups, downs = [], []
+    for k in range(len(ptr) - 1):
+        seg = values[ptr[k] : ptr[k + 1]]
+        ups.append(np.maximum.accumulate(seg) if seg.size else seg)
+        downs.append(np.minimum.accumulate(seg[::-1])[::-1] if seg.size else seg)
+    return ups, downs
+
+
+def expand(at, value, cells):
+    return np.repeat(value, np.diff(np.append(at, cells)))
+
+
+@settings(max_examples=80)
+@given(st.lists(st.lists(st.integers(-20, 20), max_size=30), min_size=1, max_size=6))
+def test_envelopes_are_the_running_max_and_min_of_every_node(segments):
+    values = np.array([v for s in segments for v in s], np.int64)
+    ptr = np.cumsum([0] + [len(s) for s in segments])
+    bands = LevelBands.of("Hc", values, ptr)
+    ups, downs = brute_envelopes(values, ptr)
+    for k in range(len(segments)):
+        cells, up_at, up_value, down_at, down_value = bands.node(k)
+        assert cells == len(segments[k])
+        assert np.array_equal(expand(up_at, up_value, cells), ups[k])
+        assert np.array_equal(expand(down_at, down_value, cells), downs[k])
+        assert np.all(np.diff(up_value) > 0) and np.all(np.diff(down_value) > 0)  # steps, no repeats
+    halves = LevelBands.concat([LevelBands.of("Hc", values, ptr[:2]), LevelBands.of("Hc", values, ptr[1:] - 0)])
+    assert halves.cells.tolist() == [len(s) for s in segments[:1]] + [len(s) for s in segments[1:]]
+
+
+@settings(max_examples=80)
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=60), st.lists(st.integers(1, 20), max_size=4))
+def test_chunked_envelopes_equal_the_whole_node(values, cuts):
+    values = np.array(values, np.int64)
+    edges = sorted({0, len(values), *[c % len(values) for c in cuts]})
+    chunks = [(lo, LevelBands.of("Hg", values[lo:hi], np.array([0, hi - lo]))) for lo, hi in zip(edges[:-1], edges[1:])]
+    whole, joined = LevelBands.of("Hg", values, np.array([0, len(values)])), LevelBands.of_chunks("Hg", chunks[::-1])
+    for name in ("cells", "up_ptr", "up_at", "up_value", "down_ptr", "down_at", "down_value"):
+        assert np.array_equal(getattr(whole, name), getattr(joined, name)), name
+
+
+@st.composite
+def truth_and_bounded_noise(draw):
+    """A monotone truth in [0, G], noise within ±a in every cell (the event the band's confidence is about)."""
+    n = draw(st.integers(1, 40))
+    groups = draw(st.integers(0, 30))
+    truth = np.sort(np.array(draw(st.lists(st.integers(0, groups), min_size=n, max_size=n)), np.int64))
+    a = draw(st.integers(0, 6))
+    noise = np.array(draw(st.lists(st.integers(-a, a), min_size=n, max_size=n)), np.int64)
+    return truth, truth + noise, groups, a
+
+
+@settings(max_examples=300)
+@given(truth_and_bounded_noise())
+def test_the_band_holds_the_truth_and_the_isotonic_fit_stays_within_a_of_it(case):
+    truth, noisy, groups, a = case
+    bands = LevelBands.of("Hc", noisy, np.array([0, len(noisy)]))
+    low, high = cumulative_bounds(bands, 0, groups=groups, a=a)
+    assert np.all(low[:-1] <= truth) and np.all(truth <= high[:-1]) and low[-1] == high[-1] == groups
+    assert np.all(np.diff(low) >= 0) and np.all(np.diff(high) >= 0)
+    up, down = np.maximum.accumulate(noisy), np.minimum.accumulate(noisy[::-1])[::-1]
+    for p in (1, 2):
+        free, bounded = isotonic(noisy, p=p), isotonic(noisy, p=p, lower=0, upper=groups)
+        for fit in (free, bounded, np.rint(bounded)):
+            assert np.all(np.abs(fit - truth) <= a + 1e-9), (p, fit)
+        # The fit lies between the running min from the right and the running max from the left, so the
+        # published band is never wider than the fit's own ± a.
+        assert np.all(down - 1e-9 <= free) and np.all(free <= up + 1e-9)
+        assert np.all(bounded - a - 1e-9 <= low[:-1]) and np.all(high[:-1] <= bounded + a + 1e-9)
+
+
+@settings(max_examples=200)
+@given(truth_and_bounded_noise())
+def test_hg_band_on_sorted_sizes_gives_cumulative_bounds_that_hold(case):
+    sizes, noisy, _, a = case  # the truth: sorted group sizes
+    bands = LevelBands.of("Hg", noisy, np.array([0, len(noisy)]))
+    low, high = cumulative_bounds(bands, 0, groups=len(sizes), a=a)
+    truth = np.searchsorted(sizes, np.arange(len(low)), side="right")
+    assert np.all(low <= truth) and np.all(truth <= high) and low[-1] == len(sizes)
+    for p in (1, 2):
+        fit = isotonic(noisy, p=p, lower=0)
+        assert np.all(np.abs(np.rint(fit) - sizes) <= a)
+
+
+@settings(max_examples=200)
+@given(truth_and_bounded_noise(), st.data())
+def test_counts_ranges_and_persons_bounds_hold_for_the_truth(case, data):
+    truth, noisy, groups, a = case
+    low, high = cumulative_bounds(LevelBands.of("Hc", noisy, np.array([0, len(noisy)])), 0, groups=groups, a=a)
+    hc = np.append(truth, groups)
+    h = np.diff(hc, prepend=0)
+    count_low, count_high = count_bounds(low, high)
+    assert np.all(count_low <= h) and np.all(h <= count_high)
+    lo = data.draw(st.integers(0, len(hc) - 1))
+    hi = data.draw(st.integers(lo, len(hc) - 1))
+    r_low, r_high = range_bounds(low, high, lo, hi)
+    assert r_low <= h[lo : hi + 1].sum() <= r_high
+    persons = np.cumsum(np.arange(len(h)) * h)
+    p_low, p_high = persons_bounds(low, high)
+    assert np.all(p_low <= persons) and np.all(persons <= p_high)
+    assert np.all(np.diff(p_low) >= 0) and np.all(np.diff(p_high) >= 0)
+
+
+def test_coverage_on_one_node_is_the_nominal_one():
+    """2,000 keyed draws of one Hc node of 50 cells: the band holds the truth in about 90% of them."""
+    truth = np.minimum(np.arange(50) * 3, 100)
+    sampler = FastSampler(seed=7)
+    a = half_width(2.0, 50, 0.9)
+    hits = 0
+    for trial in range(2000):
+        noisy = sampler.draw(truth, 2.0, (0, trial, 0))
+        low, high = cumulative_bounds(LevelBands.of("Hc", noisy, np.array([0, 50])), 0, groups=100, a=a)
+        hits += bool(np.all(low[:-1] <= truth) & np.all(truth <= high[:-1]))
+    exact = (1 - float(tail_probability(2.0, a))) ** 50
+    assert 0.9 <= exact < 0.95
+    assert abs(hits / 2000 - exact) < 4 * math.sqrt(exact * (1 - exact) / 2000)
+
+
+@pytest.mark.parametrize("methods", [["Hg", "Hc"], ["Hc", "Hg"]])
+def test_toy_release_intervals_cover_about_nominally(methods):
+    """200 seeded releases of the toy: every node's 90% band holds its truth in most of them."""
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=methods, max_size=6)
+    hits = {(level, k): 0 for level in (0, 1) for k in range(tree.runs(level).n_nodes)}
+    for seed in range(200):
+        release = post_process(plan, measure(plan, tree, seed=seed))
+        for level, k in hits:
+            frame = release.intervals(plan.shape.paths[level][k])
+            hits[level, k] += truth_covered(frame, *tree.runs(level).node(k))
+    rates = np.array(list(hits.values())) / 200
+    assert np.all(rates >= 0.82) and np.all(rates <= 1.0), rates
+
+
+@pytest.mark.parametrize("method", ["Hc", "Hg"])
+def test_vectorised_coverage_is_the_frames(method):
+    """covered_nodes (the benchmark's, all nodes at once) agrees with every node's frame, misses included."""
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[0.3, 0.3], methods=[method, method], max_size=6)
+    groups = plan.shape.group_counts(1)
+    agree = misses = 0
+    for seed in range(60):
+        measurements = measure(plan, tree, seed=seed)
+        release = post_process(plan, measurements)
+        bands = release.bands[1]
+        a = np.array([half_width(plan.level_noise(1), int(c), 0.5) for c in bands.cells])
+        truth = plan.level_method(1).level_query(tree.runs(1), 0, 2, np.full(2, 6))[0]
+        fast = covered_nodes(bands, truth, a, groups)
+        paths = plan.shape.paths[1]
+        slow = [truth_covered(release.intervals(node, 0.5), *tree.runs(1).node(k)) for k, node in enumerate(paths)]
+        agree += fast.tolist() == slow
+        misses += 2 - sum(slow)
+    assert agree == 60 and misses > 0
+
+
+def test_estimate_and_post_process_carry_the_same_bands():
+    tree = load_dataset("toy")
+    options = dict(epsilons=[0.5, 1.0], methods=["Hg", "Hc"], max_size=8)
+    plan = Plan.build(tree, **options)
+    fused = estimate(tree, **options, seed=3)
+    split = post_process(plan, measure(plan, tree, seed=3))
+    cache: dict = {}
+    cached = [estimate(tree, **options, seed=3, level_cache=cache) for _ in range(2)][-1]
+    for level in (0, 1):
+        for node in plan.shape.paths[level]:
+            frame = split.intervals(node, confidence=0.8)
+            for other in (fused, cached):
+                again = other.intervals(node, confidence=0.8)
+                assert frame.equals(again) and frame.attrs == again.attrs
+
+
+def test_intervals_under_zcdp_noise():
+    tree = load_dataset("toy")
+    release = estimate(tree, rhos=[0.5, 0.5], methods=["Hg", "Hc"], max_size=6, seed=0)
+    frame = release.intervals(())
+    plan = release.plan
+    assert frame.attrs["half_width"] == half_width(plan.level_noise(0), 4, 0.9)
+    assert isinstance(plan.level_noise(0), GaussianNoise)
+
+
+def test_frame_columns_and_what_they_say():
+    tree = load_dataset("toy")
+    release = estimate(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=6, seed=1)
+    frame = release.intervals(("a",))
+    assert list(frame.columns) == [
+        "size",
+        "cumulative_low",
+        "cumulative_high",
+        "cumulative",
+        "count_low",
+        "count_high",
+        "count",
+        "persons_low",
+        "persons_high",
+        "persons",
+    ]
+    assert frame["size"].tolist() == list(range(len(frame)))
+    assert (frame["cumulative_low"] <= frame["cumulative_high"]).all()
+    assert "no ε" in frame.attrs["note"] and frame.attrs["emd_bound"] >= 0
+
+
+def test_intervals_refuse_what_has_no_band_of_its_own(tmp_path):
+    tree = load_dataset("toy")
+    bottom_up = estimate(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=6, consistency="bottom-up", seed=0)
+    with pytest.raises(ParameterError, match="not measured"):
+        bottom_up.intervals(())
+    assert bottom_up.intervals(("a",)).attrs["method"] == "Hc"
+    naive = estimate(tree, epsilons=[1.0, 1.0], methods=["naive", "Hg"], max_size=6, seed=0)
+    with pytest.raises(ParameterError, match="naive"):
+        naive.intervals(())
+    path = tmp_path / "release.parquet"
+    naive.save(path)
+    with pytest.raises(ParameterError, match="from a file"):
+        load_release(path).intervals(("a",))
+    with pytest.raises(ParameterError, match="confidence"):
+        naive.intervals(("a",), confidence=1.0)
