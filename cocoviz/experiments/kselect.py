@@ -75,7 +75,7 @@ def run_kselect(
     A private choice runs with ``k_epsilon`` on top of ε and, for each of ``shares``, at the equal total ε
     (ε_K = share·ε out of it).  Every choice draws trial ``t``'s noise from the seed ``(seed, t)``, so the
     comparison is paired.
-    ``journal`` (from :meth:`RunOptions.journal_for`) records every (ε, choice) as it finishes, so a killed
+    ``journal`` (from :meth:`RunOptions.journal_for`) records every (ε, choice, budget) as it finishes, so a killed
     run resumes; the resumed rows keep the seconds measured when they ran.
     """
     root = tree.keep_levels([]) if tree.depth else tree
