@@ -380,7 +380,13 @@ def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
     result = run_experiment(
         "wu-e1", out=tmp_path, trials=3, epsilons=[0.5, 2.0], max_size=200, loader=stub_loader, datasets=["housing"]
     )
-    summary = result.frames["summary"].set_index(["k_choice", "epsilon"])
+    full = result.frames["summary"]
+    equal = full[full["budget"].str.startswith("equal total")]
+    # At an equal total the private K is paid out of ε: the same total as the public K's.
+    assert len(equal) == 2 * 2 * 2 and np.allclose(equal["total_epsilon"], equal["epsilon"])
+    assert np.allclose(equal["k_epsilon"] / equal["epsilon"], [0.02, 0.1] * 4)
+    assert np.allclose(full.loc[full["k_choice"] == "public", "emd_vs_public"], 1.0)
+    summary = full[full["budget"].isin(["on top", "no ε_K"])].set_index(["k_choice", "epsilon"])
     assert set(summary.index.get_level_values(0)) == {"public", "noisy-max", "svt", "oracle"}
     true_max = int(summary["true_max"].iloc[0])
     assert (summary.loc["public", "mean_K"] == 200).all()
@@ -390,4 +396,4 @@ def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
     assert (summary.loc["noisy-max", "total_epsilon"] == summary.loc["public", "total_epsilon"] + 0.1).all()
     trials = result.frames["trials"]
     assert (trials["cells"] == trials["K"]).all()
-    assert (tmp_path / "wu-e1" / "table.md").read_text().count("| housing |") == 8
+    assert (tmp_path / "wu-e1" / "table.md").read_text().count("| housing |") == 16

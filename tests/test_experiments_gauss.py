@@ -40,3 +40,24 @@ def test_run_and_summary():
     table = winners(summary)
     assert set(table["comparison"]) == {"gauss, equal ρ", "gauss, equal (ε, δ)"}
     assert "gauss" in EXPERIMENTS
+
+
+def test_gauss_takes_the_census_stand_in_and_other_experiments_do_not():
+    from cocoviz.errors import ParameterError
+    from cocoviz.experiments.kuo_setup import RunOptions
+
+    run = RunOptions(datasets=["housing-us-tracts"])
+    assert run.pick(EXPERIMENTS["gauss"]) == ("housing-us-tracts",)
+    with pytest.raises(ParameterError, match="housing-us-tracts"):
+        run.pick(EXPERIMENTS["figure6"])
+
+
+def test_crossings_are_where_the_ratio_passes_one():
+    from cocoviz.experiments.gauss import crossings
+
+    # ratio − 1 goes −0.5 → +1 over one decade of ε: a third of the way up, in log ε.
+    assert crossings([0.1, 1.0], [0.5, 2.0]) == pytest.approx([10 ** (-1 + 1 / 3)])
+    assert crossings([0.1, 0.5, 1.0, 4.0], [2.0, 0.5, 0.8, 1.5]) == pytest.approx(
+        [0.1 * 5 ** (2 / 3), 4 ** (0.2 / 0.7)]
+    )
+    assert crossings([0.1, 1.0, 4.0], [0.9, 0.8, 0.7]) == []

@@ -35,7 +35,7 @@ def test_wu_experiment_runs_end_to_end(name, tmp_path):
     releases = {"Hc release", "Hg release"} & set(summary["method"])
     assert releases == ({"Hc release", "Hg release"} if name == "wu-e2" else set())
     if name == "wu-e3":
-        assert {"2", "4", "8", "none"} <= set(summary["tau"])
+        assert {"2", "4", "8", "16", "32", "none"} <= set(summary["tau"])
     folder = tmp_path / name
     written = {p.name for p in folder.iterdir()}
     assert {"trials.csv", "summary.csv", "table.md", "figures.html", "config.json"} <= written

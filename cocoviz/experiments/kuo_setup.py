@@ -33,7 +33,8 @@ TWO_LEVEL_MIXES = ("Hc×Hc", "Hc×Hg", "Hg×Hc", "Hg×Hg")
 class Experiment:
     """One of the paper's experiments: its finding, default data and grid, and how to run it.
 
-    ``build(experiment, options)`` runs it, with ``options`` a :class:`RunOptions`.
+    ``build(experiment, options)`` runs it, with ``options`` a :class:`RunOptions`; ``more_datasets`` names
+    the datasets it accepts beside :data:`PAPER_DATASETS` (e.g. the census-scale stand-in).
     """
 
     name: str
@@ -42,6 +43,7 @@ class Experiment:
     datasets: tuple[str, ...]
     epsilons: tuple[float, ...]
     build: Callable[[Experiment, RunOptions], ExperimentResult] = field(repr=False)
+    more_datasets: tuple[str, ...] = ()
 
     def run(self, **kwargs) -> ExperimentResult:
         """Run the experiment with the :class:`RunOptions` given as keywords."""
@@ -83,10 +85,11 @@ class RunOptions:
         if self.datasets is None:
             return exp.datasets
         chosen = tuple(self.datasets)
-        unknown = [d for d in chosen if d not in PAPER_DATASETS]
+        known = (*PAPER_DATASETS, *exp.more_datasets)
+        unknown = [d for d in chosen if d not in known]
         if unknown or not chosen:
             raise ParameterError(
-                f"unknown dataset(s) {unknown or chosen} for experiment {exp.name}; choose from {PAPER_DATASETS}"
+                f"unknown dataset(s) {unknown or chosen} for experiment {exp.name}; choose from {known}"
             )
         return chosen
 

@@ -42,7 +42,7 @@ __all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "node_errors", "run_wu"]
 #: Workload bounds J (queries P(1..J)).
 WU_J_GRID = (10, 100)
 #: Truncation thresholds of E3 (None: no truncation).
-WU_TAUS = (2, 4, 8, None)
+WU_TAUS = (2, 4, 8, 16, 32, None)
 #: Wu's strategies, in table order.
 WU_STRATEGIES = ("identity", "sqm", "workload", "tamm", "timm")
 KEYS = ["dataset", "epsilon", "J", "tau", "level", "method", "isotonic"]
