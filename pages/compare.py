@@ -12,7 +12,7 @@ from cocoviz.evaluate import level_summary
 from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
-from pages.common import controls, data, engine, state
+from pages.common import controls, data, engine, picker, state
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, stop_if_refused
 
@@ -125,7 +125,7 @@ with st.expander("Every node (largest difference between A and B first)"):
     st.dataframe(nodes, hide_index=True, width="stretch")
 
 st.subheader("One node, histograms side by side")
-node = controls.node_picker(tree, info.label)
+node = picker.node_picker(tree, info.label)
 st.plotly_chart(
     plots.histogram_figure(
         a.histogram(node), b.histogram(node), layout="side", names=("A", "B"), title=f"{node_label(node)}: A and B"

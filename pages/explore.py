@@ -11,7 +11,7 @@ from cocoviz import plots
 from cocoviz.evaluate import evaluation_row, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
-from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, state
+from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state
 from pages.common.controls import fmt
 from pages.common.help import HELP
 
@@ -380,7 +380,7 @@ def main() -> None:
     st.subheader("A node of the hierarchy")
     links.apply_node(tree, info.label)
     links.show_problems()
-    node = controls.node_picker(tree, info.label)
+    node = picker.node_picker(tree, info.label)
     with link_slot:
         leads.share_link(tree, info, _full, params, node)
     level = len(node)

@@ -32,6 +32,7 @@ all matches.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +40,17 @@ import numpy as np
 from cocoviz.hierarchy.tree import node_path
 from cocoviz.nodes import NodeCodes
 
-__all__ = ["EXACT", "PREFIX", "SUBSTRING", "KIND_NAMES", "Hits", "LabelIndex", "find_nodes", "parse_query"]
+__all__ = [
+    "EXACT",
+    "PREFIX",
+    "SUBSTRING",
+    "KIND_NAMES",
+    "Hits",
+    "LabelIndex",
+    "child_labels",
+    "find_nodes",
+    "parse_query",
+]
 
 #: How a node matched, best first (the values of :attr:`Hits.kinds`).
 EXACT, PREFIX, SUBSTRING = 0, 1, 2
@@ -168,3 +179,22 @@ def find_nodes(nodes: NodeCodes | LabelIndex, query: str, limit: int = 50) -> Hi
     if not found_indices:
         return Hits(empty, empty, np.zeros(0, np.uint8), total)
     return Hits(np.concatenate(found_levels), np.concatenate(found_indices), np.concatenate(found_kinds), total)
+
+
+def child_labels(nodes: NodeCodes, path: Sequence[str]) -> np.ndarray:
+    """The own labels of the children of the node at ``path``, in the tree's order (an object array; empty
+    for a leaf), with no tuple per child: a drill-down list shows a few of them, whatever their number.
+
+    Raises :class:`~cocoviz.errors.UnknownNode` when there is no node at ``path``.
+
+    >>> from cocoviz.nodes import LabelColumns
+    >>> nodes, _ = NodeCodes.build(LabelColumns.from_paths([("b", "x"), ("a", "y"), ("a", "x")], 2))
+    >>> child_labels(nodes, ()).tolist(), child_labels(nodes, ("a",)).tolist(), child_labels(nodes, ("a", "x"))
+    (['a', 'b'], ['x', 'y'], array([], dtype=object))
+    """
+    level = len(path)
+    k = nodes.locate(tuple(str(p) for p in path))
+    if level >= nodes.depth:
+        return np.zeros(0, object)
+    kids = nodes.children(level, k)
+    return nodes.labels[level + 1][nodes.codes[level + 1][kids]]

@@ -22,7 +22,7 @@ import streamlit as st
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
-from pages.common import state
+from pages.common import picker, state
 
 PARAMS = ("dataset", "upload", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")
 CONSISTENCY = ("top-down", "bottom-up", "none")
@@ -244,11 +244,7 @@ def apply_node(tree: Hierarchy, label: str) -> None:
     if path is None:
         _problem(f"node={value!r}: no such node in these levels (a path of names joined by '/', root first)")
         return
-    for level in range(1, tree.depth + 1):
-        if level <= len(path):
-            state.put(f"node.{label}.{level}", path[level - 1])
-        else:
-            st.session_state.pop(state.key(f"node.{label}.{level}"), None)
+    picker.put_node(label, tree.depth, path)
 
 
 def show_problems() -> None:

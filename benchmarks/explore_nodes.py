@@ -1,0 +1,104 @@
+"""The Explore page on a national-scale hierarchy: reruns with the node picker and the per-level views.
+
+Run:  python benchmarks/explore_nodes.py                     (housing-us-blockgroups at scale 1: ~330k nodes)
+      python benchmarks/explore_nodes.py --scale 0.1         (a tenth of it)
+
+The page runs under ``streamlit.testing``'s AppTest on ``housing-us-blockgroups`` generated at
+``--scale`` (the dashboard itself opens it at 0.01) with all-Hg at ε = 1 per level.  After the
+first run (the release computed and cached), every figure is one rerun of the page:
+
+* ``rerun``: the page again, nothing changed (what every widget touch costs at least);
+* ``search``: a query typed into the node search box (``TX / Harris``);
+* ``pick``: a node taken from the matches (or, with the drill-down selectboxes of the code before
+  issue 26, a state picked);
+* ``levels tab``: the "Errors per level" tab opened at that node;
+* ``consistency tab``: the "Consistency check" tab opened at the root.
+
+The reference, measured in the same run, is ``cocoviz.evaluate`` of the release (the per-node
+table every rerun reads from cache): each time is also printed as a ratio to it.  The code before
+issue 26 can be measured the same way from an export of it, e.g.
+``git archive 5229762 | tar -x -C /tmp/base && cp benchmarks/explore_nodes.py /tmp/base/benchmarks/``
+and running it there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DATASET = "housing-us-blockgroups"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    args = parser.parse_args()
+
+    from streamlit.testing.v1 import AppTest
+
+    import cocoviz
+    from cocoviz import datasets
+
+    load = datasets.load_dataset
+
+    def at_scale(name, *, scale=None, seed=0, **kw):
+        return load(name, scale=args.scale if name == DATASET and scale is None else scale, seed=seed, **kw)
+
+    datasets.load_dataset = at_scale  # the dashboard's loader asks for the bundled scale: give it --scale
+    t = time.perf_counter()
+    tree = at_scale(DATASET)
+    print(f"{DATASET} at scale {args.scale:g}: {sum(tree.summary()['nodes_per_level']):,} nodes, "
+          f"generated in {time.perf_counter() - t:.1f} s")  # fmt: skip
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
+    at.session_state["cv.dataset"] = DATASET
+    for level in range(tree.depth + 1):
+        at.session_state[f"cv.method.{level}"] = "Hg"
+    t = time.perf_counter()
+    at.run()
+    if [b for b in at.button if b.key == "explore.confirm"]:  # a release this large waits for a click
+        at.button(key="explore.confirm").click().run()
+    print(f"first run (release computed): {time.perf_counter() - t:.1f} s")
+    assert [m for m in at.metric if m.label == "Consistent"], "the release was not drawn"
+    assert not at.exception, [e.value for e in at.exception]
+
+    release = cocoviz.estimate(tree, epsilons=[1.0] * (tree.depth + 1), methods=["Hg"] * (tree.depth + 1), seed=0)
+    t = time.perf_counter()
+    cocoviz.evaluate(tree, release)
+    reference = time.perf_counter() - t
+    print(f"reference: cocoviz.evaluate of an all-Hg release, {reference:.2f} s")
+
+    def step(name: str, change) -> None:
+        t = time.perf_counter()
+        change().run()
+        seconds = time.perf_counter() - t
+        assert not at.exception, [e.value for e in at.exception]
+        print(f"  {name:18s} {seconds:6.2f} s ({seconds / reference:.2f}x the reference)")
+
+    label = at.session_state["cv.dataset"]
+    search = [w for w in at.text_input if w.key == f"w.node.{label}.find"]
+    step("rerun", lambda: at)
+    if search:
+        step("search", lambda: search[0].set_value("TX / Harris"))
+        hits = at.selectbox(key=f"w.node.{label}.hit")
+        step("pick", lambda: hits.set_value(hits.options[0]))
+    else:
+        print("  (no search box: the drill-down selectboxes of the code before issue 26)")
+        box = at.selectbox(key=f"w.node.{label}.1")
+        step("pick", lambda: box.set_value("TX"))
+    step("levels tab", lambda: _open(at, "Errors per level"))
+    step("consistency tab", lambda: _open(at, "Consistency check"))
+
+
+def _open(at, name: str):
+    at.session_state["explore.tab"] = name
+    return at
+
+
+if __name__ == "__main__":
+    main()
