@@ -119,10 +119,17 @@ st.caption(controls.TRUTH_LABEL)
 st.subheader("Per node: error against error")
 merged = errors_a[["level", "node", "emd"]].rename(columns={"emd": "emd_a"})
 merged["emd_b"] = errors_b["emd"].to_numpy()
-st.plotly_chart(error_against_error_figure(merged, level_names=names), theme="streamlit", key="cmp_scatter")
+# A level of millions of nodes is drawn as its percentiles, and the table lists the nodes that differ most.
+st.plotly_chart(
+    error_against_error_figure(merged, level_names=names, max_points=picker.LIST_LIMIT),
+    theme="streamlit",
+    key="cmp_scatter",
+)
 with st.expander("Every node (largest difference between A and B first)"):
     nodes = diff.merge(merged, on=["level", "node"]).sort_values("emd_between", ascending=False)
-    st.dataframe(nodes, hide_index=True, width="stretch")
+    if len(nodes) > picker.LIST_LIMIT:
+        st.caption(f"The {picker.LIST_LIMIT:,} nodes that differ most, of {len(nodes):,}.")
+    st.dataframe(nodes.head(picker.LIST_LIMIT), hide_index=True, width="stretch")
 
 st.subheader("One node, histograms side by side")
 node = picker.node_picker(tree, info.label)

@@ -56,3 +56,16 @@ def test_spread_figure_draws_one_box_per_level_from_the_quantiles_alone(log_y):
     lower = list(box.lowerfence)
     # On a log axis a whisker stops at the smallest positive quantile (p10 = 9 for the blocks); the root has none.
     np.testing.assert_array_equal(lower, [np.nan, 1.0, 9.0] if log_y else [0.0, 1.0, 0.0])
+
+
+def test_error_against_error_draws_a_level_beyond_max_points_as_its_percentiles():
+    from cocoviz.plots.compare import error_against_error_figure
+
+    frame = pd.DataFrame({"level": [0] + [1] * 200, "node": ["(root)"] + [f"n{k}" for k in range(200)]})
+    frame["emd_a"], frame["emd_b"] = np.r_[7, np.arange(200)], np.r_[3, 2 * np.arange(200)]
+    per_node = error_against_error_figure(frame)
+    summed = error_against_error_figure(frame, max_points=100)
+    assert [len(t.x) for t in per_node.data] == [1, 200, 2]
+    assert [t.name for t in summed.data] == ["level 0", "level 1: percentiles of 200 nodes", "same error"]
+    x, y = summed.data[1].x, summed.data[1].y
+    assert len(x) == 101 and x[-1] == 199 and y[-1] == 398 and y[50] == 2 * x[50]

@@ -49,3 +49,13 @@ def test_beyond_the_cap_a_nodes_children_are_summarised_and_summed(small_cap):
     names = [t["name"] for t in plotly_specs(at)[0]["data"]]
     assert "Σ of the 13 children" in names and len(names) == 2  # the sum and the parent, no child of its own
     assert any("parent = Σ children" in s.value for s in at.success)
+
+
+def test_compare_draws_a_large_level_as_percentiles_and_lists_the_nodes_that_differ_most(small_cap):
+    at = new_app("pages/compare.py", dataset=TAXI)
+    assert_clean(at)
+    names = [t["name"] for t in plotly_specs(at)[0]["data"]]
+    assert names == ["Manhattan", "half", "neighbourhood: percentiles of 28 nodes", "same error"]
+    assert any(c.value == "The 5 nodes that differ most, of 31." for c in at.caption)
+    listed = at.dataframe[1].value
+    assert len(listed) == 5 and listed["emd_between"].is_monotonic_decreasing
