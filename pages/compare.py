@@ -81,7 +81,7 @@ else:
 if a is None or b is None:
     st.info("Choose both releases to compare them.")
     st.stop()
-shape_ok = same_nodes(a, b) and [list(p) for p in a.plan.shape.paths] == [list(tree.nodes(k)) for k in range(n_levels)]
+shape_ok = same_nodes(a, b) and a.plan.shape.node_codes.same(tree.node_codes)  # arrays: no tuple per node
 if not shape_ok:
     st.error(
         "These releases do not cover the nodes of the loaded data and levels: load the data they were made "
