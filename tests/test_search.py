@@ -87,6 +87,11 @@ def test_a_slash_inside_a_label_is_escaped_and_case_is_ignored():
 def test_the_index_is_built_once_per_hierarchy():
     nodes = build(STATES)
     assert LabelIndex.of(nodes) is LabelIndex.of(nodes)
+    # ASCII levels are held as bytes (a quarter of the memory); a query beyond ASCII finds nothing there.
+    assert [a.dtype.kind for a in LabelIndex.of(nodes).folded[1:]] == ["S"] * 3 and find_nodes(nodes, "é").total == 0
+    mixed = build([("Évry", "x"), ("evry", "y")])
+    assert LabelIndex.of(mixed).folded[1].dtype.kind == "U"
+    assert [mixed.path(lvl, k) for lvl, k in zip(*_hits(mixed, "évry"))] == [("Évry",)]
     assert as_triples(find_nodes(LabelIndex.build(nodes), "har")) == as_triples(find_nodes(nodes, "har"))
 
 
