@@ -10,9 +10,8 @@ import cocoviz
 from cocoviz import plots
 from cocoviz.evaluate import evaluation_row, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
-from cocoviz.plots.summaries import MEASURES, QUANTILES
 from cocoviz.truncation import bound_from_release
-from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state
+from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state, summaries
 from pages.common.controls import fmt
 from pages.common.help import HELP
 
@@ -312,59 +311,8 @@ def levels_tab(tree, release, errors: pd.DataFrame, node, names: list[str]) -> N
         },
     )
     figures = plots.node_figures(errors, release)
-    spread_section(figures, names)
-    children_section(tree, figures, node, names)
-
-
-def _quantile_table(table: pd.DataFrame, names: list[str]) -> None:
-    shown = table.copy()
-    shown.insert(1, "level name", [names[int(k)] for k in shown["level"]])
-    shown["measure"] = shown["measure"].map(MEASURES)
-    st.dataframe(
-        shown,
-        hide_index=True,
-        width="stretch",
-        column_config={q: st.column_config.NumberColumn(format="%.3g") for q in ("mean", *QUANTILES)},
-    )
-
-
-def spread_section(figures: pd.DataFrame, names: list[str]) -> None:
-    """How the nodes of each level spread: quantiles, whatever the number of nodes (a level of millions is
-    never drawn node by node)."""
-    st.markdown("**How the nodes of each level spread**")
-    a, b = st.columns([4, 1])
-    measure = (
-        a.segmented_control("Figure", list(MEASURES), format_func=MEASURES.get, **state.bind("levels.measure", "emd"))
-        or "emd"
-    )
-    log_y = b.toggle("log y", **state.bind("levels.logy", True))
-    table = plots.level_quantiles(figures, list(MEASURES))
-    st.plotly_chart(
-        plots.spread_figure(table, measure, level_names=names, log_y=log_y), theme="streamlit", key="spread_fig"
-    )
-    st.caption(
-        "Each box holds the middle half of the level's nodes (p25 to p75), the line inside is the median, the "
-        "whiskers reach from the smallest node to the largest. Released persons Σ j·Ĥ[j] cost no ε."
-    )
-    _quantile_table(table[table["measure"] == measure], names)
-
-
-def children_section(tree, figures: pd.DataFrame, node, names: list[str]) -> None:
-    """The children of ``node`` one row each, or, beyond :data:`picker.LIST_LIMIT` of them, their spread."""
-    level, k = tree.locate(node)
-    if level == tree.depth:
-        return
-    kids = tree.node_codes.children(level, k)
-    rows = figures[figures["level"] == level + 1].iloc[kids]
-    if len(kids) > picker.LIST_LIMIT:
-        st.markdown(
-            f"The **{len(kids):,}** children of **{node_label(node)}** are too many to list one by one "
-            f"(over {picker.LIST_LIMIT:,}): how they spread"
-        )
-        _quantile_table(plots.level_quantiles(rows, list(MEASURES)), names)
-    else:
-        st.markdown(f"emd of the children of **{node_label(node)}**")
-        st.dataframe(rows, hide_index=True, width="stretch")
+    summaries.spread_section(figures, names)
+    summaries.children_section(tree, figures, node, names)
 
 
 def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
