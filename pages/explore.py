@@ -291,7 +291,7 @@ def sums_tab(tree, release, node, row: pd.Series) -> None:
     )
 
 
-def levels_tab(tree, release, errors: pd.DataFrame, node, names: list[str]) -> None:
+def levels_tab(tree, release, errors: pd.DataFrame, node, names: list[str], key: tuple) -> None:
     lev = level_summary(errors)
     st.plotly_chart(plots.level_error_figure(lev, level_names=names), theme="streamlit", key="level_fig")
     lev.insert(1, "level name", [names[int(k)] for k in lev["level"]])
@@ -311,7 +311,7 @@ def levels_tab(tree, release, errors: pd.DataFrame, node, names: list[str]) -> N
         },
     )
     figures = plots.node_figures(errors, release)
-    summaries.spread_section(figures, names)
+    summaries.spread_section(figures, names, key)
     summaries.children_section(tree, figures, node, names)
 
 
@@ -401,7 +401,7 @@ def main() -> None:
         lambda: histogram_tab(tree, info, node, h_true, h_priv),
         lambda: size_tab(tree, info, release, node),
         lambda: sums_tab(tree, release, node, row),
-        lambda: levels_tab(tree, release, errors, node, names),
+        lambda: levels_tab(tree, release, errors, node, names, ((*info.key, tuple(tree.levels)), params)),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
         lambda: downloads.downloads_tab(tree, info, release, params, names, errors),
     ]

@@ -24,9 +24,15 @@ def _quantile_table(table: pd.DataFrame, names: list[str]) -> None:
     )
 
 
-def spread_section(figures: pd.DataFrame, names: list[str]) -> None:
+@st.cache_data(show_spinner=False, max_entries=48)
+def _level_table(key: tuple, _figures: pd.DataFrame) -> pd.DataFrame:
+    return plots.level_quantiles(_figures, list(MEASURES))
+
+
+def spread_section(figures: pd.DataFrame, names: list[str], key: tuple) -> None:
     """How the nodes of each level spread: quantiles, whatever the number of nodes (a level of millions is
-    never drawn node by node)."""
+    never drawn node by node).  ``key`` (the data's key and the release's parameters) keeps the quantiles of
+    a fast release for the next rerun; a secure release's are this session's own, never kept."""
     st.markdown("**How the nodes of each level spread**")
     a, b = st.columns([4, 1])
     measure = (
@@ -34,7 +40,8 @@ def spread_section(figures: pd.DataFrame, names: list[str]) -> None:
         or "emd"
     )
     log_y = b.toggle("log y", **state.bind("levels.logy", True))
-    table = plots.level_quantiles(figures, list(MEASURES))
+    secure = key[1].secure
+    table = plots.level_quantiles(figures, list(MEASURES)) if secure else _level_table(key, figures)
     st.plotly_chart(
         plots.spread_figure(table, measure, level_names=names, log_y=log_y), theme="streamlit", key="spread_fig"
     )

@@ -59,3 +59,15 @@ def test_compare_draws_a_large_level_as_percentiles_and_lists_the_nodes_that_dif
     assert any(c.value == "The 5 nodes that differ most, of 31." for c in at.caption)
     listed = at.dataframe[1].value
     assert len(listed) == 5 and listed["emd_between"].is_monotonic_decreasing
+
+
+def test_a_secure_releases_spread_is_drawn_and_never_kept_for_other_sessions(tmp_path, monkeypatch):
+    from pages.common import summaries
+
+    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
+    at = new_app(**{"explore.tab": "Errors per level"})  # a fast release: its quantiles are kept
+    monkeypatch.setattr(summaries, "_level_table", lambda *a: pytest.fail("a secure release's quantiles kept"))
+    at.toggle(key="w.secure").set_value(True).run()
+    at.button(key="explore.secure").click().run()
+    assert_clean(at)
+    assert spread(at)["data"][0]["x"] == ["everyone", "region"]
