@@ -104,13 +104,15 @@ class Release:
 
         Equal to :meth:`histogram` wherever the release is consistent.
         """
-        children = self.shape.children(node)
-        if not children:
+        level, k = self.shape.locate(node)
+        if level == self.shape.depth:
             return None
-        hists = [self.histogram(c) for c in children]
-        total = np.zeros(max(len(self.histogram(node)), *(len(h) for h in hists)), np.int64)
-        for h in hists:
-            total[: len(h)] += h
+        # One pass over the level's runs, not one histogram per child: a node may have millions of children.
+        below = self._levels[level + 1]
+        mine = self.shape.parent_index(level + 1)[below.node_ids()] == k
+        sizes, counts = below.sizes[mine], below.counts[mine]
+        total = np.zeros(max(len(self.histogram(node)), int(sizes.max(initial=0)) + 1), np.int64)
+        np.add.at(total, sizes, counts)
         return total
 
     def persons(self, node: Sequence[str]) -> int:

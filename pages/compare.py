@@ -12,7 +12,7 @@ from cocoviz.evaluate import level_summary
 from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
-from pages.common import controls, data, engine, state
+from pages.common import controls, data, engine, picker, state
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, stop_if_refused
 
@@ -81,7 +81,7 @@ else:
 if a is None or b is None:
     st.info("Choose both releases to compare them.")
     st.stop()
-shape_ok = same_nodes(a, b) and [list(p) for p in a.plan.shape.paths] == [list(tree.nodes(k)) for k in range(n_levels)]
+shape_ok = same_nodes(a, b) and a.plan.shape.node_codes.same(tree.node_codes)  # arrays: no tuple per node
 if not shape_ok:
     st.error(
         "These releases do not cover the nodes of the loaded data and levels: load the data they were made "
@@ -119,13 +119,20 @@ st.caption(controls.TRUTH_LABEL)
 st.subheader("Per node: error against error")
 merged = errors_a[["level", "node", "emd"]].rename(columns={"emd": "emd_a"})
 merged["emd_b"] = errors_b["emd"].to_numpy()
-st.plotly_chart(error_against_error_figure(merged, level_names=names), theme="streamlit", key="cmp_scatter")
+# A level of millions of nodes is drawn as its percentiles, and the table lists the nodes that differ most.
+st.plotly_chart(
+    error_against_error_figure(merged, level_names=names, max_points=picker.LIST_LIMIT),
+    theme="streamlit",
+    key="cmp_scatter",
+)
 with st.expander("Every node (largest difference between A and B first)"):
     nodes = diff.merge(merged, on=["level", "node"]).sort_values("emd_between", ascending=False)
-    st.dataframe(nodes, hide_index=True, width="stretch")
+    if len(nodes) > picker.LIST_LIMIT:
+        st.caption(f"The {picker.LIST_LIMIT:,} nodes that differ most, of {len(nodes):,}.")
+    st.dataframe(nodes.head(picker.LIST_LIMIT), hide_index=True, width="stretch")
 
 st.subheader("One node, histograms side by side")
-node = controls.node_picker(tree, info.label)
+node = picker.node_picker(tree, info.label)
 st.plotly_chart(
     plots.histogram_figure(
         a.histogram(node), b.histogram(node), layout="side", names=("A", "B"), title=f"{node_label(node)}: A and B"

@@ -11,7 +11,7 @@ from cocoviz import plots
 from cocoviz.evaluate import evaluation_row, level_summary, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
-from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, state
+from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state, summaries
 from pages.common.controls import fmt
 from pages.common.help import HELP
 from pages.common.intervals import intervals_tab
@@ -292,7 +292,7 @@ def sums_tab(tree, release, node, row: pd.Series) -> None:
     )
 
 
-def levels_tab(tree, errors: pd.DataFrame, node, names: list[str]) -> None:
+def levels_tab(tree, release, errors: pd.DataFrame, node, names: list[str], key: tuple) -> None:
     lev = level_summary(errors)
     st.plotly_chart(plots.level_error_figure(lev, level_names=names), theme="streamlit", key="level_fig")
     lev.insert(1, "level name", [names[int(k)] for k in lev["level"]])
@@ -311,16 +311,15 @@ def levels_tab(tree, errors: pd.DataFrame, node, names: list[str]) -> None:
             "ratio": st.column_config.NumberColumn("emd / yardstick", format="%.2f"),
         },
     )
-    kids = tree.children(node)
-    if kids:
-        st.markdown(f"emd of the children of **{node_label(node)}**")
-        labels = {node_label(k) for k in kids}
-        st.dataframe(errors[errors["node"].isin(labels)], hide_index=True, width="stretch")
+    figures = plots.node_figures(errors, release)
+    summaries.spread_section(figures, names, key)
+    summaries.children_section(tree, figures, node, names)
 
 
 def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
-    kids = tree.children(node)
-    if not kids:
+    level, k = tree.locate(node)
+    kids = tree.node_codes.children(level, k) if level < tree.depth else ()
+    if not len(kids):
         st.info(f"{node_label(node)} is a leaf: it has no children to sum. Pick a node above the leaves.")
         return
     summed = release.children_sum(node)
@@ -339,10 +338,15 @@ def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
             icon=":material/cancel:",
         )
     view = st.segmented_control("View", ["cumulative", "H"], **state.bind("cons.view", "cumulative")) or "cumulative"
+    if len(kids) > picker.LIST_LIMIT:  # one histogram per child would be millions: their sum stands for them
+        st.caption(f"{len(kids):,} children: too many to stack one by one, their sum is drawn.")
+        parts = {f"Σ of the {len(kids):,} children": summed}
+    else:
+        parts = {child[-1]: release.histogram(child) for child in tree.children(node)}
     st.plotly_chart(
         plots.consistency_figure(
             h_priv,
-            {k[-1]: release.histogram(k) for k in kids},
+            parts,
             view=view,
             title=f"{node_label(node)}: parent vs. stacked children",
         ),
@@ -381,7 +385,7 @@ def main() -> None:
     st.subheader("A node of the hierarchy")
     links.apply_node(tree, info.label)
     links.show_problems()
-    node = controls.node_picker(tree, info.label)
+    node = picker.node_picker(tree, info.label)
     with link_slot:
         leads.share_link(tree, info, _full, params, node)
     level = len(node)
@@ -406,7 +410,7 @@ def main() -> None:
         lambda: histogram_tab(tree, info, node, h_true, h_priv),
         lambda: size_tab(tree, info, release, node),
         lambda: sums_tab(tree, release, node, row),
-        lambda: levels_tab(tree, errors, node, names),
+        lambda: levels_tab(tree, release, errors, node, names, ((*info.key, tuple(tree.levels)), params)),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
         lambda: intervals_tab(info, release, node),
         lambda: downloads.downloads_tab(tree, info, release, params, names, errors),

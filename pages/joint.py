@@ -12,7 +12,7 @@ from cocoviz.joint import class_labels, estimate_joints, evaluate_joint, prior_t
 from cocoviz.plots import budget_figure
 from cocoviz.plots import joint as joint_plots
 from cocoviz.shape import Shape
-from pages.common import controls, data, state
+from pages.common import controls, data, picker, state
 from pages.common.engine import guard
 from pages.common.numbers import stop_if_refused
 
@@ -111,7 +111,7 @@ def main() -> None:
     joint = joints[prior]
     names = controls.level_names(tree, info)
 
-    path = controls.node_picker(tree, DATASET)
+    path = picker.node_picker(tree, DATASET)
     truth = true_tables(table, joint)[path]
     est = joint.table(path)
     st.markdown(f"**Node:** {node_label(path)}")  # a line of its own: a metric cuts a long name short

@@ -84,3 +84,17 @@ def test_histogram_and_children_sum(toy_public_tree):
     with pytest.raises(KeyError):
         release.histogram(("zz",))
     assert "ε spent 2e+06" in repr(release)
+
+
+def test_children_sum_is_the_sum_of_the_childrens_histograms_also_when_inconsistent():
+    from cocoviz.datasets import load_dataset
+
+    tree = load_dataset("taxi")
+    release = estimate(tree, epsilons=[0.5] * 3, methods=["Hg"] * 3, consistency="none", seed=1)
+    for level in range(tree.depth):
+        for node in tree.nodes(level):
+            hists = [release.histogram(c) for c in tree.children(node)]
+            expected = np.zeros(max(len(release.histogram(node)), *map(len, hists)), np.int64)
+            for h in hists:
+                expected[: len(h)] += h
+            np.testing.assert_array_equal(release.children_sum(node), expected)

@@ -26,6 +26,7 @@ from cocoviz.plots.histograms import (
 from cocoviz.plots.intervals import intervals_figure
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
 from cocoviz.plots.style import BAR_LIMIT, PRIVATE_COLOR, REFERENCE_COLOR, SERIES_COLORS, TRUE_COLOR, step_points
+from cocoviz.plots.summaries import level_quantiles, node_figures, spread_figure
 from cocoviz.plots.teaching import isotonic_figure, matching_figure, merge_figure, noise_figure
 
 __all__ = [
@@ -42,6 +43,9 @@ __all__ = [
     "budget_figure",
     "consistency_figure",
     "sweep_figure",
+    "level_quantiles",
+    "node_figures",
+    "spread_figure",
     "representations_figure",
     "noise_figure",
     "isotonic_figure",

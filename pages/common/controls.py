@@ -1,4 +1,5 @@
-"""Widgets shared by the pages: dataset choice (bundled or uploaded), levels, release parameters, node picker.
+"""Widgets shared by the pages: dataset choice (bundled or uploaded), levels, release parameters (the node
+picker: :mod:`pages.common.picker`).
 
 Every widget key goes through :mod:`pages.common.state`, so values survive page
 changes.  Tooltips (``help=``) come from :data:`pages.common.help.HELP`.
@@ -11,7 +12,7 @@ import math
 import streamlit as st
 
 from cocoviz.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
-from cocoviz.hierarchy import Hierarchy, node_label
+from cocoviz.hierarchy import Hierarchy
 from cocoviz.noise import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
 from pages.common import budget_sidebar as budget
@@ -399,36 +400,6 @@ def rho_control(level: int, name: str) -> float | Refused:
         st, "ρ", f"rho.{level}", 0.5, name=f"ρ of level {level}", lo=RHO_RANGE[0], hi=RHO_RANGE[1], step=0.05,
         help=f"ρ (zCDP) of level {level} ({name}): discrete Gaussian noise with σ² = Δ₂²/(2ρ).",
     )  # fmt: skip
-
-
-# ------------------------------------------------------------------ node picker
-STAY = "— (this node) —"
-
-
-def node_picker(tree: Hierarchy, data_label: str) -> tuple[str, ...]:
-    """Drill-down selectboxes, root → child → …; returns the chosen node's path."""
-    names = level_names(tree)
-    path: tuple[str, ...] = ()
-    cols = st.columns(max(tree.depth, 1))
-    if tree.depth == 0:
-        cols[0].markdown("Node: **(root)** — this hierarchy has no levels below the root.")
-        return path
-    for level in range(1, tree.depth + 1):
-        children = [c[-1] for c in tree.children(path)]
-        options = [STAY, *children]
-        pick = cols[level - 1].selectbox(
-            f"{names[level]} in {node_label(path)}",
-            options,
-            help=f"Pick a {names[level]} to drill down; '{STAY}' stays at the level above.",
-            **state.bind(f"node.{data_label}.{level}", STAY, valid=options.__contains__),
-        )
-        if pick == STAY:
-            # Deeper pickers would be meaningless: reset them.
-            for deeper in range(level + 1, tree.depth + 1):
-                st.session_state.pop(state.key(f"node.{data_label}.{deeper}"), None)
-            break
-        path = (*path, pick)
-    return path
 
 
 def fmt(x: float) -> str:

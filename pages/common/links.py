@@ -17,12 +17,14 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
+import numpy as np
 import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.hierarchy.search import child_labels
 from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
-from pages.common import state
+from pages.common import picker, state
 
 PARAMS = ("dataset", "upload", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")
 CONSISTENCY = ("top-down", "bottom-up", "none")
@@ -223,10 +225,10 @@ def node_path(tree: Hierarchy, text: str) -> tuple[str, ...] | None:
     def walk(path: tuple[str, ...], rest: list[str]) -> tuple[str, ...] | None:
         if not rest:
             return path
-        names = {c[-1] for c in tree.children(path)}
+        names = child_labels(tree.node_codes, path)  # no tuple per child: a node may have millions
         for cut in range(len(rest), 0, -1):  # the longest name first: "a/b" before "a"
             name = "/".join(rest[:cut])
-            if name in names:
+            if np.any(names == name):
                 found = walk((*path, name), rest[cut:])
                 if found is not None:
                     return found
@@ -244,11 +246,7 @@ def apply_node(tree: Hierarchy, label: str) -> None:
     if path is None:
         _problem(f"node={value!r}: no such node in these levels (a path of names joined by '/', root first)")
         return
-    for level in range(1, tree.depth + 1):
-        if level <= len(path):
-            state.put(f"node.{label}.{level}", path[level - 1])
-        else:
-            st.session_state.pop(state.key(f"node.{label}.{level}"), None)
+    picker.put_node(label, tree.depth, path)
 
 
 def show_problems() -> None:
