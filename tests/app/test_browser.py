@@ -327,8 +327,10 @@ def test_dashboard_end_to_end(server, browser):
                 assert "total ε spent" in page.locator('[data-testid="stCode"]').first.inner_text()
                 _no_exception(page)
             _shot(page, name)
-        # The Learn page draws all its figures.
-        assert page.locator('[data-testid="stPlotlyChart"]').count() >= 7
+        # The Learn page draws all its figures (waited for: under load the last ones arrive after the first idle).
+        page.wait_for_function(
+            "document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 7", timeout=120_000
+        )
 
         # Back on Explore, the changed ε is still there.
         page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Explore").first.click()
