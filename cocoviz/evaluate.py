@@ -35,7 +35,7 @@ from cocoviz.hierarchy import node_label
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
 from cocoviz.runs import LevelRuns
-from cocoviz.truncation import truncation_error
+from cocoviz.truncation import truncation_errors
 
 __all__ = [
     "evaluate",
@@ -113,6 +113,13 @@ def _yardstick_epsilons(plan) -> list[float]:
     if plan.consistency == "bottom-up":
         return [math.fsum(plan.epsilons)] * len(plan.epsilons)
     return list(plan.epsilons)
+
+
+def _share(part: np.ndarray, whole: np.ndarray, empty: float) -> np.ndarray:
+    """``part / whole``, and ``empty`` where ``whole`` is 0."""
+    out = np.full(len(whole), empty, np.float64)
+    np.divide(part, whole, out=out, where=np.asarray(whole) != 0)
+    return out
 
 
 def _exact_level(truth: LevelRuns, released: LevelRuns) -> np.ndarray:
@@ -228,7 +235,7 @@ def evaluate(tree, release) -> pd.DataFrame:
         if bound is None:
             bound, truncation = np.zeros(truth.n_nodes, np.int64), np.zeros(truth.n_nodes, np.int64)
         else:
-            truncation = np.array([truncation_error(*truth.node(k), int(b)) for k, b in enumerate(bound)], np.int64)
+            truncation = truncation_errors(truth, bound)
         frames.append(
             pd.DataFrame(
                 {
@@ -239,9 +246,11 @@ def evaluate(tree, release) -> pd.DataFrame:
                     "emd": emd,
                     "epsilon": eps,
                     "omniscient": omniscient,
-                    "emd_per_group": emd / groups,
-                    "exact_share": _exact_level(truth, released) / groups,
-                    "ratio": emd / omniscient,
+                    # A node of G = 0 (an empty block) is released exactly: nothing misplaced, every one of
+                    # its no groups right; against a yardstick of 0 its ratio says nothing (NaN).
+                    "emd_per_group": _share(emd, groups, 0.0),
+                    "exact_share": _share(_exact_level(truth, released), groups, 1.0),
+                    "ratio": _share(emd, omniscient, np.nan),
                     "bound": bound,
                     "truncation": truncation,
                 }

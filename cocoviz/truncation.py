@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cocoviz.errors import ParameterError
+from cocoviz.runs import LevelRuns
 
 __all__ = [
     "K_SELECT",
@@ -44,6 +45,7 @@ __all__ = [
     "svt_grid",
     "svt_bound",
     "truncation_error",
+    "truncation_errors",
     "bound_from_release",
     "check_beta",
 ]
@@ -115,6 +117,19 @@ def truncation_error(sizes: np.ndarray, counts: np.ndarray, bound: int) -> int:
     sizes = np.asarray(sizes, np.int64)
     over = sizes > bound
     return int(np.dot(sizes[over] - bound, np.asarray(counts, np.int64)[over]))
+
+
+def truncation_errors(runs: LevelRuns, bounds: np.ndarray) -> np.ndarray:
+    """:func:`truncation_error` of every node of a level at once, ``bounds`` holding each node's K.
+
+    >>> from cocoviz.runs import aggregate_runs
+    >>> runs = aggregate_runs(np.array([0, 0, 0, 1]), np.array([1, 4, 9, 3]), np.array([2, 1, 3, 5]), 3)
+    >>> truncation_errors(runs, np.array([5, 1, 7])).tolist()
+    [12, 10, 0]
+    """
+    lost = np.maximum(runs.sizes - np.asarray(bounds, np.int64)[runs.node_ids()], 0) * runs.counts
+    total = np.concatenate([np.zeros(1, np.int64), np.cumsum(lost, dtype=np.int64)])
+    return total[runs.ptr[1:]] - total[runs.ptr[:-1]]
 
 
 def bound_from_release(release, node: Sequence[str] = ()) -> int:

@@ -21,8 +21,6 @@ __all__ = ["Hierarchy", "node_label", "node_path", "path_columns", "ROOT_LABEL"]
 
 Path = tuple[str, ...]
 
-_SHOWN_ROWS = tables.SHOWN_ROWS
-
 
 ROOT_LABEL = "(root)"
 
@@ -159,15 +157,17 @@ class Hierarchy:
                 self._nodes.parents[lvl][below.node_ids()], below.sizes, below.counts, self._nodes.size(lvl - 1)
             )
         self._runs: list[LevelRuns] = runs
-        empty = np.flatnonzero(runs[depth].groups() == 0)
-        if len(empty):
-            names = ", ".join(node_label(self._paths[depth][k]) for k in empty[:_SHOWN_ROWS])
-            raise InputError(f"empty region(s) with no groups: {names}")
+        if runs[0].groups()[0] == 0:
+            # Leaves of G = 0 are regions like any other, but a tree of no group at all has nothing to release.
+            raise InputError("the table holds no groups: every leaf counts 0 groups")
 
     # ----------------------------------------------------------------- building
     @classmethod
     def from_counts(cls, df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Hierarchy:
         """Build from per-leaf counts: one row per leaf and size with its number of groups.
+
+        Any number of levels below the root; a leaf listed only with 0 groups is a
+        node of G = 0, kept in the tree, measured and released like any other.
 
         Parameters
         ----------
@@ -188,7 +188,8 @@ class Hierarchy:
             :data:`~cocoviz.hierarchy.tables.MAX_GROUPS` and
             :data:`~cocoviz.hierarchy.tables.MAX_PERSONS`, which also bound
             the sums), missing, empty or ambiguous region labels (``1`` and
-            ``"1"`` in one column), an empty table, or a leaf with no groups.
+            ``"1"`` in one column), an empty table or one of no groups at all.  A leaf whose rows all
+            count 0 groups is a region with G = 0 (an empty census block).
         ParameterError
             For column arguments that cannot name a column.
         """
