@@ -126,14 +126,22 @@ class LabelColumns:
 
     def distinct(self) -> tuple[np.ndarray, LabelColumns]:
         """For every item, the index of its path among the distinct paths; and those paths."""
+        # The same text may sit at two codes: merge them first.
+        merged = [np.asarray(pd.factorize(lab)[0], np.int64) for lab in self.labels]
+        bases = [max(len(lab), 1) for lab in self.labels]
         key = np.zeros(self.n, np.int64)
-        for c, lab in zip(self.codes, self.labels):
-            # The same text may sit at two codes: merge them first.
-            same, _ = pd.factorize(lab)
-            key, _ = pd.factorize(key * max(len(lab), 1) + np.asarray(same, np.int64)[c])
-            key = np.asarray(key, np.int64)
-        first = np.full(int(key.max(initial=-1)) + 1, self.n, np.int64)
-        np.minimum.at(first, key, np.arange(self.n))
+        if float(np.prod(bases, dtype=np.float64)) < 2.0**62:
+            # One mixed-radix key and one hash pass instead of one per level (deep trees: six levels to blocks).
+            for c, same, base in zip(self.codes, merged, bases):
+                key *= base
+                key += same[c]
+            key = np.asarray(pd.factorize(key)[0], np.int64)
+        else:
+            for c, same, base in zip(self.codes, merged, bases):
+                key = np.asarray(pd.factorize(key * base + same[c])[0], np.int64)
+        # Codes come first seen first: an item holds a new one exactly where the running maximum grows.
+        top = np.maximum.accumulate(key) if self.n else key
+        first = np.flatnonzero(np.concatenate([[True], top[1:] != top[:-1]])) if self.n else key
         return key, self.take(first)
 
 
