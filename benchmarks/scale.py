@@ -2,7 +2,9 @@
 
 Run:  python benchmarks/scale.py                 (everything; about 10 minutes on 2 cores)
       python benchmarks/scale.py --quick         (the per-node overhead at up to 30,000 leaves only)
-      python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, sampler, dask, zcdp)
+      python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, blocks, sampler, dask,
+                                                  zcdp)
+      python benchmarks/scale.py --only blocks --scales 0.1,0.3  (the block level at chosen scales; default 0.1,0.3,1)
 
 Each scenario runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
 
@@ -17,6 +19,11 @@ Targets (issue 14), each printed beside its figure:
 - a Dask LocalCluster sweep of 100 trials: results identical to the local run, its time beside the local one;
 - under ρ-zCDP (issue 23, ρ = 0.5 = ε²/2 per level): the secure whole-country 3-level all-Hg release within
   3 minutes, and the fast zCDP release within 1.3x the pure-ε fast one on the same tree (``--only zcdp``).
+
+Targets of issue 26 (``--only blocks``: housing-us-blocks, 6 levels to about 8.1M blocks at scale 1, a third
+of them of G = 0): tree build for the 8M leaves at most 10 s; all-Hg at most 60 s and 8 GB; all-Hc with a
+private K per node at most 60 s; a secure all-Hg release at most 3 minutes; every release consistent; time per
+million noise cells and per million nodes at scale 0.1, 0.3 and 1 (cost grows with cells and nodes, not worse).
 """
 
 from __future__ import annotations
@@ -104,17 +111,28 @@ def overhead(leaves: int, groups: int = 2_000_000, mid: int = 50) -> dict:
 
 
 def country(
-    methods: str, dataset: str = "housing", k_select: str = "public", sampler: str = "fast", rho: float | None = None
+    methods: str,
+    dataset: str = "housing",
+    k_select: str = "public",
+    sampler: str = "fast",
+    rho: float | None = None,
+    scale: float = 1.0,
 ) -> dict:
-    """One whole-country release: seconds and peak memory (data generation excluded from the time).
+    """One whole-country release: seconds and peak memory (data generation and the tree's build apart).
 
     ``rho`` makes it a ρ-zCDP release (discrete Gaussian noise, that ρ per level) instead of ε = 1 per level.
     """
     import cocoviz
+    from cocoviz.datasets import dataset as spec_of
+    from cocoviz.datasets import generate
 
     start = time.perf_counter()
-    tree = cocoviz.load_dataset(dataset, scale=1.0)
+    table = generate(dataset, scale=scale)
+    generated = time.perf_counter() - start
+    start = time.perf_counter()
+    tree = spec_of(dataset).build(table)
     built = time.perf_counter() - start
+    del table
     cocoviz.compile_kernels()
     depth = tree.depth + 1
     opts = dict(methods=[methods] * depth)
@@ -135,6 +153,10 @@ def country(
         "groups": int(tree.groups(())),
         "nodes": int(sum(tree.summary()["nodes_per_level"])),
         "cells": _noised_cells(release, tree),
+        "scale": scale,
+        "leaves": int(tree.summary()["nodes_per_level"][-1]),
+        "empty_leaves": int((tree.runs(tree.depth).groups() == 0).sum()),
+        "generate_s": generated,
         "build_s": built,
         "release_s": seconds,
         "release_cpu_s": cpu,  # all threads: beside the wall time, since the machine may be shared
@@ -224,6 +246,38 @@ def run_country(dataset: str, scenarios: list[tuple], rho: float | None = None) 
     return ok, results
 
 
+def run_blocks(scales: list[float]) -> bool:
+    """housing-us-blocks at each scale: tree build, fast all-Hg, fast all-Hc with a private K per node, secure
+    all-Hg; seconds per million noise cells and per million nodes (targets at scale 1 only)."""
+    ok = True
+    scenarios = [("Hg", "public", "fast", 60, 8), ("Hc", "noisy-max-per-node", "fast", 60, 8)]
+    scenarios.append(("Hg", "public", "secure", 180, 8))
+    for scale in scales:
+        full = scale == 1.0
+        print(f"housing-us-blocks at scale {scale:g}: 6 levels to blocks" + ("" if full else " (targets at scale 1)"))
+        for methods, k_select, sampler, seconds, gb in scenarios:
+            r = _subprocess("country", [methods, "housing-us-blocks", k_select, sampler, None, scale])
+            met = r["consistent"] and (not full or (r["release_s"] <= seconds and r["peak_gb"] <= gb))
+            ok &= met
+            print(
+                f"  all-{methods}{'' if k_select == 'public' else ', K ' + k_select}"
+                f"{'' if sampler == 'fast' else ', ' + sampler + ' sampler'}: "
+                f"{r['groups']:,} groups, {r['nodes']:,} nodes ({r['leaves']:,} blocks, {r['empty_leaves']:,} "
+                f"of G = 0), {r['cells']:,} noise cells; release {r['release_s']:.1f} s "
+                f"({r['release_cpu_s']:.1f} s CPU), {r['release_s'] / r['cells'] * 1e6:.2f} s per M cells, "
+                f"{r['release_s'] / r['nodes'] * 1e6:.2f} s per M nodes; peak {r['peak_gb']:.2f} GB; "
+                f"consistent {r['consistent']}; data generated in {r['generate_s']:.1f} s, tree built in "
+                f"{r['build_s']:.1f} s"
+                + (f"  [{_check(met)}: ≤ {seconds:g} s, ≤ {gb:g} GB, consistent]" if full else ""),
+                flush=True,
+            )
+            if full and methods == "Hg" and sampler == "fast":
+                built = r["build_s"] <= 10
+                ok &= built
+                print(f"  tree build for {r['leaves']:,} leaves: {r['build_s']:.1f} s  [{_check(built)}: ≤ 10 s]")
+    return ok
+
+
 def run_zcdp(rho: float = 0.5) -> bool:
     """The whole-country 3-level all-Hg release under ρ-zCDP: secure within 3 min, fast within 1.3x of pure ε."""
     print(f"Whole country, 3 levels (housing at scale 1.0), ρ-zCDP at ρ = {rho:g} per level (= ε²/2 at ε = 1)")
@@ -293,7 +347,8 @@ def run_sampler() -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the per-node overhead up to 30,000 leaves only")
-    parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "sampler", "dask", "zcdp"])
+    parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "blocks", "sampler", "dask", "zcdp"])
+    parser.add_argument("--scales", default="0.1,0.3,1", help="scales of --only blocks, comma-separated")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -305,7 +360,7 @@ def main() -> int:
         if args.only
         else ["overhead"]
         if args.quick
-        else ["overhead", "country", "blockgroups", "sampler", "dask", "zcdp"]
+        else ["overhead", "country", "blockgroups", "blocks", "sampler", "dask", "zcdp"]
     )
     ok = True
     if "overhead" in parts:
@@ -326,6 +381,8 @@ def main() -> int:
             "housing-us-blockgroups",
             [("Hg", "public", "fast", 90, 8), ("Hc", "noisy-max-per-node", "fast", 60, 8)],
         )[0]
+    if "blocks" in parts:
+        ok &= run_blocks([float(s) for s in args.scales.split(",")])
     if "sampler" in parts:
         ok &= run_sampler()
     if "dask" in parts:

@@ -183,6 +183,21 @@ class LevelEstimates:
         return aggregate_runs(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1)
 
 
+def _parent_size_order(parent_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The order of runs by (parent, size, child, position).
+
+    Runs come in child order (``node_ids``), so a stable sort by (parent, size) alone keeps equal pairs in
+    (child, position) order: one int64 key and one stable sort when it fits, instead of a four-key lexsort
+    (most of the consistency step's time on a level of millions of blocks).
+    """
+    if len(sizes) == 0:
+        return np.zeros(0, np.int64)
+    width = int(sizes.max()) + 1
+    if int(sizes.min()) >= 0 and int(parent_of_run.max()) < (2**62) // width:
+        return np.argsort(parent_of_run.astype(np.int64) * width + sizes, kind="stable")
+    return np.lexsort((np.arange(len(sizes)), sizes, parent_of_run))
+
+
 def _consistent_children(
     parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str
 ) -> LevelEstimates:
@@ -190,7 +205,7 @@ def _consistent_children(
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
     # Bottom runs grouped by parent, then by size, child and position.
-    order = np.lexsort((np.arange(len(child_of_run)), child_of_run, children.sizes, parent_of_run))
+    order = _parent_size_order(parent_of_run, children.sizes)
     n_parents = len(parents.ptr) - 1
     bot_ptr = np.zeros(n_parents + 1, np.int64)
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])

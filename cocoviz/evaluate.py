@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.hierarchy import node_label
+from cocoviz.hierarchy import node_labels
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
 from cocoviz.runs import LevelRuns
@@ -240,7 +240,7 @@ def evaluate(tree, release) -> pd.DataFrame:
             pd.DataFrame(
                 {
                     "level": level,
-                    "node": [node_label(p) for p in tree.nodes(level)],
+                    "node": node_labels(tree.node_codes, level).array,
                     "groups": groups,
                     "sizes": sizes,
                     "emd": emd,
@@ -322,8 +322,8 @@ def compare_histograms(tree, release) -> pd.DataFrame:
             .sum()
             .reset_index()
         )
-        labels = np.array([node_label(p) for p in tree.nodes(level)], dtype=object)
-        frame.insert(0, "node", labels[frame.pop("node_id").to_numpy()])
+        labels = node_labels(tree.node_codes, level).array
+        frame.insert(0, "node", labels.take(frame.pop("node_id").to_numpy()))
         frame.insert(0, "level", level)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)

@@ -418,3 +418,16 @@ def test_billions_of_equal_groups_do_not_crash_the_matching():
     )
     assert done.returncode >= 0, f"killed by signal {-done.returncode}"
     assert done.returncode == 0 or "Error" in done.stderr.strip().splitlines()[-1], done.stderr
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_parent_size_order_is_the_four_key_lexsort(seed):
+    from cocoviz.consistency import _parent_size_order
+
+    rng = np.random.default_rng(seed)
+    child = np.sort(rng.integers(0, 30, 400))  # runs come in child order
+    parent_of = rng.integers(0, 6, 30)  # in any order
+    sizes = rng.integers(0, 9, 400)
+    expected = np.lexsort((np.arange(400), child, sizes, parent_of[child]))
+    assert np.array_equal(_parent_size_order(parent_of[child], sizes), expected)
+    assert np.array_equal(_parent_size_order(parent_of[child], sizes - 3), expected)  # the fallback

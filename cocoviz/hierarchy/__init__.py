@@ -28,7 +28,7 @@ array([0, 1, 0, 0, 1])
 """
 
 from cocoviz.hierarchy.tables import MAX_GROUP_SIZE, MAX_GROUPS, MAX_PERSONS
-from cocoviz.hierarchy.tree import Hierarchy, node_label, node_path, path_columns
+from cocoviz.hierarchy.tree import Hierarchy, node_label, node_labels, node_path, path_columns
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_PERSONS",
     "aggregate_runs",
     "node_label",
+    "node_labels",
     "node_path",
     "path_columns",
 ]
