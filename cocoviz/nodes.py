@@ -152,7 +152,8 @@ class LabelColumns:
             # One mixed-radix key and one hash pass instead of one per level (deep trees: six levels to blocks).
             for c, same, base in zip(self.codes, merged, bases):
                 key *= base
-                key += same[c]
+                # Distinct labels (categories, as generated tables have) need no merging: the codes as they are.
+                key += c if np.array_equal(same, np.arange(len(same))) else same[c]
             key = np.asarray(pd.factorize(key)[0], np.int64)
         else:
             for c, same, base in zip(self.codes, merged, bases):

@@ -145,3 +145,20 @@ def test_every_method_on_nodes_of_g_0(consistency):
         for level in range(6):
             assert np.array_equal(release.runs(level).groups(), tree.runs(level).groups()), (method, level)
         assert release.is_consistent() == (consistency != "none") or consistency == "none"
+
+
+def test_nodes_are_held_in_narrow_integer_arrays_and_labelled_without_python_strings():
+    from cocoviz.hierarchy import node_label, node_labels
+
+    tree = deep_tree(6)
+    nodes = tree.node_codes
+    for level in range(1, 7):
+        assert nodes.codes[level].dtype == np.int8 and nodes.parents[level].dtype == np.int8
+        labels = node_labels(nodes, level)
+        assert labels.dtype != object  # Arrow text, not a Python object per node
+        assert labels.tolist() == [node_label(p) for p in tree.nodes(level)]
+    release = cocoviz.estimate(tree, epsilons=[1.0] * 7, methods=["Hc"] * 7, max_size=8, seed=0)
+    evaluation = cocoviz.evaluate(tree, release)
+    assert evaluation["node"].tolist() == [node_label(p) for level in range(7) for p in tree.nodes(level)]
+    frame = release.to_frame()
+    assert set(frame["node"]) <= set(evaluation["node"])
