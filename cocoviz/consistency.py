@@ -198,6 +198,16 @@ def _parent_size_order(parent_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarr
     return np.lexsort((np.arange(len(sizes)), sizes, parent_of_run))
 
 
+def _joint_key(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Sort keys, least significant first, ordering by (major, minor): one int64 key when it fits (a lexsort
+    pass fewer), else the two."""
+    if len(minor) and int(minor.min()) >= 0:
+        width = int(minor.max()) + 1
+        if int(major.max()) < (2**62) // width:
+            return (major.astype(np.int64) * width + minor,)
+    return (minor, major)
+
+
 def _consistent_children(
     parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str
 ) -> LevelEstimates:
@@ -227,7 +237,7 @@ def _consistent_children(
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones.
-    order = np.lexsort((variance, size, owner))
+    order = np.lexsort((variance, *_joint_key(owner, size)))
     owner, size, variance, count = owner[order], size[order], variance[order], seg_cnt[order]
     if len(order):
         new = np.concatenate(

@@ -431,3 +431,14 @@ def test_parent_size_order_is_the_four_key_lexsort(seed):
     expected = np.lexsort((np.arange(400), child, sizes, parent_of[child]))
     assert np.array_equal(_parent_size_order(parent_of[child], sizes), expected)
     assert np.array_equal(_parent_size_order(parent_of[child], sizes - 3), expected)  # the fallback
+
+
+def test_joint_key_orders_as_the_two_keys():
+    from cocoviz.consistency import _joint_key
+
+    rng = np.random.default_rng(0)
+    owner, size, variance = rng.integers(0, 20, 500), rng.integers(0, 7, 500), rng.choice([0.5, 1.0, 2.0], 500)
+    expected = np.lexsort((variance, size, owner))
+    assert len(_joint_key(owner, size)) == 1
+    assert np.array_equal(np.lexsort((variance, *_joint_key(owner, size))), expected)
+    assert np.array_equal(np.lexsort((variance, *_joint_key(owner, size - 1))), np.lexsort((variance, size - 1, owner)))
