@@ -442,3 +442,14 @@ def test_joint_key_orders_as_the_two_keys():
     assert len(_joint_key(owner, size)) == 1
     assert np.array_equal(np.lexsort((variance, *_joint_key(owner, size))), expected)
     assert np.array_equal(np.lexsort((variance, *_joint_key(owner, size - 1))), np.lexsort((variance, size - 1, owner)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_run_order_is_the_three_key_lexsort(seed):
+    from cocoviz.consistency import _run_order
+
+    rng = np.random.default_rng(seed)
+    owner, size = rng.integers(0, 20, 600), rng.integers(0, 7, 600)
+    variance = rng.choice([0.5, 1.0 / 3.0, 2.0, np.nan, 0.25], 600)
+    assert np.array_equal(_run_order(owner, size, variance), np.lexsort((variance, size, owner)))
+    assert np.array_equal(_run_order(owner, size - 2, variance), np.lexsort((variance, size - 2, owner)))
