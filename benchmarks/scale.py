@@ -2,8 +2,10 @@
 
 Run:  python benchmarks/scale.py                 (everything; about 10 minutes on 2 cores)
       python benchmarks/scale.py --quick         (the per-node overhead at up to 30,000 leaves only)
-      python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, sampler, dask, zcdp)
+      python benchmarks/scale.py --only country  (one part: overhead, country, blockgroups, blocks, sampler, dask,
+                                                  zcdp)
       python benchmarks/scale.py --only blockgroups --scale 0.1  (the datasets at a tenth; targets are for 1.0)
+      python benchmarks/scale.py --only blocks --scales 0.1,0.3  (the block level at chosen scales; default 0.1,0.3,1)
 
 Each scenario runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
 
@@ -18,6 +20,11 @@ Targets (issue 14), each printed beside its figure:
 - a Dask LocalCluster sweep of 100 trials: results identical to the local run, its time beside the local one;
 - under ρ-zCDP (issue 23, ρ = 0.5 = ε²/2 per level): the secure whole-country 3-level all-Hg release within
   3 minutes, and the fast zCDP release within 1.3x the pure-ε fast one on the same tree (``--only zcdp``).
+
+Targets of issue 26 (``--only blocks``: housing-us-blocks, 6 levels to about 8.1M blocks at scale 1, a third
+of them of G = 0): tree build for the 8M leaves at most 10 s; all-Hg at most 60 s and 8 GB; all-Hc with a
+private K per node at most 60 s; a secure all-Hg release at most 3 minutes; every release consistent; time per
+million noise cells and per million nodes at scale 0.1, 0.3 and 1 (cost grows with cells and nodes, not worse).
 """
 
 from __future__ import annotations
@@ -112,16 +119,22 @@ def country(
     rho: float | None = None,
     scale: float = 1.0,
 ) -> dict:
-    """One whole-country release: seconds and peak memory (data generation excluded from the time).
+    """One whole-country release: seconds and peak memory (data generation and the tree's build apart).
 
     ``rho`` makes it a ρ-zCDP release (discrete Gaussian noise, that ρ per level) instead of ε = 1 per level;
     ``scale`` the dataset's scale (1.0: the whole country).
     """
     import cocoviz
+    from cocoviz.datasets import dataset as spec_of
+    from cocoviz.datasets import generate
 
     start = time.perf_counter()
-    tree = cocoviz.load_dataset(dataset, scale=scale)
-    built = time.perf_counter() - start
+    table = generate(dataset, scale=scale)
+    generated = time.perf_counter() - start
+    start, build_cpu = time.perf_counter(), time.process_time()
+    tree = spec_of(dataset).build(table)
+    built, build_cpu = time.perf_counter() - start, time.process_time() - build_cpu
+    del table
     cocoviz.compile_kernels()
     depth = tree.depth + 1
     opts = dict(methods=[methods] * depth)
@@ -142,7 +155,12 @@ def country(
         "groups": int(tree.groups(())),
         "nodes": int(sum(tree.summary()["nodes_per_level"])),
         "cells": _noised_cells(release, tree),
+        "scale": scale,
+        "leaves": int(tree.summary()["nodes_per_level"][-1]),
+        "empty_leaves": int((tree.runs(tree.depth).groups() == 0).sum()),
+        "generate_s": generated,
         "build_s": built,
+        "build_cpu_s": build_cpu,
         "release_s": seconds,
         "release_cpu_s": cpu,  # all threads: beside the wall time, since the machine may be shared
         "consistent": bool(release.is_consistent()),
@@ -233,6 +251,42 @@ def run_country(
     return ok, results
 
 
+def run_blocks(scales: list[float]) -> bool:
+    """housing-us-blocks at each scale: tree build, fast all-Hg, fast all-Hc with a private K per node, secure
+    all-Hg; seconds per million noise cells and per million nodes (targets at scale 1 only)."""
+    ok = True
+    scenarios = [("Hg", "public", "fast", 60, 8), ("Hc", "noisy-max-per-node", "fast", 60, 8)]
+    scenarios.append(("Hg", "public", "secure", 180, 8))
+    for scale in scales:
+        full = scale == 1.0
+        print(f"housing-us-blocks at scale {scale:g}: 6 levels to blocks" + ("" if full else " (targets at scale 1)"))
+        for methods, k_select, sampler, seconds, gb in scenarios:
+            r = _subprocess("country", [methods, "housing-us-blocks", k_select, sampler, None, scale])
+            met = r["consistent"] and (not full or (r["release_s"] <= seconds and r["peak_gb"] <= gb))
+            ok &= met
+            print(
+                f"  all-{methods}{'' if k_select == 'public' else ', K ' + k_select}"
+                f"{'' if sampler == 'fast' else ', ' + sampler + ' sampler'}: "
+                f"{r['groups']:,} groups, {r['nodes']:,} nodes ({r['leaves']:,} blocks, {r['empty_leaves']:,} "
+                f"of G = 0), {r['cells']:,} noise cells; release {r['release_s']:.1f} s "
+                f"({r['release_cpu_s']:.1f} s CPU); per M cells {r['release_s'] / r['cells'] * 1e6:.2f} s "
+                f"({r['release_cpu_s'] / r['cells'] * 1e6:.2f} s CPU), per M nodes "
+                f"{r['release_s'] / r['nodes'] * 1e6:.2f} s ({r['release_cpu_s'] / r['nodes'] * 1e6:.2f} s CPU); "
+                f"peak {r['peak_gb']:.2f} GB; consistent {r['consistent']}; data generated in "
+                f"{r['generate_s']:.1f} s, tree built in {r['build_s']:.1f} s ({r['build_cpu_s']:.1f} s CPU)"
+                + (f"  [{_check(met)}: ≤ {seconds:g} s, ≤ {gb:g} GB, consistent]" if full else ""),
+                flush=True,
+            )
+            if full and methods == "Hg" and sampler == "fast":
+                built = r["build_s"] <= 10
+                ok &= built
+                print(
+                    f"  tree build for {r['leaves']:,} leaves: {r['build_s']:.1f} s ({r['build_cpu_s']:.1f} s CPU)"
+                    f"  [{_check(built)}: ≤ 10 s]"
+                )
+    return ok
+
+
 def run_zcdp(rho: float = 0.5) -> bool:
     """The whole-country 3-level all-Hg release under ρ-zCDP: secure within 3 min, fast within 1.3x of pure ε."""
     print(f"Whole country, 3 levels (housing at scale 1.0), ρ-zCDP at ρ = {rho:g} per level (= ε²/2 at ε = 1)")
@@ -302,8 +356,9 @@ def run_sampler() -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the per-node overhead up to 30,000 leaves only")
-    parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "sampler", "dask", "zcdp"])
+    parser.add_argument("--only", choices=["overhead", "country", "blockgroups", "blocks", "sampler", "dask", "zcdp"])
     parser.add_argument("--scale", type=float, default=1.0, help="the country and blockgroups datasets' scale")
+    parser.add_argument("--scales", default="0.1,0.3,1", help="scales of --only blocks, comma-separated")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -315,7 +370,7 @@ def main() -> int:
         if args.only
         else ["overhead"]
         if args.quick
-        else ["overhead", "country", "blockgroups", "sampler", "dask", "zcdp"]
+        else ["overhead", "country", "blockgroups", "blocks", "sampler", "dask", "zcdp"]
     )
     ok = True
     if "overhead" in parts:
@@ -338,6 +393,8 @@ def main() -> int:
             [("Hg", "public", "fast", 90, 8), ("Hc", "noisy-max-per-node", "fast", 60, 8)],
             scale=args.scale,
         )[0]
+    if "blocks" in parts:
+        ok &= run_blocks([float(s) for s in args.scales.split(",")])
     if "sampler" in parts:
         ok &= run_sampler()
     if "dask" in parts:

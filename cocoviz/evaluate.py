@@ -31,11 +31,11 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.hierarchy import node_label
+from cocoviz.hierarchy import node_labels
 from cocoviz.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.plan import Shape
 from cocoviz.runs import LevelRuns
-from cocoviz.truncation import truncation_error
+from cocoviz.truncation import truncation_errors
 
 __all__ = [
     "evaluate",
@@ -113,6 +113,13 @@ def _yardstick_epsilons(plan) -> list[float]:
     if plan.consistency == "bottom-up":
         return [math.fsum(plan.epsilons)] * len(plan.epsilons)
     return list(plan.epsilons)
+
+
+def _share(part: np.ndarray, whole: np.ndarray, empty: float) -> np.ndarray:
+    """``part / whole``, and ``empty`` where ``whole`` is 0."""
+    out = np.full(len(whole), empty, np.float64)
+    np.divide(part, whole, out=out, where=np.asarray(whole) != 0)
+    return out
 
 
 def _exact_level(truth: LevelRuns, released: LevelRuns) -> np.ndarray:
@@ -228,20 +235,22 @@ def evaluate(tree, release) -> pd.DataFrame:
         if bound is None:
             bound, truncation = np.zeros(truth.n_nodes, np.int64), np.zeros(truth.n_nodes, np.int64)
         else:
-            truncation = np.array([truncation_error(*truth.node(k), int(b)) for k, b in enumerate(bound)], np.int64)
+            truncation = truncation_errors(truth, bound)
         frames.append(
             pd.DataFrame(
                 {
                     "level": level,
-                    "node": [node_label(p) for p in tree.nodes(level)],
+                    "node": node_labels(tree.node_codes, level).array,
                     "groups": groups,
                     "sizes": sizes,
                     "emd": emd,
                     "epsilon": eps,
                     "omniscient": omniscient,
-                    "emd_per_group": emd / groups,
-                    "exact_share": _exact_level(truth, released) / groups,
-                    "ratio": emd / omniscient,
+                    # A node of G = 0 (an empty block) is released exactly: nothing misplaced, every one of
+                    # its no groups right; against a yardstick of 0 its ratio says nothing (NaN).
+                    "emd_per_group": _share(emd, groups, 0.0),
+                    "exact_share": _share(_exact_level(truth, released), groups, 1.0),
+                    "ratio": _share(emd, omniscient, np.nan),
                     "bound": bound,
                     "truncation": truncation,
                 }
@@ -313,8 +322,8 @@ def compare_histograms(tree, release) -> pd.DataFrame:
             .sum()
             .reset_index()
         )
-        labels = np.array([node_label(p) for p in tree.nodes(level)], dtype=object)
-        frame.insert(0, "node", labels[frame.pop("node_id").to_numpy()])
+        labels = node_labels(tree.node_codes, level).array
+        frame.insert(0, "node", labels.take(frame.pop("node_id").to_numpy()))
         frame.insert(0, "level", level)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)

@@ -62,7 +62,7 @@ def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, cor
         return {"prior": plan.prior.for_node(plan.shape.paths[level][k])}
     if level == 0 or parent is None:  # the root has no parent: uniform
         return {}
-    up = int(plan.shape.parents[level][k])
+    up = int(plan.shape.parent_index(level)[k])
     lo, hi = parent.ptr[up], parent.ptr[up + 1]
     return {"prior": (parent.sizes[lo:hi], parent.counts[lo:hi].astype(np.float64)), "parent_prior": correction}
 

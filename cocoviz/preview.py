@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import ParameterError
-from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, node_label
+from cocoviz.hierarchy import Hierarchy, node_label
 
 __all__ = ["EXAMPLES", "ID_MIN_ROWS", "id_like_columns", "guess_group_column", "propose_levels", "hierarchy_preview"]
 
@@ -71,7 +71,7 @@ def propose_levels(
     frame: pd.DataFrame, form: str, *, size: str = "size", count: str = "count", group: str = "group"
 ) -> list[str]:
     """The level columns to propose for ``frame``: every column that is not the size, count or group
-    column, in the table's order (at most :data:`~cocoviz.hierarchy.MAX_DEPTH`).
+    column, in the table's order.
 
     In the persons form a column of the persons' own attributes (a name, an age) is left out: one whose
     values are all different, or that varies inside more than half of the groups of two persons or more
@@ -97,7 +97,7 @@ def propose_levels(
         within = text.groupby(group, sort=False).nunique()
         shared = (text.groupby(group, sort=False).size() >= 2).to_numpy()
         columns = [c for c in columns if not _person_attribute(text[c], within[c].to_numpy(), shared)]
-    return columns[:MAX_DEPTH]
+    return columns
 
 
 def _person_attribute(values: pd.Series, distinct_within: np.ndarray, shared: np.ndarray) -> bool:

@@ -28,7 +28,7 @@ import pandas as pd
 from cocoviz import verify
 from cocoviz.budget import Budget
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.hierarchy import node_label
+from cocoviz.hierarchy import node_label, node_labels
 from cocoviz.io.atomic import atomic_path
 from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.plan import Plan
@@ -167,10 +167,10 @@ class Release:
         """
         frames = []
         for level, runs in enumerate(self._levels):
-            labels = np.array([node_label(p) for p in self.shape.paths[level]], dtype=object)
+            labels = node_labels(self.shape.node_codes, level).array
             frames.append(
                 pd.DataFrame(
-                    {"level": level, "node": labels[runs.node_ids()], "size": runs.sizes, "count": runs.counts}
+                    {"level": level, "node": labels.take(runs.node_ids()), "size": runs.sizes, "count": runs.counts}
                 )
             )
         return pd.concat(frames, ignore_index=True)

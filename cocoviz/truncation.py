@@ -48,6 +48,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cocoviz.errors import ParameterError
+from cocoviz.runs import LevelRuns
 
 __all__ = [
     "K_SELECT",
@@ -59,6 +60,7 @@ __all__ = [
     "svt_bound",
     "truncation_error",
     "truncated_nodes",
+    "truncation_errors",
     "bound_from_release",
     "check_beta",
     "K_BETA_SCOPES",
@@ -137,13 +139,25 @@ def truncation_error(sizes: np.ndarray, counts: np.ndarray, bound: int) -> int:
     return int(np.dot(sizes[over] - bound, np.asarray(counts, np.int64)[over]))
 
 
+def truncation_errors(runs: LevelRuns, bounds: np.ndarray) -> np.ndarray:
+    """:func:`truncation_error` of every node of a level at once, ``bounds`` holding each node's K.
+
+    >>> from cocoviz.runs import aggregate_runs
+    >>> runs = aggregate_runs(np.array([0, 0, 0, 1]), np.array([1, 4, 9, 3]), np.array([2, 1, 3, 5]), 3)
+    >>> truncation_errors(runs, np.array([5, 1, 7])).tolist()
+    [12, 10, 0]
+    """
+    lost = np.maximum(runs.sizes - np.asarray(bounds, np.int64)[runs.node_ids()], 0) * runs.counts
+    total = np.concatenate([np.zeros(1, np.int64), np.cumsum(lost, dtype=np.int64)])
+    return total[runs.ptr[1:]] - total[runs.ptr[:-1]]
+
+
 def truncated_nodes(tree, level: int, bounds: np.ndarray) -> int:
     """How many nodes of ``level`` hold a group larger than their K (``bounds``, one per node).
 
     Reads the truth: for evaluation and simulation only, like :func:`truncation_error`.
     """
-    runs = tree.runs(level)
-    return sum(int(runs.node(k)[0].max(initial=0) > bounds[k]) for k in range(runs.n_nodes))
+    return int(np.count_nonzero(truncation_errors(tree.runs(level), bounds)))
 
 
 def bound_from_release(release, node: Sequence[str] = ()) -> int:

@@ -373,6 +373,30 @@ def test_census_splits_the_housing_draw_and_tracts_sum_the_block_groups():
     assert not bgs.equals(datasets.generate_census(0.002, 4, only_states=["DC", "VT"]))
 
 
+def test_census_blocks_split_the_block_groups_and_list_every_empty_block():
+    from cocoviz.datasets.census import EMPTY_BLOCKS, _blocks
+
+    states_ = ["DC", "VT"]
+    blocks = datasets.generate_census(0.002, 3, level="block", only_states=states_)
+    bgs = datasets.generate_census(0.002, 3, only_states=states_)
+    assert list(blocks.columns) == ["state", "county", "tract", "blockgroup", "block", "size", "count"]
+    keys = ["state", "county", "tract", "blockgroup", "size"]
+    summed = blocks[blocks["count"] > 0].groupby(keys, observed=True)["count"].sum()
+    assert summed.sort_index().to_dict() == bgs.set_index(keys)["count"].sort_index().to_dict()
+    # Every block of the geography is a leaf; the empty ones are listed by one row of 0 groups.
+    leaves = blocks.groupby(keys[:4] + ["block"], observed=True)["count"].sum()
+    index = {s.postal: k for k, s in enumerate(states())}
+    assert len(leaves) == sum(int(_blocks(index[s], 0.002)[0][-1]) for s in states_)
+    empty = leaves == 0
+    assert (blocks.loc[blocks["count"] == 0].groupby(keys[:4] + ["block"], observed=True).size() == 1).all()
+    assert empty.sum() == (blocks["count"] == 0).sum() and 0.5 * EMPTY_BLOCKS < empty.mean() < 2 * EMPTY_BLOCKS
+    assert ((leaves > 0) & (leaves <= 5)).sum() > 0.1 * len(leaves)
+    pd.testing.assert_frame_equal(blocks, datasets.generate_census(0.002, 3, level="block", only_states=states_))
+    assert not blocks.equals(datasets.generate_census(0.002, 4, level="block", only_states=states_))
+    tree = datasets.dataset("housing-us-blocks").build(blocks)
+    assert tree.depth == 5 and (tree.runs(5).groups() == 0).sum() == empty.sum()
+
+
 def test_census_split_is_multinomial():
     from cocoviz.datasets.census import split_runs
 
@@ -389,12 +413,12 @@ def test_census_split_is_multinomial():
 
 
 def test_census_datasets_are_registered_and_not_bundled():
-    for name, depth in (("housing-us-tracts", 3), ("housing-us-blockgroups", 4)):
+    for name, depth in (("housing-us-tracts", 3), ("housing-us-blockgroups", 4), ("housing-us-blocks", 5)):
         assert name in dataset_names() and name not in bundled_names()
         spec = dataset(name)
         assert not spec.bundled and not (DATA_DIR / spec.filename).exists()
         tree = load_dataset(name, scale=0.001, seed=1)
-        assert tree.depth == depth and tree.levels[-1] == ("tract", "blockgroup")[depth - 3]
+        assert tree.depth == depth and tree.levels[-1] == ("tract", "blockgroup", "block")[depth - 3]
         assert tree.summary()["nodes_per_level"][2] == 3221
         assert dataset_card(name)["file"] is None
 

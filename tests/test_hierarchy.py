@@ -9,7 +9,7 @@ from engine_support import padded, random_trees
 from hypothesis import given, settings
 
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.hierarchy import MAX_DEPTH, Hierarchy, LevelRuns, aggregate_runs, node_label
+from cocoviz.hierarchy import Hierarchy, LevelRuns, aggregate_runs, node_label
 
 
 # ------------------------------------------------------------------ the slides' example
@@ -316,11 +316,13 @@ def test_negative_count():
 
 
 @pytest.mark.parametrize("empty", ["a", "b", "c"])  # first, middle and last leaf
-def test_empty_region(empty):
+def test_region_of_no_groups_is_a_node_of_g_0(empty):
     counts = pd.DataFrame({"r": ["a", "a", "b", "c"], "size": [1, 2, 3, 4], "n": [3, 1, 2, 5]})
     counts.loc[counts["r"] == empty, "n"] = 0
-    with pytest.raises(ValueError, match=rf"empty region\(s\) with no groups: {empty}$"):
-        Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    tree = Hierarchy.from_counts(counts, size="size", count="n", levels=["r"])
+    assert tree.nodes(1) == [("a",), ("b",), ("c",)]
+    assert tree.groups((empty,)) == 0 and tree.node_runs((empty,))[0].size == 0
+    assert tree.groups(()) == sum(tree.groups(p) for p in tree.nodes(1))
 
 
 def test_level_runs_groups_with_empty_nodes():
@@ -342,11 +344,10 @@ def test_aggregate_runs_sums_and_sorts():
     np.testing.assert_array_equal(runs.counts, [1, 4, 3])
 
 
-def test_too_many_levels():
-    cols = {f"l{k}": ["x"] for k in range(MAX_DEPTH + 1)}
-    groups = pd.DataFrame({**cols, "size": [1]})
-    with pytest.raises(ValueError, match=f"at most {MAX_DEPTH} levels"):
-        Hierarchy.from_groups(groups, size="size", levels=list(cols))
+def test_any_number_of_levels():
+    cols = {f"l{k}": ["x", "y"] for k in range(9)}
+    tree = Hierarchy.from_groups(pd.DataFrame({**cols, "size": [1, 2]}), size="size", levels=list(cols))
+    assert tree.depth == 9 and tree.summary()["nodes_per_level"] == [1] + [2] * 9
 
 
 # ------------------------------------------------------------------ the public groups table (persons form)

@@ -123,12 +123,6 @@ BAD = [
         r"negative number of groups",
     ),
     (
-        "empty region",
-        b"state,size,count\nCA,2,0\nOR,1,1\n",
-        {"form": "counts", "levels": ["state"]},
-        r"empty region.*CA",
-    ),
-    (
         "group in two regions",
         b"group,region\n1,a\n1,a\n1,b\n2,b\n",
         {"form": "persons", "levels": ["region"]},
@@ -160,7 +154,6 @@ BAD = [
     ("empty header name", b"state,,size\nCA,1,2\n", {"levels": ["state"]}, r"empty column name"),
     ("duplicate header", b"state,size,size\nCA,1,2\n", {"levels": ["state"]}, r"appear more than once|size"),
     ("level is also size", GROUPS_CSV, {"levels": ["state", "size"]}, r"cannot be both a level and the size"),
-    ("too many levels", b"a,b,c,d,e,size\n1,2,3,4,5,1\n", {"levels": list("abcde")}, r"at most 4 levels"),
     ("unknown form", GROUPS_CSV, {"form": "households"}, r"unknown form 'households'"),
     ("unknown role", GROUPS_CSV, {"columns": {"weight": "size"}}, r"unknown column role"),
     ("form and kind disagree", GROUPS_CSV, {"form": "groups", "kind": "counts"}, r"disagree"),

@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.hierarchy import MAX_DEPTH
 from cocoviz.io import load_upload, read_table
 from cocoviz.preview import hierarchy_preview, propose_levels
 
@@ -18,7 +17,7 @@ from cocoviz.preview import hierarchy_preview, propose_levels
         (b"size,state,count,county\n1,CA,2,A\n", "counts", {}, ["state", "county"]),
         (b"persons,zone\n1,z\n", "groups", {"size": "persons"}, ["zone"]),
         (b"size\n1\n", "groups", {}, []),
-        (b"a,b,c,d,e,size\n1,2,3,4,5,1\n", "groups", {}, list("abcd")[:MAX_DEPTH]),
+        (b"a,b,c,d,e,size\n1,2,3,4,5,1\n", "groups", {}, list("abcde")),
         # Persons: the person's name varies inside group 1, the region does not.
         (b"name,group,region,town\nA,1,a,x\nB,1,a,x\nC,2,b,y\n", "persons", {}, ["region", "town"]),
     ],

@@ -25,8 +25,8 @@ common
 housing, race, taxi, toy
     One generator each (``race`` makes both White and Hawaiian).
 census
-    Census-scale housing: the housing draw split over tracts and block groups
-    (``housing-us-tracts``, ``housing-us-blockgroups``; generated on demand).
+    Census-scale housing: the housing draw split over tracts, block groups and blocks
+    (``housing-us-tracts``, ``housing-us-blockgroups``, ``housing-us-blocks``; generated on demand).
 registry
     :class:`Dataset`, the bundled datasets by name, :func:`load_dataset`.
 cards

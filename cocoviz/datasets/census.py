@@ -1,4 +1,4 @@
-"""Census-scale housing: households by state, county, census tract and block group.
+"""Census-scale housing: households by state, county, census tract, block group and block.
 
 The housing generator (:mod:`cocoviz.datasets.housing`) draws each state's
 households per county; this module splits every county's ``(size, count)``
@@ -17,9 +17,11 @@ tracts and block groups is proportional to ``scale`` (at least one per
 county and per tract), so persons per tract stay census-like until, at small
 scales, every county is one tract.
 
-Block level (8 million blocks) is not generated: a hierarchy holds at most
-four levels below the root, which the nation's state / county / tract /
-block group already fill.
+The block level (about 8.1 million blocks at scale 1, the 2020 Census's
+count) splits every block group's runs once more, over its blocks.  About
+a third of the blocks hold no household at all (parks, water, industry, as
+in the census); they are listed with a row of 0 groups, so that each is a
+region of G = 0, and most of the others hold a handful of households.
 """
 
 from __future__ import annotations
@@ -35,13 +37,19 @@ from cocoviz.datasets.common import PAPER_FIGURES, _check_scale, _check_seed, _s
 from cocoviz.datasets.geography import county_weights, states
 from cocoviz.errors import ParameterError
 
-__all__ = ["generate_census", "CENSUS_LEVELS", "RECIPE", "TRACTS", "BLOCK_GROUPS", "households"]
+__all__ = ["generate_census", "CENSUS_LEVELS", "RECIPE", "TRACTS", "BLOCK_GROUPS", "BLOCKS", "households"]
 
-#: Level columns, top down, of the block group table (the tract table stops at ``tract``).
-CENSUS_LEVELS = ("state", "county", "tract", "blockgroup")
-#: 2020 Census tracts and block groups (50 states, DC, Puerto Rico), rounded: the targets at scale 1.
+#: Level columns, top down, of the block table (the block group table stops at ``blockgroup``, the tract
+#: table at ``tract``).
+CENSUS_LEVELS = ("state", "county", "tract", "blockgroup", "block")
+#: 2020 Census tracts, block groups and blocks (50 states, DC, Puerto Rico), rounded: the targets at scale 1.
 TRACTS = 85_000
 BLOCK_GROUPS = 242_000
+BLOCKS = 8_130_000
+#: Share of blocks with no household (a fixed draw per block; the first block of a block group always has some).
+EMPTY_BLOCKS = 0.3
+# Spread of the populated blocks' sizes within their block group (log scale): wide, as real blocks are.
+_BLOCK_SIGMA = 1.0
 # Spread of tract and block group populations around their county's or tract's mean (log scale):
 # most tracts then hold 1,200-8,000 persons and most block groups 600-3,000.
 _SIGMA = 0.35
@@ -55,9 +63,13 @@ RECIPE = (
     "split over its census tracts and every tract's over its block groups by exact multinomial draws. The geography "
     "imitates the 2020 Census (about 85,000 tracts of about 3,600 persons and 242,000 block groups of about 1,300) "
     "and is synthetic but fixed for every seed: a county's tracts and a tract's block groups number its expected "
-    "persons over those figures (at least one), with lognormal weights (sigma 0.35). Scale multiplies households and "
-    "the number of tracts and block groups alike; tracts are labelled 000100, 000200, ... within their county and "
-    "block groups 1, 2, ... within their tract, as census codes are. Housing recipe: " + housing.RECIPE
+    "persons over those figures (at least one), with lognormal weights (sigma 0.35). Blocks (about 8.1 million, the "
+    "2020 count) split each block group's runs once more: a block group's blocks number its expected persons over "
+    "37 (at least one), 30% of them (never the first) hold no household and are listed with 0 groups, the others "
+    "have lognormal weights (sigma 1.0), so most hold a handful of households. Scale multiplies households and "
+    "the number of tracts, block groups and blocks alike; tracts are labelled 000100, 000200, ... within their "
+    "county, block groups 1, 2, ... within their tract and blocks 0001, 0002, ... within their block group. "
+    "Housing recipe: " + housing.RECIPE
 )
 
 
@@ -100,6 +112,31 @@ def _geography(k: int, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     for a in (tract_ptr, tract_weight, bg_ptr, bg_weight):
         a.setflags(write=False)
     return tract_ptr, tract_weight, bg_ptr, bg_weight
+
+
+@lru_cache(maxsize=8)
+def _blocks(k: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Blocks of state ``k`` at ``scale``, fixed for every data seed: ``block_ptr`` (block group ``b`` owns blocks
+    ``block_ptr[b]:block_ptr[b + 1]``) and each block's share of its block group (0 for an empty block).
+
+    Drawn from a stream of their own, so the tracts and block groups are those of the shallower tables.
+    """
+    all_states = states()
+    state = all_states[k]
+    tract_ptr, tract_weight, bg_ptr, bg_weight = _geography(k, scale)
+    county_persons = scale * state.population * county_weights(state.postal)
+    tract_persons = np.repeat(county_persons, np.diff(tract_ptr)) * tract_weight
+    bg_persons = np.repeat(tract_persons, np.diff(bg_ptr)) * bg_weight
+    per_block = sum(s.population for s in all_states) / BLOCKS
+    n_blocks = np.maximum(1, np.rint(bg_persons / per_block).astype(np.int64))
+    block_ptr = np.concatenate([[0], np.cumsum(n_blocks)])
+    rng = np.random.default_rng(np.random.SeedSequence(_GEOGRAPHY_SEED, spawn_key=(int(state.fips), 1)))
+    populated = rng.random(block_ptr[-1]) >= EMPTY_BLOCKS
+    populated[block_ptr[:-1]] = True
+    block_weight = _shares(rng.lognormal(0.0, _BLOCK_SIGMA, block_ptr[-1]) * populated, block_ptr)
+    for a in (block_ptr, block_weight):
+        a.setflags(write=False)
+    return block_ptr, block_weight
 
 
 def _shares(w: np.ndarray, ptr: np.ndarray) -> np.ndarray:
@@ -156,17 +193,35 @@ def split_runs(
     return np.concatenate(done_item), np.concatenate(done_bin), np.concatenate(done_n)
 
 
-def _census_state(k: int, scale: float, seed: int, blockgroups: bool) -> tuple[np.ndarray, ...]:
-    """County, tract and block group (within the state) with size and count of state ``k``'s runs."""
+def _census_state(k: int, scale: float, seed: int, depth: int) -> tuple[np.ndarray, ...]:
+    """County, tract, block group and block (within the state; None below ``depth``, 3 to 5) with size and count
+    of state ``k``'s runs.  Every block is listed: an empty block by one run of 0 groups (of size 1)."""
     county, sizes, counts = housing._housing_state(k, states()[k], _housing_scale(scale), seed)
     tract_ptr, tract_weight, bg_ptr, bg_weight = _geography(k, scale)
-    # Separate streams for the two splits: the tract table equals the block group table summed.
+    # Separate streams for the splits: each table equals the deeper one summed.
     item, tract, counts = split_runs(_stream(seed, _DATASET_KEY, k, 0), counts, tract_ptr, tract_weight, county)
     county, sizes = county[item], sizes[item]
-    if not blockgroups:
-        return county, tract, None, sizes, counts
+    if depth == 3:
+        return county, tract, None, None, sizes, counts
     item, bg, counts = split_runs(_stream(seed, _DATASET_KEY, k, 1), counts, bg_ptr, bg_weight, tract)
-    return county[item], tract[item], bg, sizes[item], counts
+    county, tract, sizes = county[item], tract[item], sizes[item]
+    if depth == 4:
+        return county, tract, bg, None, sizes, counts
+    block_ptr, block_weight = _blocks(k, scale)
+    item, block, counts = split_runs(_stream(seed, _DATASET_KEY, k, 2), counts, block_ptr, block_weight, bg)
+    county, tract, bg, sizes = county[item], tract[item], bg[item], sizes[item]
+    empty = np.flatnonzero(np.bincount(block, minlength=block_ptr[-1]) == 0)
+    if len(empty):
+        owner = np.searchsorted(block_ptr, empty, side="right") - 1  # the empty blocks' block groups
+        tract_of_bg = np.repeat(np.arange(len(bg_ptr) - 1), np.diff(bg_ptr))
+        county_of_tract = np.repeat(np.arange(len(tract_ptr) - 1), np.diff(tract_ptr))
+        county = np.concatenate([county, county_of_tract[tract_of_bg[owner]]])
+        tract = np.concatenate([tract, tract_of_bg[owner]])
+        bg = np.concatenate([bg, owner])
+        block = np.concatenate([block, empty])
+        sizes = np.concatenate([sizes, np.ones(len(empty), sizes.dtype)])
+        counts = np.concatenate([counts, np.zeros(len(empty), counts.dtype)])
+    return county, tract, bg, block, sizes, counts
 
 
 def _codes(values: np.ndarray, ptr: np.ndarray, owner: np.ndarray) -> np.ndarray:
@@ -177,19 +232,21 @@ def _codes(values: np.ndarray, ptr: np.ndarray, owner: np.ndarray) -> np.ndarray
 def generate_census(
     scale: float = 1.0, seed: int = 0, *, level: str = "blockgroup", only_states: Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """Census-scale housing: households per block group (or tract), per-leaf counts.
+    """Census-scale housing: households per block group (or tract, or block), per-leaf counts.
 
     Parameters
     ----------
     scale : float
         Fraction of the 2010 households (1.0: about 121 million); the numbers
-        of tracts and block groups scale with it (at least one per county and
-        per tract).
+        of tracts, block groups and blocks scale with it (at least one per
+        county, per tract and per block group).
     seed : int
         Seed of the draw (the geography is the same for every seed).
-    level : {"blockgroup", "tract"}
+    level : {"blockgroup", "tract", "block"}
         The leaves.  The tract table is the block group table summed over
-        block groups (same seed, same scale).
+        block groups, and the block group table the block table summed over
+        blocks (same seed, same scale).  The block table lists every block,
+        an empty one with a row of 0 groups.
     only_states : sequence of str, optional
         Postal codes to generate (default: all 52); each state's draw does
         not depend on which other states are generated.
@@ -197,8 +254,8 @@ def generate_census(
     Returns
     -------
     DataFrame
-        Columns ``state``, ``county``, ``tract``, (``blockgroup``), ``size``,
-        ``count``; labels are categoricals.
+        Columns ``state``, ``county``, ``tract``, (``blockgroup``, ``block``),
+        ``size``, ``count``; labels are categoricals.
 
     Examples
     --------
@@ -207,33 +264,38 @@ def generate_census(
     (['state', 'county', 'tract', 'blockgroup', 'size', 'count'], '000100', '1')
     """
     scale, seed = _check_scale(scale), _check_seed(seed)
-    if level not in ("blockgroup", "tract"):
-        raise ParameterError(f"level must be 'blockgroup' or 'tract', got {level!r}")
-    blockgroups = level == "blockgroup"
+    if level not in CENSUS_LEVELS[2:]:
+        raise ParameterError(f"level must be 'tract', 'blockgroup' or 'block', got {level!r}")
+    depth = CENSUS_LEVELS.index(level) + 1
     chosen = _select_states(only_states)
     county_names = sorted({c for _, s in chosen for c in s.counties})
     county_code = {c: i for i, c in enumerate(county_names)}
-    parts = {name: [] for name in ("state", "county", "tract", "blockgroup", "size", "count")}
-    widest_tract = widest_bg = 1
+    parts = {name: [] for name in (*CENSUS_LEVELS, "size", "count")}
+    widest = {"tract": 1, "blockgroup": 1, "block": 1}
     for i, (k, state) in enumerate(chosen):
-        county, tract, bg, sizes, counts = _census_state(k, scale, seed, blockgroups)
+        county, tract, bg, block, sizes, counts = _census_state(k, scale, seed, depth)
         tract_ptr, _, bg_ptr, _ = _geography(k, scale)
         names = np.array([county_code[c] for c in state.counties], np.int64)
         parts["state"].append(np.full(len(sizes), i, np.int64))
         parts["county"].append(names[county])
         parts["tract"].append(_codes(tract, tract_ptr, county))
-        widest_tract = max(widest_tract, int(np.diff(tract_ptr).max()))
-        if blockgroups:
+        widest["tract"] = max(widest["tract"], int(np.diff(tract_ptr).max()))
+        if bg is not None:
             parts["blockgroup"].append(_codes(bg, bg_ptr, tract))
-            widest_bg = max(widest_bg, int(np.diff(bg_ptr).max()))
+            widest["blockgroup"] = max(widest["blockgroup"], int(np.diff(bg_ptr).max()))
+        if block is not None:
+            block_ptr = _blocks(k, scale)[0]
+            parts["block"].append(_codes(block, block_ptr, bg))
+            widest["block"] = max(widest["block"], int(np.diff(block_ptr).max()))
         parts["size"].append(sizes)
         parts["count"].append(counts)
     join = {name: np.concatenate(v) if v else None for name, v in parts.items()}
     categories = {
         "state": [s.postal for _, s in chosen],
         "county": county_names,
-        "tract": [f"{100 * (t + 1):06d}" for t in range(widest_tract)],
-        "blockgroup": [str(b + 1) for b in range(widest_bg)],
+        "tract": [f"{100 * (t + 1):06d}" for t in range(widest["tract"])],
+        "blockgroup": [str(b + 1) for b in range(widest["blockgroup"])],
+        "block": [f"{b + 1:04d}" for b in range(widest["block"])],
     }
     frame = {
         name: pd.Categorical.from_codes(join[name], categories[name])

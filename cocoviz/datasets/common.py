@@ -118,8 +118,9 @@ def _select_states(only: Sequence[str] | None) -> list[tuple[int, State]]:
 def _split_at_least_one(rng: np.random.Generator, total: int, weights: np.ndarray) -> np.ndarray:
     """``total`` items over bins in proportion to ``weights``, every bin getting at least one.
 
-    The hierarchy is public and a leaf with no groups is not a region of it,
-    so every county keeps a group even at tiny scales.
+    A county of no households would not look like the data (a region of G = 0
+    is allowed, but counties have households), so every county keeps a group
+    even at tiny scales.
     """
     n = len(weights)
     return 1 + rng.multinomial(max(total - n, 0), weights)

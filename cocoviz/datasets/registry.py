@@ -192,8 +192,9 @@ _DATASETS: tuple[Dataset, ...] = (
     ),
 )
 _CENSUS_IMITATES = (
-    "the 2010 Census's household sizes over the 2020 geography: about 3,200 counties, 85,000 tracts and "
-    "242,000 block groups (a stand-in for census-scale runs; not one of the paper's datasets)"
+    "the 2010 Census's household sizes over the 2020 geography: about 3,200 counties, 85,000 tracts, "
+    "242,000 block groups and 8.1 million blocks, a third of them empty (a stand-in for census-scale runs; not one "
+    "of the paper's datasets)"
 )
 # Generated on demand, never bundled: the dashboard opens them at a reduced scale (one tract per county or so).
 _ON_DEMAND: tuple[Dataset, ...] = tuple(
@@ -208,7 +209,11 @@ _ON_DEMAND: tuple[Dataset, ...] = tuple(
         0.01,
         bundled=False,
     )
-    for plural, title, depth in (("tracts", "census tract", 3), ("blockgroups", "block group", 4))
+    for plural, title, depth in (
+        ("tracts", "census tract", 3),
+        ("blockgroups", "block group", 4),
+        ("blocks", "census block", 5),
+    )
 )
 _BY_NAME = {d.name: d for d in (*_DATASETS, *_ON_DEMAND)}
 

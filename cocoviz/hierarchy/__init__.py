@@ -27,19 +27,19 @@ array([0, 2, 1, 0, 1])
 array([0, 1, 0, 0, 1])
 """
 
-from cocoviz.hierarchy.tables import MAX_DEPTH, MAX_GROUP_SIZE, MAX_GROUPS, MAX_PERSONS
-from cocoviz.hierarchy.tree import Hierarchy, node_label, node_path, path_columns
+from cocoviz.hierarchy.tables import MAX_GROUP_SIZE, MAX_GROUPS, MAX_PERSONS
+from cocoviz.hierarchy.tree import Hierarchy, node_label, node_labels, node_path, path_columns
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
     "Hierarchy",
     "LevelRuns",
-    "MAX_DEPTH",
     "MAX_GROUPS",
     "MAX_GROUP_SIZE",
     "MAX_PERSONS",
     "aggregate_runs",
     "node_label",
+    "node_labels",
     "node_path",
     "path_columns",
 ]

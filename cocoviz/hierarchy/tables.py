@@ -32,7 +32,6 @@ from cocoviz.nodes import LabelColumns
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
-    "MAX_DEPTH",
     "MAX_GROUPS",
     "MAX_GROUP_SIZE",
     "MAX_PERSONS",
@@ -46,9 +45,6 @@ __all__ = [
 
 Path = tuple[str, ...]
 Leaves = tuple[list[str], LabelColumns, LevelRuns]
-
-#: Levels below the root that a hierarchy may have.
-MAX_DEPTH = 4
 
 #: Most groups in one region.  The root is a region, so this bounds the whole
 #: table.  Group counts meet in products inside the compiled matching and
@@ -245,8 +241,6 @@ def _labels(df: pd.DataFrame, col: str, what: str, lead: str, problems: Problems
 def _check_levels(df: pd.DataFrame, levels: Sequence[str], problems: Problems, where: str | None = None) -> list[str]:
     """The level columns, each checked as region labels (problems reported in ``problems``)."""
     levels = list(levels)
-    if len(levels) > MAX_DEPTH:
-        raise InputError(f"at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
     lead = f"{where}, " if where else ""
     for col in levels:
         text = _labels(df, col, "region label", lead, problems)

@@ -17,11 +17,9 @@ from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.nodes import LabelColumns, NodeCodes
 from cocoviz.runs import LevelRuns, aggregate_runs
 
-__all__ = ["Hierarchy", "node_label", "node_path", "path_columns", "ROOT_LABEL"]
+__all__ = ["Hierarchy", "node_label", "node_labels", "node_path", "path_columns", "ROOT_LABEL"]
 
 Path = tuple[str, ...]
-
-_SHOWN_ROWS = tables.SHOWN_ROWS
 
 
 ROOT_LABEL = "(root)"
@@ -63,6 +61,35 @@ def node_path(label: str) -> Path:
             current.append(char)
     parts.append("".join(current))
     return tuple(parts)
+
+
+def node_labels(nodes: NodeCodes, level: int) -> pd.Series:
+    r""":func:`node_label` of every node of ``level``, made from the integer codes without a Python object per
+    node: each level's distinct labels are escaped once, then joined per node in Arrow (a text column of 8M
+    block names costs about 200 MB there, several GB as Python strings).
+
+    >>> columns = LabelColumns.from_paths([("a/b", "c"), ("a", "b/c"), ("(root)", "x")], 2)
+    >>> nodes = NodeCodes.build(columns)[0]
+    >>> node_labels(nodes, 2).tolist() == [node_label(p) for p in nodes.paths(2)]
+    True
+    >>> node_labels(nodes, 1).tolist(), node_labels(nodes, 0).tolist()
+    (['\\(root)', 'a', 'a\\/b'], ['(root)'])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    dtype = pd.ArrowDtype(pa.string())
+    if level == 0:
+        return pd.Series([ROOT_LABEL] * nodes.size(0), dtype=dtype)
+    parts, k = [], np.arange(nodes.size(level))
+    for lvl in range(level, 0, -1):
+        escaped = [str(x).replace("\\", "\\\\").replace("/", "\\/") for x in nodes.labels[lvl]]
+        if lvl == 1 and level == 1:
+            escaped = ["\\" + x if x == ROOT_LABEL else x for x in escaped]
+        parts.append(pa.array(escaped, pa.string()).take(pa.array(nodes.codes[lvl][k])))
+        k = nodes.parents[lvl][k]
+    joined = pc.binary_join_element_wise(*parts[::-1], "/")
+    return pd.Series(pd.arrays.ArrowExtensionArray(joined))
 
 
 def path_columns(labels: Sequence[str], level_names: Sequence[str]) -> pd.DataFrame:
@@ -159,15 +186,17 @@ class Hierarchy:
                 self._nodes.parents[lvl][below.node_ids()], below.sizes, below.counts, self._nodes.size(lvl - 1)
             )
         self._runs: list[LevelRuns] = runs
-        empty = np.flatnonzero(runs[depth].groups() == 0)
-        if len(empty):
-            names = ", ".join(node_label(self._paths[depth][k]) for k in empty[:_SHOWN_ROWS])
-            raise InputError(f"empty region(s) with no groups: {names}")
+        if runs[0].groups()[0] == 0:
+            # Leaves of G = 0 are regions like any other, but a tree of no group at all has nothing to release.
+            raise InputError("the table holds no groups: every leaf counts 0 groups")
 
     # ----------------------------------------------------------------- building
     @classmethod
     def from_counts(cls, df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Hierarchy:
         """Build from per-leaf counts: one row per leaf and size with its number of groups.
+
+        Any number of levels below the root; a leaf listed only with 0 groups is a
+        node of G = 0, kept in the tree, measured and released like any other.
 
         Parameters
         ----------
@@ -188,7 +217,8 @@ class Hierarchy:
             :data:`~cocoviz.hierarchy.tables.MAX_GROUPS` and
             :data:`~cocoviz.hierarchy.tables.MAX_PERSONS`, which also bound
             the sums), missing, empty or ambiguous region labels (``1`` and
-            ``"1"`` in one column), an empty table, or a leaf with no groups.
+            ``"1"`` in one column), an empty table or one of no groups at all.  A leaf whose rows all
+            count 0 groups is a region with G = 0 (an empty census block).
         ParameterError
             For column arguments that cannot name a column.
         """

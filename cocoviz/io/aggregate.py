@@ -176,8 +176,6 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
     """Leaves of a persons table held by an engine (see :meth:`Hierarchy.from_persons`)."""
     tables._check_roles(levels, group=group)
     levels = list(levels)
-    if len(levels) > tables.MAX_DEPTH:
-        raise InputError(f"at most {tables.MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
     sources = Sources(*([persons] if groups is None else [persons, groups]))
     with sources as (db, relations):
         people = _Table(db, relations[0], None, [group, *levels], sources.parquet.get(relations[0]))
@@ -365,8 +363,6 @@ def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) 
     """Rows grouped by (labels, size[, count]) in the engine: every value check is made on the distinct values."""
     tables._check_roles(levels, size=size, **({} if count is None else {"count": count}))
     levels = list(levels)
-    if len(levels) > tables.MAX_DEPTH:
-        raise InputError(f"at most {tables.MAX_DEPTH} levels below the root are supported, got {len(levels)}: {levels}")
     numbers = [size] if count is None else [size, count]
     sources = Sources(df)
     with sources as (db, (relation,)):
@@ -394,7 +390,7 @@ def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) 
         runs = pd.DataFrame({f"a{j}": rows[f"v{j}"] for j in range(len(levels))})
         runs["n"] = values[0]
         runs["c"] = rows["r"].to_numpy(np.int64) * (values[1] if count is not None else 1)
-        runs = runs[runs["c"] > 0] if count is not None else runs
+        # Rows of 0 groups stay: a leaf listed with none is a region of G = 0, as in the pandas path.
         _check_runs(table, runs, levels, problems)
         tables._refuse(problems)
     return _leaves(runs, levels)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.errors import CocovizError, InputError, ParameterError
-from cocoviz.hierarchy import MAX_DEPTH, Hierarchy
+from cocoviz.hierarchy import Hierarchy
 from cocoviz.hierarchy.tables import GROUPS_TABLE, TableProblems
 from cocoviz.io.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_ROWS, ROWS_NOTE, Source, first_line, read_table
 
@@ -102,8 +102,6 @@ def table_to_hierarchy(
         roles_of = {c: r for r, c in needed.items()}
         described = ", ".join(f"'{c}' ({roles_of.get(c, 'level')})" for c in missing)
         raise InputError(f"{name}: no column {described}; the file's columns are {list(frame.columns)}")
-    if len(levels) > MAX_DEPTH:
-        raise InputError(f"{name}: at most {MAX_DEPTH} levels below the root are supported, got {len(levels)}")
     if groups is not None:
         if form != "persons":
             raise ParameterError(

@@ -636,3 +636,28 @@ def test_learn_default_seed_shows_the_order_repaired(example, method):
     iso = plotly_specs(at)[4]
     traces = {t["name"]: t["y"] for t in iso["data"]}
     assert traces["noisy"] != traces["isotonic fit (blocks shaded)"]
+
+
+def test_explore_six_levels_to_an_empty_block():
+    """Any depth in the dashboard: a 6-level counts upload with a block of G = 0 releases, and the per-level
+    controls show one ε per level (7 with the root)."""
+    from pages.common.data import UPLOAD
+
+    at = new_app()
+    at.selectbox(key="w.dataset").set_value(UPLOAD).run()
+    at.radio(key="w.upload.kind").set_value("counts")
+    at.text_input(key="w.upload.levels").set_value("a, b, c, d, e, f")
+    csv = b"a,b,c,d,e,f,size,count\nx,y,z,1,1,0001,2,3\nx,y,z,1,1,0002,1,0\nx,y,z,1,2,0001,4,1\nx,w,z,1,1,0001,1,2\n"
+    at.file_uploader[0].set_value(("blocks.csv", csv, "text/csv"))
+    at.run()
+    assert not errors(at)
+    at.button(key="upload.accept").click().run()
+    assert_clean(at)
+    assert not errors(at)
+    assert metric(at, "Consistent") == "yes ✓"
+    assert metric(at, "Groups G (public)") == "6"
+    shown = " ".join(m.value for m in [*at.markdown, *at.caption])
+    assert "1 / 1 / 2 / 2 / 2 / 3 / 4" in shown  # nodes per level, root first, the empty block counted
+    at.toggle(key="w.per_level").set_value(True).run()
+    assert_clean(at)
+    assert len([e for e in at.expander if e.label.startswith("Level ")]) == 7
