@@ -86,10 +86,24 @@ def _encode(result) -> bytes:
     return buf.getvalue()
 
 
+def _read_frame(body) -> pd.DataFrame:
+    """A journalled frame with its dtypes: Arrow text columns (node labels, ``evaluate``'s) come back as
+    Arrow text, not pandas' own string type, so a resumed sweep's frame equals an uninterrupted one's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(body)
+    frame = table.to_pandas()
+    for column in (table.schema.pandas_metadata or {}).get("columns", []):
+        if column.get("numpy_type") == "string[pyarrow]" and column["name"] in frame:
+            frame[column["name"]] = frame[column["name"]].astype(pd.ArrowDtype(pa.string()))
+    return frame
+
+
 def _decode(payload: bytes):
     kind, body = payload[:1], io.BytesIO(payload[1:])
     if kind == _FRAME:
-        return pd.read_parquet(body)
+        return _read_frame(body)
     if kind == _ARRAY:
         return np.load(body, allow_pickle=False)
     if kind == _TUPLE:
