@@ -226,7 +226,9 @@ def choose_bounds(plan: Plan, tree, sampler: FastSampler | SecureSampler) -> lis
             has_groups = np.diff(runs.ptr) > 0
             largest[has_groups] = runs.sizes[runs.ptr[1:][has_groups] - 1]
             noise = sampler.draw(np.zeros(runs.n_nodes, np.int64), 1 / eps, (level, 0, 1))
-            bounds[level] = np.clip(largest + noise + noisy_max_offset(eps, plan.k_node_beta()), 1, ceiling)
+            bound = np.clip(largest + noise + noisy_max_offset(eps, plan.k_node_beta()), 1, ceiling)
+            bound[plan.shape.group_counts(level) == 0] = 1  # G = 0 is public: nothing to bound, no K̂ cells
+            bounds[level] = bound
         return bounds
     for level in levels:
         bounds[level] = np.full(len(plan.shape.paths[level]), single, np.int64)

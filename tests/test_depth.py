@@ -135,6 +135,24 @@ def test_a_table_of_no_groups_at_all_is_refused():
         Hierarchy.from_counts(table, size="size", count="count", levels=["r"])
 
 
+def test_a_private_k_per_node_spends_no_cells_on_nodes_of_g_0():
+    """G = 0 is public: such a node's K is 1 (one noisy cell), not a K̂ of ln(1/β)/ε_K cells; the others' K̂
+    and noise are those of a tree where the node were absent from the K draw (keyed per node)."""
+    tree = deep_tree(3)
+    plan = Plan.build(
+        tree, epsilons=[1.0] * 4, methods=["Hc"] * 4, k_select="noisy-max-per-node", k_epsilon=0.1, max_size=64
+    )
+    measured = cocoviz.measure(plan, tree, seed=0)
+    for level in range(4):
+        empty = plan.shape.group_counts(level) == 0
+        bounds = measured.levels[level].bounds
+        assert (bounds[empty] == 1).all() and (bounds[~empty] > 1).all()
+        assert (np.diff(measured.levels[level].ptr)[empty] == 1).all()
+    release = cocoviz.post_process(plan, measured)
+    assert release.is_consistent()
+    assert all((release.runs(level).groups() == tree.runs(level).groups()).all() for level in range(4))
+
+
 @pytest.mark.parametrize("consistency", ["top-down", "bottom-up", "none"])
 def test_every_method_on_nodes_of_g_0(consistency):
     tree = deep_tree(5)
