@@ -49,7 +49,7 @@ def files(name: str, folder: Path) -> None:
     measurements, t_measure = timed(lambda: measure(plan, tree, seed=1))
     release = post_process(plan, measurements)
     m_path, r_path = folder / f"{name}.measurements.parquet", folder / f"{name}.release.parquet"
-    _, m_save = timed(lambda: measurements.save(m_path))
+    _, m_save = timed(lambda: cocoviz.save_measurements(measurements, m_path))
     _, r_save = timed(lambda: release.save(r_path))
     again, m_load = timed(lambda: load_measurements(m_path))
     _, r_load = timed(lambda: load_release(r_path))
