@@ -5,6 +5,9 @@
     python -m cocoviz release persons.parquet --group hh --levels state,county \\
         --groups households.parquet --epsilons 1,1,1 --methods Hg,Hg,Hc --max-size 20 --out release/
 
+``--k-select from-hg`` takes K per node from the noisy Hg of an Hg level above (no ε of its own; ``--max-size``
+is then the ceiling of K̂), measured in two phases.
+
 Order of work, so that a refusal writes nothing and spends nothing: read the
 arguments; load the source into a tree; build the plan (flags or ``--plan FILE``)
 and check what a secure release refuses (G from private rows, K read from the
@@ -30,6 +33,7 @@ from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.io.atomic import write_text
 from cocoviz.io.measurements_file import save_measurements
 from cocoviz.plan.split import SPLITS
+from cocoviz.truncation import K_SELECT
 
 __all__ = ["add_release", "source_spec", "load_tree", "OUTPUTS"]
 
@@ -110,6 +114,22 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--methods", default=None, help="method per level, root first, e.g. Hc,Hg,Hc")
     parser.add_argument("--max-size", default=None, metavar="K", help="the public bound K on group size")
+    parser.add_argument(
+        "--k-select",
+        default=None,
+        choices=K_SELECT,
+        help="how K is chosen (default public: --max-size). noisy-max, noisy-max-per-node, svt: privately, with "
+        "its own --k-epsilon, --max-size the ceiling. from-hg: no ε of its own: the deepest Hg level above the "
+        "levels that need K is measured first and each of its nodes gives K̂ = its noisy Hg fit's largest size + "
+        "a public margin (from --k-beta and that level's noise) to the nodes below; each K̂ truncates with "
+        "probability P ≤ β. It needs an Hg level above the first Hc/naive/Hcp level",
+    )
+    parser.add_argument(
+        "--k-epsilon", type=float, default=None, metavar="EPS", help="ε_K of a K chosen with its own noise"
+    )
+    parser.add_argument(
+        "--k-beta", type=float, default=None, metavar="BETA", help="a private K̂ truncates with probability ≤ β"
+    )
     parser.add_argument("--plan", default=None, metavar="FILE", help="the plan as a file (.toml or .json)")
     parser.add_argument(
         "--seed", type=int, default=None, help="use the fast seeded sampler: exploration, not for release"
@@ -136,6 +156,9 @@ def _plan(args: argparse.Namespace, tree):
         "--split": args.split,
         "--methods": args.methods,
         "--max-size": args.max_size,
+        "--k-select": args.k_select,
+        "--k-epsilon": args.k_epsilon,
+        "--k-beta": args.k_beta,
     }
     if args.plan is not None:
         given = [f for f, v in flags.items() if v is not None]
@@ -164,7 +187,8 @@ def _plan(args: argparse.Namespace, tree):
         budget = {"total_epsilon": total[0], "split": split.strip() if isinstance(split, str) else split}
     else:
         budget = {"epsilons": _numbers(args.epsilons, "--epsilons")}
-    return Plan.build(tree, **budget, methods=_words(args.methods), max_size=max_size)
+    k = {"k_select": args.k_select or "public", "k_epsilon": args.k_epsilon, "k_beta": args.k_beta}
+    return Plan.build(tree, **budget, methods=_words(args.methods), max_size=max_size, **k)
 
 
 def _out_files(out: str, measurements: str | None = None) -> list[Path]:

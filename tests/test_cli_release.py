@@ -229,3 +229,30 @@ def test_the_noisy_measurement_file_beside_the_release(files, capsys):
     assert "already holds" in capsys.readouterr().err and not (files / "c").exists()
     assert main(release_args(*FLAGS, "--total-epsilon", "2", out="d")) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_k_from_hg_spends_no_epsilon_and_states_its_truncation(files, capsys):
+    argv = release_args("--epsilons", "1,1,0.5", "--methods", "Hg,Hg,Hc", "--max-size", "10", "--k-select", "from-hg")
+    assert main(argv) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("secure release: ε = 2.5 over 3 levels")  # no ε_K
+    release = load_release(files / "out" / "release.parquet")
+    assert release.plan.k_select == "from-hg" and release.plan.k_source_level() == 1 and release.is_consistent()
+    markdown = (files / "out" / "budget.md").read_text()
+    assert "K from the noisy Hg of level 1 (post-processing, no ε)" in markdown
+    assert "truncates with probability ≤ 1e-06" in markdown
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "complete" and entry.epsilon == 2.5
+
+
+@pytest.mark.parametrize(
+    "more, message",
+    [
+        (("--methods", "Hc,Hg,Hc", "--k-select", "from-hg"), "k_select 'from-hg' takes K from an Hg level measured"),
+        (("--methods", "Hg,Hg,Hc", "--k-select", "from-hg", "--k-epsilon", "0.1"), "k_select 'from-hg' spends none"),
+    ],
+)
+def test_k_from_hg_refused_by_name_without_an_hg_level_above(files, capsys, more, message):
+    assert main(release_args("--epsilons", "1,1,0.5", "--max-size", "10", *more)) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (files / "out").exists() and not Ledger().entries().shape[0]

@@ -99,8 +99,9 @@ def budget_controls(names: list[str], epsilon_help: str) -> list[float | Refused
         return [total] * n
     # How K is chosen is drawn further down: its settings (kept in the session) decide what ε_K takes out.
     k_select, k_epsilon = state.get("k_select", "public"), state.get("k_epsilon", 0.1)
-    if k_select not in K_SELECT or (k_select != "public" and not _usable(k_epsilon)):
-        k_select = "public"  # a refused ε_K stops the page where its box is; the levels share the whole total
+    # A refused ε_K stops the page where its box is, and from-hg spends no ε: the levels share the whole total.
+    if k_select not in K_SELECT or k_select == "from-hg" or (k_select != "public" and not _usable(k_epsilon)):
+        k_select = "public"
     try:
         shares = presets.split_budget(
             float(total),

@@ -119,6 +119,7 @@ K_CHOICES = {
     "noisy-max": "noisy max",
     "noisy-max-per-node": "noisy max per node",
     "svt": "SVT (teaching)",
+    "from-hg": "from Hg (no ε)",
 }
 
 
@@ -156,16 +157,21 @@ def k_select_control() -> tuple[str, float | None, float | None]:
     if choice == "public":
         return choice, None, None
     c1, c2 = sb.columns(2)
-    k_eps = number_box(
-        c1,
-        "ε_K",
-        "k_epsilon",
-        0.1,
-        lo=EPSILON_RANGE[0],
-        hi=EPSILON_RANGE[1],
-        step=0.05,
-        help="Budget of the private K: taken out of the total under a preset split (equal, more to the leaves), "
-        "on top of the levels' ε under a custom one.",
+    # from-hg spends no ε of its own (post-processing of an Hg level's release): no ε_K box.
+    k_eps = (
+        None
+        if choice == "from-hg"
+        else number_box(
+            c1,
+            "ε_K",
+            "k_epsilon",
+            0.1,
+            lo=EPSILON_RANGE[0],
+            hi=EPSILON_RANGE[1],
+            step=0.05,
+            help="Budget of the private K: taken out of the total under a preset split (equal, more to the leaves), "
+            "on top of the levels' ε under a custom one.",
+        )
     )
     beta = number_box(
         c2,
@@ -177,8 +183,9 @@ def k_select_control() -> tuple[str, float | None, float | None]:
         lo_open=True,
         hi_open=True,
         step=1e-6,
-        help="Each K̂ drawn by noisy max truncates with probability at most β (between 0 and 1, both excluded): "
-        "with one K̂ per node, some node of the release may truncate with probability up to nodes × β.",
+        help="Each K̂ drawn by noisy max (or taken from an Hg level, whose public margin is set by β) truncates "
+        "with probability at most β (between 0 and 1, both excluded): with one K̂ per node, some node of the "
+        "release may truncate with probability up to nodes × β.",
         disabled=choice == "svt",
     )
     return choice, k_eps, beta
@@ -359,7 +366,7 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     links.load_saved_panel()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     if zcdp:  # the (ε, δ) reading beside the ρ: what the levels' ρ (and a private K's ε_K²/2) add up to
-        rho = math.fsum(eps) + (k_epsilon**2 / 2 if k_select != "public" else 0.0)
+        rho = math.fsum(eps) + (k_epsilon**2 / 2 if k_epsilon is not None else 0.0)
         sb.caption(f"ρ = {rho:g} in all: (ε = {zcdp_epsilon(rho, DEFAULT_DELTA):.3g}, δ = {DEFAULT_DELTA:g})-DP")
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
     params = Params(

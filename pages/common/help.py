@@ -31,7 +31,11 @@ HELP = {
         "How K is chosen. **public**: the K below, from public knowledge. **noisy max**: K̂ = the largest group "
         "+ noise + a margin, with its own budget ε_K (Δ = 1): it truncates with probability at most β. **per "
         "node**: one K̂ per node (ε_K once per level). **SVT**: Wu's AboveThreshold over 1, 2, 4, … — for "
-        "teaching: it stops early and truncates. With a private choice the K box is the public ceiling. Groups "
+        "teaching: it stops early and truncates. **from Hg**: no ε of its own — the deepest Hg level above the "
+        "levels that need K is measured first, and each of its nodes gives K̂ = the largest size of its noisy Hg "
+        "fit + a public margin m (from β and that level's noise) to every node below it; it truncates with "
+        "probability P ≤ β per K̂ (it needs an Hg level above the first Hc/naive/Hcp level). "
+        "With a private choice the K box is the public ceiling. Groups "
         "above K̂ are counted at K̂ (never refused: a refusal would leak the maximum)."
     ),
     "prior": (

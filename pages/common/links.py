@@ -2,7 +2,7 @@
 
 Parameters (issue 25): ``dataset``, ``levels`` (comma-separated), ``eps``
 (comma-separated, root first), ``methods`` (comma-separated), ``k`` (a public
-K, or how K is chosen: ``noisy-max``, ``noisy-max-per-node``, ``svt``),
+K, or how K is chosen: ``noisy-max``, ``noisy-max-per-node``, ``svt``, ``from-hg``),
 ``consistency``, ``merge``, ``seed``, ``node`` (a path joined by ``/``).
 
 An address the session has not seen yet (a link opened, a reload, a hand
@@ -29,7 +29,7 @@ from pages.common import picker, state
 PARAMS = ("dataset", "upload", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")
 CONSISTENCY = ("top-down", "bottom-up", "none")
 MERGES = {"weighted": "weighted", "average": "average", "plain": "average"}
-K_CHOICES = ("public", "noisy-max", "noisy-max-per-node", "svt")
+K_CHOICES = ("public", "noisy-max", "noisy-max-per-node", "svt", "from-hg")
 _PENDING, _SEEN, _PROBLEMS = "links.pending", "links.seen", "links.problems"
 
 

@@ -661,3 +661,17 @@ def test_explore_six_levels_to_an_empty_block():
     at.toggle(key="w.per_level").set_value(True).run()
     assert_clean(at)
     assert len([e for e in at.expander if e.label.startswith("Level ")]) == 7
+
+
+def test_explore_k_from_hg_spends_no_epsilon_and_is_refused_without_an_hg_level_above():
+    at = new_app(**{"cv.per_level": True})
+    for level, method in enumerate(("Hc", "Hc")):
+        at.selectbox(key=f"w.method.{level}").set_value(method).run()
+    at.segmented_control(key="w.k_select").set_value("from-hg").run()
+    assert any("k_select 'from-hg' takes K from an Hg level measured above" in e for e in errors(at))
+    assert "w.k_epsilon" not in [box.key for box in at.number_input]  # from-hg has no ε_K of its own
+    at.selectbox(key="w.method.0").set_value("Hg").run()
+    assert_clean(at)
+    assert metric(at, "Total ε spent") == "2"  # no ε_K: the levels share the whole total
+    assert at.session_state["cv.eps.0"] == at.session_state["cv.eps.1"] == 1.0
+    assert metric(at, "Consistent") == "yes ✓"
