@@ -5,9 +5,9 @@ by its total emd over all nodes plus noise, and the lowest noisy score wins.
 Only the winner is published, and it carries the whole cost: by sequential
 composition, every candidate's budget plus the selection's.
 
-A selection is accounted in pure ε only: a zCDP plan (``rhos=``) is refused with a
-:class:`~cocoviz.errors.BudgetError`, since the saved budget of a selected release lists
-its candidates' costs as ε (choose the mix under pure ε, then release it under zCDP).
+Under zCDP (``rhos=`` per level, or ``total_rho=`` with ``split``) every candidate is released with
+those ρ and the selection's own noisy min, pure ε-DP, enters as ρ = ε_select²/2: the whole cost is
+then ``budget.total_rho`` (every candidate's ρ listed as charges of its own; :func:`release_budget`).
 
 >>> import pandas as pd
 >>> from cocoviz.hierarchy import Hierarchy
@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cocoviz.accounting import check_rho, rho_of_epsilon
 from cocoviz.errors import BudgetError, ParameterError
 from cocoviz.evaluate import evaluate
 from cocoviz.measure import measure, open_sampler
@@ -57,85 +58,127 @@ def selection_cost(
     epsilon_select: float,
     total_epsilon: float | None = None,
     split=None,
+    rhos: Sequence[float] | None = None,
+    total_rho: float | None = None,
     **options,
 ) -> float:
-    """The whole ε a :func:`select_mix` call would spend, from the candidates' plans, before any noise.
+    """The whole ε (ρ under zCDP) a :func:`select_mix` call would spend, from the candidates' plans, before any noise.
 
     >>> import pandas as pd
     >>> from cocoviz.hierarchy import Hierarchy
     >>> tree = Hierarchy.from_groups(pd.DataFrame({"size": [1, 2]}), size="size", levels=[])
     >>> selection_cost(tree, [["Hc"], ["Hg"]], epsilons=[0.5], epsilon_select=0.1)
     1.1
+    >>> selection_cost(tree, [["Hc"], ["Hg"]], rhos=[0.5], epsilon_select=0.2)  # 0.5 + 0.5 + 0.2²/2
+    1.02
     """
     _check_options(options)
     candidates = _check_candidates(candidates)
-    epsilons, epsilon_select = _budget(tree, candidates, epsilons, epsilon_select, total_epsilon, split, options)
-    return _cost(tree, candidates, epsilons, epsilon_select, options)
+    given = _given(epsilons, rhos, total_epsilon, total_rho)
+    levels, epsilon_select = _budget(tree, candidates, given, epsilon_select, split, options)
+    return _cost(tree, candidates, levels, epsilon_select, options)
 
 
-def _cost(tree, candidates, epsilons, epsilon_select: float, options: dict) -> float:
-    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
+def _given(epsilons, rhos, total_epsilon, total_rho) -> tuple[str, object]:
+    """The one budget given: ε or ρ per level, or a total ε or ρ."""
+    given = {"epsilons": epsilons, "rhos": rhos, "total_epsilon": total_epsilon, "total_rho": total_rho}
+    given = [(k, v) for k, v in given.items() if v is not None]
+    if len(given) != 1:
+        raise ParameterError(
+            "give the candidates' epsilons or rhos (one per level), or a total_epsilon or total_rho, one of them"
+        )
+    return given[0]
+
+
+def _cost(tree, candidates, levels: dict, epsilon_select: float, options: dict) -> float:
+    plans = [Plan.build(tree, **levels, methods=mix, **options) for mix in candidates]
+    if "rhos" in levels:  # the very sum the release's budget makes (its total_rho), so a total is exact
+        selection = {"candidates": [list(c) for c in candidates], "chosen": 0, "epsilon_select": epsilon_select}
+        return release_budget(plans[0], "", selection).total_rho
     return float(math.fsum([*(p.cost().total for p in plans), epsilon_select]))
 
 
 def selection_epsilons(
-    tree, candidates, *, total_epsilon: float, epsilon_select: float, split=None, **options
+    tree,
+    candidates,
+    *,
+    total_epsilon: float | None = None,
+    epsilon_select: float,
+    split=None,
+    total_rho: float | None = None,
+    **options,
 ) -> tuple[list[float], float]:
-    """ε per level of every candidate and ε of the selection whose whole cost is ``total_epsilon``, exactly.
+    """ε (ρ under zCDP) per level of every candidate and ε of the selection whose whole cost is
+    ``total_epsilon`` (``total_rho``), exactly.
 
-    The candidates' levels share ``total_epsilon`` − ε_select − every candidate's ε_K by ``split``
-    (:mod:`cocoviz.plan.split`: ``"equal"``, ``"leaves"`` or weights); ε_select is then moved by the
-    last float or two that make :func:`selection_cost` equal the total.
+    The candidates' levels share the total − the selection's cost (ε_select, or ε_select²/2 under zCDP)
+    − every candidate's ε_K by ``split`` (:mod:`cocoviz.plan.split`: ``"equal"``, ``"leaves"`` or
+    weights); ε_select is then moved by the last float or two that make :func:`selection_cost` equal the total.
     """
     _check_options(options)
-    return _budget(tree, _check_candidates(candidates), None, epsilon_select, total_epsilon, split, options)
+    given = _given(None, None, total_epsilon, total_rho)
+    levels, epsilon_select = _budget(tree, _check_candidates(candidates), given, epsilon_select, split, options)
+    return next(iter(levels.values())), epsilon_select
 
 
-def _budget(tree, candidates, epsilons, epsilon_select, total_epsilon, split, options) -> tuple[list[float], float]:
+def _budget(tree, candidates, given: tuple[str, object], epsilon_select, split, options) -> tuple[dict, float]:
+    """The candidates' per-level budget (``{"epsilons": …}`` or ``{"rhos": …}``) and ε of the selection."""
     epsilon_select = check_epsilon(epsilon_select, "ε of the selection")
-    if (epsilons is None) == (total_epsilon is None):
-        raise ParameterError("give the candidates' epsilons (one per level) or a total_epsilon, one of them")
-    if total_epsilon is None:
+    kind, value = given
+    if kind in ("epsilons", "rhos"):
         if split is not None:
-            raise ParameterError("split shares a total_epsilon over the levels: not with epsilons")
-        return list(epsilons), epsilon_select
-    total = check_epsilon(total_epsilon, "total_epsilon")
+            raise ParameterError(f"split shares a total_epsilon or total_rho over the levels: not with {kind}")
+        return {kind: list(value)}, epsilon_select
+    zcdp = kind == "total_rho"
+    total = check_rho(value, "total_rho") if zcdp else check_epsilon(value, "total_epsilon")
     if not candidates:
         raise ParameterError("give at least one candidate method mix")
     n = tree.depth + 1
-    trials = [Plan.build(tree, epsilons=[1.0] * n, methods=mix, **options) for mix in candidates]
-    k_spent = math.fsum(p.cost().total - n for p in trials)  # each candidate's ε_K, on top of its levels'
-    left = (total - epsilon_select - k_spent) / len(candidates)
+    unit = {"rhos" if zcdp else "epsilons": [1.0] * n}
+    trials = [Plan.build(tree, **unit, methods=mix, **options) for mix in candidates]
+    # each candidate's ε_K (ρ = ε_K²/2 under zCDP), on top of its levels'
+    k_spent = math.fsum((p.cost().total_rho if zcdp else p.cost().total) - n for p in trials)
+    selecting = rho_of_epsilon(epsilon_select) if zcdp else epsilon_select
+    left = (total - selecting - k_spent) / len(candidates)
     if not left > 0:
         raise BudgetError(
             f"ε_select ({epsilon_select:g}) and the candidates' ε_K ({k_spent:g}) take the whole total {total:g}"
         )
-    epsilons = Plan.build(tree, total_epsilon=left, split=split or "equal", methods=candidates[0]).epsilons
-    epsilons = [check_epsilon(e, f"the share of level {k}") for k, e in enumerate(epsilons)]
-    (epsilon_select,) = exact_last(
-        [epsilon_select], lambda v: _cost(tree, candidates, epsilons, v[0], options), total, "total ε of the selection"
+    shared = Plan.build(tree, **{kind: left}, split=split or "equal", methods=candidates[0])
+    check = check_rho if zcdp else check_epsilon
+    levels = {
+        "rhos" if zcdp else "epsilons": [
+            check(e, f"the share of level {k}") for k, e in enumerate(shared.rhos if zcdp else shared.epsilons)
+        ]
+    }
+    if not zcdp:
+        (epsilon_select,) = exact_last(
+            [epsilon_select],
+            lambda v: _cost(tree, candidates, levels, v[0], options),
+            total,
+            "total ε of the selection",
+        )
+        return levels, epsilon_select
+    # A float of ε_select moves ρ = ε²/2 by about ε floats and can step over the total: the levels' ρ
+    # (finer, the smallest first) then take over, each a float or two from its share.
+    *rhos, epsilon_select = exact_last(
+        [*levels["rhos"], epsilon_select],
+        lambda v: _cost(tree, candidates, {"rhos": v[:-1]}, v[-1], options),
+        total,
+        "total ρ of the selection",
     )
-    return epsilons, epsilon_select
+    return {"rhos": rhos}, epsilon_select
 
 
-#: The :meth:`Plan.build` options of a zCDP plan, which a selection refuses (it is accounted in pure ε).
-_ZCDP_OPTIONS = ("rhos", "delta", "total_rho")
 #: The :meth:`Plan.build` options a selection passes on to every candidate's plan.
 _PLAN_OPTIONS = frozenset(
     name
     for name in inspect.signature(Plan.build).parameters
-    if name not in ("cls", "source", "epsilons", "methods", "total_epsilon", "split", *_ZCDP_OPTIONS)
+    if name not in ("cls", "source", "epsilons", "rhos", "methods", "total_epsilon", "total_rho", "split")
 )
 
 
 def _check_options(options: dict) -> None:
-    zcdp = sorted(set(options) & set(_ZCDP_OPTIONS))
-    if zcdp:
-        raise BudgetError(
-            f"a selection is accounted in pure ε only, but it was given {', '.join(zcdp)} (a zCDP plan): "
-            "give epsilons= (its candidates' ε per level) and epsilon_select=, or choose the mix under pure ε "
-            "and release it with estimate(..., rhos=)"
-        )
     unknown = sorted(set(options) - _PLAN_OPTIONS)
     if unknown:
         raise ParameterError(
@@ -160,6 +203,8 @@ def select_mix(
     epsilon_select: float,
     total_epsilon: float | None = None,
     split=None,
+    rhos: Sequence[float] | None = None,
+    total_rho: float | None = None,
     seed: int | Sequence[int] | None = None,
     secure: bool = False,
     **options,
@@ -182,6 +227,8 @@ def select_mix(
     epsilon_select : ε of the selection itself
     total_epsilon, split : instead of ``epsilons``, the whole cost (the selection's and every candidate's),
         shared by ``split`` (:func:`selection_epsilons`); the release's ``budget.total`` is then exactly it
+    rhos, total_rho : zCDP instead: ρ per level of every candidate, or the whole ρ (with ``split``; the
+        release's ``budget.total_rho`` is then exactly it); the selection's ε_select counts ε_select²/2
     seed : keys the fast sampler (candidate k draws from its own streams)
     secure : draw every noise with the secure sampler
     options : other :meth:`Plan.build` options (p, max_size, consistency, merge)
@@ -190,9 +237,10 @@ def select_mix(
     candidates = _check_candidates(candidates)
     if not candidates:
         raise ParameterError("give at least one candidate method mix")
-    epsilons, epsilon_select = _budget(tree, candidates, epsilons, epsilon_select, total_epsilon, split, options)
+    given = _given(epsilons, rhos, total_epsilon, total_rho)
+    levels, epsilon_select = _budget(tree, candidates, given, epsilon_select, split, options)
     entropy = None if secure else check_seed(seed)
-    plans = [Plan.build(tree, epsilons=epsilons, methods=mix, **options) for mix in candidates]
+    plans = [Plan.build(tree, **levels, methods=mix, **options) for mix in candidates]
     releases = [
         post_process(plan, measure(plan, tree, seed=None if secure else (*entropy, k + 1), secure=secure))
         for k, plan in enumerate(plans)

@@ -86,8 +86,6 @@ def _candidate_plan(plan: Plan, methods: Sequence[str]) -> Plan:
 def _check_selection(plan: Plan, selection: object) -> tuple[tuple[tuple[str, ...], ...], float]:
     if not isinstance(selection, Mapping) or set(selection) != {"candidates", "chosen", "epsilon_select"}:
         raise InputError("its selection must name the candidates, the chosen index and epsilon_select, nothing else")
-    if plan.rhos is not None:
-        raise InputError("its selection is on a zCDP plan (rhos): a selection is accounted in pure ε only")
     candidates, chosen, eps = selection["candidates"], selection["chosen"], selection["epsilon_select"]
     n = plan.shape.depth + 1
     if (
@@ -113,7 +111,9 @@ def release_budget(plan: Plan, sampler: str, selection: Mapping | None = None) -
 
     For a release chosen by :func:`cocoviz.select_mix` (``selection``: candidates, chosen index,
     ε of the selection), every candidate's full cost plus the selection's scores, by sequential
-    composition.
+    composition.  Under zCDP every candidate's measurements are listed as charges of their own
+    (their ρ, named by candidate, so that a level's ρ sums over the candidates) and the selection's
+    pure-ε scores count ε²/2.
     """
     notes = plan_notes(plan)
     if selection is None:
@@ -128,6 +128,13 @@ def release_budget(plan: Plan, sampler: str, selection: Mapping | None = None) -
         float(2 * n_levels),
         epsilon_select,
     )
+    if plan.rhos is not None:  # a budget's extra spending is pure ε: the candidates' ρ are charges instead
+        charges = [
+            dataclasses.replace(c, quantity=f"candidate {k + 1} ({mix_name(mix)}): {c.quantity}")
+            for k, mix in enumerate(candidates)
+            for c in _candidate_plan(plan, mix).cost().charges
+        ]
+        return Budget((charge, *charges), (), SELECTION_COMPOSITION, sampler, notes, "zCDP", plan.delta)
     spent = tuple(
         (f"candidate {k + 1}: {mix_name(mix)}", _candidate_plan(plan, mix).cost().total)
         for k, mix in enumerate(candidates)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cocoviz import BudgetError, Hierarchy, InputError, ParameterError, estimate, evaluate, load_release, select_mix
+from cocoviz import BudgetError, Hierarchy, ParameterError, estimate, evaluate, load_release, select_mix
 from cocoviz.release import Release
 
 
@@ -69,21 +69,46 @@ def test_select_mix_bad_input(toy_public_tree):
         select_mix(toy_public_tree, [("Hc", "Hc")], epsilons=[1.0, 1.0], epsilon_select=0, max_size=10)
 
 
-def test_a_selection_refuses_a_zcdp_plan(toy_public_tree):
-    """A selection is accounted in pure ε only: a zCDP plan is refused by name, before any noise, and on load."""
-    from cocoviz import BudgetError, selection_cost
-    from cocoviz.plan import Plan
-    from cocoviz.verify import release_budget
+def test_a_selection_under_zcdp_counts_every_candidates_rho_and_its_own_eps_squared_over_two(tmp_path):
+    """Under zCDP each candidate spends its ρ per level, the noisy min ε_select²/2; the saved release loads back."""
+    from cocoviz import selection_cost
 
-    mixes = [("Hc", "Hc"), ("Hg", "Hg")]
-    for call, seeded in ((select_mix, {"seed": 0}), (selection_cost, {})):
-        for zcdp in ({"rhos": [0.5, 0.5]}, {"delta": 1e-6}):
-            with pytest.raises(BudgetError, match="accounted in pure ε only.*" + next(iter(zcdp))):
-                call(toy_public_tree, mixes, epsilons=[1.0, 1.0], epsilon_select=0.5, max_size=10, **seeded, **zcdp)
-    plan = Plan.build(toy_public_tree, rhos=[0.5, 0.5], methods=["Hg", "Hg"], max_size=10)
-    selection = {"candidates": [list(m) for m in mixes], "chosen": 1, "epsilon_select": 0.5}
-    with pytest.raises(InputError, match="zCDP plan"):
-        release_budget(plan, "fast", selection)
+    tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}), size="size",
+                                 levels=["region"])  # fmt: skip
+    mixes = [["Hc", "Hc"], ["Hg", "Hc"]]  # both need K: each draws its own K̂
+    options = dict(max_size=8, k_select="noisy-max", k_epsilon=0.2)
+    chosen = select_mix(tree, mixes, rhos=[0.5, 0.25], epsilon_select=0.4, seed=3, **options)
+    want = 2 * (0.5 + 0.25 + 0.2**2 / 2) + 0.4**2 / 2
+    assert chosen.budget.accounting == "zCDP" and chosen.plan.rhos == (0.5, 0.25)
+    assert chosen.budget.total_rho == pytest.approx(want, rel=1e-12)
+    assert chosen.budget.per_level_rho()[1] == pytest.approx(0.5)  # both candidates' level 1, summed
+    assert selection_cost(tree, mixes, rhos=[0.5, 0.25], epsilon_select=0.4, **options) == chosen.budget.total_rho
+    assert chosen.is_consistent()
+    chosen.save(tmp_path / "r.parquet")
+    assert load_release(tmp_path / "r.parquet").budget == chosen.budget
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.floats(0.05, 20),
+    st.floats(0.01, 0.5),
+    st.sampled_from(["equal", "leaves", [1.0, 3.0]]),
+    st.sampled_from([{}, {"k_select": "noisy-max", "k_epsilon": 0.01}]),
+)
+def test_a_total_rho_is_the_selections_whole_cost_exactly(total, share, split, k):
+    from cocoviz.selection import selection_cost, selection_epsilons
+
+    tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}), size="size",
+                                 levels=["region"])  # fmt: skip
+    candidates = [["Hc", "Hc"], ["Hg", "Hg"], ["Hg", "Hc"]]
+    options = dict(max_size=8, **k)
+    eps_select = math.sqrt(2 * total * share)  # the selection takes about `share` of the total ρ
+    rhos, eps_select_exact = selection_epsilons(
+        tree, candidates, total_rho=total, epsilon_select=eps_select, split=split, **options
+    )
+    assert math.isclose(eps_select_exact, eps_select, rel_tol=1e-9)  # moved by a float or two at most
+    assert selection_cost(tree, candidates, rhos=rhos, epsilon_select=eps_select_exact, **options) == total
+    assert selection_cost(tree, candidates, total_rho=total, epsilon_select=eps_select, split=split, **options) == total
 
 
 # ------------------------------------------------------------------ a selection inside a fixed total
@@ -129,5 +154,10 @@ def test_select_mix_at_a_total_round_trips_and_refuses_both(tmp_path):
         select_mix(tree, [["Hc", "Hc"]], epsilons=[1, 1], total_epsilon=1.0, epsilon_select=0.1, max_size=8, seed=0)
     with pytest.raises(BudgetError, match="take the whole total"):
         select_mix(tree, [["Hc", "Hc"]], total_epsilon=0.1, epsilon_select=0.1, max_size=8, seed=0)
-    with pytest.raises(BudgetError, match="pure ε only"):
-        select_mix(tree, [["Hc", "Hc"]], total_rho=0.1, epsilon_select=0.1, max_size=8, seed=0)
+    at_rho = select_mix(tree, [["Hc", "Hc"], ["Hg", "Hg"]], total_rho=0.7, epsilon_select=0.3, split="leaves",
+                        max_size=8, seed=3)  # fmt: skip
+    assert at_rho.budget.total_rho == 0.7
+    at_rho.save(tmp_path / "z.parquet")
+    assert load_release(tmp_path / "z.parquet").budget.total_rho == 0.7
+    with pytest.raises(ParameterError, match="one of them"):
+        select_mix(tree, [["Hc", "Hc"]], rhos=[1, 1], epsilons=[1, 1], epsilon_select=0.1, max_size=8, seed=0)
