@@ -256,3 +256,11 @@ def test_k_from_hg_refused_by_name_without_an_hg_level_above(files, capsys, more
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (files / "out").exists() and not Ledger().entries().shape[0]
+
+
+def test_k_by_noisy_max_on_the_command_line_adds_its_epsilon(files, capsys):
+    more = ("--k-select", "noisy-max", "--k-epsilon", "0.1", "--k-beta", "1e-3")
+    assert main(release_args(*FLAGS, *more)) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("secure release: ε = 2.6 over 3 levels")
+    plan = load_release(files / "out" / "release.parquet").plan
+    assert (plan.k_select, plan.k_epsilon, plan.k_beta, plan.max_size) == ("noisy-max", 0.1, 1e-3, 10)
