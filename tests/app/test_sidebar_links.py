@@ -164,3 +164,11 @@ def test_an_accepted_upload_survives_a_reload_for_the_holder_of_its_address_only
     assert_clean(other)
     assert any("no longer kept on the server" in w.value for w in other.warning)
     assert any("Upload a CSV" in i.value for i in other.info)  # asked for the file again
+
+
+def test_a_link_with_k_from_hg_opens_it():
+    at = _linked(dataset="toy", eps="0.5,2", methods="Hg,Hc", k="from-hg")
+    assert_clean(at)
+    assert at.segmented_control(key="w.k_select").value == "from-hg"
+    assert metric(at, "Total ε spent") == "2.5"  # from-hg spends no ε of its own
+    assert at.query_params["k"] == ["from-hg"] or at.query_params["k"] == "from-hg"
