@@ -1,7 +1,10 @@
-"""The variance of each estimated group size from an Hc fit: the input of the top-down merge.
+"""The stated variance of each estimated group size from an Hc fit (issue 24, docs/merge-variances.md).
+
+Stated, not weighed by: the top-down merge keeps the paper's count rule as its weights
+(``LevelEstimates.variances``); this one is ``LevelEstimates.stated``.
 
 Why not METHOD.md's ``4 / (ε² Ĥ[s])``: that is the variance of a *count* shared out over the
-groups of one size, but what the merge needs is the error of one group's *size*.  An Hc fit
+groups of one size, but what a user needs stated is the error of one group's *size*.  An Hc fit
 that is off by δ at size s (in groups: its error is in rank units) gives the group of rank r
 the size of rank r − δ.  Where sizes are dense (many groups per size) that moves a few groups
 by one size; across a gap of L sizes (the sparse tail: outliers thousands apart) it moves a
