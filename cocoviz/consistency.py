@@ -180,20 +180,25 @@ def merge_stated(
     return sb * (1.0 - 1.0 / m) + (w * w * sa + (1.0 - w) ** 2 * sb) / m
 
 
-def _sharing(parent_of_run: np.ndarray, sizes: np.ndarray, child_of_run: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Per child run: how many children of its parent hold a run of its size.
-
-    ``order`` sorts the runs by (parent, size, child) (:func:`_parent_size_order`): one linear pass.
+def _sharing(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray) -> np.ndarray:
+    """Per child run, in the order of :func:`_parent_size_order` (runs grouped by parent as ``bot_ptr`` says,
+    then by size and child; ``sizes`` and ``child`` in that order): how many children of its parent hold a run
+    of its size.  One linear pass.
     """
-    m = np.zeros(len(sizes), np.int64)
-    if not len(order):
-        return m
-    p, s, c = parent_of_run[order], sizes[order], child_of_run[order]
-    new_pair = np.concatenate([[True], (p[1:] != p[:-1]) | (s[1:] != s[:-1])])
-    new_child = new_pair | np.concatenate([[True], c[1:] != c[:-1]])
-    pair = np.cumsum(new_pair) - 1
-    m[order] = np.bincount(pair, weights=new_child)[pair].astype(np.int64)
-    return m
+    n = len(sizes)
+    if not n:
+        return np.zeros(0, np.int64)
+    new_pair = np.empty(n, bool)
+    new_pair[0] = True
+    np.not_equal(sizes[1:], sizes[:-1], out=new_pair[1:])
+    first = bot_ptr[:-1]
+    new_pair[first[first < n]] = True
+    new_child = new_pair.copy()
+    new_child[1:] |= child[1:] != child[:-1]
+    children_so_far = np.cumsum(new_child)
+    starts = np.flatnonzero(new_pair)
+    ends = np.append(starts[1:], n)
+    return np.repeat(children_so_far[ends - 1] - children_so_far[starts] + 1, ends - starts)
 
 
 class LevelEstimates:
@@ -306,20 +311,21 @@ def _consistent_children(
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
     from cocoviz._matching_kernels import match_level
 
+    sorted_sizes, sorted_child = children.sizes[order], child_of_run[order]
     seg_top, seg_bot, seg_cnt = match_level(
-        parents.ptr,
-        parents.sizes,
-        parents.counts,
-        bot_ptr,
-        children.sizes[order],
-        children.counts[order],
-        child_of_run[order],
+        parents.ptr, parents.sizes, parents.counts, bot_ptr, sorted_sizes, children.counts[order], sorted_child
     )
-    sharing = _sharing(parent_of_run, children.sizes, child_of_run, order)
     bottom = order[seg_bot]
     va, vb = parents.variances[seg_top], children.variances[bottom]
     size, variance = merge_estimates(parents.sizes[seg_top], va, children.sizes[bottom], vb, merge)
-    stated = merge_stated(va, vb, parents.stated[seg_top], children.stated[bottom], merge, sharing[bottom])
+    stated = merge_stated(
+        va,
+        vb,
+        parents.stated[seg_top],
+        children.stated[bottom],
+        merge,
+        _sharing(bot_ptr, sorted_sizes, sorted_child)[seg_bot],
+    )
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not

@@ -481,9 +481,11 @@ def test_sharing_counts_the_children_holding_a_size(rows):
     sizes = np.array([r[1] for r in rows], np.int64)
     parent = child % 2
     order = cocoviz.consistency._parent_size_order(parent, sizes)
-    got = cocoviz.consistency._sharing(parent, sizes, child, order)
+    bot_ptr = np.zeros(3, np.int64)  # two parents, 0 and 1
+    np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
+    got = cocoviz.consistency._sharing(bot_ptr, sizes[order], child[order])
     want = [len({c for c, s in zip(child, sizes) if c % 2 == p and s == z}) for p, z in zip(parent, sizes)]
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.array(want, np.int64)[order])
 
 
 @given(
