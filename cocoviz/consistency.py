@@ -23,6 +23,7 @@ __all__ = [
     "match_groups",
     "match_runs",
     "merge_estimates",
+    "merge_stated",
     "top_down",
     "LevelEstimates",
     "mean_consistency",
@@ -145,11 +146,80 @@ def merge_estimates(
     raise ParameterError(f"merge must be one of {MERGES}, got {how!r}")
 
 
-class LevelEstimates:
-    """The estimated runs of every node of one level (CSR, like :class:`LevelRuns`), with variances."""
+def merge_stated(
+    va: np.ndarray, vb: np.ndarray, sa: np.ndarray, sb: np.ndarray, how: str, sharing: np.ndarray | int = 1
+) -> np.ndarray:
+    """The stated variance of a child's group after :func:`merge_estimates` (issue 24, docs/merge-variances.md).
 
-    def __init__(self, ptr: np.ndarray, sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray):
+    ``va``, ``vb``: the parent's and the child's variances as the weights see them (the paper's model);
+    ``sa``, ``sb``: their stated (calibrated) variances.  The parent estimates the *union* of its children's
+    groups; what it corrects, the matching shares among the ``m`` children (``sharing``) holding groups of
+    the child's size, in proportion to their groups, not to the child that erred: a child receives ``1/m``
+    of it.  So ``sb (1 − 1/m)`` stays, and the rest, ``sb/m``, is replaced by the error of the combination
+    actually made, ``w² sa + (1 − w)² sb`` with ``w`` the parent's weight (``va``/``vb`` weighted, ½ plain)::
+
+        sb (1 − 1/m) + (w² sa + (1 − w)² sb) / m
+
+    When the weights' variances are the stated ones this is mergevar's ``Vb (1 − 1/m) + f Vb/m``
+    (``f = Va/(Va + Vb)`` weighted, ``(Va + Vb)/(4 Vb)`` plain); ``m = 1`` is the textbook merge.
+
+    >>> merge_stated(np.array([1.0]), np.array([3.0]), np.array([1.0]), np.array([3.0]), "weighted")
+    array([0.75])
+    >>> merge_stated(np.array([1.0]), np.array([4.0]), np.array([1.0]), np.array([4.0]), "weighted", 4)
+    array([3.2])
+    """
+    va, vb = np.asarray(va, np.float64), np.asarray(vb, np.float64)
+    sa, sb = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
+    m = np.maximum(np.asarray(sharing, np.float64), 1.0)
+    if how == "weighted":
+        w = vb / (va + vb)
+    elif how == "average":
+        w = np.full_like(vb, 0.5)
+    else:
+        raise ParameterError(f"merge must be one of {MERGES}, got {how!r}")
+    return sb * (1.0 - 1.0 / m) + (w * w * sa + (1.0 - w) ** 2 * sb) / m
+
+
+def _sharing(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray) -> np.ndarray:
+    """Per child run, in the order of :func:`_parent_size_order` (runs grouped by parent as ``bot_ptr`` says,
+    then by size and child; ``sizes`` and ``child`` in that order): how many children of its parent hold a run
+    of its size.  One linear pass.
+    """
+    n = len(sizes)
+    if not n:
+        return np.zeros(0, np.int64)
+    new_pair = np.empty(n, bool)
+    new_pair[0] = True
+    np.not_equal(sizes[1:], sizes[:-1], out=new_pair[1:])
+    first = bot_ptr[:-1]
+    new_pair[first[first < n]] = True
+    new_child = new_pair.copy()
+    new_child[1:] |= child[1:] != child[:-1]
+    children_so_far = np.cumsum(new_child)
+    starts = np.flatnonzero(new_pair)
+    ends = np.append(starts[1:], n)
+    return np.repeat(children_so_far[ends - 1] - children_so_far[starts] + 1, ends - starts)
+
+
+class LevelEstimates:
+    """The estimated runs of every node of one level (CSR, like :class:`LevelRuns`), with variances.
+
+    ``variances``: the paper's model, which the top-down merge weighs by and orders runs by; ``stated``:
+    the calibrated variance of each run's group sizes (issue 24, docs/merge-variances.md), stated to
+    users and never used by the merge's arithmetic, so releases do not depend on it.  Without a better
+    model ``stated`` is a copy of ``variances``.
+    """
+
+    def __init__(
+        self,
+        ptr: np.ndarray,
+        sizes: np.ndarray,
+        counts: np.ndarray,
+        variances: np.ndarray,
+        stated: np.ndarray | None = None,
+    ):
         self.ptr, self.sizes, self.counts, self.variances = ptr, sizes, counts, variances
+        self.stated = np.array(variances, np.float64) if stated is None else stated
 
     @classmethod
     def from_nodes(cls, estimates: Sequence[GroupEstimate]) -> LevelEstimates:
@@ -161,7 +231,12 @@ class LevelEstimates:
                 np.concatenate([getattr(e, name) for e in estimates]).astype(dtype) if estimates else np.zeros(0, dtype)
             )
 
-        return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64))
+        stated = (
+            np.concatenate([e.variances if e.stated is None else e.stated for e in estimates]).astype(np.float64)
+            if estimates
+            else np.zeros(0, np.float64)
+        )
+        return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64), stated)
 
     @classmethod
     def concat(cls, parts: Sequence[LevelEstimates]) -> LevelEstimates:
@@ -173,7 +248,8 @@ class LevelEstimates:
         offsets = np.cumsum([0] + [len(p.sizes) for p in parts[:-1]])
         ptr = np.concatenate([[0]] + [p.ptr[1:] + o for p, o in zip(parts, offsets)]).astype(np.int64)
         return cls(
-            ptr, *(np.concatenate([getattr(p, name) for p in parts]) for name in ("sizes", "counts", "variances"))
+            ptr,
+            *(np.concatenate([getattr(p, name) for p in parts]) for name in ("sizes", "counts", "variances", "stated")),
         )
 
     def node_ids(self) -> np.ndarray:
@@ -235,34 +311,39 @@ def _consistent_children(
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
     from cocoviz._matching_kernels import match_level
 
+    sorted_sizes, sorted_child = children.sizes[order], child_of_run[order]
     seg_top, seg_bot, seg_cnt = match_level(
-        parents.ptr,
-        parents.sizes,
-        parents.counts,
-        bot_ptr,
-        children.sizes[order],
-        children.counts[order],
-        child_of_run[order],
+        parents.ptr, parents.sizes, parents.counts, bot_ptr, sorted_sizes, children.counts[order], sorted_child
     )
     bottom = order[seg_bot]
-    size, variance = merge_estimates(
-        parents.sizes[seg_top], parents.variances[seg_top], children.sizes[bottom], children.variances[bottom], merge
+    va, vb = parents.variances[seg_top], children.variances[bottom]
+    size, variance = merge_estimates(parents.sizes[seg_top], va, children.sizes[bottom], vb, merge)
+    stated = merge_stated(
+        va,
+        vb,
+        parents.stated[seg_top],
+        children.stated[bottom],
+        merge,
+        _sharing(bot_ptr, sorted_sizes, sorted_child)[seg_bot],
     )
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
-    # New runs per child: sort by (child, size, variance) and combine equal ones.
+    # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not
+    # split runs: a combined run states its groups' mean, which keeps the expected sum of z² over its groups).
     order = _run_order(owner, size, variance)
-    owner, size, variance, count = owner[order], size[order], variance[order], seg_cnt[order]
+    owner, size, variance, count, stated = owner[order], size[order], variance[order], seg_cnt[order], stated[order]
     if len(order):
         new = np.concatenate(
             [[True], (owner[1:] != owner[:-1]) | (size[1:] != size[:-1]) | (variance[1:] != variance[:-1])]
         )
         starts = np.flatnonzero(new)
+        weighted = np.add.reduceat(stated * count, starts)
         owner, size, variance, count = owner[starts], size[starts], variance[starts], np.add.reduceat(count, starts)
+        stated = np.divide(weighted, count, out=np.zeros_like(weighted), where=count > 0)
     n_children = len(children.ptr) - 1
     ptr = np.zeros(n_children + 1, np.int64)
     np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])
-    return LevelEstimates(ptr, size, count, variance)
+    return LevelEstimates(ptr, size, count, variance, stated)
 
 
 def top_down(

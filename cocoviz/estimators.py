@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cocoviz.isotonic import isotonic
+from cocoviz.variances import hc_node_variances
 
 __all__ = [
     "GroupEstimate",
@@ -49,12 +50,16 @@ class GroupEstimate:
 
     ``counts[r]`` groups have estimated size ``sizes[r]`` and variance
     ``variances[r]``; a size may repeat when its groups carry different
-    variances.
+    variances.  ``variances`` is the paper's model, the merge's weights;
+    ``stated`` (issue 24) the calibrated mean squared size error where a
+    better model exists (Hc: :mod:`cocoviz.variances`), else ``None``
+    (the same as ``variances``).
     """
 
     sizes: np.ndarray
     counts: np.ndarray
     variances: np.ndarray
+    stated: np.ndarray | None = None
 
     @property
     def groups(self) -> int:
@@ -155,8 +160,10 @@ def fit_naive(
 def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_size: int | None = None) -> GroupEstimate:
     """Bounded isotonic regression of noisy Hc[0..K-1] into [0, G], rounding, Hc[K] = G.
 
-    Variance per group: the estimated H[s] = Hc[s] - Hc[s-1] has variance
-    ≈ 2 · 2/ε², shared by its Ĥ[s] groups: ``4 / (ε² Ĥ[s])``.
+    Variance per group (the merge's weights): the estimated H[s] = Hc[s] - Hc[s-1]
+    has variance ≈ 2 · 2/ε², shared by its Ĥ[s] groups: ``4 / (ε² Ĥ[s])``.
+    Stated variance: the mean squared *size* error of a rank shift by the Hc noise
+    (:mod:`cocoviz.variances`, issue 24), calibrated where the count rule is not.
 
     >>> est = fit_hc(np.array([0, 2, 2, 3]), groups=4, epsilon=1.0, p=1)  # Hc = [0, 2, 2, 3, 4]
     >>> est.sizes, est.counts
@@ -167,7 +174,10 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
     hc_hat[:-1] = np.rint(isotonic(noisy, p=p, lower=0, upper=groups))
     hc_hat[-1] = groups
     h_hat = np.diff(hc_hat, prepend=0)
-    return _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
+    est = _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
+    return GroupEstimate(
+        est.sizes, est.counts, est.variances, hc_node_variances(est.sizes, est.counts, epsilon / HC_SENSITIVITY)
+    )
 
 
 def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:

@@ -24,6 +24,7 @@ import numpy as np
 from cocoviz.consistency import LevelEstimates
 from cocoviz.estimators import HC_SENSITIVITY, HG_SENSITIVITY
 from cocoviz.runs import LevelRuns
+from cocoviz.variances import VARIANCE_FLOOR, hc_size_variances
 
 __all__ = [
     "node_batches",
@@ -102,7 +103,10 @@ def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
 
     noisy = np.ascontiguousarray(noisy, np.int64)
     groups = np.asarray(groups, np.int64)
-    return LevelEstimates(*fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2))
+    run_ptr, sizes, counts, variances = fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2)
+    # Weights: the kernel's count rule; stated: the size variances of cocoviz.variances (issue 24).
+    stated = hc_size_variances(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, VARIANCE_FLOOR)
+    return LevelEstimates(run_ptr, sizes, counts, variances, stated)
 
 
 def stream_hg_node(

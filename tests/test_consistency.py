@@ -15,7 +15,7 @@ import cocoviz._matching_kernels
 import cocoviz.consistency
 from cocoviz import match_groups
 from cocoviz.budget import double_geometric_variance
-from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, merge_estimates, top_down
+from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, merge_estimates, merge_stated, top_down
 from cocoviz.estimators import GroupEstimate
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.noise import FastSampler
@@ -453,3 +453,57 @@ def test_run_order_is_the_three_key_lexsort(seed):
     variance = rng.choice([0.5, 1.0 / 3.0, 2.0, np.nan, 0.25], 600)
     assert np.array_equal(_run_order(owner, size, variance), np.lexsort((variance, size, owner)))
     assert np.array_equal(_run_order(owner, size - 2, variance), np.lexsort((variance, size - 2, owner)))
+
+
+# ------------------------------------------------------------------ the stated variance (issue 24)
+@settings(max_examples=60, deadline=None)
+@given(estimate_trees(), st.sampled_from(["weighted", "average"]), st.integers(0, 2**31))
+def test_the_stated_variance_never_changes_the_release(tree, merge, seed):
+    estimates, parents, _ = tree
+    rng = np.random.default_rng(seed)
+    restated = [
+        LevelEstimates(e.ptr, e.sizes, e.counts, e.variances, rng.uniform(0.01, 50, len(e.sizes))) for e in estimates
+    ]
+    for a, b in zip(top_down(estimates, parents, merge), top_down(restated, parents, merge)):
+        for name in ("ptr", "sizes", "counts"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    current = restated[0]
+    for level in range(1, len(restated)):
+        current = cocoviz.consistency._consistent_children(current, restated[level], parents[level], merge)
+        assert current.stated.shape == current.variances.shape and np.all(current.stated > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 5)), max_size=30))
+def test_sharing_counts_the_children_holding_a_size(rows):
+    rows = sorted(set(rows), key=lambda r: r[0])  # runs in child order; a child's parent is child % 2
+    child = np.array([r[0] for r in rows], np.int64)
+    sizes = np.array([r[1] for r in rows], np.int64)
+    parent = child % 2
+    order = cocoviz.consistency._parent_size_order(parent, sizes)
+    bot_ptr = np.zeros(3, np.int64)  # two parents, 0 and 1
+    np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
+    got = cocoviz.consistency._sharing(bot_ptr, sizes[order], child[order])
+    want = [len({c for c, s in zip(child, sizes) if c % 2 == p and s == z}) for p, z in zip(parent, sizes)]
+    np.testing.assert_array_equal(got, np.array(want, np.int64)[order])
+
+
+@given(
+    st.floats(0.01, 100),
+    st.floats(0.01, 100),
+    st.floats(0.01, 100),
+    st.floats(0.01, 100),
+    st.integers(1, 6),
+    st.sampled_from(["weighted", "average"]),
+)
+def test_merge_stated(va, vb, sa, sb, m, how):
+    va, vb, sa, sb = (np.array([x]) for x in (va, vb, sa, sb))
+    got = merge_stated(va, vb, sa, sb, how, m)
+    # The stated variance lies between the combination's error and the child's own.
+    w = vb / (va + vb) if how == "weighted" else 0.5
+    combined = w * w * sa + (1 - w) ** 2 * sb
+    assert min(combined[0], sb[0]) - 1e-9 <= got[0] <= max(combined[0], sb[0]) + 1e-9
+    if m == 1:
+        np.testing.assert_allclose(got, combined)
+    # Stated = the weights' variances and m = 1: the textbook merge of merge_estimates.
+    np.testing.assert_allclose(merge_stated(va, vb, va, vb, how, 1), merge_estimates(va, va, vb, vb, how)[1])

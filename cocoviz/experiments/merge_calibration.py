@@ -1,0 +1,80 @@
+"""Are the variances calibrated?  Mean (error)² / V per level, over many seeded trials.
+
+Every estimated group carries two variances (:class:`cocoviz.consistency.LevelEstimates`): ``variances``,
+the paper's model, which the weighted merge weighs by, and ``stated`` (issue 24: :mod:`cocoviz.variances`
+for Hc, the block rule for Hg, :func:`cocoviz.consistency.merge_stated` after a merge), the one stated to
+users.  Calibrated means ``z² = (estimate − truth)² / V`` averages about 1 over a level's groups; both
+are measured, so the weights' miscalibration stays visible.
+:func:`calibration` pairs each node's estimated groups with its true groups by rank (sorted sizes,
+the pairing of the emd), at every level after the top-down merge (the root: its own fit), and
+pools z² over all groups and trials.  All groups count: the dense small sizes (mostly exact, with
+tiny variances) and the sparse tail (rarely exact, with large ones) alike.  This reads the private
+tree: evaluation only.  ``benchmarks/merge_calibration.py`` prints it for every dataset.
+
+>>> import pandas as pd
+>>> from cocoviz.hierarchy import Hierarchy
+>>> from cocoviz.plan import Plan
+>>> tree = Hierarchy.from_counts(pd.DataFrame({"r": list("aabb"), "size": [1, 30, 2, 40], "count": [50, 5, 40, 5]}),
+...                              size="size", count="count", levels=["r"])
+>>> plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=64)
+>>> list(calibration(tree, plan, trials=2).columns)
+['level', 'groups', 'z2', 'z2_own', 'z2_weights', 'z2_weights_own']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.consistency import LevelEstimates, _consistent_children
+from cocoviz.measure import measure
+from cocoviz.plan import Plan
+from cocoviz.postprocess import fit_level
+
+__all__ = ["calibration", "level_z2"]
+
+
+def level_z2(tree, level: int, est: LevelEstimates, max_size: int, which: str = "stated") -> np.ndarray:
+    """z² of every group of ``level`` against its ``which`` variance (``"stated"`` or ``"variances"``):
+    estimated and true groups of each node paired by rank (equal sizes in the order of the weights'
+    variances, as the merge orders its runs)."""
+    runs = tree.runs(level)
+    out = []
+    for k in range(runs.n_nodes):
+        sizes, counts = runs.node(k)
+        truth = np.repeat(np.minimum(sizes, max_size), counts)
+        lo, hi = est.ptr[k], est.ptr[k + 1]
+        size = np.repeat(est.sizes[lo:hi], est.counts[lo:hi])
+        key = np.repeat(est.variances[lo:hi], est.counts[lo:hi])
+        var = np.repeat(getattr(est, which)[lo:hi], est.counts[lo:hi])
+        order = np.lexsort((key, size))
+        out.append((size[order] - truth) ** 2 / var[order])
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame:
+    """Per level: groups scored, mean z² of the stated variance after the merge (``z2``) and of the level's
+    own fit (``z2_own``), and the same of the weights' variances (``z2_weights``, ``z2_weights_own``).
+
+    Trial t measures with seed ``(seed, t)``.
+    """
+    cols = ("z2", "z2_own", "z2_weights", "z2_weights_own")
+    scores: dict[str, dict[int, list[np.ndarray]]] = {c: {} for c in cols}
+    for t in range(trials):
+        measured = measure(plan, tree, seed=(seed, t))
+        current = None
+        for level in range(plan.shape.depth + 1):
+            fitted = fit_level(plan, measured.levels[level], 1, None)
+            if level == 0:
+                current = fitted
+            else:
+                current = _consistent_children(current, fitted, plan.shape.parent_index(level), plan.merge)
+            for col, est, which in zip(
+                cols, (current, fitted) * 2, ("stated", "stated", "variances", "variances"), strict=True
+            ):
+                scores[col].setdefault(level, []).append(level_z2(tree, level, est, plan.max_size, which))
+    rows = []
+    for level in sorted(scores["z2"]):
+        z = {c: np.concatenate(scores[c][level]) for c in cols}
+        rows.append({"level": level, "groups": len(z["z2"]) // trials, **{c: float(z[c].mean()) for c in cols}})
+    return pd.DataFrame(rows)

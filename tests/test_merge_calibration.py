@@ -1,0 +1,54 @@
+"""The stated variances are calibrated: mean (error)² / V about 1 at every level (issue 24).
+
+Seeded and deterministic: 200 trials per case, a small two-level tree with dense small sizes and a
+sparse tail of lone groups (the shape of the housing data), and the toy.  The weights' variances
+(the paper's model, kept for the merge) fail: asserted below, so the gap stays visible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cocoviz.datasets.registry import load_dataset
+from cocoviz.experiments.merge_calibration import calibration
+from cocoviz.hierarchy import Hierarchy
+from cocoviz.plan import Plan
+
+TRIALS = 200
+
+
+def _small_tree() -> Hierarchy:
+    """Four regions of about 3,000 groups: sizes 1–7 by the thousand, five lone groups up to 500."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for region in "abcd":
+        counts = rng.integers(50, 400, size=7) * np.array([3, 4, 2, 2, 1, 1, 1])
+        rows += [(region, s, int(c)) for s, c in zip(range(1, 8), counts)]
+        rows += [(region, int(s), 1) for s in rng.integers(8, 500, size=5)]
+    frame = pd.DataFrame(rows, columns=["r", "size", "count"]).groupby(["r", "size"], as_index=False)["count"].sum()
+    return Hierarchy.from_counts(frame, size="size", count="count", levels=["r"])
+
+
+def _in_band(z2) -> bool:
+    return bool(((z2 >= 0.7) & (z2 <= 1.5)).all())
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 0.1])
+def test_hc_stated_variances_are_calibrated_at_every_level(epsilon):
+    tree = _small_tree()
+    plan = Plan.build(tree, epsilons=[epsilon, epsilon], methods=["Hc", "Hc"], max_size=512)
+    scores = calibration(tree, plan, trials=TRIALS)
+    assert _in_band(scores["z2"]) and _in_band(scores["z2_own"]), scores.to_dict("list")
+    # The weights' count rule overstates the root's dense sizes (measured 0.20 at ε = 1, 0.04 at ε = 0.1).
+    assert scores["z2_weights"][0] < 0.5, scores.to_dict("list")
+
+
+def test_hg_stated_variances_are_calibrated_on_the_toy():
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], max_size=10)
+    scores = calibration(tree, plan, trials=TRIALS)
+    assert _in_band(scores["z2"]), scores.to_dict("list")
+    # The weights' merged variance 1 / (1/Va + 1/Vb) understates the merged level (measured 1.59).
+    assert scores["z2_weights"][1] > 1.5, scores.to_dict("list")
