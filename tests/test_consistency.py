@@ -291,10 +291,18 @@ def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_ru
         sliced = [estimates[0]]
         for level in range(1, len(estimates)):
             sliced.append(cocoviz.consistency._consistent_children(sliced[-1], estimates[level], parents[level], merge))
+        # The leaves straight to runs, slice by slice (what top_down does), and the whole release.
+        leaf_runs = cocoviz.consistency._consistent_children(sliced[-2], estimates[-1], parents[-1], merge, runs=True)
+        released = top_down(estimates, parents, merge)
     finally:
         cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
     for a, b in zip(whole, sliced):
         for name in ("ptr", "sizes", "counts", "variances"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+            assert getattr(a, name).dtype == getattr(b, name).dtype
+    expected = [whole[-1].runs()] + top_down(estimates, parents, merge)
+    for a, b in zip(expected, [leaf_runs] + released):
+        for name in ("ptr", "sizes", "counts"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
             assert getattr(a, name).dtype == getattr(b, name).dtype
 
