@@ -298,10 +298,65 @@ def _run_order(owner: np.ndarray, size: np.ndarray, variance: np.ndarray) -> np.
     return np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys)
 
 
+#: Child runs per slice of :func:`_consistent_children`: a level of millions of blocks is matched and merged a
+#: slice of whole parents at a time, so its temporaries (a dozen arrays per matched segment, and the matching
+#: kernel's buffer of 48 bytes per run) stay bounded instead of growing with the level (issue 26: 9.4 GB).
+CONSISTENCY_SLICE_RUNS = 1 << 20
+
+
 def _consistent_children(
+    parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str, runs: bool = False
+) -> LevelEstimates | LevelRuns:
+    """Match every parent's groups with its children's, and merge each pair into the child.
+
+    Each parent's matching and merging reads only that parent's runs and its children's, so when the children
+    come in parent order (a hierarchy's levels do) the level goes in slices of whole parents
+    (:data:`CONSISTENCY_SLICE_RUNS` child runs or so each) and the slices' results, joined, are the whole
+    level's bit for bit.  ``runs``: return only the children's released runs (:meth:`LevelEstimates.runs`),
+    taken slice by slice, so the leaves' merged estimates are never held whole.
+    """
+    n_parents, n_children = len(parents.ptr) - 1, len(children.ptr) - 1
+    if len(children.sizes) <= CONSISTENCY_SLICE_RUNS or n_children == 0 or np.any(np.diff(parent_of) < 0):
+        whole = _consistent_slice(parents, children, parent_of, merge)
+        return whole.runs() if runs else whole
+    # first_child[k]: the first child of parent k (children are in parent order), and the run it starts at.
+    first_child = np.searchsorted(parent_of, np.arange(n_parents + 1))
+    first_run = children.ptr[first_child]
+    parts, lo = [], 0
+    while lo < n_parents:
+        hi = int(np.searchsorted(first_run, first_run[lo] + CONSISTENCY_SLICE_RUNS, side="right")) - 1
+        hi = min(max(hi, lo + 1), n_parents)
+        c_lo, c_hi = int(first_child[lo]), int(first_child[hi])
+        part = _consistent_slice(
+            _node_slice(parents, lo, hi),
+            _node_slice(children, c_lo, c_hi),
+            np.asarray(parent_of[c_lo:c_hi], np.int64) - lo,
+            merge,
+        )
+        parts.append(part.runs() if runs else part)
+        lo = hi
+    return _concat_runs(parts) if runs else LevelEstimates.concat(parts)
+
+
+def _concat_runs(parts: Sequence[LevelRuns]) -> LevelRuns:
+    """The runs of consecutive ranges of nodes, joined in order."""
+    offsets = np.cumsum([0] + [len(p.sizes) for p in parts[:-1]])
+    ptr = np.concatenate([[0]] + [p.ptr[1:] + o for p, o in zip(parts, offsets)]).astype(np.int64)
+    return LevelRuns(ptr, np.concatenate([p.sizes for p in parts]), np.concatenate([p.counts for p in parts]))
+
+
+def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
+    """Nodes ``lo..hi-1`` of ``estimates`` (views of its runs)."""
+    a, b = int(estimates.ptr[lo]), int(estimates.ptr[hi])
+    return LevelEstimates(
+        estimates.ptr[lo : hi + 1] - a, estimates.sizes[a:b], estimates.counts[a:b], estimates.variances[a:b]
+    )
+
+
+def _consistent_slice(
     parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str
 ) -> LevelEstimates:
-    """Match every parent's groups with its children's, and merge each pair into the child."""
+    """:func:`_consistent_children` on all of ``parents`` and ``children`` at once."""
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
     # Bottom runs grouped by parent, then by size, child and position.
@@ -364,10 +419,10 @@ def top_down(
     """
     if merge not in MERGES:
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
-    current = estimates[0]
-    for level in range(1, len(estimates)):
-        current = _consistent_children(current, estimates[level], parents[level], merge)
-    result = [current.runs()]
+    current, last = estimates[0], len(estimates) - 1
+    for level in range(1, last + 1):  # the leaves straight to runs: their merged estimates never held whole
+        current = _consistent_children(current, estimates[level], parents[level], merge, runs=level == last)
+    result = [current if last else current.runs()]
     for level in range(len(estimates) - 1, 0, -1):
         below = result[0]
         result.insert(

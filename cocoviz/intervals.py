@@ -196,7 +196,7 @@ class LevelBands:
             return np.concatenate([[0]] + [q[1:] + b for q, b in zip(ptrs, bases)]).astype(np.int64)
 
         def cat(name: str) -> np.ndarray:
-            return np.concatenate([getattr(p, name) for p in parts]).astype(np.int64)
+            return np.concatenate([getattr(p, name) for p in parts]).astype(np.int64, copy=False)
 
         return cls(
             parts[0].method,

@@ -276,6 +276,37 @@ def test_top_down_is_consistent_on_random_estimates(tree, merge):
             assert union == level_hg(levels[level - 1], k)
 
 
+@settings(max_examples=60, deadline=None)
+@given(estimate_trees(), st.sampled_from(["weighted", "average"]), st.integers(1, 6))
+def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_runs):
+    """A level matched and merged a slice of whole parents at a time (the memory bound on millions of blocks)
+    gives the whole level's estimates exactly: sizes, counts, variances and node pointers."""
+    estimates, parents, _ = tree
+    whole = [estimates[0]]
+    for level in range(1, len(estimates)):
+        whole.append(cocoviz.consistency._consistent_slice(whole[-1], estimates[level], parents[level], merge))
+    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS
+    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = slice_runs
+    try:
+        sliced = [estimates[0]]
+        for level in range(1, len(estimates)):
+            sliced.append(cocoviz.consistency._consistent_children(sliced[-1], estimates[level], parents[level], merge))
+        # The leaves straight to runs, slice by slice (what top_down does), and the whole release.
+        leaf_runs = cocoviz.consistency._consistent_children(sliced[-2], estimates[-1], parents[-1], merge, runs=True)
+        released = top_down(estimates, parents, merge)
+    finally:
+        cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
+    for a, b in zip(whole, sliced):
+        for name in ("ptr", "sizes", "counts", "variances"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+            assert getattr(a, name).dtype == getattr(b, name).dtype
+    expected = [whole[-1].runs()] + top_down(estimates, parents, merge)
+    for a, b in zip(expected, [leaf_runs] + released):
+        for name in ("ptr", "sizes", "counts"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+            assert getattr(a, name).dtype == getattr(b, name).dtype
+
+
 # ------------------------------------------------------------------ mean-consistency (Hay et al.)
 #: root -> 2 children -> 2 and 3 grandchildren
 MC_PARENTS = [None, np.array([0, 0]), np.array([0, 0, 1, 1, 1])]
