@@ -349,7 +349,11 @@ def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
     """Nodes ``lo..hi-1`` of ``estimates`` (views of its runs)."""
     a, b = int(estimates.ptr[lo]), int(estimates.ptr[hi])
     return LevelEstimates(
-        estimates.ptr[lo : hi + 1] - a, estimates.sizes[a:b], estimates.counts[a:b], estimates.variances[a:b]
+        estimates.ptr[lo : hi + 1] - a,
+        estimates.sizes[a:b],
+        estimates.counts[a:b],
+        estimates.variances[a:b],
+        estimates.stated[a:b],
     )
 
 

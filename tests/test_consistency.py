@@ -297,7 +297,7 @@ def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_ru
     finally:
         cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
     for a, b in zip(whole, sliced):
-        for name in ("ptr", "sizes", "counts", "variances"):
+        for name in ("ptr", "sizes", "counts", "variances", "stated"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
             assert getattr(a, name).dtype == getattr(b, name).dtype
     expected = [whole[-1].runs()] + top_down(estimates, parents, merge)
