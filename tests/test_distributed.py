@@ -42,9 +42,9 @@ def four_levels():
     return Hierarchy.from_groups(groups, size="size", levels=["state", "county", "tract"])
 
 
-#: The deepest census stand-in, at a small scale (5 levels: root, state, county, tract, block group).  Nothing
-#: below depends on its depth: a deeper dataset (to blocks) goes in its place.
-DEEPEST = "housing-us-blockgroups"
+#: The deepest census stand-in, at a small scale (6 levels: root, state, county, tract, block group, block; about
+#: 30% of the blocks of G = 0).  Nothing below depends on its depth.
+DEEPEST = "housing-us-blocks"
 
 
 @pytest.fixture(scope="module")
