@@ -44,17 +44,7 @@ from cocoviz.truncation import (
     check_beta,
 )
 
-__all__ = [
-    "Method",
-    "METHODS",
-    "Shape",
-    "Plan",
-    "CONSISTENCY",
-    "MERGES",
-    "DEFAULT_MAX_SIZE",
-    "MAX_K",
-    "gaussian_epsilon",
-]
+__all__ = ["Plan"]  # the package (cocoviz.plan) exports the registry and Shape beside it
 
 
 def _per_level(value, n_levels: int, name: str) -> list:
