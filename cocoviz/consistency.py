@@ -207,7 +207,7 @@ class LevelEstimates:
     ``variances``: the paper's model, which the top-down merge weighs by and orders runs by; ``stated``:
     the calibrated variance of each run's group sizes (issue 24, docs/merge-variances.md), stated to
     users and never used by the merge's arithmetic, so releases do not depend on it.  Without a better
-    model ``stated`` is a copy of ``variances``.
+    model ``stated`` is ``variances`` itself.
     """
 
     def __init__(
@@ -219,7 +219,8 @@ class LevelEstimates:
         stated: np.ndarray | None = None,
     ):
         self.ptr, self.sizes, self.counts, self.variances = ptr, sizes, counts, variances
-        self.stated = np.array(variances, np.float64) if stated is None else stated
+        # Shared, not copied, when there is no better model: neither array is ever written in place.
+        self.stated = np.asarray(variances, np.float64) if stated is None else stated
 
     @classmethod
     def from_nodes(cls, estimates: Sequence[GroupEstimate]) -> LevelEstimates:
