@@ -8,6 +8,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
+from cocoviz.accounting import DEFAULT_DELTA, zcdp_epsilon
 from cocoviz.experiments import findings
 from cocoviz.experiments.series import Series
 from pages.common import controls, data, engine, leads, state, sweeps
@@ -187,21 +188,28 @@ def tables() -> None:
 
 # ------------------------------------------------------------ private selection
 def selection_tab() -> None:
-    """Chaudhuri et al.'s private selection among method mixes, with its full cost."""
+    """Chaudhuri et al.'s private selection among method mixes, with its full cost (in ε, or in ρ under zCDP)."""
     st.markdown(
         "Choosing the best mix by looking at the true errors leaks private information. **Private "
         "algorithm selection** (Chaudhuri et al.) runs every candidate with the full budget, scores each by "
         "its total emd plus noise and releases the lowest noisy score — and its privacy cost is **every "
-        "candidate's budget plus the selection's**, by sequential composition."
+        "candidate's budget plus the selection's**, by sequential composition. Under zCDP the candidates draw "
+        "discrete Gaussian noise with ρ per level, and the selection (pure ε) counts ε²/2."
     )
+    zcdp = controls.accounting_control(st) == "zCDP"  # the same setting as Explore's sidebar
     c1, c2, c3 = st.columns(3)
-    s_eps = controls.epsilon_box(c1, "ε per level", "select.eps", 1.0, help=HELP["epsilon"])
+    if zcdp:
+        s_level = controls.rho_box(
+            c1, "ρ per level", "select.rho", 0.5, help="ρ (zCDP) of every level of every candidate release."
+        )
+    else:
+        s_level = controls.epsilon_box(c1, "ε per level", "select.eps", 1.0, help=HELP["epsilon"])
     s_sel = controls.epsilon_box(
         c2,
         "ε of the selection",
         "select.eps_select",
         0.1,
-        help="Budget of the noisy comparison of the candidates' scores.",
+        help="Budget of the noisy comparison of the candidates' scores (pure ε; under zCDP it counts ε²/2).",
     )
     cands = c3.multiselect(
         "Candidates",
@@ -212,22 +220,26 @@ def selection_tab() -> None:
             valid=lambda v: isinstance(v, list) and set(v) <= set(mix_labels),
         ),
     )
-    if any_refused(s_eps, s_sel):
+    if any_refused(s_level, s_sel):
         return
     if not cands:
         st.error("Choose at least one candidate.", icon=":material/warning:")
         return
     candidates = [mixes[mix_labels.index(c)] for c in cands]
-    options = dict(epsilons=[float(s_eps)] * n_levels, epsilon_select=float(s_sel), max_size=max_size)
+    levels = {"rhos" if zcdp else "epsilons": [float(s_level)] * n_levels}
+    options = dict(**levels, epsilon_select=float(s_sel), max_size=max_size)
     total_cost = engine.guard(cocoviz.selection_cost, tree, candidates, **options)
-    single = (
-        engine.guard(cocoviz.Plan.build, tree, epsilons=options["epsilons"], methods=candidates[0], max_size=max_size)
-        .cost()
-        .total
-    )
+    single = engine.guard(cocoviz.Plan.build, tree, **levels, methods=candidates[0], max_size=max_size).cost()
+    if zcdp:
+        cost = (
+            f"**ρ = {total_cost:g}**, read as (ε = {zcdp_epsilon(total_cost, DEFAULT_DELTA):.4g}, "
+            f"δ = {DEFAULT_DELTA:g})-DP, against ρ = {single.total_rho:g} for a single release"
+        )
+    else:
+        cost = f"**ε = {total_cost:g}**, against ε = {single.total:g} for a single release"
     st.info(
         f"Whole privacy cost, from the candidates' plans: {len(cands)} candidate release(s) and the selection = "
-        f"**ε = {total_cost:g}**, against ε = {single:g} for a single release.",
+        f"{cost}.",
         icon=":material/payments:",
     )
     if st.button("Run the private selection", type="primary", key="select_run"):
@@ -237,35 +249,50 @@ def selection_tab() -> None:
     result = st.session_state.get("select.result")
     if result is not None and result[0] == info.key and result[1] == tuple(tree.levels):
         chosen = result[3]
-        label = sweeps.mix_label(chosen.plan.methods)
-        st.success(
-            f"Selected: **{label}** — whole cost ε = {chosen.budget.total:g} (carried by the published "
-            "release's own budget report)",
-            icon=":material/flag:",
+        _selected(chosen)
+
+
+def _selected(chosen: cocoviz.Release) -> None:
+    """The selected release: its whole cost (as its own budget report states it), Explore and the download."""
+    budget, rhos = chosen.budget, chosen.plan.rhos
+    label = sweeps.mix_label(chosen.plan.methods)
+    if rhos is not None:
+        cost = (
+            f"whole cost ρ = {budget.total_rho:g}, read as (ε = {budget.epsilon_delta():.4g}, δ = {budget.delta:g})-DP"
         )
-        st.code(chosen.budget.describe(), language=None, wrap_lines=True)
-        c1, c2 = st.columns(2)
-        c1.button(
-            "Open the selected mix in Explore",
-            icon=":material/search:",
-            key="select.open",
-            on_click=leads.open_in_explore,
-            args=([float(s_eps)] * n_levels, Series(tuple(chosen.plan.methods))),
-        )
-        c2.download_button(
-            "Download the selected release (fast sampler: exploration only)",
-            lambda: data.release_to_bytes(chosen),
-            file_name=f"cocoviz_{info.label.replace(' ', '_')}_selected_release.parquet",
-            mime="application/vnd.apache.parquet",
-            key="select.download",
-            on_click="ignore",
-            icon=":material/download:",
-            help="cocoviz.load_release reads it back: the release, its plan and the whole budget of the selection.",
-        )
-        st.caption(
-            "Only the chosen release is published; the losing candidates and their noisy scores are not "
-            "shown, because report-noisy-min protects only the winner's identity."
-        )
+    else:
+        cost = f"whole cost ε = {budget.total:g}"
+    st.success(
+        f"Selected: **{label}** — {cost} (carried by the published release's own budget report)",
+        icon=":material/flag:",
+    )
+    st.code(budget.describe(), language=None, wrap_lines=True)
+    c1, c2 = st.columns(2)
+    c1.button(
+        "Open the selected mix in Explore",
+        icon=":material/search:",
+        key="select.open",
+        on_click=leads.open_in_explore,
+        args=(
+            [] if rhos is not None else list(chosen.plan.epsilons),
+            Series(tuple(chosen.plan.methods)),
+            None if rhos is None else list(rhos),
+        ),
+    )
+    c2.download_button(
+        "Download the selected release (fast sampler: exploration only)",
+        lambda: data.release_to_bytes(chosen),
+        file_name=f"cocoviz_{info.label.replace(' ', '_')}_selected_release.parquet",
+        mime="application/vnd.apache.parquet",
+        key="select.download",
+        on_click="ignore",
+        icon=":material/download:",
+        help="cocoviz.load_release reads it back: the release, its plan and the whole budget of the selection.",
+    )
+    st.caption(
+        "Only the chosen release is published; the losing candidates and their noisy scores are not "
+        "shown, because report-noisy-min protects only the winner's identity."
+    )
 
 
 # ------------------------------------------------------------ Wu et al.: K and sums

@@ -390,9 +390,10 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
 ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]
 
 
-def accounting_control() -> str:
-    """Sidebar: the release's accounting, pure ε (double-geometric noise) or ρ-zCDP (discrete Gaussian)."""
-    return st.sidebar.radio(
+def accounting_control(box=None) -> str:
+    """The release's accounting, pure ε (double-geometric noise) or ρ-zCDP (discrete Gaussian): one setting for
+    every page, drawn in the sidebar unless ``box`` says where."""
+    return (box or st.sidebar).radio(
         "Accounting",
         ACCOUNTING_OPTIONS,
         horizontal=True,
@@ -401,10 +402,17 @@ def accounting_control() -> str:
     )
 
 
+def rho_box(
+    box, label: str, setting: str, default: float, *, name: str | None = None, help: str | None = None
+) -> float | Refused:
+    """A number box for a ρ (zCDP), bound to ``setting``: its value, or why it is refused (outside RHO_RANGE)."""
+    return number_box(box, label, setting, default, name=name, lo=RHO_RANGE[0], hi=RHO_RANGE[1], step=0.05, help=help)
+
+
 def rho_control(level: int, name: str) -> float | Refused:
     """A number box for ρ of one level (zCDP), bound to ``rho.<level>``."""
-    return number_box(
-        st, "ρ", f"rho.{level}", 0.5, name=f"ρ of level {level}", lo=RHO_RANGE[0], hi=RHO_RANGE[1], step=0.05,
+    return rho_box(
+        st, "ρ", f"rho.{level}", 0.5, name=f"ρ of level {level}",
         help=f"ρ (zCDP) of level {level} ({name}): discrete Gaussian noise with σ² = Δ₂²/(2ρ).",
     )  # fmt: skip
 

@@ -7,7 +7,7 @@ import streamlit as st
 from cocoviz.experiments import findings
 from cocoviz.experiments.advice import preferred_series, series_label
 from pages.common import budget_sidebar as budget
-from pages.common import engine, links, sweeps
+from pages.common import engine, links, state, sweeps
 
 EXPLORE = "pages/explore.py"
 
@@ -61,10 +61,13 @@ def finding_advice(tree, info, params: engine.Params) -> None:
     )
 
 
-def open_in_explore(epsilons: list[float], series: findings.Series) -> None:
+def open_in_explore(epsilons: list[float], series: findings.Series, rhos: list[float] | None = None) -> None:
     """Put a release's settings into the sidebar and open Explore on it (a button's callback cannot switch page:
-    the page asks for it on the next run)."""
+    the page asks for it on the next run).  ``rhos``: a zCDP release's ρ per level (``epsilons`` then unused)."""
     budget.adopt(epsilons, list(series.methods), series.consistency, series.merge)
+    state.put("accounting", "pure ε" if rhos is None else "zCDP")
+    for k, rho in enumerate(rhos or ()):
+        state.put(f"rho.{k}", float(rho))
     st.session_state["leads.go"] = True
 
 

@@ -23,6 +23,29 @@ def test_the_private_selection_opens_in_explore_and_downloads():
     assert at.session_state["cv.consistency"] == "top-down"
 
 
+def test_a_zcdp_private_selection_states_its_rho_and_opens_in_explore_under_zcdp():
+    at = new_app(METHODS, **{"methods.tab": "Private algorithm selection"})
+    at.radio(key="w.accounting").set_value("zCDP").run()
+    assert_clean(at)
+    # Two candidates of ρ = 0.5 per level on the toy's 2 levels, and the selection's ε = 0.1 as ε²/2.
+    cost = next(i.value for i in at.info if i.value.startswith("Whole privacy cost"))
+    assert "**ρ = 2.005**" in cost and "δ = 1e-10)-DP" in cost and "against ρ = 1 for a single release" in cost
+    at.number_input(key="w.select.rho").set_value(1.0).run()
+    assert any("**ρ = 4.005**" in i.value for i in at.info)
+    at.button(key="select_run").click().run()
+    assert_clean(at)
+    selected = next(s.value for s in at.success if s.value.startswith("Selected:"))
+    assert "whole cost ρ = 4.005, read as (ε = " in selected and "δ = 1e-10)-DP" in selected
+    report = at.code[0].value
+    assert report.startswith("total ρ spent: 4.005") and "discrete Gaussian" in report
+    at.button(key="select.open").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Explore a private release"
+    assert at.session_state["cv.accounting"] == "zCDP"
+    assert [at.session_state[f"cv.rho.{k}"] for k in range(2)] == [1.0, 1.0]
+    assert any("total **ρ = 2**" in m.value for m in at.markdown)  # Explore releases it at the selection's ρ
+
+
 def test_a_sweep_candidate_opens_in_explore():
     at = new_app(METHODS, **{"cv.methods.trials": 1})
     assert_clean(at)
