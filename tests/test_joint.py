@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import cocoviz
+from cocoviz.accounting import zcdp_epsilon
+from cocoviz.budget import HOUSEHOLDS
 from cocoviz.datasets.tenure import tenure_table
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.hierarchy import Hierarchy
@@ -20,8 +23,10 @@ from cocoviz.joint import (
     class_counts,
     consistent_owners,
     estimate_joint,
+    estimate_joints,
     evaluate_joint,
     fit_table,
+    joint_budget,
     least_squares_owners,
     measure_tenure,
     node_tables,
@@ -31,7 +36,7 @@ from cocoviz.joint import (
     tenure_cost,
 )
 from cocoviz.measure import GROUPS_FROM_DATA
-from cocoviz.noise import FastSampler
+from cocoviz.noise import FastSampler, GaussianNoise, discrete_gaussian_variance
 from cocoviz.priors import ide, marginal_blocks
 from cocoviz.shape import Shape
 
@@ -95,6 +100,33 @@ def test_tenure_margin_has_sensitivity_one_per_node_when_a_tenure_may_flip():
     assert worst == TENURE_SENSITIVITY == 1
 
 
+def _household_neighbours(groups: pd.DataFrame):
+    """Every dataset one household record away: its tenure flipped, one person added or removed, or both."""
+    for i in range(len(groups)):
+        for flip, step in itertools.product((0, 1), (0, 1, -1)):
+            if (flip or step) and groups.loc[i, "size"] + step >= 0:
+                other = groups.copy()
+                other.loc[i, "owner"] = (other.loc[i, "owner"] + flip) % 2
+                other.loc[i, "size"] += step
+                yield other
+
+
+def test_tenure_margin_has_l2_sensitivity_one_per_level_under_household_records_by_brute_force():
+    """The zCDP margin's Δ₂: per level, the L2 norm of the change of every node's O, over every neighbour."""
+    shape = _shape(GROUPS)
+    base = owner_counts(_tenure(GROUPS), shape)
+    changes = list(_household_neighbours(GROUPS))
+    assert len(changes) == 7 + 13 + 13  # a flip alone; a person alone; both (the size-0 group cannot lose one)
+    worst = max(
+        float(np.sqrt(((moved - b) ** 2).sum()))
+        for other in changes
+        for moved, b in zip(owner_counts(_tenure(other), shape), base)
+    )
+    assert worst == TENURE_SENSITIVITY == 1
+    cost = tenure_cost(shape, rhos=[0.5, 0.5, 0.5])
+    assert all(c.noise == "gaussian" and c.sensitivity == worst and c.relation == HOUSEHOLDS for c in cost.charges)
+
+
 # ------------------------------------------------------------------- data
 @pytest.fixture(scope="module")
 def tree():
@@ -139,6 +171,38 @@ def test_measure_is_keyed_deterministic_and_apart_from_the_engine(tree, table):
     assert np.allclose(rows["scale"], 1 / rows["epsilon"])
     assert a.budget.total == pytest.approx(3.5) and "Δ = 0" in a.budget.notes[0]
     assert tenure_cost(shape, [0.5, 1.0, 2.0]).total == a.budget.total  # known before any noise
+
+
+def test_a_zcdp_tenure_margin_draws_the_discrete_gaussian_of_its_rho(tree, table):
+    shape, rhos = Shape.of(tree), [0.5, 1.0, 2.0]
+    a = measure_tenure(shape, table, rhos=rhos, seed=4)
+    exact = owner_counts(table, shape)
+    sampler = FastSampler(4)
+    for level, rho in enumerate(rhos):
+        sigma2 = Fraction(TENURE_SENSITIVITY**2) / (2 * Fraction(rho))  # σ² = Δ₂²/(2ρ), exactly
+        assert a.noise(level) == GaussianNoise(sigma2) and a.scale(level) == pytest.approx((1 / (2 * rho)) ** 0.5)
+        assert a.variance(level) == discrete_gaussian_variance(float(sigma2))
+        for k, o in enumerate(exact[level]):
+            assert a.owners[level][k] == sampler.draw(np.array([o]), GaussianNoise(sigma2), (level, k, TENURE_QUERY))[0]
+    laplace = measure_tenure(shape, table, [1.0] * 3, seed=4)
+    assert not all(np.array_equal(x, y) for x, y in zip(a.owners, laplace.owners))
+    # Its ρ in the budget, known before any noise, under the household-records neighbours.
+    budget = a.budget
+    assert (
+        budget.accounting == "zCDP" and budget.total_rho == 3.5 and budget.per_level_rho() == {0: 0.5, 1: 1.0, 2: 2.0}
+    )
+    assert budget.epsilon_delta() == zcdp_epsilon(3.5, 1e-10) and budget.delta == 1e-10
+    assert {c.relation for c in budget.charges} == {HOUSEHOLDS}
+    assert [c.rho for c in budget.charges] == rhos and [c.epsilon for c in budget.charges] == [None] * 3
+    assert tenure_cost(shape, rhos=rhos).with_sampler(budget.sampler, budget.notes[1:]) == budget
+    assert "discrete Gaussian σ" in budget.describe() and f"neighbours: {HOUSEHOLDS}" in budget.describe()
+    assert cocoviz.Budget.from_dict(budget.to_dict()) == budget
+    with pytest.raises(ParameterError, match="epsilons .* or rhos"):
+        measure_tenure(shape, table, [1.0] * 3, rhos=rhos, seed=0)
+    with pytest.raises(ParameterError, match="epsilons .* or rhos"):
+        tenure_cost(shape)
+    with pytest.raises(cocoviz.BudgetError, match="ρ of level 1"):
+        measure_tenure(shape, table, rhos=[0.5, 0.0, 1.0], seed=0)
 
 
 def test_measure_refuses_a_table_of_other_households(tree, table):
@@ -216,6 +280,21 @@ def test_least_squares_is_exact_without_noise_and_uses_every_count(tree, table):
     shifted[2][0] += 9
     ls = least_squares_owners(TenureMeasurements(shape, (1.0,) * 3, tuple(shifted), quiet.budget))
     assert exact[2][0] < ls[2][0] < exact[2][0] + 9
+
+
+def test_least_squares_weighs_by_the_gaussian_variances_under_zcdp(tree, table):
+    shape = Shape.of(tree)
+    exact = owner_counts(table, shape)
+    shifted = [e.copy() for e in exact]
+    shifted[2][0] += 9
+    budget = tenure_cost(shape, rhos=[1.0] * 3)
+
+    def moved_back(rhos):
+        ls = least_squares_owners(TenureMeasurements(shape, None, tuple(shifted), budget, tuple(rhos)))
+        return exact[2][0] + 9 - ls[2][0]
+
+    # The leaf's own count weighs more as its ρ grows (its variance 1/(2ρ) falls): it is moved back less.
+    assert 0 < moved_back([1.0, 1.0, 4.0]) < moved_back([1.0, 1.0, 1.0]) < moved_back([1.0, 1.0, 0.25]) < 9
 
 
 def test_split_total_keeps_caps_and_total():
@@ -306,6 +385,51 @@ def test_at_huge_epsilon_the_truth_prior_recovers_the_truth(tree, table):
     assert np.allclose(frame[["joint_l1", "size_l1", "tenure_l1"]].to_numpy(), 0)
     independent = evaluate_joint(table, estimate_joint(release, noisy, "independent"))
     assert np.allclose(independent[["size_l1", "tenure_l1"]].to_numpy(), 0)
+
+
+@pytest.mark.parametrize(
+    "size, tenure",
+    [
+        ({"size_rhos": [0.5, 1.0, 2.0]}, {"tenure_rhos": [0.25, 0.25, 1.0]}),
+        ({"size_rhos": [0.5, 1.0, 2.0]}, {"tenure_epsilons": [0.5, 0.5, 1.0]}),
+        ({"size_epsilons": [1.0] * 3}, {"tenure_rhos": [0.25, 0.25, 1.0]}),
+        ({"size_epsilons": [1.0] * 3}, {"tenure_epsilons": [0.5, 0.5, 1.0]}),
+    ],
+)
+def test_the_joint_budget_equals_its_cost_in_every_accounting(tree, table, size, tenure):
+    """The joint release's budget is the size plan's cost and the tenure margin's, composed, known before any noise;
+    in zCDP when either part is (a pure-ε part counts ε²/2), with the total ρ and its (ε, δ) reading."""
+    shape = Shape.of(tree)
+    plan_budget = {k.removeprefix("size_"): v for k, v in size.items()}
+    cost = joint_budget(
+        cocoviz.Plan.build(tree, **plan_budget, methods=["Hc"] * 3, max_size=100).cost(),
+        tenure_cost(shape, tenure.get("tenure_epsilons"), rhos=tenure.get("tenure_rhos")),
+    )
+    release, noisy, joints = estimate_joints(
+        tree, table, {"independent": "independent"}, **size, **tenure, max_size=100, seed=2
+    )
+    budget = joints["independent"].budget
+    zcdp = "size_rhos" in size or "tenure_rhos" in tenure
+    assert budget.accounting == cost.accounting == ("zCDP" if zcdp else "pure-ε")
+    assert budget.total == cost.total and budget.total_rho == cost.total_rho and budget.delta == cost.delta == 1e-10
+    assert budget.per_level_rho() == cost.per_level_rho() and budget.charges == cost.charges
+    if zcdp:
+        tenure_rho = sum(tenure.get("tenure_rhos") or [e * e / 2 for e in tenure["tenure_epsilons"]])
+        assert budget.total_rho == pytest.approx(release.budget.total_rho + tenure_rho)
+        assert budget.epsilon_delta() == zcdp_epsilon(budget.total_rho, 1e-10) == budget.total
+        assert "total ρ spent" in budget.describe()
+    else:
+        assert budget.total == pytest.approx(3.0 + 2.0)
+    for path, t in joints["independent"].tables.items():
+        assert t.sum() == shape.group_counts(len(path))[shape.paths[len(path)].index(path)]
+
+
+def test_the_joint_budget_refuses_two_deltas(tree, table):
+    shape = Shape.of(tree)
+    size = cocoviz.Plan.build(tree, rhos=[1.0] * 3, methods=["Hc"] * 3, max_size=100, delta=1e-6).cost()
+    with pytest.raises(ParameterError, match="different δ"):
+        joint_budget(size, tenure_cost(shape, rhos=[1.0] * 3))
+    assert joint_budget(size, tenure_cost(shape, rhos=[1.0] * 3, delta=1e-6)).delta == 1e-6
 
 
 @pytest.mark.parametrize("iterations", [0, 1])

@@ -4,7 +4,7 @@ Per region, the joint table of household size class × tenure (owner / renter) i
 
 1. the **size margin**: a consistent released :class:`~cocoviz.release.Release` of the size
    histograms, binned into public size classes — post-processing, no ε of its own;
-2. the **tenure margin**: owners per region, measured with its own ε per level
+2. the **tenure margin**: owners per region, measured with its own ε (or, under zCDP, ρ) per level
    (:mod:`~cocoviz.joint.measure`: Δ = 0 under one person added or removed — a group keeps its
    tenure and G is public — so it is charged under neighbours that may also flip one household's
    tenure, Δ = 1) and made consistent top-down (:mod:`~cocoviz.joint.margin`);
@@ -36,7 +36,15 @@ from cocoviz.joint.domain import (
     prior_tables,
     size_classes,
 )
-from cocoviz.joint.estimate import ITERATIONS, PRIOR_CHOICES, JointRelease, estimate_joint, fit_table, joint_sampler
+from cocoviz.joint.estimate import (
+    ITERATIONS,
+    PRIOR_CHOICES,
+    JointRelease,
+    estimate_joint,
+    fit_table,
+    joint_budget,
+    joint_sampler,
+)
 from cocoviz.joint.evaluate import EVALUATION_COLUMNS, evaluate_joint, true_tables
 from cocoviz.joint.margin import consistent_owners, least_squares_owners, split_total
 from cocoviz.joint.measure import (
@@ -72,6 +80,7 @@ __all__ = [
     "ITERATIONS",
     "JointRelease",
     "fit_table",
+    "joint_budget",
     "estimate_joint",
     "joint_sampler",
     "estimate_joints",

@@ -45,7 +45,15 @@ from cocoviz.joint.measure import TenureMeasurements
 from cocoviz.priors import ide, marginal_blocks
 from cocoviz.release import Release
 
-__all__ = ["PRIOR_CHOICES", "ITERATIONS", "JointRelease", "fit_table", "estimate_joint", "joint_sampler"]
+__all__ = [
+    "PRIOR_CHOICES",
+    "ITERATIONS",
+    "JointRelease",
+    "fit_table",
+    "joint_budget",
+    "estimate_joint",
+    "joint_sampler",
+]
 
 #: The named priors.
 PRIOR_CHOICES = ("independent", "uniform")
@@ -58,9 +66,10 @@ class JointRelease:
     """Per region, the released size × tenure table (whole numbers) and its two margins.
 
     ``tables[path]`` is a ``(classes, 2)`` int64 array (owners, renters per size class);
-    ``budget`` is the size release's plus the tenure margin's; ``samplers`` names the sampler of
-    each part (``"size release"``, ``"tenure margin"``), and ``budget.sampler`` is their label
-    (:func:`joint_sampler`: it starts with ``"fast"`` when a fast sampler drew any part).
+    ``budget`` is the size release's plus the tenure margin's (:func:`joint_budget`: in ρ-zCDP when either
+    is); ``samplers`` names the sampler of each part (``"size release"``, ``"tenure margin"``), and
+    ``budget.sampler`` is their label (:func:`joint_sampler`: it starts with ``"fast"`` when a fast sampler
+    drew any part).
     """
 
     shape: object
@@ -176,6 +185,41 @@ def joint_sampler(samplers: Mapping[str, str | None]) -> str:
     return f"secure samplers: {parts}"
 
 
+def joint_budget(size: Budget, tenure: Budget, sampler: str | None = None) -> Budget:
+    """The budget of a joint table: the size release's charges and the tenure margin's, composed.
+
+    Known before any noise from ``Plan.cost()`` and :func:`~cocoviz.joint.measure.tenure_cost`, it is the
+    joint release's budget (``sampler`` aside).  Pure ε when both parts are; ρ-zCDP when either is (a pure-ε
+    part then counts ε²/2 per level, as pure-ε steps do inside a zCDP release), read as (ε, δ) at the zCDP
+    parts' δ, which must agree.
+
+    >>> import cocoviz
+    >>> from cocoviz.joint.measure import tenure_cost
+    >>> tree = cocoviz.load_dataset("toy")
+    >>> size = cocoviz.Plan.build(tree, rhos=[0.5, 0.5], methods=["Hc", "Hc"], max_size=4).cost()
+    >>> tenure = tenure_cost(cocoviz.Shape.of(tree), [0.5, 0.5])  # the tenure margin in pure ε: ε²/2 per level
+    >>> both = joint_budget(size, tenure)
+    >>> both.accounting, both.total_rho, both.delta
+    ('zCDP', 1.25, 1e-10)
+    """
+    zcdp = [b for b in (size, tenure) if b.accounting == "zCDP"]
+    deltas = {b.delta for b in zcdp}
+    if len(deltas) > 1:
+        raise ParameterError(
+            f"the size release and the tenure margin read their zCDP budgets at different δ ({sorted(deltas)}): "
+            "give both the same delta"
+        )
+    return Budget(
+        (*size.charges, *tenure.charges),
+        size.extra,
+        size.composition,
+        sampler,
+        tuple(dict.fromkeys((*size.notes, *tenure.notes))),
+        "zCDP" if zcdp else "pure-ε",
+        zcdp[0].delta if zcdp else size.delta,
+    )
+
+
 def estimate_joint(
     release: Release,
     measurements: TenureMeasurements,
@@ -223,12 +267,6 @@ def estimate_joint(
                 node_prior = prior
             tables[path] = fit_table(n, int(owners[level][k]), node_prior, iterations)
     samplers = {"size release": release.budget.sampler, "tenure margin": measurements.budget.sampler}
-    budget = Budget(
-        (*release.budget.charges, *measurements.budget.charges),
-        release.budget.extra,
-        release.budget.composition,
-        joint_sampler(samplers),
-        tuple(dict.fromkeys((*release.budget.notes, *measurements.budget.notes))),
-    )
+    budget = joint_budget(release.budget, measurements.budget, joint_sampler(samplers))
     name = prior if isinstance(prior, str) else "table per region"
     return JointRelease(shape, edges, name, tables, budget, consistency, samplers)

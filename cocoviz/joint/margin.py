@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.budget import double_geometric_variance
 from cocoviz.errors import ParameterError
 from cocoviz.joint.measure import TenureMeasurements
 
@@ -67,10 +66,7 @@ def least_squares_owners(meas: TenureMeasurements) -> list[np.ndarray]:
     shape = meas.shape
     depth = shape.depth
     # A floor: at ε near 1e6 the noise variance underflows to 0, and the weights 1/V must stay finite.
-    var = [
-        np.full(len(shape.paths[lv]), max(double_geometric_variance(meas.scale(lv)), _VARIANCE_FLOOR))
-        for lv in range(depth + 1)
-    ]
+    var = [np.full(len(shape.paths[lv]), max(meas.variance(lv), _VARIANCE_FLOOR)) for lv in range(depth + 1)]
     z = [meas.owners[lv].astype(np.float64) for lv in range(depth + 1)]
     zv = [v.copy() for v in var]
     for level in range(depth, 0, -1):  # bottom up: combine each parent with its children's sum

@@ -20,6 +20,13 @@ hold disjoint households and compose in parallel.  (Persons by tenure — person
 households — would have Δ = 1 under the person neighbours alone, but it is not a margin of the
 group table, so IDE cannot use it, and it would still leave tenure itself unprotected.)
 
+**Under zCDP** (``rhos=`` instead of ``epsilons=``) the margin is a zCDP measurement like the size
+release's: per level, the vector of O over the level's nodes moves in one node by at most 1 under
+the household-records neighbours (the household lies in one node per level), so its L2 sensitivity
+is Δ₂ = :data:`TENURE_SENSITIVITY` = 1 too (brute-forced in ``tests/test_joint.py``), and every node
+draws discrete Gaussian noise of σ² = Δ₂²/(2ρ_l) (exactly, as a rational): each level is ρ_l-zCDP,
+the levels add up, and the margin's ρ adds to the size release's (:func:`~cocoviz.joint.estimate.joint_budget`).
+
 **Noise keys.**  Node k of level l draws from the stream ``(l, k, TENURE_QUERY)`` with
 :data:`TENURE_QUERY` = 3, apart from the engine's ``(l, k, 0)``, ``(l, 0, 1)`` and ``(0, 0, 2)``:
 one seed serves the size release and this margin, with independent noise.
@@ -33,11 +40,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cocoviz.budget import HOUSEHOLDS, Budget, Charge
+from cocoviz.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
+from cocoviz.budget import HOUSEHOLDS, Budget, Charge, double_geometric_variance
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.joint.domain import leaf_owners
 from cocoviz.measure import GROUPS_FROM_DATA
-from cocoviz.noise import check_epsilon, make_sampler
+from cocoviz.noise import GaussianNoise, check_epsilon, discrete_gaussian_variance, make_sampler
 from cocoviz.shape import Shape
 
 __all__ = [
@@ -54,7 +62,8 @@ __all__ = [
 
 #: Query id of the tenure margin in the noise keys (level, node, query).
 TENURE_QUERY = 3
-#: Δ of O per node when one household's record changes (one person and/or its tenure).
+#: Δ of O per node when one household's record changes (one person and/or its tenure); per level the L1 and
+#: the L2 (Δ₂) sensitivity of the nodes' O alike, as one node moves.
 TENURE_SENSITIVITY = 1
 #: Δ of O per node under the project's person-level neighbours (brute-forced in the tests).
 PERSON_SENSITIVITY = 0
@@ -63,7 +72,7 @@ TENURE_QUANTITY = "owners (tenure margin; renters = G − owners)"
 #: What the tenure charges assume, for the budget report.
 NEIGHBOURS = (
     "tenure margin: Δ = 0 under one person added or removed (a group keeps its tenure, G is public), "
-    "so it is charged under neighbours that also flip one household's tenure (Δ = 1); the size and "
+    "so it is charged under neighbours that also flip one household's tenure (Δ = Δ₂ = 1); the size and "
     "tenure charges add up"
 )
 
@@ -77,13 +86,32 @@ def _as_shape(shape: object) -> Shape:
     raise ParameterError(f"need the public Shape of the hierarchy (or a Release / Plan), got {type(shape).__name__}")
 
 
-def _epsilons(shape: Shape, epsilons: Sequence[float]) -> tuple[float, ...]:
-    if isinstance(epsilons, (str, bytes)) or not isinstance(epsilons, (Sequence, np.ndarray)):
-        raise ParameterError(f"the tenure ε must be a list with one ε per level, root first, got {epsilons!r}")
-    eps = tuple(check_epsilon(e, f"tenure ε of level {k}") for k, e in enumerate(epsilons))
-    if len(eps) != shape.depth + 1:
-        raise ParameterError(f"one tenure ε per level, root first: {shape.depth + 1} needed, got {len(eps)}")
-    return eps
+def _per_level(shape: Shape, values, what: str, check) -> tuple[float, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise ParameterError(f"the tenure {what} must be a list with one {what} per level, root first, got {values!r}")
+    out = tuple(check(v, f"tenure {what} of level {k}") for k, v in enumerate(values))
+    if len(out) != shape.depth + 1:
+        raise ParameterError(f"one tenure {what} per level, root first: {shape.depth + 1} needed, got {len(out)}")
+    return out
+
+
+def _budget(shape: Shape, epsilons, rhos) -> tuple[tuple[float, ...] | None, tuple[float, ...] | None]:
+    """The checked ε per level (pure ε) or ρ per level (zCDP): exactly one of them."""
+    if (epsilons is None) == (rhos is None):
+        raise ParameterError(
+            "give the tenure margin's epsilons (pure ε, double-geometric noise) or rhos (ρ-zCDP, discrete "
+            "Gaussian noise), one per level, root first: one of them"
+        )
+    if rhos is not None:
+        return None, _per_level(shape, rhos, "ρ", check_rho)
+    return _per_level(shape, epsilons, "ε", check_epsilon), None
+
+
+def _level_noise(epsilons, rhos, level: int) -> float | GaussianNoise:
+    """Double-geometric scale Δ/ε, or the discrete Gaussian of σ² = Δ₂²/(2ρ) exactly (a rational) under zCDP."""
+    if rhos is not None:
+        return GaussianNoise(gaussian_sigma2(rhos[level], TENURE_SENSITIVITY**2))
+    return TENURE_SENSITIVITY / epsilons[level]
 
 
 @dataclass(frozen=True)
@@ -91,23 +119,66 @@ class TenureMeasurements:
     """Noisy owner counts of every node (level by level, in the shape's node order) and their budget.
 
     Holds no private data: ``owners[l][k]`` is node k's O plus double-geometric noise of scale
-    ``1/epsilons[l]`` (it may be negative or above G).
+    ``1/epsilons[l]`` or, under zCDP (``rhos`` given, ``epsilons`` None), discrete Gaussian noise of
+    σ² = 1/(2 ρ_l) (it may be negative or above G).
     """
 
     shape: Shape
-    epsilons: tuple[float, ...]
+    epsilons: tuple[float, ...] | None
     owners: tuple[np.ndarray, ...]
     budget: Budget
+    rhos: tuple[float, ...] | None = None
+
+    def noise(self, level: int) -> float | GaussianNoise:
+        """What the sampler drew at ``level``: the double-geometric scale Δ/ε, or the discrete Gaussian's σ²."""
+        return _level_noise(self.epsilons, self.rhos, level)
 
     def scale(self, level: int) -> float:
-        """The noise scale Δ/ε of ``level``."""
-        return TENURE_SENSITIVITY / self.epsilons[level]
+        """The noise scale of ``level``: Δ/ε, or σ = Δ₂/√(2ρ) under zCDP."""
+        noise = self.noise(level)
+        return float(noise.sigma2) ** 0.5 if isinstance(noise, GaussianNoise) else noise
+
+    def variance(self, level: int) -> float:
+        """The variance of one node's noise at ``level`` (the consistency step's weights)."""
+        noise = self.noise(level)
+        if isinstance(noise, GaussianNoise):
+            return discrete_gaussian_variance(float(noise.sigma2))
+        return double_geometric_variance(noise)
 
 
-def tenure_cost(shape: object, epsilons: Sequence[float]) -> Budget:
-    """The tenure margin's budget, before any noise: one charge per level (1 cell per node, Δ = 1, its ε)."""
+def tenure_cost(
+    shape: object,
+    epsilons: Sequence[float] | None = None,
+    *,
+    rhos: Sequence[float] | None = None,
+    delta: float = DEFAULT_DELTA,
+) -> Budget:
+    """The tenure margin's budget, before any noise: one charge per level (1 cell per node, Δ = Δ₂ = 1, its ε
+    or, under zCDP, its ρ; the (ε, δ) reading at ``delta``), all under the household-records neighbours.
+
+    >>> from cocoviz.datasets import load_dataset
+    >>> cost = tenure_cost(Shape.of(load_dataset("toy")), rhos=[0.125, 0.5])
+    >>> cost.accounting, cost.total_rho, [c.scale for c in cost.charges]  # σ = Δ₂/√(2ρ)
+    ('zCDP', 0.625, [2.0, 1.0])
+    """
     shape = _as_shape(shape)
-    eps = _epsilons(shape, epsilons)
+    eps, rho = _budget(shape, epsilons, rhos)
+    if rho is not None:
+        charges = tuple(
+            Charge.for_level(
+                level,
+                paths,
+                TENURE_QUANTITY,
+                len(paths),
+                TENURE_SENSITIVITY,
+                None,
+                rho=rho[level],
+                noise="gaussian",
+                relation=HOUSEHOLDS,
+            )  # fmt: skip
+            for level, paths in enumerate(shape.paths)
+        )
+        return Budget(charges, notes=(NEIGHBOURS,), accounting="zCDP", delta=check_delta(delta))
     charges = tuple(
         Charge.for_level(level, paths, TENURE_QUANTITY, len(paths), TENURE_SENSITIVITY, eps[level], relation=HOUSEHOLDS)
         for level, paths in enumerate(shape.paths)
@@ -141,8 +212,10 @@ def owner_counts(table: pd.DataFrame, shape: object) -> list[np.ndarray]:
 def measure_tenure(
     shape: object,
     table: pd.DataFrame,
-    epsilons: Sequence[float],
+    epsilons: Sequence[float] | None = None,
     *,
+    rhos: Sequence[float] | None = None,
+    delta: float = DEFAULT_DELTA,
     seed: int | Sequence[int] | None = None,
     sampler: str = "fast",
 ) -> TenureMeasurements:
@@ -152,7 +225,9 @@ def measure_tenure(
     ----------
     shape : the public :class:`~cocoviz.shape.Shape` (or a Release / Plan holding it)
     table : the private tenure table (:func:`cocoviz.datasets.tenure.tenure_table`)
-    epsilons : the tenure ε of every level, root first
+    epsilons : the tenure ε of every level, root first (pure ε: double-geometric noise)
+    rhos, delta : instead of ``epsilons``, the tenure ρ of every level (ρ-zCDP: discrete Gaussian noise of
+        σ² = Δ₂²/(2ρ)), and the δ of the budget's (ε, δ) reading
     seed : keys the fast sampler (the size release's seed may be reused: the keys differ)
     sampler : ``"fast"`` (exploration), ``"secure"`` or ``"opendp"`` (for release)
 
@@ -164,7 +239,8 @@ def measure_tenure(
         :func:`cocoviz.measure` carries its tree's flag (checked there in full).
     """
     shape = _as_shape(shape)
-    eps = _epsilons(shape, epsilons)
+    eps, rho = _budget(shape, epsilons, rhos)
+    cost = tenure_cost(shape, eps, rhos=rho, delta=delta)
     noise = make_sampler(sampler, seed)
     notes = ()
     if not shape.public_groups:
@@ -179,7 +255,7 @@ def measure_tenure(
     owners = tuple(
         np.concatenate(
             [
-                noise.draw(exact[level][k : k + 1], TENURE_SENSITIVITY / eps[level], (level, k, TENURE_QUERY))
+                noise.draw(exact[level][k : k + 1], _level_noise(eps, rho, level), (level, k, TENURE_QUERY))
                 for k in range(len(exact[level]))
             ]
         )
@@ -187,4 +263,4 @@ def measure_tenure(
         else np.zeros(0, np.int64)
         for level in range(shape.depth + 1)
     )
-    return TenureMeasurements(shape, eps, owners, tenure_cost(shape, eps).with_sampler(noise.name, notes))
+    return TenureMeasurements(shape, eps, owners, cost.with_sampler(noise.name, notes), rho)

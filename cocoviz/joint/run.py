@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from cocoviz.accounting import DEFAULT_DELTA
 from cocoviz.joint.estimate import JointRelease, estimate_joint
 from cocoviz.joint.measure import TenureMeasurements, measure_tenure
 from cocoviz.pipeline import estimate
@@ -24,8 +25,11 @@ def estimate_joints(
     table: pd.DataFrame,
     priors: Mapping[str, object],
     *,
-    size_epsilons: Sequence[float],
-    tenure_epsilons: Sequence[float],
+    size_epsilons: Sequence[float] | None = None,
+    tenure_epsilons: Sequence[float] | None = None,
+    size_rhos: Sequence[float] | None = None,
+    tenure_rhos: Sequence[float] | None = None,
+    delta: float | None = None,
     methods: Sequence[str] | None = None,
     max_size: int | None = None,
     consistency: str = "top-down",
@@ -40,20 +44,27 @@ def estimate_joints(
     table : its private tenure table (:func:`cocoviz.datasets.tenure.tenure_table`)
     priors : ``{name: prior}``, each prior as :func:`~cocoviz.joint.estimate.estimate_joint` takes it
     size_epsilons, tenure_epsilons : ε per level, root first, of the sizes and of the tenure margin
+    size_rhos, tenure_rhos : instead, ρ per level (ρ-zCDP, discrete Gaussian noise) of either part; the
+        joint budget is then in zCDP (:func:`~cocoviz.joint.estimate.joint_budget`), read as (ε, δ) at ``delta``
+        (default 1e-10)
     methods : the size release's method per level (default Hc everywhere)
     max_size : public K of the size release
     consistency : of the tenure margin (``"top-down"`` or ``"none"``)
     seed, sampler : the noise (one seed serves both measurements: their keys differ)
     """
     n = tree.depth + 1
+    delta = DEFAULT_DELTA if delta is None else delta
+    size_budget = {"epsilons": size_epsilons} if size_rhos is None else {"rhos": size_rhos, "delta": delta}
     release = estimate(
         tree,
-        epsilons=size_epsilons,
+        **size_budget,
         methods=list(methods) if methods is not None else ["Hc"] * n,
         max_size=max_size,
         seed=seed,
         sampler=sampler,
     )
-    noisy = measure_tenure(release.plan.shape, table, tenure_epsilons, seed=seed, sampler=sampler)
+    noisy = measure_tenure(
+        release.plan.shape, table, tenure_epsilons, rhos=tenure_rhos, delta=delta, seed=seed, sampler=sampler
+    )
     joints = {name: estimate_joint(release, noisy, prior, consistency=consistency) for name, prior in priors.items()}
     return release, noisy, joints
