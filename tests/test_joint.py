@@ -184,6 +184,8 @@ def test_a_zcdp_tenure_margin_draws_the_discrete_gaussian_of_its_rho(tree, table
         assert a.variance(level) == discrete_gaussian_variance(float(sigma2))
         for k, o in enumerate(exact[level]):
             assert a.owners[level][k] == sampler.draw(np.array([o]), GaussianNoise(sigma2), (level, k, TENURE_QUERY))[0]
+    secure = measure_tenure(shape, table, rhos=rhos, sampler="secure")  # the exact discrete Gaussian, for release
+    assert secure.budget.sampler.startswith("secure") and secure.budget.total_rho == 3.5
     laplace = measure_tenure(shape, table, [1.0] * 3, seed=4)
     assert not all(np.array_equal(x, y) for x, y in zip(a.owners, laplace.owners))
     # Its ρ in the budget, known before any noise, under the household-records neighbours.
