@@ -39,6 +39,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cocoviz"))
 # No test writes the user's own privacy ledger: the default file is a fresh one per test run
 # (tests that count entries set COCOVIZ_LEDGER to their own tmp path).
 os.environ["COCOVIZ_LEDGER"] = os.path.join(tempfile.mkdtemp(prefix="cocoviz-ledger-"), "ledger.sqlite")
+# The dashboard's time estimates use the fixed rate: a gate such as "compute it anyway" must not open or
+# close with the machine's load (tests of the calibration itself unset this).
+os.environ["COCOVIZ_TIMING"] = "fixed"
 
 #: The slides' Persons table: group sizes 4, 2, 1, 1; groups 1 and 3 in region a.
 TOY_PERSONS = pd.DataFrame(

@@ -10,10 +10,15 @@ and said so.  Every timed sweep then tells :func:`observe` how long it took
 against its estimate, and later estimates of that kind are scaled by the
 ratio (a moving average): what the model misses (per-node work, load) is
 learnt from this machine's own runs.
+
+With the environment variable ``COCOVIZ_TIMING=fixed`` (set by the tests) the fixed rate is used
+and runs teach nothing: a page's decisions that hang on an estimate (the "compute it anyway" gate)
+then do not depend on how loaded the machine is.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -68,9 +73,15 @@ def _run_probe(state: dict) -> None:
         state["running"] = False
 
 
+def _fixed() -> bool:
+    return os.environ.get("COCOVIZ_TIMING") == "fixed"
+
+
 def fast_rate(default: float) -> float:
     """This machine's cells per second of a fast release (``default`` until the first probe ends); starts a
     probe in the background when there is none or it is stale."""
+    if _fixed():
+        return default
     state = _state()
     with state["lock"]:
         stale = state["at"] is None or time.time() - state["at"] > REFRESH_SECONDS
@@ -82,7 +93,7 @@ def fast_rate(default: float) -> float:
 
 def observe(kind: str, estimated: float, actual: float) -> None:
     """A run of ``kind`` estimated at ``estimated`` seconds took ``actual``: later estimates learn from it."""
-    if estimated <= 0 or actual <= 0:
+    if estimated <= 0 or actual <= 0 or _fixed():
         return
     state = _state()
     with state["lock"]:
@@ -93,11 +104,15 @@ def observe(kind: str, estimated: float, actual: float) -> None:
 
 def factor(kind: str) -> float:
     """How much longer than the model runs of ``kind`` took here (1 before any run)."""
+    if _fixed():
+        return 1.0
     return _state()["ratio"].get(kind, 1.0)
 
 
 def describe(kind: str | None = None) -> str:
     """How the estimates are calibrated right now, in a few words."""
+    if _fixed():
+        return "a fixed rate, not measured on this machine (COCOVIZ_TIMING=fixed)"
     state = _state()
     if state["rate"] is None:
         text = "the machine's probe is still running: a fixed rate for now"

@@ -8,9 +8,10 @@ import time
 from app_support import assert_clean, new_app
 
 
-def test_the_probe_measures_this_machine_and_runs_teach_the_estimate():
+def test_the_probe_measures_this_machine_and_runs_teach_the_estimate(monkeypatch):
     from pages.common import calibration
 
+    monkeypatch.delenv("COCOVIZ_TIMING")
     assert calibration.probe_rate() > 0
     default = 1e12
     assert calibration.fast_rate(default) == default or calibration.fast_rate(default) < default
@@ -42,9 +43,10 @@ def test_a_rerun_of_the_shipped_finding_says_so_and_offers_a_new_seed():
     assert not any("reproduce the shipped finding" in i.value for i in at.info)
 
 
-def test_an_explore_release_teaches_the_next_estimate_and_the_gate_states_this_machines_rate():
+def test_an_explore_release_teaches_the_next_estimate_and_the_gate_states_this_machines_rate(monkeypatch):
     from pages.common import calibration
 
+    monkeypatch.delenv("COCOVIZ_TIMING")
     at = new_app(**{"cv.eps.0": 0.61})  # a release no other test computes
     assert_clean(at)
     assert calibration.factor("release") > 0 and "release" in calibration._state()["ratio"]
