@@ -36,8 +36,10 @@ __all__ = ["calibration", "level_z2"]
 
 def level_z2(tree, level: int, est: LevelEstimates, max_size: int, which: str = "stated") -> np.ndarray:
     """z² of every group of ``level`` against its ``which`` variance (``"stated"`` or ``"variances"``):
-    estimated and true groups of each node paired by rank (equal sizes in the order of the weights'
-    variances, as the merge orders its runs)."""
+    estimated and true groups of each node paired by rank, equal sizes in the order the runs are stored,
+    which is the order the merge matches them in (merged levels: by the weights' variance; an Hg fit's
+    runs: by rank, its blocks in order; sorting an Hg fit's equal sizes by variance instead moved its
+    longest block onto the ranks next to the neighbouring size: housing's Hg root 0.019 → 0.22)."""
     runs = tree.runs(level)
     out = []
     for k in range(runs.n_nodes):
@@ -45,9 +47,8 @@ def level_z2(tree, level: int, est: LevelEstimates, max_size: int, which: str = 
         truth = np.repeat(np.minimum(sizes, max_size), counts)
         lo, hi = est.ptr[k], est.ptr[k + 1]
         size = np.repeat(est.sizes[lo:hi], est.counts[lo:hi])
-        key = np.repeat(est.variances[lo:hi], est.counts[lo:hi])
         var = np.repeat(getattr(est, which)[lo:hi], est.counts[lo:hi])
-        order = np.lexsort((key, size))
+        order = np.argsort(size, kind="stable")
         out.append((size[order] - truth) ** 2 / var[order])
     return np.concatenate(out) if out else np.zeros(0)
 
