@@ -81,7 +81,7 @@ def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float) -> 
 
 
 #: The coefficient ``k`` of the Hg rule's step term ``k s³`` (:func:`hg_size_variances`): fitted, not derived
-#: (docs/merge-variances.md: 1.5 put 8 of 12 own-level rows of housing, white and taxi in 0.7–1.5, 1 and 2 fewer).
+#: (docs/merge-variances.md: 1.5 and 2 put 8 of 12 own-level rows of housing, white and taxi in 0.7–1.5, 1 put 5).
 HG_STEP_COEFFICIENT = 1.5
 
 
