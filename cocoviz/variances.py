@@ -1,4 +1,6 @@
-"""The stated variance of each estimated group size from an Hc fit (issue 24, docs/merge-variances.md).
+"""The stated variance of each estimated group size from an Hc or Hg fit (issue 24, docs/merge-variances.md).
+
+Hg: :func:`hg_size_variances`, below; Hc: the rank-shift rule that follows.
 
 Stated, not weighed by: the top-down merge keeps the paper's count rule as its weights
 (``LevelEstimates.variances``); this one is ``LevelEstimates.stated``.
