@@ -29,12 +29,13 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--epsilons", default="1,0.1")
+    parser.add_argument("--mixes", default=",".join("×".join(m) for m in MIXES), help="e.g. Hg×Hg,Hc×Hg")
     args = parser.parse_args()
     print("dataset | mix | ε | level | groups | z2 | z2_own | in 0.7–1.5 | w_z2 | w_own")
     for name in args.datasets.split(","):
         tree = Data(name, depth=1).load()
         max_size = min(dataset(name).public_max_size, DEFAULT_MAX_SIZE)
-        for mix in MIXES:
+        for mix in (tuple(m.split("×")) for m in args.mixes.split(",")):
             for eps in (float(e) for e in args.epsilons.split(",")):
                 start = time.perf_counter()
                 plan = Plan.build(tree, epsilons=[eps, eps], methods=list(mix), max_size=max_size)

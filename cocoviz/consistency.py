@@ -18,6 +18,7 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.estimators import GroupEstimate
 from cocoviz.runs import LevelRuns, aggregate_runs
+from cocoviz.variances import pool_by_size
 
 __all__ = [
     "match_groups",
@@ -403,7 +404,8 @@ def _consistent_slice(
     n_children = len(children.ptr) - 1
     ptr = np.zeros(n_children + 1, np.int64)
     np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])
-    return LevelEstimates(ptr, size, count, variance, stated)
+    # A child's runs of one size (split by the weights' variance) state one variance: their mean (issue 24).
+    return LevelEstimates(ptr, size, count, variance, pool_by_size(ptr, size, count, stated))
 
 
 def top_down(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cocoviz.isotonic import isotonic
-from cocoviz.variances import hc_node_variances
+from cocoviz.variances import hc_node_variances, hg_size_variances, pool_by_size
 
 __all__ = [
     "GroupEstimate",
@@ -183,8 +183,10 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
 def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:
     """Isotonic regression of noisy Hg with x ≥ 0, rounding, runs per block.
 
-    Variance per group: ``2 / (|S_i| ε²)`` where S_i is the block (run of
-    equal fitted values, before rounding) holding group i.
+    Variance per group (the merge's weights): ``2 / (|S_i| ε²)`` where S_i is the
+    block (run of equal fitted values, before rounding) holding group i.  Stated
+    variance: the rounding and step rule of :func:`cocoviz.variances.hg_size_variances`,
+    pooled over the runs of one size (issue 24).
 
     >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
     array([2, 6])
@@ -195,4 +197,6 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     lengths = np.diff(np.append(starts, fit.size))
     block_sizes = np.rint(fit[starts]).astype(np.int64)
     variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
-    return _coalesce(block_sizes, lengths, variances)
+    est = _coalesce(block_sizes, lengths, variances)
+    stated = pool_by_size(np.array([0, len(est.sizes)]), est.sizes, est.counts, hg_size_variances(est.variances))
+    return GroupEstimate(est.sizes, est.counts, est.variances, stated)

@@ -1,4 +1,5 @@
-"""The Hc size variances: the closed form against brute-force quadrature of its definition."""
+"""The Hc size variances: the closed form against brute-force quadrature of its definition; the Hg rule and
+the pooling per node and size against their definitions."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cocoviz.estimators import fit_hc
-from cocoviz.variances import VARIANCE_FLOOR, hc_node_variances
+from cocoviz.variances import VARIANCE_FLOOR, hc_node_variances, hg_size_variances, pool_by_size
 
 
 def brute(sizes, counts, b, points=4000):
@@ -49,3 +50,34 @@ def test_hc_fit_states_the_size_variance_and_weighs_by_the_count_rule():
     np.testing.assert_allclose(est.variances, 4.0 / np.array([2, 2, 1]))  # the paper's model: the weights
     np.testing.assert_array_equal(est.stated, hc_node_variances(est.sizes, est.counts, 1.0))
     assert (est.stated > 0).all()
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(1e-6, 400.0), min_size=1, max_size=20))
+def test_hg_rule_is_rounding_or_step_whichever_is_larger(s2):
+    """``max(E[rint(e)²], min(1.5 s³, s²))``, e ~ N(0, s²): the rounding term by simulation-free quadrature."""
+    s2 = np.array(s2)
+    got = hg_size_variances(s2, floor=0.0)
+    x = np.linspace(-0.5, 0.5, 2001)[:, None]
+    k = np.arange(-400, 401)[None, :]
+    rounding = []
+    for v in s2:  # E[rint(e)²] = Σ_k k² P(e ∈ [k − ½, k + ½)), each cell integrated on a fine grid
+        density = np.exp(-((k + x) ** 2) / (2 * v)) / np.sqrt(2 * np.pi * v)
+        rounding.append(float((np.trapezoid(density, x[:, 0], axis=0) * k[0] ** 2).sum()))
+    want = np.maximum(rounding, np.minimum(1.5 * s2**1.5, s2))
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3), st.integers(1, 9), st.floats(0, 10)), max_size=30))
+def test_pooling_states_each_node_and_size_the_mean_of_its_runs(rows):
+    rows = sorted(rows, key=lambda r: (r[0], r[1]))
+    node = np.array([r[0] for r in rows], np.int64)
+    sizes = np.array([r[1] for r in rows], np.int64)
+    counts = np.array([r[2] for r in rows], np.int64)
+    stated = np.array([r[3] for r in rows], np.float64)
+    ptr = np.searchsorted(node, np.arange(4))
+    got = pool_by_size(ptr, sizes, counts, stated)
+    for n, s in set(zip(node.tolist(), sizes.tolist())):
+        mine = (node == n) & (sizes == s)
+        np.testing.assert_allclose(got[mine], (stated[mine] * counts[mine]).sum() / counts[mine].sum())
