@@ -11,6 +11,9 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from hypothesis import strategies as st
+
+from cocoviz.verify import sampler_names
 
 META = b"cocoviz"
 
@@ -37,8 +40,90 @@ def write(path, rows: dict, meta: dict, types: dict | None = None) -> None:
     pq.write_table(out, path)
 
 
-def edit(src, dst, change) -> None:
+def edit_file(src, dst, change) -> None:
     """Rewrite ``src`` to ``dst`` after ``change(rows, meta)``."""
     rows, meta = read(src)
     change(rows, meta)
     write(dst, rows, meta)
+
+
+# ------------------------------------------------------------ any edit of a stored field
+def _fields(value, path=()):
+    """Every stored field of the metadata: (path, value) for every dict member, list element and scalar."""
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _fields(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _fields(v, (*path, i))
+
+
+def _new_value(old):
+    near = []
+    if isinstance(old, (int, float)) and not isinstance(old, bool):
+        near = [st.sampled_from([old + 1, old - 1, -old, old * 1000, old / 2, float(old)])]
+    return st.one_of(
+        *near,
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**64), 2**64),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=4),
+        st.sampled_from(sorted(sampler_names())),
+        st.lists(st.integers(-1, 3), max_size=3),
+        st.just({}),
+    )
+
+
+NODE_FIELDS = ("label", "parent", "groups", "K")
+
+
+@st.composite
+def edits(draw, meta: dict, rows: dict, run_fields: tuple[str, ...]):
+    """One edit of a stored field: a metadata field set or deleted; one value of a column at one level changed
+    (a label's text too); a run (one value of each of ``run_fields``) or a node (label, parent, G, K) dropped or
+    repeated."""
+    if draw(st.booleans()):
+        fields = [(p, v) for p, v in _fields(meta) if p]  # the signature too
+        path, old = draw(st.sampled_from(fields))
+        if draw(st.integers(0, 4)) == 0:
+            return ("delete", path, None)
+        return ("set", path, draw(_new_value(old)))
+    cells = [(c, lvl) for c in rows if c != "level" for lvl, v in enumerate(rows[c]) if v]
+    column, level = draw(st.sampled_from(cells))
+    at = draw(st.integers(0, len(rows[column][level]) - 1))
+    if draw(st.integers(0, 3)) == 0:
+        what = "run" if column in run_fields else "node"
+        return (draw(st.sampled_from([f"drop {what}", f"repeat {what}"])), column, (level, at))
+    if column == "labels":
+        return ("cell", column, (level, at, draw(st.text(max_size=3))))
+    return ("cell", column, (level, at, draw(st.integers(-3, 3))))
+
+
+def apply_edit(src, dst, edit, run_fields: tuple[str, ...]) -> None:
+    """Rewrite ``src`` to ``dst`` with the edit drawn by :func:`edits`."""
+
+    def change(rows, meta):
+        kind, where, what = edit
+        if kind == "cell":
+            level, at, new = what
+            values = rows[where][level]
+            values[at] = new if where == "labels" else values[at] + new
+        elif kind != "set" and kind != "delete":
+            level, at = what
+            for column in run_fields if kind.endswith("run") else NODE_FIELDS:
+                values = rows[column][level]
+                if values is not None and at < len(values):
+                    values.insert(at, values[at]) if kind.startswith("repeat") else values.pop(at)
+        else:
+            *up, last = where
+            holder = meta
+            for k in up:
+                holder = holder[k]
+            if kind == "delete":
+                del holder[last]
+            else:
+                holder[last] = what
+
+    edit_file(src, dst, change)

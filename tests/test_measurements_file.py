@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import file_support
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -11,7 +12,16 @@ from engine_support import random_trees, release_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cocoviz import InputError, ParameterError, Plan, load_measurements, measure, post_process, save_measurements
+from cocoviz import (
+    Hierarchy,
+    InputError,
+    ParameterError,
+    Plan,
+    load_measurements,
+    measure,
+    post_process,
+    save_measurements,
+)
 from cocoviz.io.measurements_file import MEASUREMENTS_FORMAT
 
 KEY = b"0123456789abcdef-holder"
@@ -187,3 +197,51 @@ def test_a_file_without_rows_is_refused_by_name(saved):
 def test_loaded_answers_are_writable_arrays_like_measures(saved):
     again = load_measurements(saved)
     assert all(m.values.flags.writeable for m in again.levels if m is not None)
+
+
+def _same_measurements(a, b) -> bool:
+    return (
+        a.plan == b.plan
+        and a.budget == b.budget
+        and all(
+            (x is None and y is None)
+            or (
+                x is not None
+                and y is not None
+                and np.array_equal(x.ptr, y.ptr)
+                and np.array_equal(x.values, y.values)
+                and (x.bounds is None) == (y.bounds is None)
+                and (x.bounds is None or np.array_equal(x.bounds, y.bounds))
+            )
+            for x, y in zip(a.levels, b.levels)
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def signed_private_k(tmp_path_factory):
+    """A signed file of a 3-level tree, with K per node chosen privately (Hcp, Hc and a level without K)."""
+    rows = [("a", "a1", 1), ("a", "a1", 3), ("a", "a2", 2), ("b", "b1", 4), ("b", "b1", 1), ("b", "b2", 2)]
+    tree = Hierarchy.from_groups(pd.DataFrame(rows, columns=["st", "co", "size"]), size="size", levels=["st", "co"])
+    plan = Plan.build(
+        tree, epsilons=[1.0] * 3, methods=["Hcp", "Hc", "Hg"], max_size=10, k_select="noisy-max-per-node",
+        k_epsilon=0.5,
+    )  # fmt: skip
+    measurements = measure(plan, tree, seed=2)
+    path = tmp_path_factory.mktemp("m") / "m.parquet"
+    save_measurements(measurements, path, key=KEY)
+    return measurements, path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_signed_file_edited_in_any_stored_field_loads_identical_or_is_refused(signed_private_k, tmp_path, data):
+    measurements, src = signed_private_k
+    rows, meta = file_support.read(src)
+    edit = data.draw(file_support.edits(meta, rows, ("value",)))
+    file_support.apply_edit(src, tmp_path / "x.parquet", edit, ("value",))
+    try:
+        loaded = load_measurements(tmp_path / "x.parquet", key=KEY)
+    except InputError:
+        return
+    assert _same_measurements(loaded, measurements)

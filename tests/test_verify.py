@@ -63,7 +63,7 @@ def saved(tmp_path_factory):
 
 
 def _edit_meta(src, dst, edit) -> None:
-    file_support.edit(src, dst, lambda rows, meta: edit(meta))
+    file_support.edit_file(src, dst, lambda rows, meta: edit(meta))
 
 
 def _same(a, b) -> bool:
@@ -164,7 +164,7 @@ def _last(rows, column, change):
 )
 def test_a_file_whose_arrays_were_edited_is_refused(saved, tmp_path, change, reason):
     _, src, _ = saved["plain"]
-    file_support.edit(src, tmp_path / "x.parquet", lambda rows, meta: change(rows))
+    file_support.edit_file(src, tmp_path / "x.parquet", lambda rows, meta: change(rows))
     with pytest.raises(InputError, match=reason):
         load_release(tmp_path / "x.parquet")
 
@@ -187,14 +187,14 @@ def test_one_run_moved_breaks_a_parent_sum_and_is_refused(saved, tmp_path):
     _, src, _ = saved["plain"]
     # The first leaf's first run one size up: the leaf keeps its G, its parent no longer sums.
     change = lambda rows, meta: rows["size"][2].__setitem__(0, rows["size"][2][0] + 1)  # noqa: E731
-    file_support.edit(src, tmp_path / "x.parquet", change)
+    file_support.edit_file(src, tmp_path / "x.parquet", change)
     with pytest.raises(InputError, match="not the sum of its children"):
         load_release(tmp_path / "x.parquet")
 
 
 def test_a_changed_g_and_a_claim_of_public_g_are_refused(saved, tmp_path):
     _, src, _ = saved["plain"]
-    file_support.edit(src, tmp_path / "g.parquet", lambda rows, meta: rows["groups"][2].__setitem__(0, 99))
+    file_support.edit_file(src, tmp_path / "g.parquet", lambda rows, meta: rows["groups"][2].__setitem__(0, 99))
     with pytest.raises(InputError, match="sum of its children's"):
         load_release(tmp_path / "g.parquet")
 
@@ -202,7 +202,7 @@ def test_a_changed_g_and_a_claim_of_public_g_are_refused(saved, tmp_path):
         for level in rows["groups"]:
             level[0] += 1
 
-    file_support.edit(src, tmp_path / "h.parquet", leaf_and_parents)
+    file_support.edit_file(src, tmp_path / "h.parquet", leaf_and_parents)
     with pytest.raises(InputError, match="budget is not the one its plan costs|not its public G"):
         load_release(tmp_path / "h.parquet")
     _, src, _ = saved["G from the data"]
@@ -269,83 +269,7 @@ def test_only_a_signature_shows_a_relabelled_sampler(saved, tmp_path):
 
 
 # ------------------------------------------------------------ any edit: identical or refused
-def _fields(value, path=()):
-    """Every stored field of the metadata: (path, value) for every dict member, list element and scalar."""
-    yield path, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _fields(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _fields(v, (*path, i))
-
-
-def _new_value(old):
-    near = []
-    if isinstance(old, (int, float)) and not isinstance(old, bool):
-        near = [st.sampled_from([old + 1, old - 1, -old, old * 1000, old / 2, float(old)])]
-    return st.one_of(
-        *near,
-        st.none(),
-        st.booleans(),
-        st.integers(-(2**64), 2**64),
-        st.floats(allow_nan=True, allow_infinity=True),
-        st.text(max_size=4),
-        st.sampled_from(sorted(sampler_names())),
-        st.lists(st.integers(-1, 3), max_size=3),
-        st.just({}),
-    )
-
-
 _RUN_FIELDS = ("node", "size", "count")
-_NODE_FIELDS = ("label", "parent", "groups", "K")
-
-
-@st.composite
-def edits(draw, meta: dict, rows: dict):
-    """One edit of a stored field: a metadata field set or deleted; one value of a column at one level changed
-    (a label's text too); a run (node, size, count) or a node (label, parent, G, K) dropped or repeated."""
-    if draw(st.booleans()):
-        fields = [(p, v) for p, v in _fields(meta) if p]  # the signature too
-        path, old = draw(st.sampled_from(fields))
-        if draw(st.integers(0, 4)) == 0:
-            return ("delete", path, None)
-        return ("set", path, draw(_new_value(old)))
-    cells = [(c, lvl) for c in rows if c != "level" for lvl, v in enumerate(rows[c]) if v]
-    column, level = draw(st.sampled_from(cells))
-    at = draw(st.integers(0, len(rows[column][level]) - 1))
-    if draw(st.integers(0, 3)) == 0:
-        what = "run" if column in _RUN_FIELDS else "node"
-        return (draw(st.sampled_from([f"drop {what}", f"repeat {what}"])), column, (level, at))
-    if column == "labels":
-        return ("cell", column, (level, at, draw(st.text(max_size=3))))
-    return ("cell", column, (level, at, draw(st.integers(-3, 3))))
-
-
-def _apply(src, dst, edit) -> None:
-    def change(rows, meta):
-        kind, where, what = edit
-        if kind == "cell":
-            level, at, new = what
-            values = rows[where][level]
-            values[at] = new if where == "labels" else values[at] + new
-        elif kind != "set" and kind != "delete":
-            level, at = what
-            for column in _RUN_FIELDS if kind.endswith("run") else _NODE_FIELDS:
-                values = rows[column][level]
-                if values is not None and at < len(values):
-                    values.insert(at, values[at]) if kind.startswith("repeat") else values.pop(at)
-        else:
-            *up, last = where
-            holder = meta
-            for k in up:
-                holder = holder[k]
-            if kind == "delete":
-                del holder[last]
-            else:
-                holder[last] = what
-
-    file_support.edit(src, dst, change)
 
 
 def _load_or_refused(path, **key):
@@ -360,8 +284,8 @@ def _edited(saved, tmp_path, name, data, signed: bool):
     release, plain, with_key = saved[name]
     src = with_key if signed else plain
     rows, meta = file_support.read(src)
-    edit = data.draw(edits(copy.deepcopy(meta), rows))
-    _apply(src, tmp_path / "x.parquet", edit)
+    edit = data.draw(file_support.edits(copy.deepcopy(meta), rows, _RUN_FIELDS))
+    file_support.apply_edit(src, tmp_path / "x.parquet", edit, _RUN_FIELDS)
     return release, edit, _load_or_refused(tmp_path / "x.parquet", **({"key": KEY} if signed else {}))
 
 
@@ -415,7 +339,7 @@ def test_an_unsigned_file_edited_in_its_budget_or_invariants_loads_identical_or_
 def test_a_rewrite_that_changes_nothing_loads_identical_signed_or_not(saved, tmp_path):
     """The edits above go through file_support's rewrite: unedited, it must give back the very release."""
     release, plain, signed = saved["private K"]
-    file_support.edit(plain, tmp_path / "u.parquet", lambda rows, meta: None)
-    file_support.edit(signed, tmp_path / "s.parquet", lambda rows, meta: None)
+    file_support.edit_file(plain, tmp_path / "u.parquet", lambda rows, meta: None)
+    file_support.edit_file(signed, tmp_path / "s.parquet", lambda rows, meta: None)
     assert _same(load_release(tmp_path / "u.parquet"), release)
     assert _same(load_release(tmp_path / "s.parquet", key=KEY), release)
