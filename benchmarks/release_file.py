@@ -152,59 +152,45 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
         f"(built, measured and post-processed in {time.perf_counter() - start:.0f} s)",
         flush=True,
     )
-    p = {name: folder / f"{name}.parquet" for name in ("ref", "v2", "v1", "mref", "m2", "m1")}
     rows = []
-    table = _runs_table(release)
-    ref_save = timed("runs table (reference)", lambda: pq.write_table(table, p["ref"]), p["ref"])
-    table = None  # freed before the next timing
-    ref_load = timed("runs table (reference)", lambda: pq.read_table(p["ref"]))
-    rows.append(("release", ref_save, ref_load, ref_save, ref_load))
-    rows.append(
-        (
-            "release",
-            timed("release format 2", lambda: release.save(p["v2"]), p["v2"]),
-            timed("release format 2", lambda: load_release(p["v2"])),
-            ref_save,
-            ref_load,
-        )
-    )
-    if v1:
-        rows.append(
-            (
-                "release",
-                timed("release format 1", lambda: save_v1(release, p["v1"]), p["v1"]),
-                timed("release format 1", lambda: load_release(p["v1"])),
-                ref_save,
-                ref_load,
+
+    def measured(kind: str, formats: list[tuple[str, object, object]], table) -> None:
+        """The reference (``table`` written and read by pyarrow), then every ``(name, save, load)``."""
+        ref_path = folder / f"{kind}-ref.parquet"
+        ref_save = timed(f"{kind} table (reference)", lambda: pq.write_table(table, ref_path), ref_path)
+        table = None  # freed before the next timing
+        ref_load = timed(f"{kind} table (reference)", lambda: pq.read_table(ref_path))
+        rows.append((ref_save, ref_load, ref_save, ref_load))
+        for name, save, load in formats:
+            path = folder / f"{name}.parquet"
+            rows.append(
+                (
+                    timed(name, lambda s=save, p=path: s(p), path),
+                    timed(name, lambda f=load, p=path: f(p)),
+                    ref_save,
+                    ref_load,
+                )
             )
-        )
+
+    measured(
+        "runs",
+        [("release format 2", release.save, load_release)]
+        + ([("release format 1", lambda path: save_v1(release, path), load_release)] if v1 else []),
+        _runs_table(release),
+    )
     release = None
     gc.collect()
-    table = _cells_table(measurements)
-    mref_save = timed("cells table (reference)", lambda: pq.write_table(table, p["mref"]), p["mref"])
-    table = None  # freed before the next timing
-    mref_load = timed("cells table (reference)", lambda: pq.read_table(p["mref"]))
-    rows.append(("measurements", mref_save, mref_load, mref_save, mref_load))
-    rows.append(
-        (
-            "measurements",
-            timed("measurements format 2", lambda: save_measurements(measurements, p["m2"]), p["m2"]),
-            timed("measurements format 2", lambda: load_measurements(p["m2"])),
-            mref_save,
-            mref_load,
-        )
+    measured(
+        "cells",
+        [("measurements format 2", lambda path: save_measurements(measurements, path), load_measurements)]
+        + (
+            [("measurements format 1", lambda path: save_measurements_v1(measurements, path), load_measurements)]
+            if v1
+            else []
+        ),
+        _cells_table(measurements),
     )
-    if v1:
-        rows.append(
-            (
-                "measurements",
-                timed("measurements format 1", lambda: save_measurements_v1(measurements, p["m1"]), p["m1"]),
-                timed("measurements format 1", lambda: load_measurements(p["m1"])),
-                mref_save,
-                mref_load,
-            )
-        )
-    for _, save, load, rsave, rload in rows:
+    for save, load, rsave, rload in rows:
         print(
             f"  {save['what']:<26} save {save['s']:6.2f} s ({save['s'] / rsave['s']:5.1f}x ref), "
             f"load {load['s']:6.2f} s ({load['s'] / rload['s']:5.1f}x ref), "
@@ -212,8 +198,8 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
             f"memory added: save {save['gb']:.2f} GB, load {load['gb']:.2f} GB",
             flush=True,
         )
-    for path in p.values():
-        path.unlink(missing_ok=True)
+    for path in folder.glob("*.parquet"):
+        path.unlink()
 
 
 def main() -> None:

@@ -3,8 +3,9 @@
 A :class:`Release` holds no private data — only the released runs, the public
 :class:`~cocoviz.plan.Plan` and the :class:`~cocoviz.budget.Budget` — so all of
 it may be published: :meth:`Release.to_frame` for a table, :meth:`Release.save`
-and :func:`load_release` for a file (Parquet histograms, with the plan and the
-budget as JSON in the file's metadata; the round trip is exact).  Errors
+and :func:`load_release` for a file (Parquet: the histograms, the shape's nodes
+and K per node as columns, the rest of the plan and the budget as JSON in the
+file's metadata, :mod:`cocoviz.io.release_file`; the round trip is exact).  Errors
 against the truth come from :func:`cocoviz.evaluate`, never from here.
 
 **A file checks itself.**  :func:`load_release` trusts nothing it reads: the budget must be the

@@ -18,6 +18,17 @@ from cocoviz.verify import sampler_names
 META = b"cocoviz"
 
 
+def same_release(a, b) -> bool:
+    """Whether two releases hold the same plan, budget, selection, K per node and runs."""
+    return (
+        a.plan == b.plan
+        and a.budget == b.budget
+        and a.selection == b.selection
+        and a.chosen_bounds() == b.chosen_bounds()
+        and a.to_frame().equals(b.to_frame())
+    )
+
+
 def read(path) -> tuple[dict, dict]:
     """``(rows, meta)``: every column as a list over the rows, and the JSON metadata."""
     table = pq.read_table(path)

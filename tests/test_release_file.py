@@ -30,14 +30,7 @@ def _tree(leaves_per_state: int = 2, depth: int = 2, labels=None) -> Hierarchy:
     return Hierarchy.from_groups(pd.DataFrame(rows, columns=[*levels, "size"]), size="size", levels=levels)
 
 
-def _same(a, b) -> bool:
-    return (
-        a.plan == b.plan
-        and a.budget == b.budget
-        and a.selection == b.selection
-        and a.chosen_bounds() == b.chosen_bounds()
-        and a.to_frame().equals(b.to_frame())
-    )
+_same = file_support.same_release
 
 
 def _format1_tree() -> Hierarchy:

@@ -66,14 +66,7 @@ def _edit_meta(src, dst, edit) -> None:
     file_support.edit_file(src, dst, lambda rows, meta: edit(meta))
 
 
-def _same(a, b) -> bool:
-    return (
-        a.plan == b.plan
-        and a.budget == b.budget
-        and a.selection == b.selection
-        and a.chosen_bounds() == b.chosen_bounds()
-        and a.to_frame().equals(b.to_frame())
-    )
+_same = file_support.same_release
 
 
 # ------------------------------------------------------------ every kind of release loads back
