@@ -14,7 +14,8 @@ reset before, less the resident set before):
 * the reference: pyarrow writing and reading the bare runs table (level, node, size, count) and the bare
   cells table (level, node, value), no metadata, no checks.
 
-Ratios are to the reference of the same kind measured in the same run.  No target is set by the issue
+Ratios are to the reference of the same kind measured in the same run; CPU seconds (all threads) beside
+the wall time, which a shared machine stretches.  No target is set by the issue
 beyond "works at 8M nodes"; format 1 spent hundreds of MB of JSON there.
 """
 
@@ -50,13 +51,13 @@ def timed(what: str, call, path: Path | None = None) -> dict:
     gc.collect()
     before = _rss_gb()
     _reset_peak()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = call()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     added = max(_peak_gb() - before, 0.0)
     size = path.stat().st_size / 2**20 if path is not None and path.exists() else float("nan")
     del out
-    return {"what": what, "s": seconds, "gb": added, "mb": size}
+    return {"what": what, "s": seconds, "cpu": cpu, "gb": added, "mb": size}
 
 
 def save_v1(release, path) -> None:
@@ -189,8 +190,10 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
     )
     for save, load, rsave, rload in rows:
         print(
-            f"  {save['what']:<26} save {save['s']:6.2f} s ({save['s'] / rsave['s']:5.1f}x ref), "
-            f"load {load['s']:6.2f} s ({load['s'] / rload['s']:5.1f}x ref), "
+            f"  {save['what']:<26} save {save['s']:6.2f} s ({save['s'] / rsave['s']:5.1f}x ref; "
+            f"CPU {save['cpu']:.2f} s, {save['cpu'] / rsave['cpu']:.1f}x), "
+            f"load {load['s']:6.2f} s ({load['s'] / rload['s']:5.1f}x ref; "
+            f"CPU {load['cpu']:.2f} s, {load['cpu'] / rload['cpu']:.1f}x), "
             f"{save['mb']:8.1f} MB ({save['mb'] / rsave['mb']:4.1f}x ref), "
             f"memory added: save {save['gb']:.2f} GB, load {load['gb']:.2f} GB",
             flush=True,
