@@ -10,9 +10,13 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cocoviz import Hierarchy, InputError, Plan, estimate, load_measurements, load_release, measure, post_process
 from cocoviz.io import release_file
+from cocoviz.release import level_runs
+from cocoviz.runs import aggregate_runs
 
 KEY = b"the data holder's key, 32 bytes"
 FILES = Path(__file__).parent / "files"
@@ -128,3 +132,16 @@ def test_wide_integers_are_stored_as_int64_and_read_back(tmp_path):
     back = release_file.level_arrays(table, 2, ("label", "value"))
     assert back[0]["value"].tolist() == [2**40, -(2**35), 7] and back[1]["value"] is None
     assert back[1]["label"].tolist() == [0, 1, 2] and back[0]["label"].dtype == np.int64
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 3)), max_size=12), st.booleans())
+def test_level_runs_is_aggregate_runs(runs, ordered):
+    """Stored runs taken as they are when in order, summed and sorted otherwise: aggregate_runs either way."""
+    if ordered:
+        runs = sorted({(n, s): c for n, s, c in runs}.items())
+        runs = [(n, s, c) for (n, s), c in runs]
+    node, size, count = (np.array([r[i] for r in runs], np.int64) for i in range(3))
+    got, want = level_runs(node, size, count, 4), aggregate_runs(node, size, count, 4)
+    assert all(np.array_equal(getattr(got, a), getattr(want, a)) for a in ("ptr", "sizes", "counts"))
+    assert got.sizes.dtype == want.sizes.dtype == np.int64
