@@ -3,8 +3,9 @@
 A :class:`Release` holds no private data — only the released runs, the public
 :class:`~cocoviz.plan.Plan` and the :class:`~cocoviz.budget.Budget` — so all of
 it may be published: :meth:`Release.to_frame` for a table, :meth:`Release.save`
-and :func:`load_release` for a file (Parquet histograms, with the plan and the
-budget as JSON in the file's metadata; the round trip is exact).  Errors
+and :func:`load_release` for a file (Parquet: the histograms, the shape's nodes
+and K per node as columns, the rest of the plan and the budget as JSON in the
+file's metadata, :mod:`cocoviz.io.release_file`; the round trip is exact).  Errors
 against the truth come from :func:`cocoviz.evaluate`, never from here.
 
 **A file checks itself.**  :func:`load_release` trusts nothing it reads: the budget must be the
@@ -18,7 +19,6 @@ edit — even one the checks cannot see, such as a sampler's name — is evident
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -27,18 +27,21 @@ import pandas as pd
 
 from cocoviz import verify
 from cocoviz.budget import Budget
-from cocoviz.errors import InputError, ParameterError
+from cocoviz.errors import InputError
 from cocoviz.hierarchy import node_label, node_labels
-from cocoviz.io.atomic import atomic_path
+from cocoviz.io import release_file
 from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = ["Release", "load_release", "RELEASE_FORMAT"]
 
-#: The format tag in a saved release's metadata.
-RELEASE_FORMAT = "cocoviz-release/1"
-_META_KEY = b"cocoviz"
+#: The format tag in a saved release's metadata (format 2: every array a column, :mod:`cocoviz.io.release_file`).
+RELEASE_FORMAT = "cocoviz-release/2"
+#: The tag of format 1 (the plan and K per node as JSON), which :func:`load_release` still reads.
+RELEASE_FORMAT_1 = "cocoviz-release/1"
+#: A format-2 release's fields per level: the shape's (with K), then the runs (``bands`` may add its own).
+_FIELDS = (*release_file.SHAPE_FIELDS, "node", "size", "count")
 
 
 class Release:
@@ -213,42 +216,24 @@ class Release:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike, *, key: bytes | str | None = None) -> None:
-        """Write the release to a Parquet file: the runs, with plan and budget as JSON metadata.
+        """Write the release to a Parquet file (:mod:`cocoviz.io.release_file`, format 2): the runs, the shape's
+        nodes and K per node as columns, the rest of the plan, the budget and the selection as JSON metadata.
 
         ``key``: the data holder's secret (bytes or text, 16 bytes or more); the file then carries
         an HMAC-SHA256 signature of everything it holds, which ``load_release(path, key=key)`` checks.
         """
         signing = None if key is None else verify.signing_key(key)
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        _check_target(path, "save needs a file path or a binary file object", "write")
-        level = np.concatenate([np.full(r.sizes.size, k, np.int64) for k, r in enumerate(self._levels)])
-        node = np.concatenate([r.node_ids() for r in self._levels])
-        table = pa.table(
-            {
-                "level": level,
-                "node": node,
-                "size": np.concatenate([r.sizes for r in self._levels]),
-                "count": np.concatenate([r.counts for r in self._levels]),
-            }
-        )
+        release_file.target_name(path, "save needs a file path or a binary file object", "write")
+        levels = release_file.shape_arrays(self.shape, self.bounds)
+        for arrays, runs in zip(levels, self._levels):
+            arrays.update(node=runs.node_ids(), size=runs.sizes, count=runs.counts)
         meta = {
             "format": RELEASE_FORMAT,
-            "plan": self.plan.to_dict(),
+            "plan": self.plan.to_dict(shape=release_file.shape_entry(self.shape)),
             "budget": self.budget.to_dict(),
             "selection": self.selection,
-            "bounds": self.chosen_bounds(),
         }
-        if signing is not None:
-            columns = {name: table.column(name).to_numpy() for name in table.column_names}
-            meta["signature"] = {
-                "algorithm": verify.SIGNATURE_ALGORITHM,
-                "value": verify.signature(signing, meta, columns),
-            }
-        # Written aside and renamed in: a failed save (a full disk) leaves the previous file at ``path``.
-        with atomic_path(path) as tmp:
-            pq.write_table(table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()}), tmp)
+        release_file.write(path, meta, levels, _FIELDS, signing)
 
     def __repr__(self) -> str:
         return (
@@ -257,87 +242,54 @@ class Release:
         )
 
 
-def _check_target(path: object, what: str, method: str) -> None:
-    """Refuse what is neither a non-empty path nor a binary file object (one with ``method``)."""
-    if isinstance(path, (str, os.PathLike)):
-        if not os.fspath(path):
-            raise ParameterError(f"{what}, got an empty path")
-    elif not callable(getattr(path, method, None)):
-        raise ParameterError(f"{what}, got {type(path).__name__}")
-
-
 def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> Release:
-    """Read a release written by :meth:`Release.save`; equal to the saved one in every run and field.
+    """Read a release written by :meth:`Release.save` (format 2, or format 1 of earlier versions); equal to the
+    saved one in every run and field.
 
     Refuses (:class:`~cocoviz.errors.InputError`, naming why) a file that is not a release, or whose
     budget is not its plan's cost, whose sampler is unknown, or whose runs break an invariant
     (module docstring).  With ``key``, also a file whose signature is missing or is not that key's.
     """
-    _check_target(path, "load_release needs a file path or a binary file object", "read")
-    name = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else "this file"
+    name = release_file.target_name(path, "load_release needs a file path or a binary file object", "read")
     signing = None if key is None else verify.signing_key(key)
-    table, meta = _read_stored(path, name, RELEASE_FORMAT, "release")
+    table, meta = release_file.read_stored(path, name, (RELEASE_FORMAT, RELEASE_FORMAT_1), "release")
     try:
-        return _checked_release(meta, _columns(table), signing)
+        if meta["format"] == RELEASE_FORMAT_1:
+            plan, columns, bounds = _v1_parts(table, meta, signing)
+        else:
+            plan, columns, bounds = _parts(table, meta, signing)
+        return _checked_release(plan, meta, columns, bounds)
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
 
 
-def _read_stored(path, name: str, fmt: str, what: str) -> tuple[object, dict]:
-    """The Parquet table at ``path`` and its cocoviz metadata, which must carry the format tag ``fmt``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-        meta = json.loads((table.schema.metadata or {})[_META_KEY])
-    except (OSError, KeyError, ValueError, TypeError, pa.ArrowException) as exc:
-        raise InputError(f"{name} is not a saved cocoviz {what} ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != fmt:
-        found = meta.get("format") if isinstance(meta, dict) else None
-        raise InputError(f"{name} has format {found!r}, expected {fmt!r}")
-    return table, meta
+_RUN_COLUMNS = ("level", "node", "size", "count")
 
 
-_COLUMNS = ("level", "node", "size", "count")
-
-
-def _columns(table, names: Sequence[str] = _COLUMNS) -> dict[str, np.ndarray]:
-    """The whole-number columns ``names`` of a stored table (a release's runs, or a noisy-measurement file's)."""
-    import pyarrow as pa
-
-    missing = [c for c in names if c not in table.column_names]
-    if missing:
-        raise InputError(f"it lacks the column(s) {', '.join(missing)}")
-    out = {}
-    for c in names:
-        column = table.column(c)
-        if not pa.types.is_integer(column.type) or column.null_count:
-            raise InputError(f"its column {c!r} is not whole numbers ({column.type}, {column.null_count} missing)")
-        values = column.to_numpy()
-        if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
-            raise InputError(f"its column {c!r} holds numbers too large (beyond 2**63)")
-        out[c] = values.astype(np.int64, copy=False)
-    return out
-
-
-def _stored_plan(meta: dict, parts: Sequence[str] = ("plan", "budget")) -> Plan:
-    """The plan in a stored file's metadata, after checking that it holds ``parts``; a refusal names why."""
-    for part in parts:
-        if part not in meta:
-            raise InputError(f"its metadata lacks the {part}")
-    try:
-        return Plan.from_dict(meta["plan"])
-    except KeyError as exc:
-        raise InputError(f"its plan lacks {exc.args[0]!r}") from None
-    except (TypeError, ValueError, AttributeError, IndexError, OverflowError, ParameterError) as exc:
-        raise InputError(f"its plan is not a valid plan: {exc}") from None
-
-
-def _checked_release(meta: dict, columns: dict[str, np.ndarray], signing: bytes | None) -> Release:
+def _v1_parts(table, meta: dict, signing: bytes | None):
+    """Plan, run columns and K per level of a format-1 file (plan and K as JSON)."""
+    columns = release_file.v1_columns(table, _RUN_COLUMNS)
     if signing is not None:
         verify.check_signature(signing, meta, columns)
-    plan = _stored_plan(meta)
+    plan = release_file.stored_plan(meta, ("plan", "budget"))
+    return plan, columns, release_file.v1_bounds(meta.get("bounds"), plan.shape.depth)
+
+
+def _parts(table, meta: dict, signing: bytes | None):
+    """Plan, run columns and K per level of a format-2 file (every array a column)."""
+    levels = release_file.stored_levels(table, meta, ("plan", "budget"), _FIELDS, signing)
+    plan = release_file.stored_plan(meta, ("plan", "budget"), levels)
+    runs = [tuple(arrays[f] for f in ("node", "size", "count")) for arrays in levels]
+    if any(r is None for run in runs for r in run) or any(len({len(r) for r in run}) > 1 for run in runs):
+        raise InputError("its runs need a node, size and count each, at every level")
+    columns = {
+        "level": np.concatenate([np.full(len(run[0]), lvl, np.int64) for lvl, run in enumerate(runs)]),
+        **{c: np.concatenate([run[i] for run in runs]) for i, c in enumerate(("node", "size", "count"))},
+    }
+    return plan, columns, [arrays["K"] for arrays in levels]
+
+
+def _checked_release(plan: Plan, meta: dict, columns: dict[str, np.ndarray], bounds: list) -> Release:
     selection = meta.get("selection")
     budget = verify.check_budget(plan, meta["budget"], selection)
     verify.check_columns(plan, columns)
@@ -346,29 +298,26 @@ def _checked_release(meta: dict, columns: dict[str, np.ndarray], signing: bytes 
     for level in range(shape.depth + 1):
         mine = columns["level"] == level
         levels.append(
-            aggregate_runs(columns["node"][mine], columns["size"][mine], columns["count"][mine], shape.n_nodes(level))
+            level_runs(columns["node"][mine], columns["size"][mine], columns["count"][mine], shape.n_nodes(level))
         )
     problem = verify.consistency_problem(plan, levels, across_levels=plan.consistency != "none")
     if problem is not None:
         raise InputError(f"its histograms are not a release of its plan: {problem}")
-    bounds = _bounds(meta.get("bounds"), shape.depth)
     verify.check_bounds(plan, bounds, selected=selection is not None)
     return Release(plan, levels, budget, selection, bounds)
 
 
-def _bounds(stored: object, depth: int) -> list[np.ndarray | None]:
-    bounds: list[np.ndarray | None] = [None] * (depth + 1)
-    if stored is None:
-        return bounds
-    if not isinstance(stored, dict):
-        raise InputError("its K per node must be a mapping {level: [K of every node]}")
-    for level, b in stored.items():
-        if not (isinstance(level, str) and level.isdigit() and int(level) <= depth):
-            raise InputError(f"its K per node names level {level!r}, not one of its plan's")
-        if not isinstance(b, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in b):
-            raise InputError(f"its K per node of level {level} must be whole numbers")
-        try:
-            bounds[int(level)] = np.asarray(b, np.int64)
-        except OverflowError:
-            raise InputError(f"its K per node of level {level} holds numbers too large") from None
-    return bounds
+def level_runs(node: np.ndarray, size: np.ndarray, count: np.ndarray, n_nodes: int) -> LevelRuns:
+    """A level's stored runs as :class:`LevelRuns`: :func:`~cocoviz.runs.aggregate_runs` of them, taken as they
+    are when they already are its result (in (node, size) order, counts > 0: what :meth:`Release.save` writes),
+    which spares a sort of every run at 8M nodes.  ``node`` must lie in 0..n_nodes - 1 (checked before).
+
+    >>> level_runs(np.array([1, 0, 0]), np.array([2, 3, 1]), np.array([1, 1, 2]), 2).ptr.tolist()
+    [0, 2, 3]
+    """
+    ordered = (node[1:] > node[:-1]) | ((node[1:] == node[:-1]) & (size[1:] > size[:-1]))
+    if not ordered.all() or (count <= 0).any():
+        return aggregate_runs(node, size, count, n_nodes)
+    ptr = np.zeros(n_nodes + 1, np.int64)
+    np.cumsum(np.bincount(node, minlength=n_nodes), out=ptr[1:])
+    return LevelRuns(ptr, size.astype(np.int64), count.astype(np.int64))

@@ -49,6 +49,7 @@ __all__ = [
     "check_columns",
     "check_bounds",
     "check_measurements",
+    "node_cells",
     "MAX_NOISY_VALUE",
     "consistency_problem",
     "signing_key",
@@ -210,7 +211,7 @@ def check_bounds(plan: Plan, bounds: Sequence[np.ndarray | None], selected: bool
             raise InputError(f"its K̂ of {plan.k_select!r} must be one for the whole release")
 
 
-def _node_cells(plan: Plan, level: int, bounds: np.ndarray | None) -> np.ndarray:
+def node_cells(plan: Plan, level: int, bounds: np.ndarray | None) -> np.ndarray:
     """Noisy cells the plan's method measures per node of ``level`` with K per node ``bounds``."""
     method = plan.level_method(level)
     groups = plan.shape.group_counts(level)
@@ -291,7 +292,7 @@ def _check_level(plan: Plan, level: int, m: object) -> None:
     bounds = None if m.bounds is None else np.asarray(m.bounds)
     if bounds is not None and bounds.shape != (n_nodes,):
         raise ParameterError(f"{where} need one K per node")
-    expected = _node_cells(plan, level, bounds)
+    expected = node_cells(plan, level, bounds)
     got = np.diff(ptr)
     if not np.array_equal(got, expected):
         k = int(np.flatnonzero(got != expected)[0])
@@ -353,9 +354,21 @@ def signature(key: bytes, meta: Mapping, columns: Mapping[str, np.ndarray], name
     body = {k: v for k, v in meta.items() if k != "signature"}
     mac.update(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True).encode())
     for name in names:
-        values = np.ascontiguousarray(columns[name], dtype="<i8")
-        mac.update(name.encode() + values.size.to_bytes(8, "little") + values.tobytes())
+        mac.update(name.encode() + _column_bytes(columns[name]))
     return mac.hexdigest()
+
+
+def _column_bytes(values: np.ndarray | None) -> bytes:
+    """What the signature reads of one column: its length and its values as little-endian int64 (text: every
+    value's UTF-8 length, then the bytes); an absent column (a level without K) is marked as such."""
+    if values is None:
+        return b"absent"
+    if values.dtype == object:
+        encoded = [str(v).encode() for v in values]
+        lengths = np.array([len(e) for e in encoded], "<i8")
+        return len(encoded).to_bytes(8, "little") + lengths.tobytes() + b"".join(encoded)
+    values = np.ascontiguousarray(values, dtype="<i8")
+    return values.size.to_bytes(8, "little") + values.tobytes()
 
 
 def check_signature(

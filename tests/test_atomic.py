@@ -210,15 +210,15 @@ def test_a_release_save_that_fails_midway_keeps_the_good_release(tmp_path, monke
     good, other = _release(0), _release(1, leaves=40)
     path = tmp_path / "release.parquet"
     good.save(path)
-    real_write = pq.write_table
+    real_close = pq.ParquetWriter.close
 
-    def full_disk(table, where, **kw):
-        real_write(table, where, **kw)
-        data = Path(where).read_bytes()
-        Path(where).write_bytes(data[: int(len(data) * cut)])
+    def full_disk(writer):  # the file written whole, then cut, as a disk that fills up at its end would
+        real_close(writer)
+        data = Path(writer.where).read_bytes()
+        Path(writer.where).write_bytes(data[: int(len(data) * cut)])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(pq, "write_table", full_disk)
+    monkeypatch.setattr(pq.ParquetWriter, "close", full_disk)
     with pytest.raises(OSError, match="No space left"):
         other.save(path)
     with pytest.raises(OSError, match="No space left"):

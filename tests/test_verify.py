@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import copy
-import json
 
+import file_support
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,7 +17,6 @@ from cocoviz.noise import OpenDPSampler, SecureSampler
 from cocoviz.verify import sampler_names
 
 KEY = b"the data holder's key, 32 bytes"
-_META = b"cocoviz"
 
 
 def _tree() -> Hierarchy:
@@ -64,35 +62,11 @@ def saved(tmp_path_factory):
     return out
 
 
-def _read(path):
-    table = pq.read_table(path)
-    return table, json.loads(table.schema.metadata[_META])
-
-
-def _write(path, table, meta) -> None:
-    pq.write_table(table.replace_schema_metadata({_META: json.dumps(meta).encode()}), path)
-
-
 def _edit_meta(src, dst, edit) -> None:
-    table, meta = _read(src)
-    edit(meta)
-    _write(dst, table, meta)
+    file_support.edit_file(src, dst, lambda rows, meta: edit(meta))
 
 
-def _edit_column(src, dst, name, values) -> None:
-    table, meta = _read(src)
-    i = table.column_names.index(name)
-    _write(dst, table.set_column(i, name, pa.array(values)), meta)
-
-
-def _same(a, b) -> bool:
-    return (
-        a.plan == b.plan
-        and a.budget == b.budget
-        and a.selection == b.selection
-        and a.chosen_bounds() == b.chosen_bounds()
-        and a.to_frame().equals(b.to_frame())
-    )
+_same = file_support.same_release
 
 
 # ------------------------------------------------------------ every kind of release loads back
@@ -158,50 +132,70 @@ def test_a_file_whose_charges_and_sampler_were_edited_is_refused(saved, tmp_path
         load_release(tmp_path / "z.parquet")
 
 
+def _last(rows, column, change):
+    """``change(values)`` applied to the deepest level's list of ``column`` (values of the leaves or their runs)."""
+    rows[column][-1] = change(list(rows[column][-1]))
+
+
 @pytest.mark.parametrize(
     "change, reason",
     [
-        (lambda t: t.assign(count=t["count"] + 3), "count above its node's G|not its public G"),
-        (lambda t: t.assign(count=np.where(t.index == len(t) - 1, -1, t["count"])), "negative size or count"),
-        (lambda t: t.assign(level=np.where(t.index == 0, 7, t["level"])), "runs at level 7"),
-        (lambda t: t.assign(node=np.where(t["level"] == 2, t["node"] + 10, t["node"])), "node ids outside"),
-        (lambda t: t.assign(count=t["count"].astype(float) + 0.5), "not whole numbers"),
-        (lambda t: t.drop(columns="size"), "lacks the column"),
-        (lambda t: pd.concat([t, t[["node"]]], axis=1), "not a saved cocoviz release"),  # a column twice
+        (lambda r: _last(r, "count", lambda c: [x + 3 for x in c]), "count above its node's G|not its public G"),
+        (lambda r: _last(r, "count", lambda c: [*c[:-1], -1]), "negative size or count"),
+        (lambda r: r["level"].__setitem__(0, 7), "not levels 0 to 2 in order"),
+        (lambda r: _last(r, "node", lambda c: [x + 10 for x in c]), "node ids outside"),
+        (lambda r: _last(r, "size", lambda c: c[:-1]), "a node, size and count each"),
+        (lambda r: r.pop("size"), "lacks the column"),
+        (lambda r: r["count"].__setitem__(1, None), "a node, size and count each"),
+        (lambda r: r["groups"].__setitem__(0, None), "lacks the labels, label, parent or groups"),
+        (lambda r: _last(r, "parent", lambda c: [x + 5 for x in c]), "out of range"),
+        (lambda r: _last(r, "label", lambda c: [0] * len(c)), "two nodes with one path"),
+        (lambda r: _last(r, "labels", lambda c: c[::-1]), "not sorted and distinct"),
+        (lambda r: r["labels"].__setitem__(0, ["x"]), "root is not one node"),
+        (lambda r: [r[c].pop() for c in r], "rows are not levels 0 to 2|names 2 levels below the root"),
     ],
 )
-def test_a_file_whose_histograms_were_edited_is_refused(saved, tmp_path, change, reason):
+def test_a_file_whose_arrays_were_edited_is_refused(saved, tmp_path, change, reason):
     _, src, _ = saved["plain"]
-    table, meta = _read(src)
-    frame = change(table.to_pandas())
-    columns = [pa.array(frame.iloc[:, i].to_numpy()) for i in range(frame.shape[1])]
-    _write(tmp_path / "x.parquet", pa.Table.from_arrays(columns, names=list(frame.columns)), meta)
+    file_support.edit_file(src, tmp_path / "x.parquet", lambda rows, meta: change(rows))
+    with pytest.raises(InputError, match=reason):
+        load_release(tmp_path / "x.parquet")
+
+
+@pytest.mark.parametrize(
+    "column, value, reason",
+    [("count", 2.5, "not whole numbers"), ("label", 2**40, "out of range"), ("groups", 2**63 + 5, "too large")],
+)
+def test_a_column_of_another_type_is_refused(saved, tmp_path, column, value, reason):
+    _, src, _ = saved["plain"]
+    rows, meta = file_support.read(src)
+    rows[column][-1] = [value] * len(rows[column][-1])
+    value_type = pa.float64() if isinstance(value, float) else pa.uint64() if value >= 2**63 else pa.int64()
+    file_support.write(tmp_path / "x.parquet", rows, meta, {column: pa.large_list(value_type)})
     with pytest.raises(InputError, match=reason):
         load_release(tmp_path / "x.parquet")
 
 
 def test_one_run_moved_breaks_a_parent_sum_and_is_refused(saved, tmp_path):
     _, src, _ = saved["plain"]
-    table, meta = _read(src)
-    frame = table.to_pandas()
-    leaf = frame.index[frame["level"] == 2][0]
-    frame.loc[leaf, "size"] += 1  # the leaf keeps its G; its parent no longer sums
-    _write(tmp_path / "x.parquet", pa.Table.from_pandas(frame, preserve_index=False), meta)
+    # The first leaf's first run one size up: the leaf keeps its G, its parent no longer sums.
+    change = lambda rows, meta: rows["size"][2].__setitem__(0, rows["size"][2][0] + 1)  # noqa: E731
+    file_support.edit_file(src, tmp_path / "x.parquet", change)
     with pytest.raises(InputError, match="not the sum of its children"):
         load_release(tmp_path / "x.parquet")
 
 
 def test_a_changed_g_and_a_claim_of_public_g_are_refused(saved, tmp_path):
     _, src, _ = saved["plain"]
-    _edit_meta(src, tmp_path / "g.parquet", lambda m: m["plan"]["shape"]["groups"][2].__setitem__(0, 99))
+    file_support.edit_file(src, tmp_path / "g.parquet", lambda rows, meta: rows["groups"][2].__setitem__(0, 99))
     with pytest.raises(InputError, match="sum of its children's"):
         load_release(tmp_path / "g.parquet")
 
-    def leaf_and_parents(meta):  # G changed along one branch, so the shape still adds up: the runs do not
-        for level in meta["plan"]["shape"]["groups"]:
+    def leaf_and_parents(rows, meta):  # G changed along one branch, so the shape still adds up: the runs do not
+        for level in rows["groups"]:
             level[0] += 1
 
-    _edit_meta(src, tmp_path / "h.parquet", leaf_and_parents)
+    file_support.edit_file(src, tmp_path / "h.parquet", leaf_and_parents)
     with pytest.raises(InputError, match="budget is not the one its plan costs|not its public G"):
         load_release(tmp_path / "h.parquet")
     _, src, _ = saved["G from the data"]
@@ -221,7 +215,7 @@ def test_a_changed_g_and_a_claim_of_public_g_are_refused(saved, tmp_path):
 @pytest.mark.parametrize(
     "part, inner",
     [("plan", None), ("budget", None), ("plan", "shape"), ("plan", "epsilons"), ("budget", "charges")]
-    + [("budget", "total"), ("plan", "levels"), ("plan", "groups"), ("plan", "public_groups"), ("plan", "k_beta")],
+    + [("budget", "total"), ("plan", "levels"), ("plan", "public_groups"), ("plan", "k_beta")],
 )
 def test_a_missing_part_is_refused_by_name_never_a_key_error(saved, tmp_path, part, inner):
     _, src, _ = saved["plain"]
@@ -237,7 +231,8 @@ def test_a_missing_part_is_refused_by_name_never_a_key_error(saved, tmp_path, pa
     with pytest.raises(InputError) as refused:
         load_release(tmp_path / "x.parquet")
     assert "refused" in str(refused.value) and "KeyError" not in str(refused.value)
-    assert inner is None or inner in str(refused.value)  # the missing field is named
+    named = "name its levels" if inner == "shape" else inner  # the shape's entry names the levels
+    assert inner is None or named in str(refused.value)
 
 
 # ------------------------------------------------------------ signatures
@@ -267,73 +262,7 @@ def test_only_a_signature_shows_a_relabelled_sampler(saved, tmp_path):
 
 
 # ------------------------------------------------------------ any edit: identical or refused
-def _fields(value, path=()):
-    """Every stored field of the metadata: (path, value) for every dict member, list element and scalar."""
-    yield path, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _fields(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _fields(v, (*path, i))
-
-
-def _new_value(old):
-    near = []
-    if isinstance(old, (int, float)) and not isinstance(old, bool):
-        near = [st.sampled_from([old + 1, old - 1, -old, old * 1000, old / 2, float(old)])]
-    return st.one_of(
-        *near,
-        st.none(),
-        st.booleans(),
-        st.integers(-(2**64), 2**64),
-        st.floats(allow_nan=True, allow_infinity=True),
-        st.text(max_size=4),
-        st.sampled_from(sorted(sampler_names())),
-        st.lists(st.integers(-1, 3), max_size=3),
-        st.just({}),
-    )
-
-
-@st.composite
-def edits(draw, meta: dict, n_rows: int):
-    """One edit of a stored field: a metadata field set or deleted, one cell of a column changed, a run dropped
-    or repeated."""
-    if draw(st.booleans()):
-        fields = [(p, v) for p, v in _fields(meta) if p]  # the signature too
-        path, old = draw(st.sampled_from(fields))
-        if draw(st.integers(0, 4)) == 0:
-            return ("delete", path, None)
-        return ("set", path, draw(_new_value(old)))
-    row = draw(st.integers(0, n_rows - 1))
-    if draw(st.integers(0, 3)) == 0:
-        return (draw(st.sampled_from(["drop row", "repeat row"])), "count", (row, 0))
-    column = draw(st.sampled_from(["level", "node", "size", "count"]))
-    return ("cell", column, (row, draw(st.integers(-3, 3))))
-
-
-def _apply(src, dst, edit) -> None:
-    table, meta = _read(src)
-    kind, where, what = edit
-    if kind in ("drop row", "repeat row"):
-        rows = np.arange(table.num_rows)
-        row = what[0]
-        table = table.take(np.delete(rows, row) if kind == "drop row" else np.insert(rows, row, row))
-    elif kind == "cell":
-        values = table.column(where).to_numpy().copy()
-        row, delta = what
-        values[row] += delta
-        table = table.set_column(table.column_names.index(where), where, pa.array(values))
-    else:
-        *up, last = where
-        holder = meta
-        for k in up:
-            holder = holder[k]
-        if kind == "delete":
-            del holder[last]
-        else:
-            holder[last] = what
-    _write(dst, table, meta)
+_RUN_FIELDS = ("node", "size", "count")
 
 
 def _load_or_refused(path, **key):
@@ -347,9 +276,9 @@ def _edited(saved, tmp_path, name, data, signed: bool):
     """One random edit of the saved release ``name``: (the release, the edit, what loads or None if refused)."""
     release, plain, with_key = saved[name]
     src = with_key if signed else plain
-    table, meta = _read(src)
-    edit = data.draw(edits(copy.deepcopy(meta), table.num_rows))
-    _apply(src, tmp_path / "x.parquet", edit)
+    rows, meta = file_support.read(src)
+    edit = data.draw(file_support.edits(copy.deepcopy(meta), rows, _RUN_FIELDS))
+    file_support.apply_edit(src, tmp_path / "x.parquet", edit, _RUN_FIELDS)
     return release, edit, _load_or_refused(tmp_path / "x.parquet", **({"key": KEY} if signed else {}))
 
 
@@ -362,25 +291,27 @@ def test_a_signed_file_edited_in_any_stored_field_loads_identical_or_is_refused(
 
 
 #: The fields whose edits the checks themselves refuse, signature or not: the budget, the sampler (unless
-#: renamed to another of cocoviz's samplers), ε, K's choice, G, its publicness, the histograms' levels, nodes
-#: and counts, the format.  (Labels, p, the merge, sizes within a node ... need the signature.)
+#: renamed to another of cocoviz's samplers), ε, K's choice, publicness of G, the format; in the columns G, the
+#: runs' nodes and counts, and a run dropped or repeated.  (Labels, parents, p, the merge, sizes within a node,
+#: a private K ... need the signature.)
 _GUARDED = (
     ("format",),
     ("budget",),
     ("plan", "epsilons"),
     ("plan", "k_select"),
     ("plan", "k_epsilon"),
-    ("plan", "shape", "groups"),
     ("plan", "shape", "public_groups"),
 )
 
 
 def _guarded(edit) -> bool:
     kind, where, what = edit
-    if kind in ("drop row", "repeat row"):
+    if kind in ("drop run", "repeat run"):
         return True
+    if kind in ("drop node", "repeat node"):
+        return False
     if kind == "cell":
-        return where != "size" and what[1] != 0
+        return where in ("node", "count", "groups") and what[-1] != 0
     if where[:2] == ("budget", "sampler") and isinstance(what, str) and what in sampler_names():
         return False
     return any(where[: len(g)] == g for g in _GUARDED)
@@ -396,3 +327,12 @@ def test_an_unsigned_file_edited_in_its_budget_or_invariants_loads_identical_or_
     elif loaded is not None:  # whatever else was edited, what loads keeps every invariant and the plan's cost
         assert loaded.budget.total == loaded.plan.cost().total or loaded.selection is not None
         assert loaded.plan.consistency == "none" or loaded.is_consistent()
+
+
+def test_a_rewrite_that_changes_nothing_loads_identical_signed_or_not(saved, tmp_path):
+    """The edits above go through file_support's rewrite: unedited, it must give back the very release."""
+    release, plain, signed = saved["private K"]
+    file_support.edit_file(plain, tmp_path / "u.parquet", lambda rows, meta: None)
+    file_support.edit_file(signed, tmp_path / "s.parquet", lambda rows, meta: None)
+    assert _same(load_release(tmp_path / "u.parquet"), release)
+    assert _same(load_release(tmp_path / "s.parquet", key=KEY), release)

@@ -8,9 +8,9 @@ run for run, the release that ``post_process(plan, measurements)`` gives.  The f
 
 * the plan (:meth:`~cocoviz.Plan.to_dict`): its public facts — the hierarchy's levels and nodes, G of
   every node, K when it is public — and ε or ρ, method, p per level;
-* the noisy answers only: one row per noisy cell (``level``, ``node``, ``value``), node by node in
-  the order the plan measures them, and the K of every node where a method needed one (the public K,
-  or a K̂ that is itself a DP output);
+* the noisy answers only: every measured level's noisy cells (``value``), node by node in the order
+  the plan measures them (how many per node follows from the plan and K), and the K of every node
+  where a method needed one (the public K, or a K̂ that is itself a DP output);
 * the budget spent (:meth:`~cocoviz.Budget.to_dict`), and a statement of the sampler, the
   accounting and the cost beside it.
 
@@ -18,10 +18,12 @@ No true count is in it, nothing read from the private rows but through noise: ev
 already released by the noisy measurements, so it may be published with the release (as the Census
 publishes its noisy measurement files) and anyone can rerun the post-processing.
 
-Like a release file (:mod:`cocoviz.release`), it is Parquet with the rest as JSON in its metadata,
-written whole or not at all (:mod:`cocoviz.io.atomic`), optionally signed with the data holder's
-key (HMAC-SHA256, :func:`cocoviz.verify.signature`), and trusted in nothing when read back: the
-budget must be the one its plan costs, spent by a known sampler, and the answers must be the plan's
+Like a release file (:mod:`cocoviz.release`), it is Parquet in the columnar layout of
+:mod:`cocoviz.io.release_file` (format 2: the shape, K and the cells as columns in chunks, the rest as
+JSON in its metadata; format-1 files, with one row per cell and the shape as JSON, still load), written
+whole or not at all (:mod:`cocoviz.io.atomic`), optionally signed with the data holder's key (HMAC-SHA256,
+:func:`cocoviz.verify.signature`), and trusted in nothing when read back: the budget must be the one its plan
+costs, spent by a known sampler, and the answers must be the plan's
 measurements, cell for cell (:func:`cocoviz.verify.check_measurements`).  A file that fails gets an
 :class:`~cocoviz.errors.InputError` naming why, never a traceback.
 
@@ -40,20 +42,19 @@ True
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Mapping
-
 import numpy as np
 
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.io import release_file
 
 __all__ = ["MEASUREMENTS_FORMAT", "save_measurements", "load_measurements", "statement"]
 
-#: The format tag in a noisy-measurement file's metadata.
-MEASUREMENTS_FORMAT = "cocoviz-measurements/1"
-_META_KEY = b"cocoviz"
-_COLUMNS = ("level", "node", "value")
+#: The format tag in a noisy-measurement file's metadata (format 2: every array a column).
+MEASUREMENTS_FORMAT = "cocoviz-measurements/2"
+#: The tag of format 1 (one row per cell; the shape and K as JSON), which :func:`load_measurements` still reads.
+MEASUREMENTS_FORMAT_1 = "cocoviz-measurements/1"
+_FIELDS = (*release_file.SHAPE_FIELDS, "value")
+_V1_COLUMNS = ("level", "node", "value")
 #: What the file holds, said in the file.
 CONTENTS = (
     "noisy answers of every measured node and the public plan only: no true count; publishable, "
@@ -71,32 +72,7 @@ def statement(budget) -> dict:
 
 def _target(path: object, method: str) -> str:
     """The file's name for messages, after refusing what is neither a path nor a binary file object."""
-    from cocoviz.release import _check_target
-
-    _check_target(path, "a noisy-measurement file needs a file path or a binary file object", method)
-    return repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else "this file"
-
-
-def _columns_of(measurements) -> dict[str, np.ndarray]:
-    """One row per noisy cell, level by level and node by node, filled in place (no copy of every level joined)."""
-    measured = [m for m in measurements.levels if m is not None]
-    rows = sum(int(np.asarray(m.ptr)[-1]) for m in measured)
-    columns = {name: np.empty(rows, np.int64) for name in _COLUMNS}
-    at = 0
-    for m in measured:
-        counts = np.diff(np.asarray(m.ptr, np.int64))
-        end = at + int(counts.sum())
-        columns["level"][at:end] = m.level
-        columns["node"][at:end] = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-        columns["value"][at:end] = m.values  # whole numbers (check_measurements saw to it)
-        at = end
-    return columns
-
-
-def _bounds_of(measurements) -> dict[str, list[int]]:
-    return {
-        str(m.level): [int(k) for k in m.bounds] for m in measurements.levels if m is not None and m.bounds is not None
-    }
+    return release_file.target_name(path, "a noisy-measurement file needs a file path or a binary file object", method)
 
 
 def save_measurements(measurements, path, *, key: bytes | str | None = None) -> None:
@@ -106,33 +82,24 @@ def save_measurements(measurements, path, *, key: bytes | str | None = None) -> 
     written.  ``key`` (bytes or text, 16 bytes or more) signs the file: :func:`load_measurements`
     with the same key then refuses any edit.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from cocoviz import verify
-    from cocoviz.io.atomic import atomic_path
 
     signing = None if key is None else verify.signing_key(key)
     _target(path, "write")
     plan = getattr(measurements, "plan", None)
     verify.check_measurements(plan, measurements)
-    columns = _columns_of(measurements)
+    levels = release_file.shape_arrays(plan.shape, [None if m is None else m.bounds for m in measurements.levels])
+    for arrays, m in zip(levels, measurements.levels):
+        # Whole numbers (check_measurements saw to it), stored as integers.
+        arrays["value"] = None if m is None else np.asarray(m.values).astype(np.int64, copy=False)
     meta = {
         "format": MEASUREMENTS_FORMAT,
         "contents": CONTENTS,
         "statement": statement(measurements.budget),
-        "plan": plan.to_dict(),
+        "plan": plan.to_dict(shape=release_file.shape_entry(plan.shape)),
         "budget": measurements.budget.to_dict(),
-        "bounds": _bounds_of(measurements),
     }
-    if signing is not None:
-        meta["signature"] = {
-            "algorithm": verify.SIGNATURE_ALGORITHM,
-            "value": verify.signature(signing, meta, columns, _COLUMNS),
-        }
-    table = pa.table(columns).replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
-    with atomic_path(path) as tmp:  # a failed write leaves the previous file at ``path``
-        pq.write_table(table, tmp)
+    release_file.write(path, meta, levels, _FIELDS, signing)
 
 
 def load_measurements(path, *, key: bytes | str | None = None):
@@ -144,37 +111,89 @@ def load_measurements(path, *, key: bytes | str | None = None):
     nodes, cells per node, K, whole values); with ``key``, also one whose signature is missing or
     is not that key's.
     """
-
     from cocoviz import verify
-    from cocoviz.release import _columns as stored_columns  # read and checked as a release file is
-    from cocoviz.release import _read_stored as read_stored
 
     name = _target(path, "read")
     signing = None if key is None else verify.signing_key(key)
-    table, meta = read_stored(path, name, MEASUREMENTS_FORMAT, "noisy-measurement file")
+    formats = (MEASUREMENTS_FORMAT, MEASUREMENTS_FORMAT_1)
+    table, meta = release_file.read_stored(path, name, formats, "noisy-measurement file")
     try:
-        columns = stored_columns(table, _COLUMNS)
-        if signing is not None:
-            verify.check_signature(signing, meta, columns, _COLUMNS)
-        return _checked(meta, columns)
+        if meta["format"] == MEASUREMENTS_FORMAT_1:
+            columns = release_file.v1_columns(table, _V1_COLUMNS)
+            if signing is not None:
+                verify.check_signature(signing, meta, columns, _V1_COLUMNS)
+            return _checked_v1(meta, columns)
+        return _checked(meta, table, signing)
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
 
 
-def _checked(meta: dict, columns: dict[str, np.ndarray]):
+def _checked_budget(meta: dict, levels=None):
+    """The plan and budget of a stored file, its statement checked against the budget."""
     from cocoviz import verify
-    from cocoviz.measure import LevelMeasurement, Measurements
-    from cocoviz.release import _bounds as stored_bounds  # K per node and the plan read as a release file's
-    from cocoviz.release import _stored_plan as stored_plan
 
-    plan = stored_plan(meta, ("plan", "budget", "statement"))
+    plan = release_file.stored_plan(meta, ("plan", "budget", "statement"), levels)
     budget = verify.check_budget(plan, meta["budget"], None)
     if meta["statement"] != statement(budget):
         raise InputError(f"its statement {meta['statement']!r} is not its budget's ({statement(budget)!r})")
-    if not isinstance(meta.get("bounds"), Mapping):
+    return plan, budget
+
+
+def _measurements(plan, budget, levels):
+    """The Measurements of ``levels`` (LevelMeasurement or None per level), refused unless the plan's."""
+    from cocoviz import verify
+    from cocoviz.measure import Measurements
+
+    measurements = Measurements(plan, tuple(levels), budget)
+    try:
+        verify.check_measurements(plan, measurements)
+    except ParameterError as exc:
+        raise InputError(f"its answers are not its plan's measurements: {exc}") from None
+    return measurements
+
+
+def _checked(meta: dict, table, signing: bytes | None):
+    """The measurements of a format-2 file: cells per node from the plan and K, so only their total is stored."""
+    from cocoviz import verify
+    from cocoviz.measure import LevelMeasurement
+
+    arrays = release_file.stored_levels(table, meta, ("plan", "budget", "statement"), _FIELDS, signing)
+    plan, budget = _checked_budget(meta, arrays)
+    bounds = [a["K"] for a in arrays]
+    try:
+        verify.check_bounds(plan, bounds, selected=False)
+    except InputError as exc:
+        raise InputError(f"its answers are not its plan's measurements: {exc}") from None
+    measured = set(plan.measured_levels())
+    levels: list = [None] * len(arrays)
+    for lvl, a in enumerate(arrays):
+        if (a["value"] is None) == (lvl in measured):
+            raise InputError(
+                f"it has answers at level {lvl}, which its plan does not measure"
+                if lvl not in measured
+                else f"it lacks the answers of level {lvl}, which its plan measures"
+            )
+        if lvl not in measured:
+            continue
+        ptr = np.zeros(plan.shape.n_nodes(lvl) + 1, np.int64)
+        np.cumsum(verify.node_cells(plan, lvl, bounds[lvl]), out=ptr[1:])
+        if ptr[-1] != len(a["value"]):
+            raise InputError(f"its level {lvl} holds {len(a['value'])} answers, its plan's query {int(ptr[-1])}")
+        method = plan.level_method(lvl)
+        # Arrays of their own, as measure()'s answers are (a column read whole may be a read-only view).
+        values = a["value"] if a["value"].flags.writeable else a["value"].copy()
+        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
+    return _measurements(plan, budget, levels)
+
+
+def _checked_v1(meta: dict, columns: dict[str, np.ndarray]):
+    from cocoviz.measure import LevelMeasurement
+
+    plan, budget = _checked_budget(meta)
+    if not isinstance(meta.get("bounds"), dict):
         raise InputError("its K per node must be a mapping {level: [K of every node]}")
-    bounds = stored_bounds(meta["bounds"], plan.shape.depth)
-    level, node, value = (columns[c] for c in _COLUMNS)
+    bounds = release_file.v1_bounds(meta["bounds"], plan.shape.depth)
+    level, node, value = (columns[c] for c in _V1_COLUMNS)
     # Comparisons of neighbours, not np.diff: a bool per row rather than a number (files of 50M rows).
     if (level[1:] < level[:-1]).any():
         raise InputError("its rows are not in level order")
@@ -196,9 +215,4 @@ def _checked(meta: dict, columns: dict[str, np.ndarray]):
         # A copy: the file's columns are read-only views, measure()'s answers are arrays of their own.
         values = value[mine].copy()
         levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
-    measurements = Measurements(plan, tuple(levels), budget)
-    try:
-        verify.check_measurements(plan, measurements)
-    except ParameterError as exc:
-        raise InputError(f"its answers are not its plan's measurements: {exc}") from None
-    return measurements
+    return _measurements(plan, budget, levels)

@@ -352,19 +352,25 @@ class Plan(KBound):
             return Budget(tuple(charges))
         return Budget(tuple(charges), accounting="zCDP", delta=self.delta)
 
-    def to_dict(self) -> dict:
-        """JSON-ready form; :meth:`from_dict` gives back an equal plan."""
+    def to_dict(self, shape: dict | None = None) -> dict:
+        """JSON-ready form; :meth:`from_dict` gives back an equal plan.
+
+        ``shape``: the entry to store for the shape instead of :meth:`Shape.to_dict` (a file that keeps the
+        shape's per-node arrays as columns, :mod:`cocoviz.io.release_file`, stores only its levels here).
+        """
         return {
-            "shape": self.shape.to_dict(),
+            "shape": self.shape.to_dict() if shape is None else shape,
             "epsilons": list(self.epsilons),
             **self.options(),
             "prior": self.prior.to_dict(),
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> Plan:
+    def from_dict(cls, data: dict, shape: Shape | None = None) -> Plan:
+        """The plan :meth:`to_dict` wrote; ``shape`` when the shape was stored apart (then ``data["shape"]``
+        is not read)."""
         return cls(
-            Shape.from_dict(data["shape"]),
+            Shape.from_dict(data["shape"]) if shape is None else shape,
             tuple(data["epsilons"]),
             tuple(data["methods"]),
             tuple(data["p"]),
@@ -457,6 +463,11 @@ class Plan(KBound):
             raise type(exc)(f"the plan file {name!r}: {exc}") from None
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Plan) and self.shape.same_as(other.shape) and self.to_dict() == other.to_dict()
+        # The shapes compared as arrays; the rest as dicts without them (a shape's dict lists every node's path).
+        return (
+            isinstance(other, Plan)
+            and self.shape.same_as(other.shape)
+            and self.to_dict(shape={}) == other.to_dict(shape={})
+        )
 
     __hash__ = None
