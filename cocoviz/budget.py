@@ -240,14 +240,19 @@ class Budget:
         )
 
     def summary(self) -> pd.DataFrame:
-        """One row per level and quantity: nodes measured, cells, Δ, ε and scale."""
+        """One row per level and quantity: nodes measured, cells, Δ, ε and scale, the noise law and the
+        neighbour relation (and ρ under zCDP), so the report states each measurement's whole terms."""
         frame = self.to_frame()
         if frame.empty:
             return frame
+        keys = ["level", "quantity", "sensitivity", "epsilon", "scale", "noise", "relation"]
+        if self.accounting == "zCDP":
+            keys.append("rho")
+        order = ["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale", *keys[5:]]
         return (
-            frame.groupby(["level", "quantity", "sensitivity", "epsilon", "scale"], sort=False, dropna=False)
+            frame.groupby(keys, sort=False, dropna=False)
             .agg(nodes=("nodes", "sum"), cells=("cells", "sum"))
-            .reset_index()[["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale"]]
+            .reset_index()[order]
         )
 
     def describe(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from cocoviz.accounting import DEFAULT_DELTA
 from cocoviz.datasets.tenure import previous_census_tenure, tenure_table
 from cocoviz.experiments.tao_joint import E7_MAX_SIZE
 from cocoviz.hierarchy import Hierarchy, node_label
@@ -25,6 +26,11 @@ HELP = {
     "tenure_eps": (
         "ε of every level for the tenure margin: owners per region, noise of scale 1/ε (Δ = 1 when one household's "
         "tenure may change; Δ = 0 under one person added or removed, see the budget notes)."
+    ),
+    "size_rho": "ρ (zCDP) of every level for the household sizes: discrete Gaussian noise with σ² = Δ₂²/(2ρ).",
+    "tenure_rho": (
+        "ρ (zCDP) of every level for the tenure margin: owners per region, discrete Gaussian noise with "
+        "σ² = 1/(2ρ) (Δ₂ = 1 when one household's tenure may change)."
     ),
     "prior": (
         "The public table IDE starts from. **previous census**: another draw of the generator, households a little "
@@ -47,14 +53,22 @@ def _previous(name: str, _shape: Shape) -> dict:
 
 
 @st.cache_resource(show_spinner="Releasing and fitting the tables…", max_entries=8)
-def _compute(name: str, size_eps: float, tenure_eps: float, consistency: str, seed: int, _tree, _table, _priors):
+def _compute(
+    name: str, zcdp: bool, size_eps: float, tenure_eps: float, consistency: str, seed: int, _tree, _table, _priors
+):
+    """The joint tables of every prior; under ``zcdp`` the two budgets are ρ per level, not ε."""
     n = _tree.depth + 1
+    sizes, tenure = [size_eps] * n, [tenure_eps] * n
+    budgets = (
+        dict(size_rhos=sizes, tenure_rhos=tenure, delta=DEFAULT_DELTA)
+        if zcdp
+        else dict(size_epsilons=sizes, tenure_epsilons=tenure)
+    )
     release, noisy, joints = estimate_joints(
         _tree,
         _table,
         _priors,
-        size_epsilons=[size_eps] * n,
-        tenure_epsilons=[tenure_eps] * n,
+        **budgets,
         max_size=E7_MAX_SIZE,
         consistency=consistency,
         seed=seed,
@@ -63,16 +77,27 @@ def _compute(name: str, size_eps: float, tenure_eps: float, consistency: str, se
     return release, joints, errors
 
 
-def sidebar() -> tuple[float, float, str, str, int]:
+def sidebar() -> tuple[bool, float, float, str, str, int]:
     sb = st.sidebar
     sb.header("Size × tenure")
     sb.caption(f"Data: **{DATASET}** with tenure drawn per household (cocoviz.datasets.tenure; seed 0).")
-    size_eps = controls.epsilon_box(
-        sb, "ε per level, sizes", "joint.size_eps", 1.0, name="ε of the sizes", help=HELP["size_eps"]
-    )
-    tenure_eps = controls.epsilon_box(
-        sb, "ε per level, tenure margin", "joint.ten_eps", 0.5, name="ε of the tenure margin", help=HELP["tenure_eps"]
-    )
+    zcdp = controls.accounting_control(sb) == "zCDP"
+    if zcdp:  # ε = 1 and 0.5 as ρ = ε²/2
+        size_eps = controls.rho_box(
+            sb, "ρ per level, sizes", "joint.size_rho", 0.5, name="ρ of the sizes", help=HELP["size_rho"]
+        )
+        tenure_eps = controls.rho_box(
+            sb, "ρ per level, tenure margin", "joint.ten_rho", 0.125, name="ρ of the tenure margin",
+            help=HELP["tenure_rho"],
+        )  # fmt: skip
+    else:
+        size_eps = controls.epsilon_box(
+            sb, "ε per level, sizes", "joint.size_eps", 1.0, name="ε of the sizes", help=HELP["size_eps"]
+        )
+        tenure_eps = controls.epsilon_box(
+            sb, "ε per level, tenure margin", "joint.ten_eps", 0.5, name="ε of the tenure margin",
+            help=HELP["tenure_eps"],
+        )  # fmt: skip
     prior = sb.selectbox(
         "Prior",
         PRIOR_NAMES,
@@ -88,7 +113,7 @@ def sidebar() -> tuple[float, float, str, str, int]:
     )
     seed = controls.seed_control()
     stop_if_refused(size_eps, tenure_eps, seed)
-    return size_eps, tenure_eps, prior, consistency, seed
+    return zcdp, size_eps, tenure_eps, prior, consistency, seed
 
 
 def main() -> None:
@@ -99,7 +124,7 @@ def main() -> None:
         "Bater & Machanavajjhala). Both margins are kept exactly; a prior can only shape how ownership varies "
         "with size."
     )
-    size_eps, tenure_eps, prior, consistency, seed = sidebar()
+    zcdp, size_eps, tenure_eps, prior, consistency, seed = sidebar()
     tree = guard(data.load_bundled, DATASET)
     card = data.data_card(DATASET)
     info = data.DataInfo(("bundled", DATASET), DATASET, True, data.public_bound(card), card)
@@ -107,7 +132,9 @@ def main() -> None:
     shape = Shape.of(tree)
     table = _tenure(DATASET, tree)
     priors = {"previous census": _previous(DATASET, shape), "uniform": "uniform", NO_PRIOR: "independent"}
-    _release, joints, errors = guard(_compute, DATASET, size_eps, tenure_eps, consistency, seed, tree, table, priors)
+    _release, joints, errors = guard(
+        _compute, DATASET, zcdp, size_eps, tenure_eps, consistency, seed, tree, table, priors
+    )
     joint = joints[prior]
     names = controls.level_names(tree, info)
 
@@ -116,7 +143,15 @@ def main() -> None:
     est = joint.table(path)
     st.markdown(f"**Node:** {node_label(path)}")  # a line of its own: a metric cuts a long name short
     c1, c2, c3, c4 = st.columns(4)  # one number a metric: "23,250,675 / 23,25…" was cut short
-    c1.metric("Total ε spent", f"{joint.budget.total:g}")
+    budget = joint.budget
+    if zcdp:
+        c1.metric(
+            "Total ρ spent",
+            f"{budget.total_rho:g}",
+            help=f"zCDP, read as (ε = {budget.total:.3g}, δ = {budget.delta:g})-DP.",
+        )
+    else:
+        c1.metric("Total ε spent", f"{budget.total:g}")
     c2.metric("Groups G (public)", f"{int(est.sum()):,}")
     c3.metric("Owners (private)", f"{int(est[:, 0].sum()):,}")
     c4.metric("Owners (true)", f"{int(truth[:, 0].sum()):,}")
@@ -152,9 +187,15 @@ def main() -> None:
         for level in range(tree.depth + 1)
         for what, eps in (("sizes", size_eps), ("tenure", tenure_eps))
     }
-    st.plotly_chart(budget_figure({}, extra=extra), theme="streamlit", key="joint_budget")
-    st.dataframe(joint.budget.summary(), hide_index=True, width="stretch")
-    for note in joint.budget.notes:
+    unit = "ρ" if zcdp else "ε"
+    st.plotly_chart(budget_figure({}, extra=extra, unit=unit), theme="streamlit", key="joint_budget")
+    if zcdp:
+        st.caption(
+            f"zCDP, discrete Gaussian noise in both margins: total **ρ = {budget.total_rho:g}**, read as "
+            f"(ε = {budget.total:.3g}, δ = {budget.delta:g})-DP."
+        )
+    st.dataframe(budget.summary(), hide_index=True, width="stretch")
+    for note in budget.notes:
         st.caption(f"Note: {note}")
     st.caption(
         f"Sizes: Hc at every level, K = {E7_MAX_SIZE:,} (the generator's public bound on its outliers), top-down."

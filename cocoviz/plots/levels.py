@@ -74,10 +74,12 @@ def budget_figure(
     level_names: Sequence[str] | None = None,
     extra: Mapping[str, float] | None = None,
     title: str | None = None,
+    unit: str = "ε",
 ) -> go.Figure:
     """The privacy budget as one horizontal stacked bar: ε of every level (and extra spending).
 
-    Levels compose sequentially, so the bar's length is the total ε.
+    Levels compose sequentially, so the bar's length is the total ε; ``unit="ρ"`` draws a zCDP budget,
+    whose ρ add up the same way.
     """
     fig = go.Figure()
     items = [(level_names[k] if level_names is not None else f"level {k}", eps) for k, eps in per_level.items()]
@@ -85,20 +87,20 @@ def budget_figure(
     for k, (name, eps) in enumerate(items):
         fig.add_trace(
             go.Bar(
-                y=["ε"],
+                y=[unit],
                 x=[eps],
-                name=f"{name}: ε = {eps:g}",
+                name=f"{name}: {unit} = {eps:g}",
                 orientation="h",
                 marker_color=SERIES_COLORS[k % len(SERIES_COLORS)],
                 text=[f"{eps:g}"],
                 textposition="inside",
-                hovertemplate=f"{name}: ε = {eps:g}<extra></extra>",
+                hovertemplate=f"{name}: {unit} = {eps:g}<extra></extra>",
             )
         )
     total = float(sum(eps for _, eps in items))
     fig.update_layout(
         barmode="stack",
-        title=title or f"total ε = {total:g}",
+        title=title or f"total {unit} = {total:g}",
         height=170,
         legend={"orientation": "h", "y": -0.5},
         margin={"t": 40, "b": 10, "l": 10, "r": 10},

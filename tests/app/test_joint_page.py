@@ -36,3 +36,24 @@ def test_joint_page_reacts_to_the_tenure_epsilon_and_refuses_zero():
     at.number_input(key="w.joint.ten_eps").set_value(0.0).run()
     assert_clean(at)
     assert errors(at) and "ε" in errors(at)[0]
+
+
+def test_joint_page_under_zcdp_spends_rho_in_both_margins():
+    at = new_app(JOINT)
+    at.radio(key="w.accounting").set_value("zCDP").run()
+    assert_clean(at)
+    assert not errors(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Total ρ spent"] == "1.875"  # 3 levels × (0.5 for the sizes + 0.125 for tenure)
+    assert "Total ε spent" not in metrics
+    budget = plotly_specs(at)[3]
+    assert budget["layout"]["title"]["text"] == "total ρ = 1.875"
+    assert any("read as (ε = " in c.value and "δ = 1e-10)-DP" in c.value for c in at.caption)
+    summary = at.dataframe[-1].value  # the budget: every measurement's noise, relation and ρ
+    assert {"noise", "relation", "rho"} <= set(summary.columns) and summary["rho"].notna().all()
+    assert set(summary["noise"]) == {"gaussian"}
+    at.number_input(key="w.joint.ten_rho").set_value(0.5).run()
+    assert {m.label: m.value for m in at.metric}["Total ρ spent"] == "3"
+    at.number_input(key="w.joint.ten_rho").set_value(0.0).run()
+    assert_clean(at)
+    assert errors(at) and "ρ" in errors(at)[0]
