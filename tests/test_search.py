@@ -86,7 +86,8 @@ def test_a_slash_inside_a_label_is_escaped_and_case_is_ignored():
 
 def test_the_index_is_built_once_per_hierarchy():
     nodes = build(STATES)
-    assert LabelIndex.of(nodes) is LabelIndex.of(nodes)
+    assert not LabelIndex.built(nodes)
+    assert LabelIndex.of(nodes) is LabelIndex.of(nodes) and LabelIndex.built(nodes)
     # ASCII levels are held as bytes (a quarter of the memory); a query beyond ASCII finds nothing there.
     assert [a.dtype.kind for a in LabelIndex.of(nodes).folded[1:]] == ["S"] * 3 and find_nodes(nodes, "é").total == 0
     mixed = build([("Évry", "x"), ("evry", "y")])
