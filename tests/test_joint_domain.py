@@ -58,3 +58,49 @@ def test_node_tables_equal_the_per_row_form(rows, floats):
 def test_node_tables_of_an_empty_table(levels):
     table = pd.DataFrame({"state": pd.Series([], dtype=str), "size": [], "owners": [], "renters": []})
     _assert_same(node_tables(table, levels), _per_row_tables(table, levels))
+
+
+def _per_node_evaluation(table: pd.DataFrame, joint) -> pd.DataFrame:
+    """evaluate_joint as first written: one row tuple per node (the reference)."""
+    from cocoviz.hierarchy import node_label
+    from cocoviz.joint.evaluate import EVALUATION_COLUMNS, true_tables
+
+    truth = true_tables(table, joint)
+    shape = joint.shape
+    rows = []
+    for level in range(shape.depth + 1):
+        for path in shape.paths[level]:
+            est, true = joint.table(path), truth[path].astype(np.int64)
+            g = max(int(true.sum()), 1)
+            err = int(est[:, 0].sum() - true[:, 0].sum())
+            rows.append(
+                (
+                    level,
+                    node_label(path),
+                    int(true.sum()),
+                    float(np.abs(est - true).sum() / g),
+                    float(np.abs(est.sum(axis=1) - true.sum(axis=1)).sum() / g),
+                    err,
+                    2 * abs(err) / g,
+                )
+            )
+    return pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
+
+
+@pytest.mark.parametrize("prior", ["independent", "uniform"])
+def test_evaluate_joint_equals_the_per_node_form(prior):
+    from cocoviz.datasets.tenure import tenure_table
+    from cocoviz.hierarchy import Hierarchy
+    from cocoviz.joint import estimate_joints, evaluate_joint
+
+    rng = np.random.default_rng(5)
+    groups = pd.DataFrame({"leaf": rng.integers(0, 12, 400), "size": rng.geometric(0.4, 400)})
+    groups["state"], groups["county"] = "s" + (groups["leaf"] // 5).astype(str), "c" + groups["leaf"].astype(str)
+    groups.loc[:3, "size"] = 0  # a few empty groups
+    tree = Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
+    table = tenure_table(tree, seed=3)
+    _, _, joints = estimate_joints(
+        tree, table, {prior: prior}, size_epsilons=[1.0] * 3, tenure_epsilons=[0.5] * 3, max_size=tree.max_size, seed=2
+    )
+    got, expected = evaluate_joint(table, joints[prior]), _per_node_evaluation(table, joints[prior])
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
