@@ -15,10 +15,11 @@ import pandas as pd
 
 from cocoviz.budget import Budget, double_geometric_variance
 from cocoviz.consistency import mean_consistency
-from cocoviz.estimators import HC_SENSITIVITY, query_hc
-from cocoviz.hierarchy import node_label
-from cocoviz.measure import check_inputs, open_sampler
+from cocoviz.estimators import HC_SENSITIVITY
+from cocoviz.hierarchy import node_labels
+from cocoviz.measure import check_inputs, draw_nodes, open_sampler
 from cocoviz.plan import Plan
+from cocoviz.whole_level import query_hc_nodes
 
 __all__ = ["mean_consistency_baseline"]
 
@@ -45,11 +46,13 @@ def mean_consistency_baseline(
     notes = check_inputs(plan, tree, noise)
     noisy, variances, truths = [], [], []
     for level in range(tree.depth + 1):
-        runs = tree.runs(level)
-        truth = np.stack([query_hc(*runs.node(k), plan.max_size) for k in range(runs.n_nodes)])
-        truths.append(truth)
+        # A level at once, on integer arrays: every node's Hc[0..K-1] in one compiled pass, its noise in one keyed
+        # draw (cell j of node k from the stream (level, k, 0), as a node-by-node draw takes it).
+        n, k = tree.runs(level).n_nodes, plan.max_size
+        values, ptr = query_hc_nodes(tree.runs(level), 0, n, np.full(n, k, np.int64))
+        truths.append(values.reshape(n, k))
         scale = HC_SENSITIVITY / plan.epsilons[level]
-        noisy.append(np.stack([noise.draw(row, scale, (level, k, 0)) for k, row in enumerate(truth)]))
+        noisy.append(draw_nodes(noise, values.copy(), ptr, scale, level, 0).reshape(n, k))
         variances.append(double_geometric_variance(scale))
     parents = [None] + [tree.parents(level) for level in range(1, tree.depth + 1)]
     consistent = mean_consistency(noisy, variances, parents)
@@ -61,7 +64,7 @@ def mean_consistency_baseline(
             pd.DataFrame(
                 {
                     "level": level,
-                    "node": [node_label(p) for p in tree.nodes(level)],
+                    "node": node_labels(tree.node_codes, level).astype("str"),
                     "groups": groups,
                     "emd": np.abs(hc_hat - truth).sum(axis=1),
                     "negative_cells": (h_hat < -1e-9).sum(axis=1),

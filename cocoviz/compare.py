@@ -2,25 +2,34 @@
 
 Both releases are public outputs, so their difference costs no ε and reads no
 private data; the errors of each against the truth (:func:`cocoviz.evaluate`)
-are the data holder's and are joined by the caller.
+are the data holder's and are joined by the caller.  Works a level at a time on
+the released runs: no Python object per node, so a tree of millions of blocks
+compares in seconds.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from cocoviz.errors import InputError
-from cocoviz.hierarchy import node_label
-from cocoviz.metrics import emd
+from cocoviz.hierarchy import node_labels
+from cocoviz.metrics import emd_level
 from cocoviz.release import Release
+from cocoviz.runs import LevelRuns
 
 __all__ = ["same_nodes", "release_differences"]
 
 
 def same_nodes(a: Release, b: Release) -> bool:
     """Whether two releases cover the same nodes, level by level (they can then be compared node by node)."""
-    sa, sb = a.plan.shape, b.plan.shape
-    return sa.depth == sb.depth and all(list(sa.paths[k]) == list(sb.paths[k]) for k in range(sa.depth + 1))
+    return a.plan.shape.node_codes.same(b.plan.shape.node_codes)
+
+
+def _persons(runs: LevelRuns) -> np.ndarray:
+    """Σ_j j·Ĥ[j] of every node, exactly in int64."""
+    total = np.concatenate([np.zeros(1, np.int64), np.cumsum(runs.sizes.astype(np.int64) * runs.counts)])
+    return total[runs.ptr[1:]] - total[runs.ptr[:-1]]
 
 
 def release_differences(a: Release, b: Release) -> pd.DataFrame:
@@ -37,19 +46,20 @@ def release_differences(a: Release, b: Release) -> pd.DataFrame:
     """
     if not same_nodes(a, b):
         raise InputError("the two releases cover different nodes: compare releases of the same data and levels")
-    rows = []
     shape = a.plan.shape
+    frames = []
     for level in range(shape.depth + 1):
-        for node in shape.paths[level]:
-            ha, hb = a.histogram(node), b.histogram(node)
-            rows.append(
+        ra, rb = a.runs(level), b.runs(level)
+        frames.append(
+            pd.DataFrame(
                 {
-                    "level": level,
-                    "node": node_label(node),
-                    "groups": int(ha.sum()),
-                    "persons_a": a.persons(node),
-                    "persons_b": b.persons(node),
-                    "emd_between": int(emd(ha, hb)),
+                    "level": np.full(ra.n_nodes, level, np.int64),
+                    "node": node_labels(shape.node_codes, level).astype("str"),
+                    "groups": ra.groups().astype(np.int64),
+                    "persons_a": _persons(ra),
+                    "persons_b": _persons(rb),
+                    "emd_between": emd_level(ra, rb),
                 }
             )
-    return pd.DataFrame(rows)
+        )
+    return pd.concat(frames, ignore_index=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -285,10 +286,18 @@ class NodeCodes:
 
     def children(self, level: int, k: int) -> np.ndarray:
         """Indices at ``level + 1`` of the children of node ``k`` of ``level``."""
-        return np.flatnonzero(self.parents[level + 1] == k)
+        lo, hi = self._child_range(level + 1, k)
+        if self._sorted(level + 1):
+            return np.arange(lo, hi)
+        return np.sort(self._order(level + 1)[lo:hi])
 
     def locate(self, path: Path) -> int:
-        """Index of the node at ``path`` within its level (``len(path)``); KeyError if there is none."""
+        """Index of the node at ``path`` within its level (``len(path)``); KeyError if there is none.
+
+        Costs a binary search per level, not a pass over the level's nodes: a tree's
+        levels are ordered by (parent, label) as :meth:`build` makes them, and a
+        level that is not gets its order sorted once, on first use.
+        """
         if len(path) > self.depth:
             raise UnknownNode(f"no node {path} in this hierarchy")
         k = 0
@@ -297,11 +306,39 @@ class NodeCodes:
             code = int(np.searchsorted(lab, label)) if len(lab) else 0
             if code >= len(lab) or lab[code] != label:
                 raise UnknownNode(f"no node {path} in this hierarchy")
-            hit = np.flatnonzero((self.codes[lvl] == code) & (self.parents[lvl] == k))
-            if not len(hit):
+            lo, hi = self._child_range(lvl, k)
+            codes = self.codes[lvl] if self._sorted(lvl) else self._lookup[lvl][2]
+            at = lo + _span(codes[lo:hi], code)
+            if at >= hi or codes[at] != code:
                 raise UnknownNode(f"no node {path} in this hierarchy")
-            k = int(hit[0])
+            k = at if self._sorted(lvl) else int(self._order(lvl)[at])
         return k
+
+    @cached_property
+    def _lookup(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+        """Per level, once asked: None when its nodes are ordered by (parent, code) (every tree :meth:`build`
+        makes), else the (parent, code) order with parents and codes in it (stable: the first of equal
+        nodes first).  Kept on the object, which is immutable."""
+        return {}
+
+    def _sorted(self, level: int) -> bool:
+        if level not in self._lookup:
+            p, c = self.parents[level], self.codes[level]
+            ordered = bool(np.all((p[1:] > p[:-1]) | ((p[1:] == p[:-1]) & (c[1:] >= c[:-1]))))
+            if ordered:
+                self._lookup[level] = None
+            else:
+                order = np.lexsort((c, p))
+                self._lookup[level] = (order, p[order], c[order])
+        return self._lookup[level] is None
+
+    def _order(self, level: int) -> np.ndarray:
+        return self._lookup[level][0]
+
+    def _child_range(self, level: int, k: int) -> tuple[int, int]:
+        """Where the children of node ``k`` of ``level - 1`` sit in ``level``'s (parent, code) order."""
+        parents = self.parents[level] if self._sorted(level) else self._lookup[level][1]
+        return _span(parents, k), _span(parents, k + 1)
 
     def same(self, other: NodeCodes) -> bool:
         """Whether both hold the same nodes with the same paths and parents, in the same order."""
@@ -317,6 +354,14 @@ class NodeCodes:
     def nbytes(self) -> int:
         """Bytes held by the arrays (labels counted as their pointers)."""
         return sum(a.nbytes for part in (self.labels, self.codes, self.parents) for a in part)
+
+
+def _span(ascending: np.ndarray, value: int) -> int:
+    """How many of ``ascending`` are below ``value``, searched in the array's own type (a key of another type
+    would make numpy convert the whole array on every call)."""
+    if value > np.iinfo(ascending.dtype).max:
+        return len(ascending)
+    return int(np.searchsorted(ascending, np.asarray(value, ascending.dtype)))
 
 
 class LevelPaths(Sequence):

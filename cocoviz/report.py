@@ -67,7 +67,9 @@ def release_report_html(
     figures = [budget_figure(budget.per_level(), level_names=names, extra=dict(budget.extra))]
     figures.append(_released_figure(release, (), names[0]))
     if plan.shape.depth >= 1:
-        for node in list(plan.shape.paths[1])[:nodes]:
+        # Only the charted nodes' paths are made: the first level may hold thousands.
+        first = plan.shape.paths[1]
+        for node in (first[k] for k in range(min(nodes, len(first)))):
             figures.append(_released_figure(release, node, node_label(node)))
     charts = "".join(
         fig.to_html(full_html=False, include_plotlyjs=(k == 0), default_width="100%") for k, fig in enumerate(figures)
@@ -77,7 +79,7 @@ def release_report_html(
             "level": names,
             "ε": list(plan.epsilons),
             "method": list(plan.methods),
-            "nodes": [len(plan.shape.paths[k]) for k in range(plan.shape.depth + 1)],
+            "nodes": [plan.shape.n_nodes(k) for k in range(plan.shape.depth + 1)],
         }
     )
     fast = release.sampler.startswith("fast")

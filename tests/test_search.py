@@ -86,7 +86,8 @@ def test_a_slash_inside_a_label_is_escaped_and_case_is_ignored():
 
 def test_the_index_is_built_once_per_hierarchy():
     nodes = build(STATES)
-    assert LabelIndex.of(nodes) is LabelIndex.of(nodes)
+    assert not LabelIndex.built(nodes)
+    assert LabelIndex.of(nodes) is LabelIndex.of(nodes) and LabelIndex.built(nodes)
     # ASCII levels are held as bytes (a quarter of the memory); a query beyond ASCII finds nothing there.
     assert [a.dtype.kind for a in LabelIndex.of(nodes).folded[1:]] == ["S"] * 3 and find_nodes(nodes, "é").total == 0
     mixed = build([("Évry", "x"), ("evry", "y")])
@@ -113,3 +114,25 @@ def test_matches_brute_force(paths, words, limit):
 def test_hits_are_integer_arrays(query):
     hits = find_nodes(build(STATES), query)
     assert hits.levels.dtype == np.int64 and hits.indices.dtype == np.int64
+
+
+def _folded_reference(labels: np.ndarray) -> np.ndarray:
+    """The index's folded labels as first built: fixed-width unicode, lower-cased, then bytes if all ASCII."""
+    text = labels.astype(str) if len(labels) else np.zeros(0, str)
+    cased = ~np.strings.isdigit(text)
+    if cased.any():
+        text[cased] = np.strings.lower(text[cased])
+    try:
+        return text.astype(np.bytes_)
+    except UnicodeEncodeError:
+        return text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="aZq09 -/_ÉéßİΣ@[`{", max_size=6), min_size=1, max_size=12))
+def test_the_folded_labels_equal_their_first_form(labels):
+    nodes = build([(label, "x") for label in labels] + [("AB", "000123"), ("ab", "Tract 9")])
+    index = LabelIndex.build(nodes)
+    for lvl in range(1, nodes.depth + 1):
+        expected = _folded_reference(nodes.labels[lvl])
+        assert index.folded[lvl].dtype == expected.dtype and index.folded[lvl].tolist() == expected.tolist()

@@ -87,16 +87,13 @@ class LabelIndex:
 
     @classmethod
     def build(cls, nodes: NodeCodes) -> LabelIndex:
-        folded = [np.zeros(0, str)]
-        for lvl in range(1, nodes.depth + 1):
-            labels = nodes.labels[lvl]
-            text = labels.astype(str) if len(labels) else np.zeros(0, str)
-            # Codes (GEOIDs, "000100") have no case: folding only the other labels spares most of the work.
-            cased = ~np.strings.isdigit(text)
-            if cased.any():
-                text[cased] = np.strings.lower(text[cased])
-            folded.append(_narrow(text))
-        return cls(nodes, tuple(folded))
+        return cls(nodes, (np.zeros(0, str), *(_fold(nodes.labels[lvl]) for lvl in range(1, nodes.depth + 1))))
+
+    @classmethod
+    def built(cls, nodes: NodeCodes) -> bool:
+        """Whether the index of ``nodes`` is built already (:meth:`of` returns at once): a page shows a
+        spinner otherwise, since 8M GEOIDs take a second or two."""
+        return nodes in _INDEXES
 
     @classmethod
     def of(cls, nodes: NodeCodes) -> LabelIndex:
@@ -126,13 +123,34 @@ class LabelIndex:
 _INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _narrow(text: np.ndarray) -> np.ndarray:
-    """``text`` as one byte per character when every label is ASCII (a quarter of numpy's 4-byte characters:
-    8M GEOIDs take 120 MB, not 480 MB); else unchanged."""
+def _fold(labels: np.ndarray) -> np.ndarray:
+    """A level's labels (Python ``str``) folded to lower case, as fixed-width numpy strings: one byte per
+    character when every label is ASCII (a quarter of numpy's 4-byte characters: 8M GEOIDs take 120 MB, not
+    480 MB), else unicode.
+
+    ASCII labels go straight to bytes and are folded there, byte by byte (``A``-``Z`` to ``a``-``z``, what
+    :func:`numpy.strings.lower` does to them), without the 4-byte unicode copy in between.
+    """
+    if not len(labels):
+        return np.zeros(0, str)
     try:
-        return text.astype(np.bytes_)
+        folded = labels.astype(np.bytes_)
     except UnicodeEncodeError:
-        return text
+        text = labels.astype(str)
+        # Codes (GEOIDs, "000100") have no case: folding only the other labels spares most of the work.
+        cased = ~np.strings.isdigit(text)
+        if cased.any():
+            text[cased] = np.strings.lower(text[cased])
+        try:  # folding may have made them ASCII
+            return text.astype(np.bytes_)
+        except UnicodeEncodeError:
+            return text
+    if folded.itemsize:
+        chars = folded.view(np.uint8)
+        for lo in range(0, chars.size, 1 << 24):  # in slices: the masks stay small
+            part = chars[lo : lo + (1 << 24)]
+            np.add(part, 32, out=part, where=(part >= ord("A")) & (part <= ord("Z")))
+    return folded
 
 
 def parse_query(query: str) -> list[str]:

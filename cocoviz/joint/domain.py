@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.nodes import LabelColumns, NodeCodes
 
 __all__ = [
     "SIZE_EDGES",
@@ -104,16 +105,15 @@ def node_tables(
     n = _edges(edges).size
     cls = size_classes(table["size"].to_numpy(), edges)
     values = table[["owners", "renters"]].to_numpy()
-    labels = [table[c].astype(str).to_numpy() for c in levels]
+    if not len(table):
+        return {}
+    # The rows' paths as integer codes, sorted as tuples of str sort: one Python tuple per node, none per row.
+    nodes, leaf = NodeCodes.build(LabelColumns.from_frame(table, levels))
     out: dict[tuple[str, ...], np.ndarray] = {}
     for depth in range(len(levels) + 1):
-        keys = list(zip(*labels[:depth])) if depth else [()] * len(table)
-        uniq = sorted(set(keys))
-        index = {k: i for i, k in enumerate(uniq)}
-        rows = np.fromiter((index[k] for k in keys), np.int64, len(keys))
-        acc = np.zeros((len(uniq), n, 2), values.dtype)
-        np.add.at(acc, (rows, cls), values)
-        out.update({tuple(k): acc[i] for i, k in enumerate(uniq)})
+        acc = np.zeros((nodes.size(depth), n, 2), values.dtype)
+        np.add.at(acc, (nodes.ancestors(len(levels), depth)[leaf], cls), values)
+        out.update(zip(nodes.paths(depth), acc))
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy, node_label, node_path
-from cocoviz.hierarchy.search import KIND_NAMES, child_labels, find_nodes
+from cocoviz.hierarchy.search import KIND_NAMES, LabelIndex, child_labels, find_nodes
 from pages.common import state
 
 #: At most this many matches of the search box are offered.
@@ -59,6 +59,11 @@ def search_box(tree: Hierarchy, data_label: str, names: list[str]) -> None:
     )
     if not query.strip():
         return
+    if not LabelIndex.built(tree.node_codes):
+        # Built once per hierarchy, on the first search: a second or two at 8M block labels.
+        labels = sum(len(tree.node_codes.labels[lvl]) for lvl in range(1, tree.depth + 1))
+        with c2, st.spinner(f"Indexing {labels:,} names for the search (once per dataset)…"):
+            LabelIndex.of(tree.node_codes)
     hits = find_nodes(tree.node_codes, query, SEARCH_LIMIT)
     if not len(hits):
         c2.info(f"No node matches {query.strip()!r}.", icon=":material/search_off:")
