@@ -12,7 +12,8 @@ Targets, printed beside each figure:
   envelopes and checks every node (:func:`cocoviz.intervals.covered_nodes`, equal to the frames' check);
   the rate is per node, summarised over the level's nodes (up to 25, a seeded sample: mean, 5th and 95th
   percentile, min, max), beside
-  the exact P(max |Z| ≤ a) the half-width was chosen for.
+  the exact P(E) the tolerances were chosen for (:func:`cocoviz.intervals.half_widths`: ± a - 1 with the
+  fewest one-sided widenings by 1; ``a_mean`` the widest, ``widened`` the widenings per cell).
 - width: over 10 full releases, per level, the mean over nodes of the band's width (Σ_j high - low over
   sizes 0..K or 0..J, and per size) beside the emd bound it gives and the released histogram's true emd.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
@@ -47,7 +48,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
     """Per level, the share of trials in which each node's band holds its truth (up to ``cap`` nodes per
     level, a seeded sample, where a level has more: the machine is shared)."""
     import cocoviz
-    from cocoviz.intervals import LevelBands, covered_nodes, half_width, tail_probability
+    from cocoviz.intervals import WIDER_FIRST, LevelBands, covered_nodes, half_widths
     from cocoviz.noise import FastSampler
 
     tree = cocoviz.load_dataset(name)
@@ -64,14 +65,15 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
         truth = np.concatenate([v for v, _ in parts])
         ptr = np.concatenate([[0], np.cumsum([v.size for v, _ in parts])])
         cells, groups, noise = np.diff(ptr), plan.shape.group_counts(level)[picked], plan.level_noise(level)
-        widths = {int(c): half_width(noise, int(c), 0.9) for c in np.unique(cells)}
-        a = np.array([widths[int(c)] for c in cells], np.int64)
-        exact = np.array([(1 - float(tail_probability(noise, widths[int(c)]))) ** int(c) for c in cells])
+        chosen = {int(c): half_widths(noise, int(c), 0.9, first=WIDER_FIRST[m.name]) for c in np.unique(cells)}
+        widths = [chosen[int(c)] for c in cells]
+        a = np.array([w.widest for w in widths], np.int64)
+        exact = np.array([w.confidence(noise) for w in widths])
         hits = np.zeros(n, np.int64)
         start = time.perf_counter()
         for trial in range(trials):
             noisy = FastSampler(seed=(24, trial)).draw_level(truth.copy(), ptr, noise, level)
-            hits += covered_nodes(LevelBands.of(m.name, noisy, ptr), truth, a, groups)
+            hits += covered_nodes(LevelBands.of(m.name, noisy, ptr), truth, widths, groups)
         live = cells > 0
         rate = hits[live] / trials
         rows.append(
@@ -89,6 +91,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
                 "max": rate.max(),
                 "exact_mean": exact[live].mean(),
                 "a_mean": a[live].mean(),
+                "widened": np.mean([(w.top + w.bottom) / max(w.cells, 1) for w in widths]),
                 "in_target": bool(0.88 <= rate.mean() <= 0.97),
                 "seconds": time.perf_counter() - start,
             }

@@ -69,6 +69,8 @@ __all__ = [
     "LevelBands",
     "tail_probability",
     "half_width",
+    "half_widths",
+    "Widths",
     "check_confidence",
     "measured_bands",
     "cumulative_bounds",
@@ -85,6 +87,11 @@ _NO_CEILING = 2**62  # sizes have no public upper bound
 
 #: The methods whose measurement gives a band (a non-decreasing vector with i.i.d. noise per cell).
 BAND_METHODS = ("Hc", "Hg")
+
+#: Where each method widens first (:func:`half_widths`): Hc's top cells, where Hc is flat near G (sizes
+#: thin out), Hg's bottom ranks, where the sorted sizes are flat (most groups are small).  A widening
+#: costs width only where its cell is the one that sets the bound, rare on a flat stretch.
+WIDER_FIRST = {"Hc": "top", "Hg": "bottom"}
 
 
 def check_confidence(confidence: object) -> float:
@@ -156,6 +163,86 @@ def half_width(noise: float | GaussianNoise, cells: int, confidence: float) -> i
     while a > 0 and covers(a - 1):
         a -= 1
     return a
+
+
+@dataclass(frozen=True)
+class Widths:
+    """Whole per-cell tolerances of a node's ``cells`` noisy cells, chosen from public facts only.
+
+    Cell ``i`` may be ``over[i] = base + (i ≥ cells - top)`` above the truth and ``under[i] = base +
+    (i < bottom)`` below it: ``over`` non-decreasing and ``under`` non-increasing in ``i`` (module
+    docstring: what keeps the band exact from the envelopes and the isotonic fit inside cell by cell).
+    """
+
+    cells: int
+    base: int
+    top: int = 0
+    bottom: int = 0
+
+    def over(self, i: np.ndarray) -> np.ndarray:
+        """How far cell(s) ``i`` may lie above the truth (subtracted in the lower bound)."""
+        return self.base + (np.asarray(i) >= self.cells - self.top)
+
+    def under(self, i: np.ndarray) -> np.ndarray:
+        """How far cell(s) ``i`` may lie below the truth (added in the upper bound)."""
+        return self.base + (np.asarray(i) < self.bottom)
+
+    @property
+    def widest(self) -> int:
+        """The largest tolerance of any cell, either side."""
+        return self.base + (self.top > 0 or self.bottom > 0)
+
+    def log_confidence(self, noise: float | GaussianNoise) -> float:
+        """``log P(-under[i] ≤ Z_i ≤ over[i] for every i)``, from the exact law (cells independent)."""
+        return _log_confidence(noise, self.cells, self.base, self.top + self.bottom)
+
+    def confidence(self, noise: float | GaussianNoise) -> float:
+        """``P(-under[i] ≤ Z_i ≤ over[i] for every i)``: the band's exact simultaneous coverage before clipping."""
+        return math.exp(self.log_confidence(noise))
+
+
+def _log_confidence(noise, cells: int, base: int, steps: int) -> float:
+    """``log P(E)`` with ``steps`` one-sided widenings by 1 beyond ``±base``, on as few cells twice as
+    possible: a cell widened on one side covers ``P(|Z| ≤ base) + P(Z = base + 1)``, on both ``P(|Z| ≤ base + 1)``
+    (symmetric law), and ``(p₀ + q)² > p₀ (p₀ + 2q)``, so spreading the widenings is the better product."""
+    t0, t1 = (float(v) for v in tail_probability(noise, np.array([base, base + 1])))
+    one = math.log1p(-(t0 + t1) / 2)
+    if steps <= cells:
+        return (cells - steps) * math.log1p(-t0) + steps * one
+    return (2 * cells - steps) * one + (steps - cells) * math.log1p(-t1)
+
+
+def half_widths(noise: float | GaussianNoise, cells: int, confidence: float, *, first: str = "top") -> Widths:
+    """The narrowest whole tolerances, from public facts only, with ``P(E) ≥ confidence``.
+
+    ``a`` = :func:`half_width` is the smallest uniform one; its granularity overshoots (one whole step of
+    ``a`` multiplies ``P(E)`` by up to 1.5 on a small node).  So ``base = a - 1`` and the fewest one-sided
+    widenings by 1 that bring ``P(E)`` to ``confidence``, each adding ``P(Z = a)`` to one cell's probability:
+    on the ``over`` side of the top cells (``first="top"``) or the ``under`` side of the bottom cells
+    (``"bottom"``), then the other.  The choice reads the cell count, the law and the confidence, never the
+    noisy values, so ``P(E)`` is computed before the noise is drawn.
+
+    >>> half_widths(1.0, 100, 0.9), half_width(1.0, 100, 0.9)
+    (Widths(cells=100, base=6, top=21, bottom=0), 7)
+    >>> round(half_widths(1.0, 100, 0.9).confidence(1.0), 4), round((1 - float(tail_probability(1.0, 7))) ** 100, 4)
+    (0.9, 0.9386)
+    """
+    if first not in ("top", "bottom"):
+        raise ValueError(f"first must be 'top' or 'bottom', got {first!r}")
+    a = half_width(noise, cells, confidence)
+    if a == 0:
+        return Widths(max(cells, 0), 0)
+    goal = math.log(confidence)
+    lo, hi = 0, 2 * cells  # hi: every cell ± a, which covers by the choice of a
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _log_confidence(noise, cells, a - 1, mid) >= goal:
+            hi = mid
+        else:
+            lo = mid + 1
+    one, both = min(lo, cells), max(lo - cells, 0)
+    top, bottom = (one, both) if first == "top" else (both, one)
+    return Widths(cells, a - 1, top, bottom)
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,23 +344,29 @@ def _at(breaks: np.ndarray, at: np.ndarray, value: np.ndarray) -> np.ndarray:
     return value[np.searchsorted(at, breaks, side="right") - 1]
 
 
-def _entry_bounds(bands: LevelBands, k: int, a: int, floor: int, ceiling: float) -> tuple[np.ndarray, ...]:
+def _entry_bounds(bands: LevelBands, k: int, widths: Widths, floor: int, ceiling: float) -> tuple[np.ndarray, ...]:
     """Node ``k``'s band on its measured entries as steps: ``(starts, low, high, cells)``, clipped to
     ``[floor, ceiling]`` and never crossing (module docstring)."""
     cells, up_at, up_value, down_at, down_value = bands.node(k)
     starts = np.union1d(up_at, down_at)
-    low = np.clip(_at(starts, up_at, up_value) - a, floor, ceiling)
-    high = np.clip(_at(starts, down_at, down_value) + a, floor, ceiling)
+    # max_{i≤j} (y_i - over_i) is the running max less ``over`` at its first cell (an up step's start);
+    # min_{i≥j} (y_i + under_i) the running min plus ``under`` at its last cell (the cell before the next step).
+    low_steps = up_value - widths.over(up_at)
+    high_steps = down_value + widths.under(np.append(down_at[1:], cells) - 1)
+    low = np.clip(_at(starts, up_at, low_steps), floor, ceiling)
+    high = np.clip(_at(starts, down_at, high_steps), floor, ceiling)
     return starts, np.minimum(low, high).astype(np.int64), np.maximum(low, high).astype(np.int64), cells
 
 
-def cumulative_bounds(bands: LevelBands, k: int, *, groups: int, a: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds on node ``k``'s Hc[0..J] (groups of size ≤ j), simultaneous, given the half-width ``a``.
+def cumulative_bounds(bands: LevelBands, k: int, *, groups: int, a: int | Widths) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on node ``k``'s Hc[0..J] (groups of size ≤ j), simultaneous, given the tolerances ``a``
+    (:class:`Widths`, or a whole ``a`` for ``± a`` on every cell).
 
     Hc levels: J = K, ``Hc[K] = G`` exact.  Hg levels: the sorted sizes' band turned into counts;
     J is the largest size the band allows, where both bounds reach G.
     """
-    starts, low, high, cells = _entry_bounds(bands, k, a, 0, groups if bands.method == "Hc" else _NO_CEILING)
+    widths = a if isinstance(a, Widths) else Widths(int(bands.cells[k]), int(a))
+    starts, low, high, cells = _entry_bounds(bands, k, widths, 0, groups if bands.method == "Hc" else _NO_CEILING)
     if cells == 0:
         return np.array([groups], np.int64), np.array([groups], np.int64)
     lengths = np.diff(np.append(starts, cells))
@@ -363,9 +456,9 @@ def node_intervals(
     Columns: ``size``; ``cumulative_low``/``cumulative_high`` (Hc[j], groups of size ≤ j) and the released
     ``cumulative``; ``count_low``/``count_high``/``count`` (H[j]); ``persons_low``/``persons_high``/``persons``
     (P(j), persons in groups of size ≤ j).  All bounds hold together with probability ≥ ``confidence``.
-    ``attrs`` hold the confidence (and the ``exact_confidence`` P(max |Z| ≤ a) the whole ``a`` gives), the
-    half-width ``a``, the cells, the method, ``emd_bound`` (on the
-    released histogram's emd to the truth) and a ``note`` saying what the band is about.
+    ``attrs`` hold the confidence (and the ``exact_confidence`` P(E) the whole tolerances give), the
+    ``half_width`` (the widest tolerance) and ``widths`` (:class:`Widths` as a dict), the cells, the method,
+    ``emd_bound`` (on the released histogram's emd to the truth) and a ``note`` saying what the band is about.
     """
     import pandas as pd
 
@@ -376,8 +469,9 @@ def node_intervals(
     level_bands = bands[level]
     groups = int(plan.shape.group_counts(level)[k])
     cells = int(level_bands.cells[k])
-    a = half_width(plan.level_noise(level), cells, confidence)
-    low, high = cumulative_bounds(level_bands, k, groups=groups, a=a)
+    noise = plan.level_noise(level)
+    widths = half_widths(noise, cells, confidence, first=WIDER_FIRST[level_bands.method])
+    low, high = cumulative_bounds(level_bands, k, groups=groups, a=widths)
     released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
     released_h[sizes] = counts
     released = np.cumsum(released_h)
@@ -404,20 +498,31 @@ def node_intervals(
     truncated = " (groups larger than K counted at K, as measured)" if level_bands.method == "Hc" else ""
     frame.attrs.update(
         confidence=confidence,
-        # What the whole half-width really gives: above ``confidence`` by the law's discreteness.
-        exact_confidence=(1 - float(tail_probability(plan.level_noise(level), a))) ** cells,
-        half_width=a,
+        # What the whole tolerances really give: at or just above ``confidence`` (the law's discreteness).
+        exact_confidence=widths.confidence(noise),
+        half_width=widths.widest,
+        widths=dict(base=widths.base, wider_top=widths.top, wider_bottom=widths.bottom),
         cells=cells,
         method=level_bands.method,
         level=level,
         emd_bound=emd,
         note=(
             f"Simultaneous {confidence:.0%} bounds on the true histogram{truncated}, from this node's own "
-            f"{level_bands.method} measurement (± {a} on each of its {cells:,} noisy cells) and public facts only: "
+            f"{level_bands.method} measurement ({_widths_words(widths)}) and public facts only: "
             "post-processing, no ε. The released histogram (after consistency) may lie outside them."
         ),
     )
     return frame
+
+
+def _widths_words(widths: Widths) -> str:
+    """The tolerances in words: ``± a`` on every cell, or ``± base`` with some cells widened by 1 on one side."""
+    words = f"± {widths.base} on each of its {widths.cells:,} noisy cells"
+    if widths.top:
+        words += f", {widths.base + 1} above on its top {widths.top:,}"
+    if widths.bottom:
+        words += f", {widths.base + 1} below on its bottom {widths.bottom:,}"
+    return words
 
 
 def truth_covered(frame, sizes: np.ndarray, counts: np.ndarray) -> bool:
@@ -441,19 +546,26 @@ def _dense(ptr: np.ndarray, at: np.ndarray, value: np.ndarray, cells: np.ndarray
     return np.repeat(value, np.diff(np.append(starts, base[-1])))
 
 
-def covered_nodes(bands: LevelBands, truth: np.ndarray, a: np.ndarray, groups: np.ndarray) -> np.ndarray:
+def covered_nodes(bands: LevelBands, truth: np.ndarray, widths: Sequence[Widths], groups: np.ndarray) -> np.ndarray:
     """Per node of a level, whether its published band holds its true measured vector (all nodes at once).
 
     ``truth`` is the level's true query (Hc[0..K-1] or the sorted sizes, node by node as the bands'
-    cells), ``a`` the half-width per node, ``groups`` G per node.  The same answer as
+    cells), ``widths`` the :class:`Widths` per node, ``groups`` G per node.  The same answer as
     :func:`truth_covered` on every node's frame (for an Hg band: the sizes inside their rank band exactly
     when the counts are inside theirs), vectorised for benchmarks.  Reads the truth: never for a release.
     """
     cells = bands.cells
+    base, top, bottom = (np.array([getattr(w, f) for w in widths], np.int64) for f in ("base", "top", "bottom"))
     node = np.repeat(np.arange(len(cells)), cells)
-    width = np.asarray(a, np.int64)[node]
+    up_node = np.repeat(np.arange(len(cells)), np.diff(bands.up_ptr))
+    low_steps = bands.up_value - base[up_node] - (bands.up_at >= cells[up_node] - top[up_node])
+    down_node = np.repeat(np.arange(len(cells)), np.diff(bands.down_ptr))
+    last = np.append(bands.down_at[1:], 0) - 1  # the cell before the next step, or the node's last cell
+    ends = bands.down_ptr[1:][cells > 0] - 1
+    last[ends] = cells[cells > 0] - 1
+    high_steps = bands.down_value + base[down_node] + (last < bottom[down_node])
     ceiling = np.asarray(groups, np.int64)[node] if bands.method == "Hc" else _NO_CEILING
-    low = np.clip(_dense(bands.up_ptr, bands.up_at, bands.up_value, cells) - width, 0, ceiling)
-    high = np.clip(_dense(bands.down_ptr, bands.down_at, bands.down_value, cells) + width, 0, ceiling)
+    low = np.clip(_dense(bands.up_ptr, bands.up_at, low_steps, cells), 0, ceiling)
+    high = np.clip(_dense(bands.down_ptr, bands.down_at, high_steps, cells), 0, ceiling)
     outside = (np.minimum(low, high) > truth) | (truth > np.maximum(low, high))
     return np.bincount(node[outside], minlength=len(cells)) == 0

@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 from cocoviz import ParameterError, Plan, estimate, load_release, measure, post_process
 from cocoviz.datasets import load_dataset
 from cocoviz.intervals import (
+    WIDER_FIRST,
     LevelBands,
     count_bounds,
     covered_nodes,
     cumulative_bounds,
     half_width,
+    half_widths,
     persons_bounds,
     range_bounds,
     tail_probability,
@@ -209,7 +211,7 @@ def test_vectorised_coverage_is_the_frames(method):
         measurements = measure(plan, tree, seed=seed)
         release = post_process(plan, measurements)
         bands = release.bands[1]
-        a = np.array([half_width(plan.level_noise(1), int(c), 0.5) for c in bands.cells])
+        a = [half_widths(plan.level_noise(1), int(c), 0.5, first=WIDER_FIRST[method]) for c in bands.cells]
         truth = plan.level_method(1).level_query(tree.runs(1), 0, 2, np.full(2, 6))[0]
         fast = covered_nodes(bands, truth, a, groups)
         paths = plan.shape.paths[1]
