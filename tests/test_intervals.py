@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from cocoviz.datasets import load_dataset
 from cocoviz.intervals import (
     WIDER_FIRST,
     LevelBands,
+    Widths,
     count_bounds,
     covered_nodes,
     cumulative_bounds,
@@ -109,46 +111,106 @@ def test_chunked_envelopes_equal_the_whole_node(values, cuts):
 
 
 @st.composite
+def any_widths(draw, n):
+    """Tolerances of the scheme: ± base, one side wider by 1 on some top (over) and bottom (under) cells."""
+    return Widths(n, draw(st.integers(0, 5)), draw(st.integers(0, n)), draw(st.integers(0, n)))
+
+
+@st.composite
 def truth_and_bounded_noise(draw):
-    """A monotone truth in [0, G], noise within ±a in every cell (the event the band's confidence is about)."""
+    """A monotone truth in [0, G], noise within [-under, over] in every cell (the event E of the confidence)."""
     n = draw(st.integers(1, 40))
     groups = draw(st.integers(0, 30))
     truth = np.sort(np.array(draw(st.lists(st.integers(0, groups), min_size=n, max_size=n)), np.int64))
-    a = draw(st.integers(0, 6))
-    noise = np.array(draw(st.lists(st.integers(-a, a), min_size=n, max_size=n)), np.int64)
-    return truth, truth + noise, groups, a
+    widths = draw(any_widths(n))
+    over, under = widths.over(np.arange(n)), widths.under(np.arange(n))
+    noise = np.array([draw(st.integers(-int(u), int(o))) for o, u in zip(over, under)], np.int64)
+    return truth, truth + noise, groups, widths
 
 
-@settings(max_examples=300)
+def brute_band(noisy, widths, floor, ceiling):
+    """The band from every noisy value (not the envelopes): clipped running max / min, never crossing."""
+    i = np.arange(len(noisy))
+    low = np.clip(np.maximum.accumulate(noisy - widths.over(i)), floor, ceiling)
+    high = np.clip(np.minimum.accumulate((noisy + widths.under(i))[::-1])[::-1], floor, ceiling)
+    return np.minimum(low, high), np.maximum(low, high)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-30, 30), min_size=1, max_size=40), st.data())
+def test_the_band_from_the_envelopes_is_the_band_from_every_noisy_value(values, data):
+    """Exact from the envelopes for any noisy values, E or not: the first cell attaining the running max
+    sets the lower bound's tolerance, the last attaining the running min the upper's."""
+    noisy = np.array(values, np.int64)
+    widths = data.draw(any_widths(len(noisy)))
+    groups = data.draw(st.integers(0, 30))
+    low, high = cumulative_bounds(LevelBands.of("Hc", noisy, np.array([0, len(noisy)])), 0, groups=groups, a=widths)
+    brute_low, brute_high = brute_band(noisy, widths, 0, groups)
+    assert np.array_equal(low[:-1], brute_low) and np.array_equal(high[:-1], brute_high)
+
+
+@settings(max_examples=300, deadline=None)
 @given(truth_and_bounded_noise())
-def test_the_band_holds_the_truth_and_the_isotonic_fit_stays_within_a_of_it(case):
-    truth, noisy, groups, a = case
+def test_the_band_holds_the_truth_and_the_isotonic_fit_stays_within_the_tolerances(case):
+    truth, noisy, groups, widths = case
     bands = LevelBands.of("Hc", noisy, np.array([0, len(noisy)]))
-    low, high = cumulative_bounds(bands, 0, groups=groups, a=a)
+    low, high = cumulative_bounds(bands, 0, groups=groups, a=widths)
     assert np.all(low[:-1] <= truth) and np.all(truth <= high[:-1]) and low[-1] == high[-1] == groups
     assert np.all(np.diff(low) >= 0) and np.all(np.diff(high) >= 0)
     up, down = np.maximum.accumulate(noisy), np.minimum.accumulate(noisy[::-1])[::-1]
+    i, a = np.arange(len(noisy)), widths.widest
+    over, under = widths.over(i), widths.under(i)
     for p in (1, 2):
         free, bounded = isotonic(noisy, p=p), isotonic(noisy, p=p, lower=0, upper=groups)
         for fit in (free, bounded, np.rint(bounded)):
-            assert np.all(np.abs(fit - truth) <= a + 1e-9), (p, fit)
+            # Cell by cell, as o is non-decreasing and u non-increasing (module docstring).
+            assert np.all(truth - under - 1e-9 <= fit) and np.all(fit <= truth + over + 1e-9), (p, fit)
         # The fit lies between the running min from the right and the running max from the left, so the
-        # published band is never wider than the fit's own ± a.
+        # published band is never wider than the fit's own ± a (the widest tolerance).
         assert np.all(down - 1e-9 <= free) and np.all(free <= up + 1e-9)
         assert np.all(bounded - a - 1e-9 <= low[:-1]) and np.all(high[:-1] <= bounded + a + 1e-9)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(truth_and_bounded_noise())
 def test_hg_band_on_sorted_sizes_gives_cumulative_bounds_that_hold(case):
-    sizes, noisy, _, a = case  # the truth: sorted group sizes
+    sizes, noisy, _, widths = case  # the truth: sorted group sizes
     bands = LevelBands.of("Hg", noisy, np.array([0, len(noisy)]))
-    low, high = cumulative_bounds(bands, 0, groups=len(sizes), a=a)
+    low, high = cumulative_bounds(bands, 0, groups=len(sizes), a=widths)
     truth = np.searchsorted(sizes, np.arange(len(low)), side="right")
     assert np.all(low <= truth) and np.all(truth <= high) and low[-1] == len(sizes)
+    i = np.arange(len(sizes))
     for p in (1, 2):
-        fit = isotonic(noisy, p=p, lower=0)
-        assert np.all(np.abs(np.rint(fit) - sizes) <= a)
+        fit = np.rint(isotonic(noisy, p=p, lower=0))
+        assert np.all(sizes - widths.under(i) <= fit) and np.all(fit <= sizes + widths.over(i))
+
+
+@pytest.mark.parametrize("noise", LAWS)
+@pytest.mark.parametrize("cells", [1, 7, 1000, 10**6])
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("first", ["top", "bottom"])
+def test_half_widths_reach_the_confidence_with_the_fewest_widenings(noise, cells, confidence, first):
+    widths = half_widths(noise, cells, confidence, first=first)
+    a = half_width(noise, cells, confidence)
+    assert widths.widest == a and widths.top + widths.bottom <= 2 * cells
+    if a:
+        assert widths.base == a - 1 and widths.top + widths.bottom > 0
+    # P(E) from the pmf, cell by cell: P(-u ≤ Z ≤ o) over the four kinds of cell.
+    k = np.arange(-a - 3, a + 4)
+    p = pmf(noise, k)
+    if cells <= 1000:
+        i = np.arange(cells)
+        over, under = widths.over(i), widths.under(i)
+        kinds, counts = np.unique(np.stack([over, under]), axis=1, return_counts=True)
+        log_e = sum(c * math.log(p[(k >= -u) & (k <= o)].sum()) for (o, u), c in zip(kinds.T, counts))
+        assert log_e == pytest.approx(widths.log_confidence(noise), abs=1e-9)
+        assert np.all(np.diff(over) >= 0) and np.all(np.diff(under) <= 0)
+    assert widths.log_confidence(noise) >= math.log(confidence) - 1e-12
+    if widths.top + widths.bottom:  # one widening fewer (the last one made) would not reach it
+        second = "bottom" if first == "top" else "top"
+        side = second if getattr(widths, second) else first
+        fewer = dataclasses.replace(widths, **{side: getattr(widths, side) - 1})
+        assert fewer.log_confidence(noise) < math.log(confidence)
 
 
 @settings(max_examples=200)
