@@ -113,8 +113,9 @@ BAND_METHODS = ("Hc", "Hg")
 #: bound is clipped to G and the width is all the lower bound's, set by ``o``: widening ``o`` there costs
 #: most, so Hc widens ``u`` on its bottom cells first.  Hg's bottom ranks are the smallest sizes, where the
 #: lower bound is clipped to 0 and the width is all ``u``'s: so Hg widens ``o`` on its top ranks first.
-#: Measured (``benchmarks/intervals.py --only sides``): 4–41% narrower than the other order on Hc leaves,
-#: 1–78% on Hg leaves, on the toy, taxi, Hawaiian and white, under pure ε and zCDP.
+#: Measured (``benchmarks/intervals.py --only sides``, leaves, ε = 1 and zCDP σ = 1): Hc's band 3–42% narrower
+#: than with the top first on taxi, Hawaiian, white and housing (the toy's 3–7% wider); Hg's 5–81% narrower
+#: than with the bottom first on the toy, Hawaiian, white and housing under ε, within 1% on taxi.
 WIDER_FIRST = {"Hc": "bottom", "Hg": "top"}
 
 
@@ -277,7 +278,9 @@ class LevelBands:
 
     Node ``k`` measured ``cells[k]`` cells; its running max from the left takes ``up_value[r]`` from
     its cell ``up_at[r]`` on (``r`` in ``up_ptr[k]:up_ptr[k+1]``), its running min from the right
-    likewise (``down_*``).  Both are step functions with few steps where the truth is flat.
+    likewise (``down_*``).  Both are step functions with few steps where the truth is flat.  Each array is
+    held in the narrowest of int32 and int64 that holds it exactly (:func:`_narrow`): a release keeps its
+    bands for its lifetime, and cells, steps and noisy counts of a node rarely pass 2³¹.
     """
 
     method: str
@@ -295,7 +298,7 @@ class LevelBands:
         from cocoviz._interval_kernels import segment_envelopes
 
         ptr = np.asarray(ptr, np.int64)
-        return cls(method, np.diff(ptr), *segment_envelopes(values, ptr))
+        return cls(method, *map(_narrow, (np.diff(ptr), *segment_envelopes(values, ptr))))
 
     @classmethod
     def concat(cls, parts: Sequence[LevelBands]) -> LevelBands:
@@ -306,10 +309,10 @@ class LevelBands:
         def ptr(name: str) -> np.ndarray:
             ptrs = [getattr(p, name) for p in parts]
             bases = np.cumsum([0] + [int(q[-1]) for q in ptrs[:-1]])
-            return np.concatenate([[0]] + [q[1:] + b for q, b in zip(ptrs, bases)]).astype(np.int64)
+            return _narrow(np.concatenate([[0]] + [q[1:] + b for q, b in zip(ptrs, bases)]))
 
         def cat(name: str) -> np.ndarray:
-            return np.concatenate([getattr(p, name) for p in parts]).astype(np.int64, copy=False)
+            return _narrow(np.concatenate([getattr(p, name).astype(np.int64, copy=False) for p in parts]))
 
         return cls(
             parts[0].method,
@@ -331,24 +334,36 @@ class LevelBands:
         running = None
         for offset, b in chunks:
             value = b.up_value if running is None else np.maximum(b.up_value, running)
-            ups.append((b.up_at + offset, value))
+            ups.append((b.up_at.astype(np.int64) + offset, value))
             running = value[-1] if value.size else running
         running = None
         for offset, b in reversed(chunks):
             value = b.down_value if running is None else np.minimum(b.down_value, running)
-            downs.append((b.down_at + offset, value))
+            downs.append((b.down_at.astype(np.int64) + offset, value))
             running = value[0] if value.size else running
         up_at, up_value = _steps(*(np.concatenate(x) for x in zip(*ups)))
         down_at, down_value = _steps(*(np.concatenate(x) for x in zip(*downs[::-1])))
         cells = np.array([sum(int(b.cells.sum()) for _, b in chunks)], np.int64)
-        return cls(
-            method, cells, np.array([0, up_at.size]), up_at, up_value, np.array([0, down_at.size]), down_at, down_value
-        )
+        parts = (cells, np.array([0, up_at.size]), up_at, up_value, np.array([0, down_at.size]), down_at, down_value)
+        return cls(method, *map(_narrow, parts))
 
     def node(self, k: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Node ``k``'s cells and its steps: ``(cells, up_at, up_value, down_at, down_value)``."""
         u, d = slice(self.up_ptr[k], self.up_ptr[k + 1]), slice(self.down_ptr[k], self.down_ptr[k + 1])
         return int(self.cells[k]), self.up_at[u], self.up_value[u], self.down_at[d], self.down_value[d]
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """``values`` as int32 when every one fits, else int64: exact either way.
+
+    >>> _narrow(np.array([0, 2**31 - 1])).dtype, _narrow(np.array([-(2**31) - 1])).dtype
+    (dtype('int32'), dtype('int64'))
+    """
+    values = np.asarray(values)
+    info = np.iinfo(np.int32)
+    if values.size == 0 or (int(values.min()) >= info.min and int(values.max()) <= info.max):
+        return values.astype(np.int32, copy=False)
+    return values.astype(np.int64, copy=False)
 
 
 def _steps(at: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -344,3 +344,25 @@ def test_intervals_refuse_what_has_no_band_of_its_own(tmp_path):
         load_release(path).intervals(("a",))
     with pytest.raises(ParameterError, match="confidence"):
         naive.intervals(("a",), confidence=1.0)
+
+
+def test_bands_are_held_in_the_narrowest_exact_integer_type():
+    """int32 where every value fits (a toy release, chunks joined), int64 where one does not; the band is the same."""
+    release = estimate(load_dataset("toy"), epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=6, seed=0)
+    fields = ("cells", "up_ptr", "up_at", "up_value", "down_ptr", "down_at", "down_value")
+    for bands in release.bands:
+        assert {getattr(bands, f).dtype for f in fields} == {np.dtype(np.int32)}
+    values = np.array([3, 1, 2**40, 5, 2**40 + 1], np.int64)
+    wide = LevelBands.of("Hc", values, np.array([0, 5]))
+    assert wide.up_value.dtype == np.int64 and wide.up_at.dtype == np.int32
+    chunks = [
+        (0, LevelBands.of("Hc", values[:2], np.array([0, 2]))),
+        (2, LevelBands.of("Hc", values[2:], np.array([0, 3]))),
+    ]
+    joined = LevelBands.of_chunks("Hc", chunks)
+    for f in fields:
+        assert np.array_equal(getattr(joined, f), getattr(wide, f)), f
+    low, high = cumulative_bounds(joined, 0, groups=2**41, a=1)
+    # crossed where E failed (cells 2, 3): swapped
+    assert low.tolist() == [2, 2, 6, 6, 2**40, 2**41]
+    assert high.tolist() == [2, 2, 2**40 - 1, 2**40 - 1, 2**40 + 2, 2**41]
