@@ -63,7 +63,10 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
             picked = np.sort(np.random.default_rng(level).choice(picked, size=cap, replace=False))
         n = picked.size
         bounds = np.full(runs.n_nodes, plan.max_size, np.int64) if m.needs_k else None
-        parts = [m.level_query(runs, k, k + 1, bounds) for k in picked]
+        if m.level_query is None:  # Hcp: its per-node query
+            parts = [(m.query(*runs.node(k), plan.max_size), None) for k in picked]
+        else:
+            parts = [m.level_query(runs, k, k + 1, bounds) for k in picked]
         truth = np.concatenate([v for v, _ in parts])
         ptr = np.concatenate([[0], np.cumsum([v.size for v, _ in parts])])
         cells, groups, noise = np.diff(ptr), plan.shape.group_counts(level)[picked], plan.level_noise(level)
@@ -232,6 +235,8 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
     parser.add_argument("--zcdp", action="store_true", help="coverage under ρ-zCDP per level too")
     parser.add_argument("--rho", type=float, default=0.5, help="ρ per level with --zcdp (default 0.5)")
+    parser.add_argument("--methods", nargs="*", default=["Hc", "Hg"], help="coverage: the methods (Hcp too)")
+    parser.add_argument("--zcdp-only", action="store_true", help="coverage under ρ-zCDP only")
     args = parser.parse_args(argv)
     import pandas as pd
 
@@ -240,8 +245,8 @@ def main(argv=None) -> None:
     if args.only in (None, "coverage"):
         print(f"coverage of nominal 90% simultaneous bands, {args.trials} trials (target: mean 0.88-0.97)", flush=True)
         for name in args.datasets:
-            for method in ("Hc", "Hg"):
-                for zcdp in (False, True) if args.zcdp else (False,):
+            for method in args.methods:
+                for zcdp in (True,) if args.zcdp_only else (False, True) if args.zcdp else (False,):
                     rows = coverage(name, method, args.trials, zcdp, rho=args.rho)
                     print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
     if args.only in (None, "width"):

@@ -83,6 +83,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cocoviz.errors import ParameterError
+from cocoviz.hcp import hcp_grid
 from cocoviz.noise import GaussianNoise
 
 __all__ = [
@@ -106,8 +107,14 @@ __all__ = [
 
 _NO_CEILING = 2**62  # sizes have no public upper bound
 
+#: Methods whose cells are cumulative counts (in [0, G]), not sizes.
+_CUMULATIVE = ("Hc", "Hcp")
+
+#: The Hcp grid's points in order: a node's ``c`` cells are its first ``c`` (the grid below any K is a prefix).
+_HCP_POINTS = hcp_grid(2**40)
+
 #: The methods whose measurement gives a band (a non-decreasing vector with i.i.d. noise per cell).
-BAND_METHODS = ("Hc", "Hg")
+BAND_METHODS = ("Hc", "Hg", "Hcp")
 
 #: Where each method widens first (:func:`half_widths`).  Hc's top cells are flat at G, where the upper
 #: bound is clipped to G and the width is all the lower bound's, set by ``o``: widening ``o`` there costs
@@ -116,7 +123,7 @@ BAND_METHODS = ("Hc", "Hg")
 #: Measured (``benchmarks/intervals.py --only sides``, leaves, ε = 1 and zCDP σ = 1): Hc's band 3–42% narrower
 #: than with the top first on taxi, Hawaiian, white and housing (the toy's 3–7% wider); Hg's 5–81% narrower
 #: than with the bottom first on the toy, Hawaiian, white and housing under ε, within 1% on taxi.
-WIDER_FIRST = {"Hc": "bottom", "Hg": "top"}
+WIDER_FIRST = {"Hc": "bottom", "Hg": "top", "Hcp": "bottom"}
 
 
 def check_confidence(confidence: object) -> float:
@@ -404,10 +411,12 @@ def cumulative_bounds(bands: LevelBands, k: int, *, groups: int, a: int | Widths
     (:class:`Widths`, or a whole ``a`` for ``± a`` on every cell).
 
     Hc levels: J = K, ``Hc[K] = G`` exact.  Hg levels: the sorted sizes' band turned into counts;
-    J is the largest size the band allows, where both bounds reach G.
+    J is the largest size the band allows, where both bounds reach G.  Hcp levels: the band on Hc at the
+    public grid (:func:`cocoviz.hcp.hcp_grid`), spread between grid points by monotonicity; J = g_m + 1.
     """
     widths = a if isinstance(a, Widths) else Widths(int(bands.cells[k]), int(a))
-    starts, low, high, cells = _entry_bounds(bands, k, widths, 0, groups if bands.method == "Hc" else _NO_CEILING)
+    capped = bands.method in _CUMULATIVE
+    starts, low, high, cells = _entry_bounds(bands, k, widths, 0, groups if capped else _NO_CEILING)
     if cells == 0:
         return np.array([groups], np.int64), np.array([groups], np.int64)
     lengths = np.diff(np.append(starts, cells))
@@ -415,6 +424,18 @@ def cumulative_bounds(bands: LevelBands, k: int, *, groups: int, a: int | Widths
         return (
             np.append(np.repeat(low, lengths), groups).astype(np.int64),
             np.append(np.repeat(high, lengths), groups).astype(np.int64),
+        )
+    if bands.method == "Hcp":
+        # Hc at the grid points g_0 = 0 < ... < g_m; between them Hc is monotone:
+        # Hc[g_i] ≤ Hc[j] ≤ Hc[g_(i+1)] for g_i ≤ j ≤ g_(i+1), and ≤ G past g_m (truncation at K only
+        # changes Hc at sizes ≥ K > g_m, so these bound the untruncated histogram).
+        grid = _HCP_POINTS[:cells]
+        low, high = np.repeat(low, lengths), np.repeat(high, lengths)
+        sizes = np.arange(int(grid[-1]) + 2)
+        above = np.searchsorted(grid, sizes, side="left")
+        return (
+            low[np.searchsorted(grid, sizes, side="right") - 1].astype(np.int64),
+            np.where(above < cells, high[np.minimum(above, cells - 1)], groups).astype(np.int64),
         )
     sizes = np.arange(int(high[-1]) + 1)
     before = np.concatenate([[0], np.cumsum(lengths)])
@@ -477,8 +498,8 @@ def _refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | None
     method = plan.methods[level]
     if method not in BAND_METHODS:
         return (
-            f"level {level} is measured with {method}: bands are given for Hc and Hg levels only "
-            "(naive's projection and Hcp's buckets have no sound simultaneous band here yet)"
+            f"level {level} is measured with {method}: bands are given for Hc, Hg and Hcp levels only "
+            "(naive's noisy counts are not kept by the release)"
         )
     if level >= len(bands) or bands[level] is None:
         return (
@@ -536,7 +557,10 @@ def node_intervals(
             "persons": np.cumsum(size * released_h),
         }
     )
-    truncated = " (groups larger than K counted at K, as measured)" if level_bands.method == "Hc" else ""
+    truncated = {
+        "Hc": " (groups larger than K counted at K, as measured)",
+        "Hcp": " (measured at the public grid's sizes, bounded between them as Hc is monotone)",
+    }.get(level_bands.method, "")
     frame.attrs.update(
         confidence=confidence,
         # What the whole tolerances really give: at or just above ``confidence`` (the law's discreteness).
@@ -605,7 +629,7 @@ def covered_nodes(bands: LevelBands, truth: np.ndarray, widths: Sequence[Widths]
     ends = bands.down_ptr[1:][cells > 0] - 1
     last[ends] = cells[cells > 0] - 1
     high_steps = bands.down_value + base[down_node] + (last < bottom[down_node])
-    ceiling = np.asarray(groups, np.int64)[node] if bands.method == "Hc" else _NO_CEILING
+    ceiling = np.asarray(groups, np.int64)[node] if bands.method in _CUMULATIVE else _NO_CEILING
     low = np.clip(_dense(bands.up_ptr, bands.up_at, low_steps, cells), 0, ceiling)
     high = np.clip(_dense(bands.down_ptr, bands.down_at, high_steps, cells), 0, ceiling)
     outside = (np.minimum(low, high) > truth) | (truth > np.maximum(low, high))

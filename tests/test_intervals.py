@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from cocoviz import ParameterError, Plan, estimate, load_release, measure, post_process
 from cocoviz.datasets import load_dataset
+from cocoviz.hcp import hcp_grid, query_hcp
 from cocoviz.intervals import (
     WIDER_FIRST,
     LevelBands,
@@ -366,3 +367,44 @@ def test_bands_are_held_in_the_narrowest_exact_integer_type():
     # crossed where E failed (cells 2, 3): swapped
     assert low.tolist() == [2, 2, 6, 6, 2**40, 2**41]
     assert high.tolist() == [2, 2, 2**40 - 1, 2**40 - 1, 2**40 + 2, 2**41]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 60), max_size=40), st.integers(1, 70), st.data())
+def test_hcp_band_at_the_grid_holds_the_untruncated_truth_at_every_size(sizes, max_size, data):
+    """Under E on the grid's cells, every Hc[j] of the true (untruncated) sizes lies in the band."""
+    sizes = np.sort(np.array(sizes, np.int64))
+    groups = len(sizes)
+    runs_sizes, counts = np.unique(sizes, return_counts=True)
+    truth = query_hcp(runs_sizes, counts, max_size)
+    widths = data.draw(any_widths(len(truth)))
+    i = np.arange(len(truth))
+    noise = [data.draw(st.integers(-int(u), int(o))) for o, u in zip(widths.over(i), widths.under(i))]
+    bands = LevelBands.of("Hcp", truth + np.array(noise, np.int64), np.array([0, len(truth)]))
+    low, high = cumulative_bounds(bands, 0, groups=groups, a=widths)
+    assert len(low) == int(hcp_grid(max_size)[-1]) + 2
+    j = np.arange(max(len(low), int(sizes.max(initial=0)) + 2))
+    hc = np.searchsorted(sizes, j, side="right")
+    low, high = (np.pad(v, (0, len(j) - len(v)), mode="edge") for v in (low, high))
+    assert np.all(low <= hc) and np.all(hc <= high)
+    assert np.all(np.diff(low) >= 0) and np.all(np.diff(high) >= 0)
+
+
+def test_hcp_release_intervals_cover_and_agree_with_the_vectorised_check():
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[0.5, 0.5], methods=["Hcp", "Hcp"], max_size=12)
+    groups = plan.shape.group_counts(1)
+    truth = np.concatenate([query_hcp(*tree.runs(1).node(k), 12) for k in range(2)])
+    hits = np.zeros(2, np.int64)
+    for seed in range(100):
+        release = post_process(plan, measure(plan, tree, seed=seed))
+        bands = release.bands[1]
+        widths = [half_widths(plan.level_noise(1), int(c), 0.9, first=WIDER_FIRST["Hcp"]) for c in bands.cells]
+        slow = [
+            truth_covered(release.intervals(node), *tree.runs(1).node(k)) for k, node in enumerate(plan.shape.paths[1])
+        ]
+        assert covered_nodes(bands, truth, widths, groups).tolist() == slow
+        hits += slow
+    frame = release.intervals(())
+    assert frame.attrs["method"] == "Hcp" and "grid" in frame.attrs["note"]
+    assert np.all(hits >= 80), hits
