@@ -63,8 +63,10 @@ bound the sorted sizes ``s_i ∈ [L_i, U_i]``, so ``#{i: U_i ≤ j} ≤ Hc[j] �
 **Which histogram.**  A band is about the truth, from the node's *own* measurement.  Under top-down
 consistency the released histogram is the matched-and-merged one, not the node's own fit; the band
 still holds the truth, and the released histogram may stray outside it.  A level the plan does not
-measure (bottom-up's upper levels) has no band; nor do naive and Hcp levels (refused, named).  The
-measured Hc is of the histogram with groups larger than K counted at K: so is its band.
+measure (bottom-up's upper levels) has no band (refused, named).  The measured Hc is of the histogram
+with groups larger than K counted at K: so is its band.  An Hcp level measures Hc at a public grid of sizes
+below K: the same band at the grid, bounded between grid points by monotonicity (of the untruncated
+histogram).  A naive level measures H itself: :mod:`cocoviz.interval_counts` sums per-size bounds.
 
 >>> from cocoviz.plan import Plan, Shape
 >>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hc"], max_size=4)
@@ -83,6 +85,7 @@ import numpy as np
 
 from cocoviz.errors import ParameterError
 from cocoviz.hcp import hcp_grid
+from cocoviz.interval_counts import LevelCounts, counts_cumulative_bounds, narrow
 from cocoviz.interval_widths import Widths, check_confidence, half_width, half_widths, tail_probability
 
 __all__ = [
@@ -113,7 +116,7 @@ _CUMULATIVE = ("Hc", "Hcp")
 _HCP_POINTS = hcp_grid(2**40)
 
 #: The methods whose measurement gives a band (a non-decreasing vector with i.i.d. noise per cell).
-BAND_METHODS = ("Hc", "Hg", "Hcp")
+BAND_METHODS = ("Hc", "Hg", "Hcp", "naive")
 
 #: Where each method widens first (:func:`half_widths`).  Hc's top cells are flat at G, where the upper
 #: bound is clipped to G and the width is all the lower bound's, set by ``o``: widening ``o`` there costs
@@ -122,7 +125,7 @@ BAND_METHODS = ("Hc", "Hg", "Hcp")
 #: Measured (``benchmarks/intervals.py --only sides``, leaves, ε = 1 and zCDP σ = 1): Hc's band 3–42% narrower
 #: than with the top first on taxi, Hawaiian, white and housing (the toy's 3–7% wider); Hg's 5–81% narrower
 #: than with the bottom first on the toy, Hawaiian, white and housing under ε, within 1% on taxi.
-WIDER_FIRST = {"Hc": "bottom", "Hg": "top", "Hcp": "bottom"}
+WIDER_FIRST = {"Hc": "bottom", "Hg": "top", "Hcp": "bottom", "naive": "even"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,8 +135,8 @@ class LevelBands:
     Node ``k`` measured ``cells[k]`` cells; its running max from the left takes ``up_value[r]`` from
     its cell ``up_at[r]`` on (``r`` in ``up_ptr[k]:up_ptr[k+1]``), its running min from the right
     likewise (``down_*``).  Both are step functions with few steps where the truth is flat.  Each array is
-    held in the narrowest of int32 and int64 that holds it exactly (:func:`_narrow`): a release keeps its
-    bands for its lifetime, and cells, steps and noisy counts of a node rarely pass 2³¹.
+    held in the narrowest of int32 and int64 that holds it exactly (:func:`~cocoviz.interval_counts.narrow`):
+    a release keeps its bands for its lifetime, and cells, steps and noisy counts of a node rarely pass 2³¹.
     """
 
     method: str
@@ -147,25 +150,31 @@ class LevelBands:
 
     @classmethod
     def of(cls, method: str, values: np.ndarray, ptr: np.ndarray) -> LevelBands:
-        """The envelopes of the noisy answers ``values`` (node ``k``'s are ``values[ptr[k]:ptr[k+1]]``)."""
+        """The envelopes of the noisy answers ``values`` (node ``k``'s are ``values[ptr[k]:ptr[k+1]]``); a naive
+        level's counts whole (:class:`~cocoviz.interval_counts.LevelCounts`: its bounds need every cell)."""
         from cocoviz._interval_kernels import segment_envelopes
 
+        if method == "naive":
+            return LevelCounts.of(method, values, ptr)
+
         ptr = np.asarray(ptr, np.int64)
-        return cls(method, *map(_narrow, (np.diff(ptr), *segment_envelopes(values, ptr))))
+        return cls(method, *map(narrow, (np.diff(ptr), *segment_envelopes(values, ptr))))
 
     @classmethod
     def concat(cls, parts: Sequence[LevelBands]) -> LevelBands:
         """The bands of consecutive runs of nodes, joined in order."""
         if len(parts) == 1:
             return parts[0]
+        if isinstance(parts[0], LevelCounts):
+            return LevelCounts.concat(parts)
 
         def ptr(name: str) -> np.ndarray:
             ptrs = [getattr(p, name) for p in parts]
             bases = np.cumsum([0] + [int(q[-1]) for q in ptrs[:-1]])
-            return _narrow(np.concatenate([[0]] + [q[1:] + b for q, b in zip(ptrs, bases)]))
+            return narrow(np.concatenate([[0]] + [q[1:] + b for q, b in zip(ptrs, bases)]))
 
         def cat(name: str) -> np.ndarray:
-            return _narrow(np.concatenate([getattr(p, name).astype(np.int64, copy=False) for p in parts]))
+            return narrow(np.concatenate([getattr(p, name).astype(np.int64, copy=False) for p in parts]))
 
         return cls(
             parts[0].method,
@@ -198,25 +207,12 @@ class LevelBands:
         down_at, down_value = _steps(*(np.concatenate(x) for x in zip(*downs[::-1])))
         cells = np.array([sum(int(b.cells.sum()) for _, b in chunks)], np.int64)
         parts = (cells, np.array([0, up_at.size]), up_at, up_value, np.array([0, down_at.size]), down_at, down_value)
-        return cls(method, *map(_narrow, parts))
+        return cls(method, *map(narrow, parts))
 
     def node(self, k: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Node ``k``'s cells and its steps: ``(cells, up_at, up_value, down_at, down_value)``."""
         u, d = slice(self.up_ptr[k], self.up_ptr[k + 1]), slice(self.down_ptr[k], self.down_ptr[k + 1])
         return int(self.cells[k]), self.up_at[u], self.up_value[u], self.down_at[d], self.down_value[d]
-
-
-def _narrow(values: np.ndarray) -> np.ndarray:
-    """``values`` as int32 when every one fits, else int64: exact either way.
-
-    >>> _narrow(np.array([0, 2**31 - 1])).dtype, _narrow(np.array([-(2**31) - 1])).dtype
-    (dtype('int32'), dtype('int64'))
-    """
-    values = np.asarray(values)
-    info = np.iinfo(np.int32)
-    if values.size == 0 or (int(values.min()) >= info.min and int(values.max()) <= info.max):
-        return values.astype(np.int32, copy=False)
-    return values.astype(np.int64, copy=False)
 
 
 def _steps(at: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -261,6 +257,8 @@ def cumulative_bounds(bands: LevelBands, k: int, *, groups: int, a: int | Widths
     public grid (:func:`cocoviz.hcp.hcp_grid`), spread between grid points by monotonicity; J = g_m + 1.
     """
     widths = a if isinstance(a, Widths) else Widths(int(bands.cells[k]), int(a))
+    if isinstance(bands, LevelCounts):
+        return counts_cumulative_bounds(bands.node(k), widths, groups)
     capped = bands.method in _CUMULATIVE
     starts, low, high, cells = _entry_bounds(bands, k, widths, 0, groups if capped else _NO_CEILING)
     if cells == 0:
@@ -406,6 +404,7 @@ def node_intervals(
     truncated = {
         "Hc": " (groups larger than K counted at K, as measured)",
         "Hcp": " (measured at the public grid's sizes, bounded between them as Hc is monotone)",
+        "naive": " (groups larger than K counted at K; summed from per-size bounds, so wider at larger sizes)",
     }.get(level_bands.method, "")
     frame.attrs.update(
         confidence=confidence,
@@ -443,8 +442,8 @@ def truth_covered(frame, sizes: np.ndarray, counts: np.ndarray) -> bool:
     the measured histogram, groups larger than K counted at K (K = its cells).
     """
     sizes = np.asarray(sizes, np.int64)
-    if frame.attrs["method"] == "Hc":
-        sizes = np.minimum(sizes, frame.attrs["cells"])
+    if frame.attrs["method"] in ("Hc", "naive"):  # K cells (Hc) or K + 1 (naive)
+        sizes = np.minimum(sizes, frame.attrs["cells"] - (frame.attrs["method"] == "naive"))
     before = np.concatenate([[0], np.cumsum(counts)])
     truth = before[np.searchsorted(sizes, frame["size"].to_numpy(), side="right")]
     return bool(((frame["cumulative_low"] <= truth) & (truth <= frame["cumulative_high"])).all())

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from cocoviz import ParameterError, Plan, estimate, load_release, measure, post_process
 from cocoviz.datasets import load_dataset
 from cocoviz.hcp import hcp_grid, query_hcp
+from cocoviz.interval_counts import counts_cumulative_bounds
 from cocoviz.intervals import (
     WIDER_FIRST,
     LevelBands,
@@ -337,8 +338,7 @@ def test_intervals_refuse_what_has_no_band_of_its_own(tmp_path):
         bottom_up.intervals(())
     assert bottom_up.intervals(("a",)).attrs["method"] == "Hc"
     naive = estimate(tree, epsilons=[1.0, 1.0], methods=["naive", "Hg"], max_size=6, seed=0)
-    with pytest.raises(ParameterError, match="naive"):
-        naive.intervals(())
+    assert naive.intervals(()).attrs["method"] == "naive"
     path = tmp_path / "release.parquet"
     naive.save(path)
     with pytest.raises(ParameterError, match="from a file"):
@@ -408,3 +408,31 @@ def test_hcp_release_intervals_cover_and_agree_with_the_vectorised_check():
     frame = release.intervals(())
     assert frame.attrs["method"] == "Hcp" and "grid" in frame.attrs["note"]
     assert np.all(hits >= 80), hits
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 12), max_size=40), st.integers(1, 14), st.data())
+def test_naive_band_from_per_size_bounds_holds_the_truncated_truth(sizes, max_size, data):
+    """Under E on the K + 1 noisy counts, every Hc[j] of the sizes counted at K lies in the band."""
+    sizes = np.minimum(np.sort(np.array(sizes, np.int64)), max_size)
+    h = np.bincount(sizes, minlength=max_size + 1)
+    widths = data.draw(any_widths(max_size + 1))
+    i = np.arange(max_size + 1)
+    noise = [data.draw(st.integers(-int(u), int(o))) for o, u in zip(widths.over(i), widths.under(i))]
+    low, high = counts_cumulative_bounds(h + np.array(noise, np.int64), widths, groups=len(sizes))
+    hc = np.cumsum(h)
+    assert np.all(low <= hc) and np.all(hc <= high) and np.all(np.diff(low) >= 0) and np.all(np.diff(high) >= 0)
+    assert low[-1] == high[-1] == len(sizes)
+
+
+def test_naive_release_intervals_cover_the_truth():
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["naive", "naive"], max_size=6)
+    hits = np.zeros(3, np.int64)
+    for seed in range(100):
+        release = post_process(plan, measure(plan, tree, seed=seed))
+        nodes = [(0, 0), (1, 0), (1, 1)]
+        hits += [truth_covered(release.intervals(plan.shape.paths[lv][k]), *tree.runs(lv).node(k)) for lv, k in nodes]
+    frame = release.intervals(())
+    assert frame.attrs["cells"] == 7 and "per-size" in frame.attrs["note"]
+    assert np.all(hits >= 90), hits  # P(E) ≥ 0.9 and the band may hold the truth off E too
