@@ -18,6 +18,7 @@ Targets, printed beside each figure:
   sizes 0..K or 0..J, and per size) beside the emd bound it gives and the released histogram's true emd.
 - sides: at the leaf level, the band's width with the one-sided widenings on the top cells first, the
   bottom cells first, split evenly, or ``± a`` everywhere (what :data:`cocoviz.intervals.WIDER_FIRST` chose).
+- memory (``--only memory --scale 0.01``, not in the default run): the bytes of a release's bands per level.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
   stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
 """
@@ -178,6 +179,32 @@ def sides(name: str, method: str, zcdp: bool, trials: int = 30, sample: int = 8)
     return {"dataset": name, "method": method, "noise": "zCDP ρ=0.5" if zcdp else "ε=1", "level": level, **totals}
 
 
+def memory(scale: float) -> list[dict]:
+    """The bytes a release's bands hold per level: housing-us-blocks at ``scale``, all-Hc with a private K."""
+    import cocoviz
+    from cocoviz.datasets import dataset as spec_of
+    from cocoviz.datasets import generate
+
+    tree = spec_of("housing-us-blocks").build(generate("housing-us-blocks", scale=scale))
+    depth = tree.depth + 1
+    release = cocoviz.estimate(
+        tree, methods=["Hc"] * depth, epsilons=[1.0] * depth, k_select="noisy-max", k_epsilon=0.1, seed=0
+    )
+    fields = ("cells", "up_ptr", "up_at", "up_value", "down_ptr", "down_at", "down_value")
+    return [
+        {
+            "scale": scale,
+            "level": level,
+            "nodes": b.cells.size,
+            "integers": sum(getattr(b, f).size for f in fields),
+            "MiB": sum(getattr(b, f).nbytes for f in fields) / 2**20,
+            "dtypes": ",".join(sorted({str(getattr(b, f).dtype) for f in fields})),
+        }
+        for level, b in enumerate(release.bands)
+        if b is not None
+    ]
+
+
 def timing(groups: int = 10_000_000, repeats: int = 5) -> list[dict]:
     """A release with bands against one without (envelopes stubbed out), five interleaved runs each."""
     from scale import synthetic_tree
@@ -230,7 +257,8 @@ def timing(groups: int = 10_000_000, repeats: int = 5) -> list[dict]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("coverage", "width", "sides", "time"))
+    parser.add_argument("--only", choices=("coverage", "width", "sides", "time", "memory"))
+    parser.add_argument("--scale", type=float, default=0.01, help="memory: housing-us-blocks' scale (default 0.01)")
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
     parser.add_argument("--zcdp", action="store_true", help="coverage under ρ-zCDP per level too")
@@ -259,6 +287,9 @@ def main(argv=None) -> None:
         print("leaf band width (Σ_j high - low) by where the widenings go first (8 nodes, 30 trials each)")
         rows = [sides(n, m, z) for n in args.datasets for m in ("Hc", "Hg") for z in (False, True)]
         print(pd.DataFrame(rows).round(1).to_string(index=False), flush=True)
+    if args.only == "memory":
+        print("bands' memory per level, housing-us-blocks, all-Hc with a private K per node")
+        print(pd.DataFrame(memory(args.scale)).round({"MiB": 2}).to_string(index=False), flush=True)
     if args.only in (None, "time"):
         print("release time with the bands against without, 10M groups (target ≤ 1.2x)")
         print(pd.DataFrame(timing(repeats=args.repeats)).round(3).to_string(index=False), flush=True)
