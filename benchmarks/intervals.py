@@ -12,9 +12,13 @@ Targets, printed beside each figure:
   envelopes and checks every node (:func:`cocoviz.intervals.covered_nodes`, equal to the frames' check);
   the rate is per node, summarised over the level's nodes (up to 25, a seeded sample: mean, 5th and 95th
   percentile, min, max), beside
-  the exact P(max |Z| ≤ a) the half-width was chosen for.
+  the exact P(E) the tolerances were chosen for (:func:`cocoviz.intervals.half_widths`: ± a - 1 with the
+  fewest one-sided widenings by 1; ``a_mean`` the widest, ``widened`` the widenings per cell).
 - width: over 10 full releases, per level, the mean over nodes of the band's width (Σ_j high - low over
   sizes 0..K or 0..J, and per size) beside the emd bound it gives and the released histogram's true emd.
+- sides: at the leaf level, the band's width with the one-sided widenings on the top cells first, the
+  bottom cells first, split evenly, or ``± a`` everywhere (what :data:`cocoviz.intervals.WIDER_FIRST` chose).
+- memory (``--only memory --scale 0.01``, not in the default run): the bytes of a release's bands per level.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
   stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
 """
@@ -47,7 +51,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
     """Per level, the share of trials in which each node's band holds its truth (up to ``cap`` nodes per
     level, a seeded sample, where a level has more: the machine is shared)."""
     import cocoviz
-    from cocoviz.intervals import LevelBands, covered_nodes, half_width, tail_probability
+    from cocoviz.intervals import WIDER_FIRST, LevelBands, covered_nodes, half_widths
     from cocoviz.noise import FastSampler
 
     tree = cocoviz.load_dataset(name)
@@ -60,18 +64,22 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
             picked = np.sort(np.random.default_rng(level).choice(picked, size=cap, replace=False))
         n = picked.size
         bounds = np.full(runs.n_nodes, plan.max_size, np.int64) if m.needs_k else None
-        parts = [m.level_query(runs, k, k + 1, bounds) for k in picked]
+        if m.level_query is None:  # Hcp: its per-node query
+            parts = [(m.query(*runs.node(k), plan.max_size), None) for k in picked]
+        else:
+            parts = [m.level_query(runs, k, k + 1, bounds) for k in picked]
         truth = np.concatenate([v for v, _ in parts])
         ptr = np.concatenate([[0], np.cumsum([v.size for v, _ in parts])])
         cells, groups, noise = np.diff(ptr), plan.shape.group_counts(level)[picked], plan.level_noise(level)
-        widths = {int(c): half_width(noise, int(c), 0.9) for c in np.unique(cells)}
-        a = np.array([widths[int(c)] for c in cells], np.int64)
-        exact = np.array([(1 - float(tail_probability(noise, widths[int(c)]))) ** int(c) for c in cells])
+        chosen = {int(c): half_widths(noise, int(c), 0.9, first=WIDER_FIRST[m.name]) for c in np.unique(cells)}
+        widths = [chosen[int(c)] for c in cells]
+        a = np.array([w.widest for w in widths], np.int64)
+        exact = np.array([w.confidence(noise) for w in widths])
         hits = np.zeros(n, np.int64)
         start = time.perf_counter()
         for trial in range(trials):
             noisy = FastSampler(seed=(24, trial)).draw_level(truth.copy(), ptr, noise, level)
-            hits += covered_nodes(LevelBands.of(m.name, noisy, ptr), truth, a, groups)
+            hits += covered_nodes(LevelBands.of(m.name, noisy, ptr), truth, widths, groups)
         live = cells > 0
         rate = hits[live] / trials
         rows.append(
@@ -89,6 +97,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
                 "max": rate.max(),
                 "exact_mean": exact[live].mean(),
                 "a_mean": a[live].mean(),
+                "widened": np.mean([(w.top + w.bottom) / max(w.cells, 1) for w in widths]),
                 "in_target": bool(0.88 <= rate.mean() <= 0.97),
                 "seconds": time.perf_counter() - start,
             }
@@ -139,12 +148,69 @@ def widths(name: str, method: str, releases: int = 10, sample: int = 200) -> lis
     return rows
 
 
-def timing(groups: int = 10_000_000) -> list[dict]:
+def sides(name: str, method: str, zcdp: bool, trials: int = 30, sample: int = 8) -> dict:
+    """At the leaf level, the band's mean width (Σ over cells of high - low) with the widenings on each side
+    first (:data:`cocoviz.intervals.WIDER_FIRST`), split evenly, and with ``± a`` on every cell."""
+    import cocoviz
+    from cocoviz.intervals import Widths, half_widths
+    from cocoviz.noise import FastSampler
+
+    tree = cocoviz.load_dataset(name)
+    plan = _plan(tree, method, zcdp)
+    level = tree.depth
+    runs, m, noise = tree.runs(level), plan.level_method(level), plan.level_noise(level)
+    picked = np.sort(np.random.default_rng(0).choice(runs.n_nodes, size=min(sample, runs.n_nodes), replace=False))
+    bounds = np.full(runs.n_nodes, plan.max_size, np.int64) if m.needs_k else None
+    totals = dict.fromkeys(("top", "bottom", "even", "uniform"), 0.0)
+    for k in picked:
+        truth, _ = m.level_query(runs, k, k + 1, bounds)
+        if truth.size == 0:
+            continue
+        ceiling = int(plan.shape.group_counts(level)[k]) if method == "Hc" else 2**62
+        chosen = {first: half_widths(noise, truth.size, 0.9, first=first) for first in ("top", "bottom", "even")}
+        chosen["uniform"] = Widths(truth.size, chosen["top"].widest)
+        i = np.arange(truth.size)
+        for trial in range(trials):
+            y = FastSampler(seed=(24, trial)).draw(truth, noise, (level, int(k), trial))
+            for first, w in chosen.items():
+                low = np.clip(np.maximum.accumulate(y - w.over(i)), 0, ceiling)
+                high = np.clip(np.minimum.accumulate((y + w.under(i))[::-1])[::-1], 0, ceiling)
+                totals[first] += float(np.abs(high - low).sum()) / trials / picked.size
+    return {"dataset": name, "method": method, "noise": "zCDP ρ=0.5" if zcdp else "ε=1", "level": level, **totals}
+
+
+def memory(scale: float) -> list[dict]:
+    """The bytes a release's bands hold per level: housing-us-blocks at ``scale``, all-Hc with a private K."""
+    import cocoviz
+    from cocoviz.datasets import dataset as spec_of
+    from cocoviz.datasets import generate
+
+    tree = spec_of("housing-us-blocks").build(generate("housing-us-blocks", scale=scale))
+    depth = tree.depth + 1
+    release = cocoviz.estimate(
+        tree, methods=["Hc"] * depth, epsilons=[1.0] * depth, k_select="noisy-max", k_epsilon=0.1, seed=0
+    )
+    fields = ("cells", "up_ptr", "up_at", "up_value", "down_ptr", "down_at", "down_value")
+    return [
+        {
+            "scale": scale,
+            "level": level,
+            "nodes": b.cells.size,
+            "integers": sum(getattr(b, f).size for f in fields),
+            "MiB": sum(getattr(b, f).nbytes for f in fields) / 2**20,
+            "dtypes": ",".join(sorted({str(getattr(b, f).dtype) for f in fields})),
+        }
+        for level, b in enumerate(release.bands)
+        if b is not None
+    ]
+
+
+def timing(groups: int = 10_000_000, repeats: int = 5) -> list[dict]:
     """A release with bands against one without (envelopes stubbed out), five interleaved runs each."""
     from scale import synthetic_tree
 
     import cocoviz
-    import cocoviz.pipeline as pipeline
+    import cocoviz.level_step as pipeline  # where a level's bands are made
 
     tree = synthetic_tree(groups, 50, 3000)
     cocoviz.compile_kernels()
@@ -161,7 +227,7 @@ def timing(groups: int = 10_000_000) -> list[dict]:
     for method, k in (("Hg", None), ("Hc", 10_000)):  # Hc: K cells per node, about Hg's cells (3 x 10M)
         opts = dict(epsilons=[1.0] * 3, methods=[method] * 3, max_size=k, seed=0)
         with_bands, without = [], []
-        for _ in range(5):
+        for _ in range(repeats):
             pipeline.LevelBands = NoBands
             start = time.perf_counter()
             cocoviz.estimate(tree, **opts)
@@ -191,11 +257,15 @@ def timing(groups: int = 10_000_000) -> list[dict]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("coverage", "width", "time"))
+    parser.add_argument("--only", choices=("coverage", "width", "sides", "time", "memory"))
+    parser.add_argument("--scale", type=float, default=0.01, help="memory: housing-us-blocks' scale (default 0.01)")
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
     parser.add_argument("--zcdp", action="store_true", help="coverage under ρ-zCDP per level too")
     parser.add_argument("--rho", type=float, default=0.5, help="ρ per level with --zcdp (default 0.5)")
+    parser.add_argument("--methods", nargs="*", default=["Hc", "Hg"], help="coverage: the methods (Hcp too)")
+    parser.add_argument("--repeats", type=int, default=5, help="time: interleaved runs each (default 5)")
+    parser.add_argument("--zcdp-only", action="store_true", help="coverage under ρ-zCDP only")
     args = parser.parse_args(argv)
     import pandas as pd
 
@@ -204,8 +274,8 @@ def main(argv=None) -> None:
     if args.only in (None, "coverage"):
         print(f"coverage of nominal 90% simultaneous bands, {args.trials} trials (target: mean 0.88-0.97)", flush=True)
         for name in args.datasets:
-            for method in ("Hc", "Hg"):
-                for zcdp in (False, True) if args.zcdp else (False,):
+            for method in args.methods:
+                for zcdp in (True,) if args.zcdp_only else (False, True) if args.zcdp else (False,):
                     rows = coverage(name, method, args.trials, zcdp, rho=args.rho)
                     print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
     if args.only in (None, "width"):
@@ -213,9 +283,16 @@ def main(argv=None) -> None:
         for name in args.datasets:
             for method in ("Hc", "Hg"):
                 print(pd.DataFrame(widths(name, method)).round(1).to_string(index=False), flush=True)
+    if args.only in (None, "sides"):
+        print("leaf band width (Σ_j high - low) by where the widenings go first (8 nodes, 30 trials each)")
+        rows = [sides(n, m, z) for n in args.datasets for m in ("Hc", "Hg") for z in (False, True)]
+        print(pd.DataFrame(rows).round(1).to_string(index=False), flush=True)
+    if args.only == "memory":
+        print("bands' memory per level, housing-us-blocks, all-Hc with a private K per node")
+        print(pd.DataFrame(memory(args.scale)).round({"MiB": 2}).to_string(index=False), flush=True)
     if args.only in (None, "time"):
         print("release time with the bands against without, 10M groups (target ≤ 1.2x)")
-        print(pd.DataFrame(timing()).round(3).to_string(index=False), flush=True)
+        print(pd.DataFrame(timing(repeats=args.repeats)).round(3).to_string(index=False), flush=True)
 
 
 if __name__ == "__main__":
