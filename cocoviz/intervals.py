@@ -342,15 +342,13 @@ def _refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | None
         )
     method = plan.methods[level]
     if method not in BAND_METHODS:
-        return (
-            f"level {level} is measured with {method}: bands are given for Hc, Hg and Hcp levels only "
-            "(naive's noisy counts are not kept by the release)"
-        )
+        return f"level {level} is measured with {method}: bands are given for {', '.join(BAND_METHODS)} levels only"
     if level >= len(bands) or bands[level] is None:
         return (
             f"this release does not carry its level-{level} measurement's envelopes (a release read from a file, "
             "computed on a cluster, chosen by select_mix, or whose cached level lost them): recompute it with "
-            "cocoviz.estimate or post_process"
+            "cocoviz.estimate, or post_process its noisy-measurement file "
+            "(post_process(plan, cocoviz.load_measurements(path)) gives the same release with its bands)"
         )
     return None
 

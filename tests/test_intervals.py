@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -436,3 +437,21 @@ def test_naive_release_intervals_cover_the_truth():
     frame = release.intervals(())
     assert frame.attrs["cells"] == 7 and "per-size" in frame.attrs["note"]
     assert np.all(hits >= 90), hits  # P(E) ≥ 0.9 and the band may hold the truth off E too
+
+
+def test_a_published_measurement_file_gives_the_release_and_its_intervals(tmp_path):
+    """A release file carries no envelopes; its noisy-measurement file does, through post_process."""
+    import cocoviz
+    from cocoviz.datasets import load_dataset
+
+    tree = load_dataset("toy")
+    plan = cocoviz.Plan.build(tree, epsilons=[1, 1], methods=["Hc", "Hg"], max_size=10)
+    measured = cocoviz.measure(plan, tree, seed=5)
+    release = cocoviz.post_process(plan, measured)
+    cocoviz.save_measurements(measured, tmp_path / "m.parquet")
+    release.save(tmp_path / "r.parquet")
+    again = cocoviz.post_process(plan, cocoviz.load_measurements(tmp_path / "m.parquet"))
+    for node in [(), ("a",), ("b",)]:
+        pd.testing.assert_frame_equal(again.intervals(node), release.intervals(node))
+    with pytest.raises(cocoviz.CocovizError, match="load_measurements"):
+        cocoviz.load_release(tmp_path / "r.parquet").intervals(("a",))
