@@ -86,21 +86,38 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
 
 
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
-    # No tooltip per metric: each one is a heavy element of the first render (issue 25: ~60 ms of the browser's
-    # time apiece); their explanations are in one panel, drawn when opened (:func:`meanings`).
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
-    m1.metric("Total ε spent", f"{budget.total:.4g}" if budget.accounting == "zCDP" else f"{budget.total:g}")
+    m1.metric(
+        "Total ε spent",
+        f"{budget.total:.4g}" if budget.accounting == "zCDP" else f"{budget.total:g}",
+        help=HELP["epsilon"]
+        + (
+            f" Under zCDP: the ε of the total ρ read as (ε, δ = {budget.delta:g})-DP."
+            if budget.accounting == "zCDP"
+            else ""
+        ),
+    )
     if timed.from_cache:
-        m2.metric("Release", "from cache")
+        m2.metric(
+            "Release",
+            "from cache",
+            help=f"Computed earlier on this server in {timed.seconds:.2f} s; shown again at no cost.",
+        )
     else:
-        m2.metric("Release computed in", f"{timed.seconds:.2f} s")
-    m3.metric("Consistent", "yes ✓" if release.is_consistent() else "no ✗")
-    m4.metric("Mean emd per node (all levels)", fmt(float(errors["emd"].mean())))
+        m2.metric(
+            "Release computed in",
+            f"{timed.seconds:.2f} s",
+            help="Time of cocoviz.estimate for these settings (cached afterwards: changing back is instant).",
+        )
+    m3.metric(
+        "Consistent",
+        "yes ✓" if release.is_consistent() else "no ✗",
+        help="Integral, non-negative, G kept at every node and parent = Σ children everywhere.",
+    )
+    m4.metric("Mean emd per node (all levels)", fmt(float(errors["emd"].mean())), help=HELP["emd"])
     secure = not release.sampler.startswith("fast")
     note = "secure sampler (exact, OS-keyed)" if secure else "fast sampler — **exploration only, not for release**"
-    if timed.from_cache:
-        note += f" · computed earlier on this server in {timed.seconds:.2f} s, shown again at no cost"
     if budget.accounting == "zCDP":
         # A zCDP plan is spent in ρ; its levels have no ε of their own to show, only the total's (ε, δ) reading.
         rhos = " · ".join(f"{names[k]} {rho:g}" for k, rho in budget.per_level_rho().items())
@@ -175,40 +192,17 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     st.markdown(f"**Node:** {node_label(node)} — level {level}: {names[level]}")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Groups G (public)", f"{int(row['groups']):,}")
-    c2.metric("emd of this node", f"{int(row['emd']):,}")
-    c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])))
-    c4.metric("emd / yardstick", f"{row['ratio']:.2g}")
+    c2.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
+    c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
+    c4.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
     c1, c2, _, _ = st.columns(4)
-    c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}")
-    c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]))
+    c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}", help=HELP["per_group"])
+    c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
     st.markdown(f"**In plain words:** {plain_reading(row)}")
     st.caption(
         "Against the true data — for you, the data holder; exploration, not private: "
         f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}."
     )
-    meanings()
-
-
-#: The figures' explanations, shown together in :func:`meanings` (a tooltip per metric was most of the first
-#: render's browser time).
-MEANINGS = {
-    "Total ε spent": HELP["epsilon"],
-    "Release": "The time of cocoviz.estimate for these settings; a release computed before on this server (by "
-    "any session) is shown again from the cache at no cost.",
-    "Consistent": "Integral, non-negative, G kept at every node and parent = Σ children everywhere.",
-    "emd": HELP["emd"],
-    "Omniscient yardstick D/ε, and emd / yardstick": HELP["omniscient"],
-    "Persons misplaced per group": HELP["per_group"],
-    "Groups of exactly the right size": HELP["exact_share"],
-    "H and Hc": "H[j] = groups with exactly j persons; Hc[j] = groups with at most j.",
-}
-
-
-def meanings() -> None:
-    """What the figures above mean, in one panel drawn when opened."""
-    panel = st.expander("What these figures mean", key="explore.meanings", on_change="rerun")
-    if panel.open:
-        panel.markdown("\n".join(f"- **{name}**: {text}" for name, text in MEANINGS.items()))
 
 
 def histogram_tab(tree, info, node, h_true, h_priv) -> None:
@@ -228,6 +222,7 @@ def histogram_tab(tree, info, node, h_true, h_priv) -> None:
             ["H", "cumulative"],
             **state.bind("hist.view", "H"),
             format_func=lambda v: "H (groups of size j)" if v == "H" else "Hc (cumulative)",
+            help="H[j] = groups with exactly j persons; Hc[j] = groups with at most j.",
         )
         or "H"
     )

@@ -88,6 +88,7 @@ def budget_controls(names: list[str], epsilon_help: str) -> list[float | Refused
             "Split over the levels",
             list(presets.SPLITS),
             format_func=presets.SPLITS.get,
+            help=SPLIT_HELP,
             **state.bind("eps.split", "equal", valid=presets.SPLITS.__contains__),
         )
         or "custom"

@@ -46,6 +46,7 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
         "Dataset",
         names,
         **state.bind("dataset", data.default_dataset(), valid=names.__contains__),
+        help="A bundled synthetic stand-in of the paper's data, or your own file.",
     )
     if choice == data.UPLOAD:
         full, info = uploads.upload_panel()
@@ -60,6 +61,7 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
     chosen = sb.multiselect(
         "Levels below the root",
         all_levels,
+        help=HELP["levels"],
         **state.bind(
             f"levels.{info.label}", all_levels, valid=lambda v: isinstance(v, list) and set(v) <= set(all_levels)
         ),
@@ -147,6 +149,7 @@ def k_select_control() -> tuple[str, float | None, float | None]:
             "How K is chosen",
             list(K_CHOICES),
             format_func=K_CHOICES.get,
+            help=HELP["k_select"],
             **state.bind("k_select", "public", valid=K_CHOICES.__contains__),
         )
         or "public"
@@ -262,7 +265,7 @@ def epsilon_grid_control(container, name: str) -> list[float]:
 
 def seed_control() -> int | Refused:
     """Sidebar: the fast sampler's seed, shared by every page (or why the box refuses what was typed)."""
-    return number_box(st.sidebar, "Seed", "seed", 0, whole=True, lo=0, hi=2**31 - 1)
+    return number_box(st.sidebar, "Seed", "seed", 0, whole=True, lo=0, hi=2**31 - 1, help=HELP["seed"])
 
 
 def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]:
@@ -273,7 +276,6 @@ def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]
     tree, info, _full = dataset_panel()
     max_size, _ = k_control(tree, info)
     seed = seed_control()
-    settings_meanings()
     stop_if_refused(max_size, seed)
     st.markdown(describe_tree(tree, info))
     return tree, info, max_size, seed, level_names(tree, info)
@@ -333,7 +335,9 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         # settings are kept while hidden, and a refused per-level ε opens them so that its message is seen.
         if any(isinstance(e, Refused) for e in eps):
             state.put("per_level", True)
-        if sb.toggle("Per level: ε, method and p of each level", **state.bind("per_level", False)):
+        if sb.toggle(
+            "Per level: ε, method and p of each level", help=budget.PER_LEVEL_HELP, **state.bind("per_level", False)
+        ):
             eps, methods, ps = per_level_controls(names)
         else:
             ps = [_p_of(level, m) for level, m in enumerate(methods)]
@@ -344,12 +348,14 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     consistency = sb.radio(
         "Consistency",
         ["top-down", "bottom-up", "none"],
+        help=HELP["consistency"],
         horizontal=True,
         **state.bind("consistency", "top-down"),
     )
     merge = sb.radio(
         "Merge",
         ["weighted", "average"],
+        help=HELP["merge"],
         horizontal=True,
         **state.bind("merge", "weighted"),
         format_func=lambda m: "weighted" if m == "weighted" else "plain average",
@@ -358,7 +364,6 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     seed = seed_control()
     secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
     links.load_saved_panel()
-    settings_meanings()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     if zcdp:  # the (ε, δ) reading beside the ρ: what the levels' ρ (and a private K's ε_K²/2) add up to
         rho = math.fsum(eps) + (k_epsilon**2 / 2 if k_epsilon is not None else 0.0)
@@ -382,29 +387,6 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     return params, k_from_data
 
 
-#: The sidebar's settings explained in one panel (:func:`settings_meanings`) rather than a tooltip each: a tooltip
-#: is among the heaviest elements of the first render (issue 25), so only ε, the method, K and the secure switch
-#: keep theirs.
-SETTINGS_MEANINGS = {
-    "Dataset": "A bundled synthetic stand-in of the paper's data, or your own file.",
-    "Levels below the root": HELP["levels"],
-    "Accounting": HELP["accounting"],
-    "Split over the levels": budget.SPLIT_HELP,
-    "Per level": budget.PER_LEVEL_HELP,
-    "How K is chosen": HELP["k_select"],
-    "Consistency": HELP["consistency"],
-    "Merge": HELP["merge"],
-    "Seed": HELP["seed"],
-}
-
-
-def settings_meanings() -> None:
-    """Sidebar: what the settings without a tooltip mean, in one panel drawn when opened."""
-    panel = st.sidebar.expander("What the settings mean", key="controls.meanings", on_change="rerun")
-    if panel.open:
-        panel.markdown("\n".join(f"- **{name}**: {text}" for name, text in SETTINGS_MEANINGS.items()))
-
-
 ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]
 
 
@@ -414,6 +396,7 @@ def accounting_control() -> str:
         "Accounting",
         ACCOUNTING_OPTIONS,
         horizontal=True,
+        help=HELP["accounting"],
         **state.bind("accounting", "pure ε", valid=ACCOUNTING_OPTIONS.__contains__),
     )
 

@@ -22,9 +22,12 @@ def share_link(tree, info, full, params: engine.Params, node: tuple) -> None:
         settings.update(links.upload_settings())
     query = links.publish(settings)
     base = (st.context.url or "").split("?")[0]
-    # Its explanation inside, not as a tooltip: a tooltip is a heavy element of the first render (issue 25).
-    with st.popover("Copy link", icon=":material/link:"):
-        st.caption("A link that opens this release: these settings and this node (the copy button is at the right).")
+    with st.popover(
+        "Copy link",
+        icon=":material/link:",
+        help="A link that opens this release: these settings "
+        "and this node (the copy button is at the right of the address).",
+    ):
         st.code(f"{base}?{query}", language=None, wrap_lines=True)
 
 

@@ -77,39 +77,6 @@ def test_explore_panels_and_tabs_open_on_request():
     ]
 
 
-#: Elements whose ``help=`` draws a tooltip on the page.
-TOOLTIP_KINDS = (
-    "metric", "selectbox", "multiselect", "radio", "number_input", "toggle", "text_input", "slider", "checkbox",
-    "button", "button_group",
-)  # fmt: skip
-
-
-def tooltips(at) -> list[str]:
-    """The labels of the elements drawn with a tooltip."""
-    found = []
-    for kind in TOOLTIP_KINDS:
-        for element in at.get(kind):
-            if getattr(element.proto, "help", ""):
-                found.append(element.proto.label)
-    return found
-
-
-def test_explore_first_render_keeps_few_tooltips_and_explains_the_rest_in_panels():
-    # A tooltip is among the heaviest elements of the browser's first render (issue 25): on first sight only ε, the
-    # method, K, the secure switch and the node search carry one; the other explanations open in two panels.
-    at = new_app()
-    assert_clean(at)
-    assert len(tooltips(at)) <= 6, tooltips(at)
-    assert not any(m.proto.help for m in at.metric)
-    assert not any("earthmover" in m.value for m in at.markdown)
-    at = new_app(**{"explore.meanings": True, "controls.meanings": True})
-    assert_clean(at)
-    shown = "\n".join(m.value for m in at.markdown)
-    for text in ("earthmover", "omniscient yardstick", "exactly right", "top-down: the paper's Algorithm 1",
-                 "How the total ε is shared", "Seed of the fast sampler"):  # fmt: skip
-        assert text in shown, text
-
-
 def test_explore_epsilon_changes_numbers_and_figures():
     at = new_app(**{"cv.per_level": True, "explore.budget": True})
     before = plotly_specs(at)
