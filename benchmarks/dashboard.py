@@ -63,6 +63,9 @@ t = time.perf_counter(); at2.number_input(key="w.eps_n.0").set_value(0.5).run();
 t = time.perf_counter(); at2.number_input(key="w.eps_n.0").set_value(1.0).run(); back = time.perf_counter() - t
 # The counties' ε: the level that costs most (the root's and states' estimates are reused).
 t = time.perf_counter(); at2.number_input(key="w.eps_n.2").set_value(0.5).run(); leaves = time.perf_counter() - t
+# Timed only if it computed the release: a time estimate above the confirmation threshold stops the page at a button.
+assert not [b for b in at2.get("button") if b.key == "explore.confirm"], "the county release waited for a click"
+assert not at2.exception and not at2.error, (at2.exception, at2.error)
 print(json.dumps({"first_session_s": first, "new_session_warm_s": second, "epsilon_change_s": eps,
                   "epsilon_back_cached_s": back, "county_epsilon_change_s": leaves}))
 """

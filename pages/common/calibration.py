@@ -36,7 +36,7 @@ NEWEST_WEIGHT = 0.5
 
 @st.cache_resource(show_spinner=False)
 def _state() -> dict:
-    return {"lock": threading.Lock(), "rate": None, "at": None, "running": False, "ratio": {}}
+    return {"lock": threading.Lock(), "rate": None, "default": None, "at": None, "running": False, "ratio": {}}
 
 
 def probe_rate() -> float:
@@ -68,6 +68,13 @@ def _run_probe(state: dict) -> None:
     try:
         rate = probe_rate()
         with state["lock"]:
+            # The ratios were learnt against the rate in use before (the fixed one, or an older probe's), which
+            # this rate replaces: rescaled, an estimate counts the machine's load once (a first release timed
+            # beside the probe, under load, taught ×7, and the probed rate then slowed every estimate 7× again).
+            old = state["rate"] or state["default"]
+            if old:
+                for kind in state["ratio"]:
+                    state["ratio"][kind] *= rate / old
             state["rate"], state["at"] = rate, time.time()
     finally:
         state["running"] = False
@@ -84,6 +91,7 @@ def fast_rate(default: float) -> float:
         return default
     state = _state()
     with state["lock"]:
+        state["default"] = default
         stale = state["at"] is None or time.time() - state["at"] > REFRESH_SECONDS
         if stale and not state["running"]:
             state["running"] = True

@@ -52,3 +52,19 @@ def test_an_explore_release_teaches_the_next_estimate_and_the_gate_states_this_m
     assert calibration.factor("release") > 0 and "release" in calibration._state()["ratio"]
     at.toggle(key="w.secure").set_value(True).run()
     assert any("cells/s on this machine" in w.value for w in at.warning)
+
+
+def test_a_new_probe_rescales_what_runs_taught_so_that_the_load_counts_once(monkeypatch):
+    from pages.common import calibration
+
+    state = calibration._state()
+    saved = {k: (dict(v) if isinstance(v, dict) else v) for k, v in state.items() if k != "lock"}
+    try:
+        state.update(rate=None, default=100.0, ratio={"release": 2.0})  # a run took 2x the fixed rate's estimate
+        monkeypatch.setattr(calibration, "probe_rate", lambda: 50.0)  # the machine runs at half the fixed rate
+        state["running"] = True
+        calibration._run_probe(state)
+        assert state["rate"] == 50.0 and not state["running"]
+        assert calibration.factor("release") == 1.0  # the slower rate explains the slow run: not counted twice
+    finally:
+        state.update(saved)
