@@ -57,6 +57,7 @@ def test_an_explore_release_teaches_the_next_estimate_and_the_gate_states_this_m
 def test_a_new_probe_rescales_what_runs_taught_so_that_the_load_counts_once(monkeypatch):
     from pages.common import calibration
 
+    monkeypatch.delenv("COCOVIZ_TIMING")
     state = calibration._state()
     saved = {k: (dict(v) if isinstance(v, dict) else v) for k, v in state.items() if k != "lock"}
     try:
