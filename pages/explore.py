@@ -377,20 +377,17 @@ def main() -> None:
     timed = release_section(tree, info, params, k_from_data)
     release = timed.release
     errors = engine.evaluate((*info.key, tuple(tree.levels)), tree, params, release)
-    headline(release, errors, timed, names)
-    link_slot = st.container()  # the link holds the node, picked below
-    leads.finding_advice(tree, info, params)
-    budget_section(release, names)
+    # Slots in page order, filled after the open tab's chart: the browser receives the chart first and
+    # starts loading Plotly's module (its largest) while it draws the metrics above it.
+    headline_slot, link_slot, advice_slot, budget_slot = (st.container() for _ in range(4))
 
     st.subheader("A node of the hierarchy")
     links.apply_node(tree, info.label)
     links.show_problems()
     node = picker.node_picker(tree, info.label)
-    with link_slot:
-        leads.share_link(tree, info, _full, params, node)
     level = len(node)
     row = evaluation_row(errors, tree, node)
-    node_metrics(row, node, level, names)
+    metrics_slot = st.container()
     h_true, h_priv = tree.histogram(node), release.histogram(node)
     # Stateful tabs: only the open tab's content is computed and sent to the browser.
     tabs = st.tabs(
@@ -419,6 +416,16 @@ def main() -> None:
         if tab.open:
             with tab:
                 body()
+    with headline_slot:
+        headline(release, errors, timed, names)
+    with link_slot:
+        leads.share_link(tree, info, _full, params, node)
+    with advice_slot:
+        leads.finding_advice(tree, info, params)
+    with budget_slot:
+        budget_section(release, names)
+    with metrics_slot:
+        node_metrics(row, node, level, names)
 
 
 main()
