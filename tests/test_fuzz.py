@@ -512,10 +512,18 @@ def test_a_release_file_edited_in_its_runs_is_refused_or_loads(tmp_path, column,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    data = {name: _TABLE.column(name).to_numpy().copy() for name in _TABLE.column_names}
-    data[column][0] = value
+    # Format 2 stores a level's runs as list columns, one row per chunk: edit the first stored value.
+    values = _TABLE.column(column).to_pylist()
+    row = next(k for k, v in enumerate(values) if not isinstance(v, list) or v)
+    if isinstance(values[row], list):
+        values[row] = [value, *values[row][1:]]
+        edited = pa.array(values, type=pa.list_(pa.int64()))
+    else:
+        values[row] = value
+        edited = pa.array(values, type=pa.int64())
+    table = _TABLE.set_column(_TABLE.column_names.index(column), column, edited)
+    table = table.replace_schema_metadata(_TABLE.schema.metadata)
     file = tmp_path / "release.parquet"
-    table = pa.table(data).replace_schema_metadata(_TABLE.schema.metadata)
     pq.write_table(table, file)
     loaded = refused_or_ok(lambda: load_release(file))
     if loaded is not None:
