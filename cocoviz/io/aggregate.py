@@ -32,6 +32,7 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.io.database import Database
+from cocoviz.io.leaf_key import LeafKey
 from cocoviz.io.sources import Sources, type_conflicts
 
 __all__ = ["counts_leaves", "groups_leaves", "persons_leaves"]
@@ -117,7 +118,7 @@ class _Table:
 
 
 def _show(value: Any) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
         return "null"
     return repr(value) if isinstance(value, str) else str(value)
 
@@ -187,16 +188,93 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
             public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels], files)
             public.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
         tables._refuse(problems)
-        if public is None:
-            runs = _persons_runs(people, group, levels, problems)
+        both = [people] if public is None else [people, public]
+        key = None
+        if all(t.kinds[c] == "integer" for t in both for c in levels):
+            key = LeafKey.of(db, [t.relation for t in both], levels)
+        if key is not None and public is None:
+            runs = _keyed_persons_runs(people, group, key)
+        elif key is not None:
+            runs = _keyed_public_runs(people, public, group, key)
+        elif public is None:
+            runs = _persons_runs(people, group, levels)
         else:
-            runs = _public_runs(people, public, group, levels, problems)
+            runs = _public_runs(people, public, group, levels)
+        _report(people, public, runs, group, levels, problems)
+        if public is not None:
+            runs = runs[runs["c"].gt(0)]  # persons in unlisted groups only: refused above
         _check_runs(public or people, runs, levels, problems)
         tables._refuse(problems)
     return _leaves(runs, levels)
 
 
-def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
+def _keyed_sizes(people: _Table, public: _Table | None, group: str, key: LeafKey) -> str:
+    """Per group id: its rows t, those of the groups table l, those with every label nn, least and greatest key.
+
+    Persons and the groups table meet in one grouping of both (``UNION ALL``), not in a join: one hash table
+    of the groups instead of two and a join of them (128M households spill; see benchmarks/ingest.py).
+    """
+    g = f"p.{_q(group)}"
+    if public is not None and public.kinds[group] != people.kinds[group]:
+        g = f"CAST({g} AS VARCHAR)"  # compared as text, as _same does
+    rows = f"SELECT {g} AS g, {key.sql('p')} AS k{', CAST(NULL AS INTEGER) AS s' * (public is not None)}"
+    rows += f" FROM {people.relation} AS p"
+    if public is not None:
+        rows += f" UNION ALL SELECT {g} AS g, {key.sql('p')} AS k, 1 AS s FROM {public.relation} AS p"
+    listed = "COUNT(u.s)" if public is not None else "0"
+    return (
+        f"SELECT u.g AS g, COUNT(*) AS t, {listed} AS l, COUNT(u.k) AS nn, MIN(u.k) AS lo, MAX(u.k) AS hi "
+        f"FROM ({rows}) AS u GROUP BY u.g"
+    )
+
+
+def _keyed_persons_runs(people: _Table, group: str, key: LeafKey) -> pd.DataFrame:
+    runs = people.db.query(
+        f"WITH sz AS ({_keyed_sizes(people, None, group, key)}) "
+        f"SELECT sz.lo AS k, sz.t AS n, COUNT(*) AS c, {_sum('sz.g IS NULL', 'sz.t')} AS null_group, "
+        f"{_sum('sz.g IS NOT NULL AND sz.lo <> sz.hi')} AS split, CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls "
+        f"FROM sz GROUP BY sz.lo, sz.t"
+    )
+    return _decoded(runs, key)
+
+
+def _keyed_public_runs(people: _Table, public: _Table, group: str, key: LeafKey) -> pd.DataFrame:
+    """As :func:`_public_runs`, on the keys.  A group listed twice is refused as such, not also as moved."""
+    n = "sz.t - sz.l"
+    listed = "sz.g IS NOT NULL AND sz.l"
+    runs = people.db.query(
+        f"WITH sz AS ({_keyed_sizes(people, public, group, key)}) "
+        f"SELECT sz.lo AS k, {n} AS n, {_sum('sz.l > 0')} AS c, {_sum('sz.g IS NULL', n)} AS null_group, "
+        f"{_sum('sz.g IS NULL', 'sz.l')} AS qnull_group, {_sum(f'{listed} > 1')} AS repeated, "
+        f"{_sum(f'{listed} = 0', n)} AS unknown, {_sum(f'{listed} = 1 AND sz.lo <> sz.hi', n)} AS moved, "
+        f"CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls FROM sz GROUP BY sz.lo, {n}"
+    )
+    runs["qnulls"] = runs["nulls"]  # a missing label in either table: each is then counted on its own
+    return _decoded(runs, key)
+
+
+def _decoded(runs: pd.DataFrame, key: LeafKey) -> pd.DataFrame:
+    """``runs`` with each level's labels ``a0, a1, ...`` read from its key ``k``."""
+    # A NULL key (a group of missing labels only) is refused by its count of missing labels.
+    keys = pd.to_numeric(runs["k"]).fillna(0).to_numpy(np.int64)
+    for j, labels in enumerate(key.labels(keys)):
+        runs[f"a{j}"] = labels
+    return runs
+
+
+def _report(
+    people: _Table, public: _Table | None, runs: pd.DataFrame, group: str, levels: list[str], problems: list[str]
+) -> None:
+    """Each problem the runs count, with its rows (found by a second, failure-only query)."""
+    _null_problems(people, runs, group, levels, "", problems)
+    if public is None:
+        _split_problem(people, runs, group, levels, problems)
+    else:
+        _null_problems(public, runs, group, levels, "q", problems)
+        _public_problems(people, public, runs, group, levels, problems)
+
+
+def _persons_runs(people: _Table, group: str, levels: list[str]) -> pd.DataFrame:
     paths = _Paths(levels)
     key = paths.key("sz")
     keys = "".join(f"{k} AS k{j}, " for j, k in enumerate(key))
@@ -208,8 +286,10 @@ def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[
         f"{_sum(f'sz.g IS NOT NULL AND ({split})')} AS split, CAST(SUM(sz.k) AS BIGINT) AS nulls "
         f"FROM sz GROUP BY {group_by}sz.n"
     )
-    runs = people.db.query(paths.runs(inner, ["n", "c", "null_group", "split", "nulls"]))
-    _null_problems(people, runs, group, levels, "", problems)
+    return people.db.query(paths.runs(inner, ["n", "c", "null_group", "split", "nulls"]))
+
+
+def _split_problem(people: _Table, runs: pd.DataFrame, group: str, levels: list[str], problems: list[str]) -> None:
     n_split = int(runs["split"].sum())
     if n_split:
         bad = f"SELECT {_q(group)} FROM {people.relation} AS s GROUP BY {_q(group)} HAVING " + " OR ".join(
@@ -220,7 +300,6 @@ def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[
             f"column '{group}': {n_split:,} group(s) appear in more than one region, in "
             f"{_count_rows(people, f'p.{_q(group)} IN ({bad})')} rows: {rows}; a group must lie in one leaf"
         )
-    return runs
 
 
 def _count_rows(table: _Table, where: str) -> str:
@@ -244,7 +323,7 @@ def _null_problems(
                 problems.append(table.count_problem(col, "missing region label", int(missing[f"m{j}"]), where))
 
 
-def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
+def _public_runs(people: _Table, public: _Table, group: str, levels: list[str]) -> pd.DataFrame:
     paths = _Paths(levels)
     on = _same("q.g", "sz.g", public.kinds[group], people.kinds[group])
     moved = " OR ".join(
@@ -268,9 +347,12 @@ def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], 
         f"CAST(SUM(q.k) AS BIGINT) AS qnulls, CAST(SUM(sz.k) AS BIGINT) AS nulls "
         f"FROM q FULL OUTER JOIN sz ON {on} GROUP BY {group_by}COALESCE(sz.n, 0)"
     )
-    runs = people.db.query(paths.runs(inner, ["n", "c", *checks]))
-    _null_problems(people, runs, group, levels, "", problems)
-    _null_problems(public, runs, group, levels, "q", problems)
+    return people.db.query(paths.runs(inner, ["n", "c", *checks]))
+
+
+def _public_problems(
+    people: _Table, public: _Table, runs: pd.DataFrame, group: str, levels: list[str], problems: list[str]
+) -> None:
     g = _q(group)
     where = public.lead.rstrip(", ")
     n = int(runs["repeated"].sum())
@@ -312,7 +394,6 @@ def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], 
                 after="; a group must lie in one leaf",
             )
         )
-    return runs[runs["c"].gt(0)]
 
 
 def _check_runs(table: _Table, runs: pd.DataFrame, levels: list[str], problems: list[str]) -> None:
