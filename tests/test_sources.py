@@ -279,3 +279,19 @@ def test_negative_and_wide_integer_labels(span, low, tmp_path):
             if name != "csv":
                 got = Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=groups)
                 assert_same(got, expected), name
+
+
+def test_sizes_past_the_small_columns_and_empty_groups_on_the_keyed_path(tmp_path):
+    """Sizes 0 .. 7 are counted in columns per leaf, larger ones in rows of their own: both come back whole."""
+    sizes = np.array([1, 7, 8, 9, 20, 3, 8, 1])
+    hh = np.repeat(np.arange(len(sizes)), sizes)
+    county = np.repeat([1, 1, 1, 2, 2, 3, 3, 3], sizes)
+    frame = pd.DataFrame({"hh": hh, "state": county // 2, "county": county})
+    listed = frame.drop_duplicates("hh")
+    listed = pd.concat([listed, pd.DataFrame({"hh": [50, 51], "state": [0, 1], "county": [1, 2]})], ignore_index=True)
+    for groups in [None, listed]:
+        expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS, groups=groups)
+        got = Hierarchy.from_persons(pa.Table.from_pandas(frame), group="hh", levels=LEVELS, groups=groups)
+        assert_same(got, expected)
+    np.testing.assert_array_equal(got.histogram((0, 1)), [1, 1, 0, 0, 0, 0, 0, 1, 1])
+    assert got.histogram((1, 2))[[0, 9, 20]].tolist() == [1, 1, 1]

@@ -5,7 +5,10 @@ frames and files, the database itself for :func:`cocoviz.io.sql`): persons
 -> group sizes -> ``(leaf labels, size, count)``.  Every check the in-memory
 builders make is counted in the same pass: a group in two leaves, a person
 whose group is not in the public groups table (or lies elsewhere there), a
-missing label, a size over the limits.  Only the runs come back into Python,
+missing label, a size over the limits.  Integer level columns are first made
+one key per row (:mod:`cocoviz.io.leaf_key`), so that each group keeps two
+numbers, not two per level; the groups table, if any, is grouped with the
+persons in the same pass.  Only the runs come back into Python,
 where the labels become integer codes per level; on any problem nothing is
 built, and a :class:`~cocoviz.hierarchy.tables.TableProblems` names each
 problem with its count and up to 10 example rows (a second, failure-only
@@ -192,17 +195,14 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         key = None
         if all(t.kinds[c] == "integer" for t in both for c in levels):
             key = LeafKey.of(db, [t.relation for t in both], levels)
-        if key is not None and public is None:
-            runs = _keyed_persons_runs(people, group, key)
-        elif key is not None:
-            runs = _keyed_public_runs(people, public, group, key)
-        elif public is None:
-            runs = _persons_runs(people, group, levels)
+        if key is not None:
+            runs, checks = _keyed_runs(people, public, group, key)
         else:
-            runs = _public_runs(people, public, group, levels)
-        _report(people, public, runs, group, levels, problems)
-        if public is not None:
-            runs = runs[runs["c"].gt(0)]  # persons in unlisted groups only: refused above
+            runs = checks = (
+                _persons_runs(people, group, levels) if public is None else _public_runs(people, public, group, levels)
+            )
+        _report(people, public, checks, group, levels, problems)
+        runs = runs[runs["c"].gt(0)]  # runs of persons in unlisted groups only: refused above
         _check_runs(public or people, runs, levels, problems)
         tables._refuse(problems)
     return _leaves(runs, levels)
@@ -228,38 +228,49 @@ def _keyed_sizes(people: _Table, public: _Table | None, group: str, key: LeafKey
     )
 
 
-def _keyed_persons_runs(people: _Table, group: str, key: LeafKey) -> pd.DataFrame:
-    runs = people.db.query(
-        f"WITH sz AS ({_keyed_sizes(people, None, group, key)}) "
-        f"SELECT sz.lo AS k, sz.t AS n, COUNT(*) AS c, {_sum('sz.g IS NULL', 'sz.t')} AS null_group, "
-        f"{_sum('sz.g IS NOT NULL AND sz.lo <> sz.hi')} AS split, CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls "
-        f"FROM sz GROUP BY sz.lo, sz.t"
-    )
-    return _decoded(runs, key)
+_SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
 
 
-def _keyed_public_runs(people: _Table, public: _Table, group: str, key: LeafKey) -> pd.DataFrame:
-    """As :func:`_public_runs`, on the keys.  A group listed twice is refused as such, not also as moved."""
-    n = "sz.t - sz.l"
-    listed = "sz.g IS NOT NULL AND sz.l"
-    runs = people.db.query(
+def _keyed_runs(people: _Table, public: _Table | None, group: str, key: LeafKey) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs ``(a0, a1, ..., n, c)`` and the totals of every check (as :func:`_persons_runs` or
+    :func:`_public_runs` count them), on the keys.  A group listed twice is refused as such, not also as moved.
+
+    Groups are counted per leaf with one column per small size: grouping by (leaf, size) made a hash table
+    of leaves x sizes that took as long as the grouping of the persons (benchmarks/ingest.py).
+    """
+    if public is None:
+        n, c, listed = "sz.t", "TRUE", "TRUE"
+        checks = {"null_group": ("sz.g IS NULL", n), "split": ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")}
+    else:
+        n, c, listed = "sz.t - sz.l", "sz.l > 0", "sz.l > 0"
+        known = "sz.g IS NOT NULL AND sz.l"
+        checks = {
+            "null_group": ("sz.g IS NULL", n),
+            "qnull_group": ("sz.g IS NULL", "sz.l"),
+            "repeated": (f"{known} > 1", "1"),
+            "unknown": (f"{known} = 0", n),
+            "moved": (f"{known} = 1 AND sz.lo <> sz.hi", n),
+        }
+    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
+    small = "".join(f"{_sum(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
+    counted = "".join(f"{_sum(*check)} AS {name}, " for name, check in checks.items())
+    raw = people.db.query(
         f"WITH sz AS ({_keyed_sizes(people, public, group, key)}) "
-        f"SELECT sz.lo AS k, {n} AS n, {_sum('sz.l > 0')} AS c, {_sum('sz.g IS NULL', n)} AS null_group, "
-        f"{_sum('sz.g IS NULL', 'sz.l')} AS qnull_group, {_sum(f'{listed} > 1')} AS repeated, "
-        f"{_sum(f'{listed} = 0', n)} AS unknown, {_sum(f'{listed} = 1 AND sz.lo <> sz.hi', n)} AS moved, "
-        f"CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls FROM sz GROUP BY sz.lo, {n}"
+        f"SELECT sz.lo AS k, {bucket} AS b, {_sum(c)} AS c, {small}{counted}"
+        f"CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls FROM sz GROUP BY sz.lo, {bucket}"
     )
-    runs["qnulls"] = runs["nulls"]  # a missing label in either table: each is then counted on its own
-    return _decoded(runs, key)
-
-
-def _decoded(runs: pd.DataFrame, key: LeafKey) -> pd.DataFrame:
-    """``runs`` with each level's labels ``a0, a1, ...`` read from its key ``k``."""
-    # A NULL key (a group of missing labels only) is refused by its count of missing labels.
-    keys = pd.to_numeric(runs["k"]).fillna(0).to_numpy(np.int64)
-    for j, labels in enumerate(key.labels(keys)):
-        runs[f"a{j}"] = labels
-    return runs
+    totals = raw[[*checks, "nulls"]].sum().to_frame().T
+    totals["qnulls"] = totals["nulls"]  # a missing label in either table: each is then counted on its own
+    # A NULL key (a group of missing labels only; its count of missing labels refuses it) reads as 0.
+    raw["k"] = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
+    rows, large = raw[raw["b"].eq(-1)], raw[raw["b"].ge(0)]
+    keys = np.concatenate([np.repeat(rows["k"].to_numpy(), _SMALL), large["k"].to_numpy()])
+    sizes = np.concatenate([np.tile(np.arange(_SMALL), len(rows)), large["b"].to_numpy(np.int64)])
+    smalls = rows[[f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
+    counts = np.concatenate([smalls, large["c"].to_numpy(np.int64)])
+    keep = counts > 0
+    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
+    return runs.assign(n=sizes[keep], c=counts[keep]), totals
 
 
 def _report(
