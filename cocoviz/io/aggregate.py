@@ -35,7 +35,9 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.io.database import Database
-from cocoviz.io.leaf_key import LeafKey
+from cocoviz.io.leaf_key import LeafKey, keyed_runs
+from cocoviz.io.leaf_key import quote as _q
+from cocoviz.io.leaf_key import sum_if as _sum
 from cocoviz.io.sources import Sources, type_conflicts
 
 __all__ = ["counts_leaves", "groups_leaves", "persons_leaves"]
@@ -54,10 +56,6 @@ def _kind(sql_type: str) -> str:
     if base in _TEXT or base.startswith("ENUM") or sql_type.upper().startswith("ENUM"):
         return "text"
     return "float" if base in _FLOAT else "other"
-
-
-def _q(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _literal(value: Any) -> str:
@@ -172,10 +170,6 @@ def _sizes_sql(table: _Table, group: str, paths: _Paths) -> str:
     )
 
 
-def _sum(condition: str, value: str = "1") -> str:
-    return f"CAST(SUM(CASE WHEN {condition} THEN {value} ELSE 0 END) AS BIGINT)"
-
-
 def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: Any = None) -> tables.Leaves:
     """Leaves of a persons table held by an engine (see :meth:`Hierarchy.from_persons`)."""
     tables._check_roles(levels, group=group)
@@ -196,7 +190,7 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         if all(t.kinds[c] == "integer" for t in both for c in levels):
             key = LeafKey.of(db, [t.relation for t in both], levels)
         if key is not None:
-            runs, checks = _keyed_runs(people, public, group, key)
+            runs, checks = keyed_runs(people, public, group, key)
         else:
             runs = checks = (
                 _persons_runs(people, group, levels) if public is None else _public_runs(people, public, group, levels)
@@ -206,71 +200,6 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         _check_runs(public or people, runs, levels, problems)
         tables._refuse(problems)
     return _leaves(runs, levels)
-
-
-def _keyed_sizes(people: _Table, public: _Table | None, group: str, key: LeafKey) -> str:
-    """Per group id: its rows t, those of the groups table l, those with every label nn, least and greatest key.
-
-    Persons and the groups table meet in one grouping of both (``UNION ALL``), not in a join: one hash table
-    of the groups instead of two and a join of them (128M households spill; see benchmarks/ingest.py).
-    """
-    g = f"p.{_q(group)}"
-    if public is not None and public.kinds[group] != people.kinds[group]:
-        g = f"CAST({g} AS VARCHAR)"  # compared as text, as _same does
-    rows = f"SELECT {g} AS g, {key.sql('p')} AS k{', CAST(NULL AS INTEGER) AS s' * (public is not None)}"
-    rows += f" FROM {people.relation} AS p"
-    if public is not None:
-        rows += f" UNION ALL SELECT {g} AS g, {key.sql('p')} AS k, 1 AS s FROM {public.relation} AS p"
-    listed = "COUNT(u.s)" if public is not None else "0"
-    return (
-        f"SELECT u.g AS g, COUNT(*) AS t, {listed} AS l, COUNT(u.k) AS nn, MIN(u.k) AS lo, MAX(u.k) AS hi "
-        f"FROM ({rows}) AS u GROUP BY u.g"
-    )
-
-
-_SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
-
-
-def _keyed_runs(people: _Table, public: _Table | None, group: str, key: LeafKey) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The runs ``(a0, a1, ..., n, c)`` and the totals of every check (as :func:`_persons_runs` or
-    :func:`_public_runs` count them), on the keys.  A group listed twice is refused as such, not also as moved.
-
-    Groups are counted per leaf with one column per small size: grouping by (leaf, size) made a hash table
-    of leaves x sizes that took as long as the grouping of the persons (benchmarks/ingest.py).
-    """
-    if public is None:
-        n, c, listed = "sz.t", "TRUE", "TRUE"
-        checks = {"null_group": ("sz.g IS NULL", n), "split": ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")}
-    else:
-        n, c, listed = "sz.t - sz.l", "sz.l > 0", "sz.l > 0"
-        known = "sz.g IS NOT NULL AND sz.l"
-        checks = {
-            "null_group": ("sz.g IS NULL", n),
-            "qnull_group": ("sz.g IS NULL", "sz.l"),
-            "repeated": (f"{known} > 1", "1"),
-            "unknown": (f"{known} = 0", n),
-            "moved": (f"{known} = 1 AND sz.lo <> sz.hi", n),
-        }
-    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
-    small = "".join(f"{_sum(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
-    counted = "".join(f"{_sum(*check)} AS {name}, " for name, check in checks.items())
-    raw = people.db.query(
-        f"WITH sz AS ({_keyed_sizes(people, public, group, key)}) "
-        f"SELECT sz.lo AS k, {bucket} AS b, {_sum(c)} AS c, {small}{counted}"
-        f"CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls FROM sz GROUP BY sz.lo, {bucket}"
-    )
-    totals = raw[[*checks, "nulls"]].sum().to_frame().T
-    totals["qnulls"] = totals["nulls"]  # a missing label in either table: each is then counted on its own
-    # A NULL key (a group of missing labels only; its count of missing labels refuses it) reads as 0.
-    raw["k"] = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
-    rows, large = raw[raw["b"].eq(-1)], raw[raw["b"].ge(0)]
-    keys = np.concatenate([np.repeat(rows["k"].to_numpy(), _SMALL), large["k"].to_numpy()])
-    sizes = np.concatenate([np.tile(np.arange(_SMALL), len(rows)), large["b"].to_numpy(np.int64)])
-    smalls = rows[[f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
-    counts = np.concatenate([smalls, large["c"].to_numpy(np.int64)])
-    keep = counts > 0
-    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
-    return runs.assign(n=sizes[keep], c=counts[keep]), totals
 
 
 def _report(
