@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from cocoviz.hierarchy import Hierarchy, tables
 from cocoviz.hierarchy.tables import TableProblems
-from cocoviz.io import sql
+from cocoviz.io import aggregate, sql
 
 POSTGRES = os.environ.get("COCOVIZ_TEST_POSTGRES")
 needs_postgres = pytest.mark.skipif(
@@ -218,3 +218,80 @@ def test_bad_groups_and_counts_tables_are_refused_from_files(tmp_path, monkeypat
         Hierarchy.from_counts(
             counts.slice(0, 1).set_column(1, "size", pa.array([3])), size="size", count="n", levels=["state"]
         )
+
+
+# Integer labels take the one-key path (cocoviz/io/leaf_key.py): every check again, from every source.
+CODED = GOOD.assign(state=[1, 1, 1, 2, 2, 2])
+LISTED = CODED.drop_duplicates("hh")
+BAD_CODES = {
+    "split": (CODED.assign(county=[1, 2, 2, 3, 3, 3]), None, r"1 group\(s\) appear in more than one region, in 2 rows"),
+    "null": (
+        CODED.assign(state=pd.array([1, None, 1, 2, 2, 2], dtype="Int64")),
+        None,
+        r"column 'state': missing region label, in 1 rows: \(hh='?1'?, state=null, county='?1'?\)",
+    ),
+    "null group": (
+        CODED.assign(hh=pd.array([1, 1, None, 3, 3, 3], dtype="Int64")),
+        None,
+        r"column 'hh': missing group id, in 1 rows: \(hh=null, state='?1'?, county='?2'?\)",
+    ),
+    "size": (CODED, None, r"group size too large in 1 groups \(largest 3\)"),
+    "unknown": (CODED, LISTED.iloc[[0, 1]], r"group\(s\) not in the groups table, in 3 rows: \(hh='?3'?"),
+    "moved": (
+        CODED,
+        LISTED.assign(county=[1, 2, 4]),
+        r"persons placed in another region than their group's in the groups table, in 3 rows: \(hh='?3'?",
+    ),
+    "listed twice": (CODED, pd.concat([LISTED, LISTED.iloc[[1]]]), r"1 group id\(s\) listed more than once, in 2 rows"),
+    "listed null": (
+        CODED,
+        LISTED.assign(county=pd.array([1, None, 3], dtype="Int64")),
+        r"groups table, column 'county': missing region label, in 1 rows: \(hh='?2'?, state='?1'?, county=null\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CODES))
+def test_bad_input_with_integer_labels_is_refused_from_every_source(case, tmp_path, monkeypatch):
+    frame, listed, pattern = BAD_CODES[case]
+    if case == "size":
+        monkeypatch.setattr(tables, "MAX_GROUP_SIZE", 2)
+    keyed = []
+    of = aggregate.LeafKey.of
+    monkeypatch.setattr(aggregate.LeafKey, "of", lambda *a: keyed.append(of(*a)) or keyed[-1])
+    people = forms(frame, tmp_path)
+    public = forms(listed, tmp_path) if listed is not None else {}
+    for name, source in people.items():
+        keyed.clear()
+        with pytest.raises(TableProblems, match=re.compile(pattern, re.S)):
+            Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=public.get(name))
+        # Integer labels take one key; CSV values and a folder's partition values are text.
+        assert keyed[0] is not None if name not in {"csv", "partitioned"} else not keyed, name
+
+
+@pytest.mark.parametrize("span, low", [(7, -5), (2**40, -(2**20)), (2**61, -(2**62)), (2**63 - 1, 0)])
+def test_negative_and_wide_integer_labels(span, low, tmp_path):
+    """Labels too wide for one BIGINT key take the per-level path; both give the frame's hierarchy."""
+    frame = CODED.assign(state=[0, 0, 0, span, span, span], county=[low, low, 2**40, -low, -low, -low])
+    for groups in [None, frame.drop_duplicates("hh")]:
+        expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS, groups=groups)
+        for name, source in forms(frame, tmp_path, postgres=False).items():
+            if name != "csv":
+                got = Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=groups)
+                assert_same(got, expected), name
+
+
+def test_sizes_past_the_small_columns_and_empty_groups_on_the_keyed_path(tmp_path):
+    """Sizes 0 .. 7 are counted in columns per leaf, larger ones in rows of their own: both come back whole."""
+    sizes = np.array([1, 7, 8, 9, 20, 3, 8, 1])
+    hh = np.repeat(np.arange(len(sizes)), sizes)
+    county = np.repeat([1, 1, 1, 2, 2, 3, 3, 3], sizes)
+    frame = pd.DataFrame({"hh": hh, "state": county // 2, "county": county})
+    listed = frame.drop_duplicates("hh")
+    listed = pd.concat([listed, pd.DataFrame({"hh": [50, 51], "state": [0, 1], "county": [1, 2]})], ignore_index=True)
+    for groups in [None, listed]:
+        expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS, groups=groups)
+        got = Hierarchy.from_persons(pa.Table.from_pandas(frame), group="hh", levels=LEVELS, groups=groups)
+        assert_same(got, expected)
+    np.testing.assert_array_equal(got.histogram((0, 1)), [1, 1, 0, 0, 0, 0, 0, 1, 1])
+    assert got.histogram((1, 2))[[0, 9, 20]].tolist() == [1, 1, 1]

@@ -5,7 +5,10 @@ frames and files, the database itself for :func:`cocoviz.io.sql`): persons
 -> group sizes -> ``(leaf labels, size, count)``.  Every check the in-memory
 builders make is counted in the same pass: a group in two leaves, a person
 whose group is not in the public groups table (or lies elsewhere there), a
-missing label, a size over the limits.  Only the runs come back into Python,
+missing label, a size over the limits.  Integer level columns are first made
+one key per row (:mod:`cocoviz.io.leaf_key`), so that each group keeps two
+numbers, not two per level; the groups table, if any, is grouped with the
+persons in the same pass.  Only the runs come back into Python,
 where the labels become integer codes per level; on any problem nothing is
 built, and a :class:`~cocoviz.hierarchy.tables.TableProblems` names each
 problem with its count and up to 10 example rows (a second, failure-only
@@ -32,6 +35,9 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.io.database import Database
+from cocoviz.io.leaf_key import LeafKey, keyed_runs
+from cocoviz.io.leaf_key import quote as _q
+from cocoviz.io.leaf_key import sum_if as _sum
 from cocoviz.io.sources import Sources, type_conflicts
 
 __all__ = ["counts_leaves", "groups_leaves", "persons_leaves"]
@@ -50,10 +56,6 @@ def _kind(sql_type: str) -> str:
     if base in _TEXT or base.startswith("ENUM") or sql_type.upper().startswith("ENUM"):
         return "text"
     return "float" if base in _FLOAT else "other"
-
-
-def _q(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _literal(value: Any) -> str:
@@ -117,7 +119,7 @@ class _Table:
 
 
 def _show(value: Any) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
         return "null"
     return repr(value) if isinstance(value, str) else str(value)
 
@@ -168,10 +170,6 @@ def _sizes_sql(table: _Table, group: str, paths: _Paths) -> str:
     )
 
 
-def _sum(condition: str, value: str = "1") -> str:
-    return f"CAST(SUM(CASE WHEN {condition} THEN {value} ELSE 0 END) AS BIGINT)"
-
-
 def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: Any = None) -> tables.Leaves:
     """Leaves of a persons table held by an engine (see :meth:`Hierarchy.from_persons`)."""
     tables._check_roles(levels, group=group)
@@ -187,16 +185,36 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
             public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels], files)
             public.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
         tables._refuse(problems)
-        if public is None:
-            runs = _persons_runs(people, group, levels, problems)
+        both = [people] if public is None else [people, public]
+        key = None
+        if all(t.kinds[c] == "integer" for t in both for c in levels):
+            key = LeafKey.of(db, [t.relation for t in both], levels)
+        if key is not None:
+            runs, checks = keyed_runs(people, public, group, key)
         else:
-            runs = _public_runs(people, public, group, levels, problems)
+            runs = checks = (
+                _persons_runs(people, group, levels) if public is None else _public_runs(people, public, group, levels)
+            )
+        _report(people, public, checks, group, levels, problems)
+        runs = runs[runs["c"].gt(0)]  # runs of persons in unlisted groups only: refused above
         _check_runs(public or people, runs, levels, problems)
         tables._refuse(problems)
     return _leaves(runs, levels)
 
 
-def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
+def _report(
+    people: _Table, public: _Table | None, runs: pd.DataFrame, group: str, levels: list[str], problems: list[str]
+) -> None:
+    """Each problem the runs count, with its rows (found by a second, failure-only query)."""
+    _null_problems(people, runs, group, levels, "", problems)
+    if public is None:
+        _split_problem(people, runs, group, levels, problems)
+    else:
+        _null_problems(public, runs, group, levels, "q", problems)
+        _public_problems(people, public, runs, group, levels, problems)
+
+
+def _persons_runs(people: _Table, group: str, levels: list[str]) -> pd.DataFrame:
     paths = _Paths(levels)
     key = paths.key("sz")
     keys = "".join(f"{k} AS k{j}, " for j, k in enumerate(key))
@@ -208,8 +226,10 @@ def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[
         f"{_sum(f'sz.g IS NOT NULL AND ({split})')} AS split, CAST(SUM(sz.k) AS BIGINT) AS nulls "
         f"FROM sz GROUP BY {group_by}sz.n"
     )
-    runs = people.db.query(paths.runs(inner, ["n", "c", "null_group", "split", "nulls"]))
-    _null_problems(people, runs, group, levels, "", problems)
+    return people.db.query(paths.runs(inner, ["n", "c", "null_group", "split", "nulls"]))
+
+
+def _split_problem(people: _Table, runs: pd.DataFrame, group: str, levels: list[str], problems: list[str]) -> None:
     n_split = int(runs["split"].sum())
     if n_split:
         bad = f"SELECT {_q(group)} FROM {people.relation} AS s GROUP BY {_q(group)} HAVING " + " OR ".join(
@@ -220,7 +240,6 @@ def _persons_runs(people: _Table, group: str, levels: list[str], problems: list[
             f"column '{group}': {n_split:,} group(s) appear in more than one region, in "
             f"{_count_rows(people, f'p.{_q(group)} IN ({bad})')} rows: {rows}; a group must lie in one leaf"
         )
-    return runs
 
 
 def _count_rows(table: _Table, where: str) -> str:
@@ -244,7 +263,7 @@ def _null_problems(
                 problems.append(table.count_problem(col, "missing region label", int(missing[f"m{j}"]), where))
 
 
-def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], problems: list[str]) -> pd.DataFrame:
+def _public_runs(people: _Table, public: _Table, group: str, levels: list[str]) -> pd.DataFrame:
     paths = _Paths(levels)
     on = _same("q.g", "sz.g", public.kinds[group], people.kinds[group])
     moved = " OR ".join(
@@ -268,9 +287,12 @@ def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], 
         f"CAST(SUM(q.k) AS BIGINT) AS qnulls, CAST(SUM(sz.k) AS BIGINT) AS nulls "
         f"FROM q FULL OUTER JOIN sz ON {on} GROUP BY {group_by}COALESCE(sz.n, 0)"
     )
-    runs = people.db.query(paths.runs(inner, ["n", "c", *checks]))
-    _null_problems(people, runs, group, levels, "", problems)
-    _null_problems(public, runs, group, levels, "q", problems)
+    return people.db.query(paths.runs(inner, ["n", "c", *checks]))
+
+
+def _public_problems(
+    people: _Table, public: _Table, runs: pd.DataFrame, group: str, levels: list[str], problems: list[str]
+) -> None:
     g = _q(group)
     where = public.lead.rstrip(", ")
     n = int(runs["repeated"].sum())
@@ -312,7 +334,6 @@ def _public_runs(people: _Table, public: _Table, group: str, levels: list[str], 
                 after="; a group must lie in one leaf",
             )
         )
-    return runs[runs["c"].gt(0)]
 
 
 def _check_runs(table: _Table, runs: pd.DataFrame, levels: list[str], problems: list[str]) -> None:

@@ -1,0 +1,172 @@
+"""Integer level columns as one BIGINT per row: the leaf's path in mixed radix, read back by arithmetic.
+
+Grouping persons by household with one least and one greatest key per
+household, instead of a least and a greatest label per level, keeps the
+aggregate state of 128M households narrow (``benchmarks/ingest.py``); two
+rows share a key exactly when they share every label.  Each level's digit is
+its label minus the least label of that level in the tables given, its radix
+the span of those labels; the extremes come from one ``MIN`` / ``MAX`` query
+(which DuckDB answers from a Parquet file's footer).  A row with a missing
+label has a NULL key.  :func:`keyed_runs` is the aggregation of
+:mod:`cocoviz.io.aggregate` on these keys.
+
+>>> import duckdb
+>>> from cocoviz.io.database import Database, sql
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (6, 75), (6, 1), (41, 39)) AS v(state, county)")
+>>> key = LeafKey.of(Database(sql(con, "t")), ["t"], ["state", "county"])
+>>> key.radices
+[36, 75]
+>>> codes = con.execute(f"SELECT {key.sql()} FROM t AS p").fetchnumpy()
+>>> [c.tolist() for c in key.labels(list(codes.values())[0])]
+[[6, 6, 41], [75, 1, 39]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.io.database import Database
+
+__all__ = ["LeafKey", "keyed_runs", "quote", "sum_if"]
+
+_LIMIT = 2**62  # keys and their spans stay clear of BIGINT's overflow
+
+
+def quote(name: str) -> str:
+    """A column name as an SQL identifier."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def sum_if(condition: str, value: str = "1") -> str:
+    """SQL: the sum of ``value`` over the rows where ``condition`` holds, as a BIGINT."""
+    return f"CAST(SUM(CASE WHEN {condition} THEN {value} ELSE 0 END) AS BIGINT)"
+
+
+@dataclass(frozen=True)
+class LeafKey:
+    """The mixed-radix key of ``levels``: digit ``j`` is ``label - lows[j]``, below ``radices[j]``."""
+
+    levels: list[str]
+    lows: list[int]
+    radices: list[int]
+
+    @classmethod
+    def of(cls, db: Database, relations: Sequence[str], levels: Sequence[str]) -> LeafKey | None:
+        """The key covering every label of ``levels`` in ``relations`` (integer columns, checked by the caller);
+        None when the labels span too much for one BIGINT."""
+        levels = list(levels)
+        lows: list[int | None] = [None] * len(levels)
+        highs: list[int | None] = [None] * len(levels)
+        for relation in relations:
+            if not levels:
+                break
+            # As text: an extreme past 2**53 must not pass through a float on its way.
+            extremes = ", ".join(
+                f"CAST(MIN({quote(c)}) AS VARCHAR) AS l{j}, CAST(MAX({quote(c)}) AS VARCHAR) AS h{j}"
+                for j, c in enumerate(levels)
+            )
+            row = db.query(f"SELECT {extremes} FROM {relation} AS p").iloc[0]
+            for j in range(len(levels)):
+                low, high = row[f"l{j}"], row[f"h{j}"]
+                if isinstance(low, str):
+                    lows[j] = int(low) if lows[j] is None else min(lows[j], int(low))
+                    highs[j] = int(high) if highs[j] is None else max(highs[j], int(high))
+        lows = [0 if x is None else x for x in lows]
+        radices = [1 if h is None else h - low + 1 for low, h in zip(lows, highs)]
+        span = 1
+        for radix in radices:
+            span *= radix
+        if span >= _LIMIT or any(abs(x) >= _LIMIT for x in lows):
+            return None
+        return cls(levels, lows, radices)
+
+    def sql(self, alias: str = "p") -> str:
+        """The key of a row of ``alias`` (NULL where a label is missing)."""
+        key = "CAST(0 AS BIGINT)"
+        for col, low, radix in zip(self.levels, self.lows, self.radices):
+            key = f"({key} * {radix} + (CAST({alias}.{quote(col)} AS BIGINT) - ({low})))"
+        return key
+
+    def labels(self, keys: np.ndarray) -> list[np.ndarray]:
+        """Each level's labels (int64) of ``keys``."""
+        rest = np.asarray(keys, np.int64).copy()
+        out = []
+        for low, radix in zip(reversed(self.lows), reversed(self.radices)):
+            out.append(rest % radix + low)
+            rest //= radix
+        return out[::-1]
+
+
+def _sizes(people: Any, public: Any, group: str, key: LeafKey) -> str:
+    """SQL per group id: its rows t, those of the groups table l, those with every label nn, least and greatest key.
+
+    Persons and the groups table meet in one grouping of both (``UNION ALL``), not in a join: one hash table
+    of the groups instead of two and a join of them (128M households spill; see benchmarks/ingest.py).
+    """
+    g = f"p.{quote(group)}"
+    if public is not None and public.kinds[group] != people.kinds[group]:
+        g = f"CAST({g} AS VARCHAR)"  # compared as text, as _same does
+    rows = f"SELECT {g} AS g, {key.sql('p')} AS k{', CAST(NULL AS INTEGER) AS s' * (public is not None)}"
+    rows += f" FROM {people.relation} AS p"
+    if public is not None:
+        rows += f" UNION ALL SELECT {g} AS g, {key.sql('p')} AS k, 1 AS s FROM {public.relation} AS p"
+    listed = "COUNT(u.s)" if public is not None else "0"
+    return (
+        f"SELECT u.g AS g, COUNT(*) AS t, {listed} AS l, COUNT(u.k) AS nn, MIN(u.k) AS lo, MAX(u.k) AS hi "
+        f"FROM ({rows}) AS u GROUP BY u.g"
+    )
+
+
+_SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
+
+
+def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs ``(a0, a1, ..., n, c)`` of the persons (``people``, with the groups table ``public`` or None) and
+    the totals of every check, named and counted as :mod:`cocoviz.io.aggregate`'s per-level SQL counts them.
+
+    ``people`` and ``public`` are that module's tables (``relation``, ``kinds`` per column, ``db``).  A group
+    listed twice is refused as such, not also as moved; a group with a missing label, for that label, not also
+    as being in two leaves.
+
+    Groups are counted per leaf with one column per small size: grouping by (leaf, size) made a hash table
+    of leaves x sizes that took as long as the grouping of the persons (benchmarks/ingest.py).
+    """
+    if public is None:
+        n, c, listed = "sz.t", "TRUE", "TRUE"
+        checks = {"null_group": ("sz.g IS NULL", n), "split": ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")}
+    else:
+        n, c, listed = "sz.t - sz.l", "sz.l > 0", "sz.l > 0"
+        known = "sz.g IS NOT NULL AND sz.l"
+        checks = {
+            "null_group": ("sz.g IS NULL", n),
+            "qnull_group": ("sz.g IS NULL", "sz.l"),
+            "repeated": (f"{known} > 1", "1"),
+            "unknown": (f"{known} = 0", n),
+            "moved": (f"{known} = 1 AND sz.lo <> sz.hi", n),
+        }
+    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
+    small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
+    counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
+    raw = people.db.query(
+        f"WITH sz AS ({_sizes(people, public, group, key)}) "
+        f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
+        f"CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls FROM sz GROUP BY sz.lo, {bucket}"
+    )
+    totals = raw[[*checks, "nulls"]].sum().to_frame().T
+    totals["qnulls"] = totals["nulls"]  # a missing label in either table: each is then counted on its own
+    # A NULL key (a group of missing labels only; its count of missing labels refuses it) reads as 0.
+    raw["k"] = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
+    rows, large = raw[raw["b"].eq(-1)], raw[raw["b"].ge(0)]
+    keys = np.concatenate([np.repeat(rows["k"].to_numpy(), _SMALL), large["k"].to_numpy()])
+    sizes = np.concatenate([np.tile(np.arange(_SMALL), len(rows)), large["b"].to_numpy(np.int64)])
+    smalls = rows[[f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
+    counts = np.concatenate([smalls, large["c"].to_numpy(np.int64)])
+    keep = counts > 0
+    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
+    return runs.assign(n=sizes[keep], c=counts[keep]), totals
