@@ -240,15 +240,17 @@ class Budget:
         )
 
     def summary(self) -> pd.DataFrame:
-        """One row per level and quantity: nodes measured, cells, Δ, ε and scale, the noise law and the
-        neighbour relation (and ρ under zCDP), so the report states each measurement's whole terms."""
+        """One row per level and quantity: nodes measured, cells, Δ and its norm (L1 or L2), ρ (under zCDP)
+        and ε, scale, the noise law and the neighbour relation, so the report states each measurement's
+        whole terms."""
         frame = self.to_frame()
         if frame.empty:
             return frame
-        keys = ["level", "quantity", "sensitivity", "epsilon", "scale", "noise", "relation"]
-        if self.accounting == "zCDP":
-            keys.append("rho")
-        order = ["level", "quantity", "nodes", "cells", "sensitivity", "epsilon", "scale", *keys[5:]]
+        # Laplace-type noise is calibrated to the L1 sensitivity, the Gaussian to the L2.
+        frame["norm"] = frame["noise"].map({"laplace": "L1", "gaussian": "L2"})
+        spent = ["rho", "epsilon"] if self.accounting == "zCDP" else ["epsilon"]
+        keys = ["level", "quantity", "sensitivity", "norm", *spent, "scale", "noise", "relation"]
+        order = ["level", "quantity", "nodes", "cells", *keys[2:]]
         return (
             frame.groupby(keys, sort=False, dropna=False)
             .agg(nodes=("nodes", "sum"), cells=("cells", "sum"))
