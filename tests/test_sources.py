@@ -243,6 +243,19 @@ BAD_CODES = {
         r"persons placed in another region than their group's in the groups table, in 3 rows: \(hh='?3'?",
     ),
     "listed twice": (CODED, pd.concat([LISTED, LISTED.iloc[[1]]]), r"1 group id\(s\) listed more than once, in 2 rows"),
+    # A missing label makes the first query's key a sentinel; the group's other checks must still be counted.
+    "null and split": (
+        CODED.assign(state=pd.array([1, 1, 1, 2, None, 2], dtype="Int64"), county=[1, 1, 2, 3, 3, 4]),
+        None,
+        r"column 'state': missing region label, in 1 rows: \(hh='?3'?, state=null.*"
+        r"1 group\(s\) appear in more than one region, in 3 rows",
+    ),
+    "null and moved": (
+        CODED.assign(state=pd.array([1, 1, 1, 2, None, 2], dtype="Int64")),
+        LISTED.assign(county=[1, 2, 4]),
+        r"column 'state': missing region label, in 1 rows.*"
+        r"persons placed in another region than their group's in the groups table, in 3 rows: \(hh='?3'?",
+    ),
     "listed null": (
         CODED,
         LISTED.assign(county=pd.array([1, None, 3], dtype="Int64")),
@@ -295,3 +308,15 @@ def test_sizes_past_the_small_columns_and_empty_groups_on_the_keyed_path(tmp_pat
         assert_same(got, expected)
     np.testing.assert_array_equal(got.histogram((0, 1)), [1, 1, 0, 0, 0, 0, 0, 1, 1])
     assert got.histogram((1, 2))[[0, 9, 20]].tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("listed", [None, LISTED])
+def test_a_missing_integer_label_is_not_also_a_group_in_two_leaves(listed):
+    """The first query keys a missing label with a sentinel; the group's other rows are in one leaf, so the
+    refusal names the missing label alone (the exact second query), not also a split or moved group."""
+    frame = CODED.assign(state=pd.array([1, None, 1, 2, 2, 2], dtype="Int64"))
+    with pytest.raises(TableProblems) as caught:
+        Hierarchy.from_persons(pa.Table.from_pandas(frame), group="hh", levels=LEVELS, groups=listed)
+    assert "missing region label" in str(caught.value)
+    assert "more than one region" not in str(caught.value)
+    assert "another region" not in str(caught.value)

@@ -103,8 +103,12 @@ class LeafKey:
         return out[::-1]
 
 
-def _sizes(people: Any, public: Any, group: str, key: LeafKey) -> str:
-    """SQL per group id: its rows t, those of the groups table l, those with every label nn, least and greatest key.
+_MISSING = -1  # the key of a row with a missing label in the first query: below every key of a leaf
+
+
+def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool) -> str:
+    """SQL per group id: its rows t, those of the groups table l, least and greatest key; if ``exact``, also its
+    rows with every label nn, with a missing label's key NULL, else that key is ``_MISSING``.
 
     Persons and the groups table meet in one grouping of both (``UNION ALL``), not in a join: one hash table
     of the groups instead of two and a join of them (128M households spill; see benchmarks/ingest.py).
@@ -112,15 +116,14 @@ def _sizes(people: Any, public: Any, group: str, key: LeafKey) -> str:
     g = f"p.{quote(group)}"
     if public is not None and public.kinds[group] != people.kinds[group]:
         g = f"CAST({g} AS VARCHAR)"  # compared as text, as _same does
-    rows = f"SELECT {g} AS g, {key.sql('p')} AS k{', CAST(NULL AS INTEGER) AS s' * (public is not None)}"
+    k = key.sql("p") if exact else f"COALESCE({key.sql('p')}, {_MISSING})"
+    rows = f"SELECT {g} AS g, {k} AS k{', CAST(NULL AS INTEGER) AS s' * (public is not None)}"
     rows += f" FROM {people.relation} AS p"
     if public is not None:
-        rows += f" UNION ALL SELECT {g} AS g, {key.sql('p')} AS k, 1 AS s FROM {public.relation} AS p"
-    listed = "COUNT(u.s)" if public is not None else "0"
-    return (
-        f"SELECT u.g AS g, COUNT(*) AS t, {listed} AS l, COUNT(u.k) AS nn, MIN(u.k) AS lo, MAX(u.k) AS hi "
-        f"FROM ({rows}) AS u GROUP BY u.g"
-    )
+        rows += f" UNION ALL SELECT {g} AS g, {k} AS k, 1 AS s FROM {public.relation} AS p"
+    listed = ", COUNT(u.s) AS l" if public is not None else ""
+    nn = ", COUNT(u.k) AS nn" if exact else ""
+    return f"SELECT u.g AS g, COUNT(*) AS t{listed}{nn}, MIN(u.k) AS lo, MAX(u.k) AS hi FROM ({rows}) AS u GROUP BY u.g"
 
 
 _SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
@@ -135,7 +138,9 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     as being in two leaves.
 
     Groups are counted per leaf with one column per small size: grouping by (leaf, size) made a hash table
-    of leaves x sizes that took as long as the grouping of the persons (benchmarks/ingest.py).
+    of leaves x sizes that took as long as the grouping of the persons (benchmarks/ingest.py).  The first
+    query keeps three numbers per group (four with the groups table); a second, exact one runs only when the
+    first finds a missing label.
     """
     if public is None:
         n, c, listed = "sz.t", "TRUE", "TRUE"
@@ -153,11 +158,20 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
     small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
-    raw = people.db.query(
-        f"WITH sz AS ({_sizes(people, public, group, key)}) "
-        f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
-        f"CAST(SUM(sz.t - sz.nn) AS BIGINT) AS nulls FROM sz GROUP BY sz.lo, {bucket}"
-    )
+
+    def query(exact: bool) -> pd.DataFrame:
+        nulls = "CAST(SUM(sz.t - sz.nn) AS BIGINT)" if exact else sum_if(f"sz.lo = {_MISSING}")
+        return people.db.query(
+            f"WITH sz AS ({_sizes(people, public, group, key, exact)}) "
+            f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
+            f"{nulls} AS nulls FROM sz GROUP BY sz.lo, {bucket}"
+        )
+
+    # A missing label shows as a least key of _MISSING, with no count of labelled rows to keep per group; only
+    # then (a refusal) are the groups counted again with it, so that its group's other checks count as before.
+    raw = query(exact=False)
+    if int(raw["nulls"].sum()):
+        raw = query(exact=True)
     totals = raw[[*checks, "nulls"]].sum().to_frame().T
     totals["qnulls"] = totals["nulls"]  # a missing label in either table: each is then counted on its own
     # A NULL key (a group of missing labels only; its count of missing labels refuses it) reads as 0.
