@@ -321,4 +321,12 @@ def level_runs(node: np.ndarray, size: np.ndarray, count: np.ndarray, n_nodes: i
         return aggregate_runs(node, size, count, n_nodes)
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(np.bincount(node, minlength=n_nodes), out=ptr[1:])
-    return LevelRuns(ptr, size.astype(np.int64), count.astype(np.int64))
+    return LevelRuns(ptr, _own(size), _own(count))
+
+
+def _own(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64 of the release's own: the array read (already one, 29M runs at the blocks) unless it
+    is of another type or a read-only view of the file's column."""
+    if values.dtype == np.int64 and values.flags.writeable and values.flags.owndata:
+        return values
+    return values.astype(np.int64)
