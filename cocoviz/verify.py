@@ -352,7 +352,9 @@ def _sums_children(above, below, parent: np.ndarray) -> bool:
     if rising.all() and counts.min(initial=1) > 0 and _is_csr(above) and _is_csr(below):
         from cocoviz._verify_kernels import sums_children
 
-        return sums_children(ptr, sizes, counts, below.ptr, below.sizes, below.counts, parent)
+        # One type for every array, so one compiled (and cached) specialisation serves every level.
+        wide = [np.asarray(a).astype(np.int64, copy=False) for a in (below.ptr, below.sizes, below.counts, parent)]
+        return sums_children(*(a.astype(np.int64, copy=False) for a in (ptr, sizes, counts)), *wide)
     summed = aggregate_runs(parent[below.node_ids()], below.sizes, below.counts, above.n_nodes)
     return (
         np.array_equal(summed.ptr, above.ptr)
