@@ -255,10 +255,10 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
     table, meta = release_file.read_stored(path, name, (RELEASE_FORMAT, RELEASE_FORMAT_1), "release")
     try:
         if meta["format"] == RELEASE_FORMAT_1:
-            plan, columns, bounds = _v1_parts(table, meta, signing)
+            plan, runs, bounds = _v1_parts(table, meta, signing)
         else:
-            plan, columns, bounds = _parts(table, meta, signing)
-        return _checked_release(plan, meta, columns, bounds)
+            plan, runs, bounds = _parts(table, meta, signing)
+        return _checked_release(plan, meta, runs, bounds)
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
 
@@ -267,39 +267,40 @@ _RUN_COLUMNS = ("level", "node", "size", "count")
 
 
 def _v1_parts(table, meta: dict, signing: bytes | None):
-    """Plan, run columns and K per level of a format-1 file (plan and K as JSON)."""
+    """Plan, runs per level and K per level of a format-1 file (plan and K as JSON; the runs in one table)."""
     columns = release_file.v1_columns(table, _RUN_COLUMNS)
     if signing is not None:
         verify.check_signature(signing, meta, columns)
     plan = release_file.stored_plan(meta, ("plan", "budget"))
-    return plan, columns, release_file.v1_bounds(meta.get("bounds"), plan.shape.depth)
+    level = columns["level"]
+    depth = plan.shape.depth
+    if level.size and (level.min() < 0 or level.max() > depth):
+        bad = int(level[(level < 0) | (level > depth)][0])
+        raise InputError(f"it has runs at level {bad}, but its plan has levels 0 to {depth}")
+    runs = []
+    for lvl in range(depth + 1):
+        mine = level == lvl
+        runs.append(tuple(columns[c][mine] for c in ("node", "size", "count")))
+    return plan, runs, release_file.v1_bounds(meta.get("bounds"), depth)
 
 
 def _parts(table, meta: dict, signing: bytes | None):
-    """Plan, run columns and K per level of a format-2 file (every array a column)."""
+    """Plan, runs per level and K per level of a format-2 file (every array a column)."""
     levels = release_file.stored_levels(table, meta, ("plan", "budget"), _FIELDS, signing)
     plan = release_file.stored_plan(meta, ("plan", "budget"), levels)
     runs = [tuple(arrays[f] for f in ("node", "size", "count")) for arrays in levels]
     if any(r is None for run in runs for r in run) or any(len({len(r) for r in run}) > 1 for run in runs):
         raise InputError("its runs need a node, size and count each, at every level")
-    columns = {
-        "level": np.concatenate([np.full(len(run[0]), lvl, np.int64) for lvl, run in enumerate(runs)]),
-        **{c: np.concatenate([run[i] for run in runs]) for i, c in enumerate(("node", "size", "count"))},
-    }
-    return plan, columns, [arrays["K"] for arrays in levels]
+    return plan, runs, [arrays["K"] for arrays in levels]
 
 
-def _checked_release(plan: Plan, meta: dict, columns: dict[str, np.ndarray], bounds: list) -> Release:
+def _checked_release(plan: Plan, meta: dict, runs: list, bounds: list) -> Release:
+    """The release of ``runs`` (per level, its stored node, size and count arrays), every check passed."""
     selection = meta.get("selection")
     budget = verify.check_budget(plan, meta["budget"], selection)
-    verify.check_columns(plan, columns)
+    verify.check_columns(plan, runs)
     shape = plan.shape
-    levels = []
-    for level in range(shape.depth + 1):
-        mine = columns["level"] == level
-        levels.append(
-            level_runs(columns["node"][mine], columns["size"][mine], columns["count"][mine], shape.n_nodes(level))
-        )
+    levels = [level_runs(*run, shape.n_nodes(level)) for level, run in enumerate(runs)]
     problem = verify.consistency_problem(plan, levels, across_levels=plan.consistency != "none")
     if problem is not None:
         raise InputError(f"its histograms are not a release of its plan: {problem}")
@@ -320,4 +321,12 @@ def level_runs(node: np.ndarray, size: np.ndarray, count: np.ndarray, n_nodes: i
         return aggregate_runs(node, size, count, n_nodes)
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(np.bincount(node, minlength=n_nodes), out=ptr[1:])
-    return LevelRuns(ptr, size.astype(np.int64), count.astype(np.int64))
+    return LevelRuns(ptr, _own(size), _own(count))
+
+
+def _own(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64 of the release's own: the array read (already one, 29M runs at the blocks) unless it
+    is of another type or a read-only view of the file's column."""
+    if values.dtype == np.int64 and values.flags.writeable and values.flags.owndata:
+        return values
+    return values.astype(np.int64)

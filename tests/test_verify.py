@@ -336,3 +336,43 @@ def test_a_rewrite_that_changes_nothing_loads_identical_signed_or_not(saved, tmp
     file_support.edit_file(signed, tmp_path / "s.parquet", lambda rows, meta: None)
     assert _same(load_release(tmp_path / "u.parquet"), release)
     assert _same(load_release(tmp_path / "s.parquet", key=KEY), release)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_compiled_parent_sum_check_agrees_with_aggregating_the_children(data):
+    """verify._sums_children (compiled, no sort) says what aggregating the children and comparing says, on parent
+    levels it takes (sorted, counts > 0) and on children in any order, with zero counts and sizes the parent lacks."""
+    from cocoviz.runs import LevelRuns, aggregate_runs
+    from cocoviz.verify import _sums_children
+
+    n_parents = data.draw(st.integers(1, 4))
+    parent = np.sort(np.array(data.draw(st.lists(st.integers(0, n_parents - 1), min_size=1, max_size=8))))
+    runs = st.lists(st.tuples(st.integers(0, len(parent) - 1), st.integers(0, 5), st.integers(0, 3)), max_size=20)
+    child = data.draw(runs)
+    node, size, count = (np.array([r[i] for r in child], np.int64).reshape(-1) for i in range(3))
+    # Children as a LevelRuns whose runs keep the drawn order within each node (sizes maybe repeated, counts maybe 0).
+    order = np.argsort(node, kind="stable")
+    ptr = np.zeros(len(parent) + 1, np.int64)
+    np.cumsum(np.bincount(node, minlength=len(parent)), out=ptr[1:])
+    below = LevelRuns(ptr, size[order], count[order])
+    truth = aggregate_runs(parent[node], size, count, n_parents)
+    edit = data.draw(st.sampled_from(["none", "count", "size", "drop"]))
+    sizes, counts = truth.sizes.copy(), truth.counts.copy()
+    if edit != "none" and counts.size:
+        k = data.draw(st.integers(0, counts.size - 1))
+        if edit == "count":
+            counts[k] += 1
+        elif edit == "size" and (k + 1 == sizes.size or sizes[k] + 1 < sizes[k + 1]):
+            sizes[k] += 1
+        elif edit == "drop":
+            counts[k] = 0
+    above = LevelRuns(truth.ptr, sizes, counts)
+    summed = aggregate_runs(parent[below.node_ids()], below.sizes, below.counts, n_parents)
+    expected = (
+        np.array_equal(summed.ptr, above.ptr)
+        and np.array_equal(summed.sizes, above.sizes)
+        and np.array_equal(summed.counts, above.counts)
+    )
+    assert _sums_children(above, below, parent) == expected
+    assert expected == (edit == "none" or not counts.size or (edit == "size" and np.array_equal(sizes, truth.sizes)))
