@@ -8,7 +8,7 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.evaluate import evaluation_row, level_summary, plain_reading, ratio_reading, share_percent
+from cocoviz.evaluate import evaluation_row, level_summary, plain_number, plain_reading, ratio_reading, share_percent
 from cocoviz.hierarchy import node_label
 from cocoviz.truncation import bound_from_release
 from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state, summaries
@@ -194,9 +194,9 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c1.metric("Groups G (public)", f"{int(row['groups']):,}")
     c2.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
     c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
-    c4.metric("emd / yardstick", f"{row['ratio']:.2g}", help=HELP["omniscient"])
+    c4.metric("emd / yardstick", plain_number(row["ratio"]), help=HELP["omniscient"])
     c1, c2, _, _ = st.columns(4)
-    c1.metric("Persons misplaced per group", f"{row['emd_per_group']:.2g}", help=HELP["per_group"])
+    c1.metric("Persons misplaced per group", plain_number(row["emd_per_group"]), help=HELP["per_group"])
     c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
     st.markdown(f"**In plain words:** {plain_reading(row)}")
     st.caption(

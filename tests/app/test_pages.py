@@ -578,6 +578,8 @@ def test_explore_node_view_says_the_accuracy_in_plain_words():
     assert_clean(at)
     assert metric(at, "Groups of exactly the right size").endswith("%")
     assert metric(at, "Persons misplaced per group")
+    for label in ("Persons misplaced per group", "emd / yardstick"):  # positional notation, as in the sentence
+        assert "e-" not in metric(at, label) and "e+" not in metric(at, label)
     assert any(
         m.value.startswith("**In plain words:** ") and "knowing which sizes exist" in m.value for m in at.markdown
     ) or any("**In plain words:** Exact" in m.value for m in at.markdown)
