@@ -54,11 +54,11 @@ def _previous(name: str, _shape: Shape) -> dict:
 
 @st.cache_resource(show_spinner="Releasing and fitting the tables…", max_entries=8)
 def _compute(
-    name: str, zcdp: bool, size_eps: float, tenure_eps: float, consistency: str, seed: int, _tree, _table, _priors
+    name: str, zcdp: bool, size_spend: float, tenure_spend: float, consistency: str, seed: int, _tree, _table, _priors
 ):
-    """The joint tables of every prior; under ``zcdp`` the two budgets are ρ per level, not ε."""
+    """The joint tables of every prior; ``size_spend`` and ``tenure_spend`` are ε per level, or ρ under ``zcdp``."""
     n = _tree.depth + 1
-    sizes, tenure = [size_eps] * n, [tenure_eps] * n
+    sizes, tenure = [size_spend] * n, [tenure_spend] * n
     budgets = (
         dict(size_rhos=sizes, tenure_rhos=tenure, delta=DEFAULT_DELTA)
         if zcdp
@@ -83,18 +83,18 @@ def sidebar() -> tuple[bool, float, float, str, str, int]:
     sb.caption(f"Data: **{DATASET}** with tenure drawn per household (cocoviz.datasets.tenure; seed 0).")
     zcdp = controls.accounting_control(sb) == "zCDP"
     if zcdp:  # ε = 1 and 0.5 as ρ = ε²/2
-        size_eps = controls.rho_box(
+        size_spend = controls.rho_box(
             sb, "ρ per level, sizes", "joint.size_rho", 0.5, name="ρ of the sizes", help=HELP["size_rho"]
         )
-        tenure_eps = controls.rho_box(
+        tenure_spend = controls.rho_box(
             sb, "ρ per level, tenure margin", "joint.ten_rho", 0.125, name="ρ of the tenure margin",
             help=HELP["tenure_rho"],
         )  # fmt: skip
     else:
-        size_eps = controls.epsilon_box(
+        size_spend = controls.epsilon_box(
             sb, "ε per level, sizes", "joint.size_eps", 1.0, name="ε of the sizes", help=HELP["size_eps"]
         )
-        tenure_eps = controls.epsilon_box(
+        tenure_spend = controls.epsilon_box(
             sb, "ε per level, tenure margin", "joint.ten_eps", 0.5, name="ε of the tenure margin",
             help=HELP["tenure_eps"],
         )  # fmt: skip
@@ -112,8 +112,8 @@ def sidebar() -> tuple[bool, float, float, str, str, int]:
         **state.bind("joint.cons", "top-down"),
     )
     seed = controls.seed_control()
-    stop_if_refused(size_eps, tenure_eps, seed)
-    return zcdp, size_eps, tenure_eps, prior, consistency, seed
+    stop_if_refused(size_spend, tenure_spend, seed)
+    return zcdp, size_spend, tenure_spend, prior, consistency, seed
 
 
 def main() -> None:
@@ -124,7 +124,7 @@ def main() -> None:
         "Bater & Machanavajjhala). Both margins are kept exactly; a prior can only shape how ownership varies "
         "with size."
     )
-    zcdp, size_eps, tenure_eps, prior, consistency, seed = sidebar()
+    zcdp, size_spend, tenure_spend, prior, consistency, seed = sidebar()
     tree = guard(data.load_bundled, DATASET)
     card = data.data_card(DATASET)
     info = data.DataInfo(("bundled", DATASET), DATASET, True, data.public_bound(card), card)
@@ -133,7 +133,7 @@ def main() -> None:
     table = _tenure(DATASET, tree)
     priors = {"previous census": _previous(DATASET, shape), "uniform": "uniform", NO_PRIOR: "independent"}
     _release, joints, errors = guard(
-        _compute, DATASET, zcdp, size_eps, tenure_eps, consistency, seed, tree, table, priors
+        _compute, DATASET, zcdp, size_spend, tenure_spend, consistency, seed, tree, table, priors
     )
     joint = joints[prior]
     names = controls.level_names(tree, info)
@@ -185,7 +185,7 @@ def main() -> None:
     extra = {
         f"{names[level]}: {what}": eps
         for level in range(tree.depth + 1)
-        for what, eps in (("sizes", size_eps), ("tenure", tenure_eps))
+        for what, eps in (("sizes", size_spend), ("tenure", tenure_spend))
     }
     unit = "ρ" if zcdp else "ε"
     st.plotly_chart(budget_figure({}, extra=extra, unit=unit), theme="streamlit", key="joint_budget")
