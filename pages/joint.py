@@ -118,13 +118,13 @@ def sidebar() -> tuple[bool, float, float, str, str, int]:
 
 def main() -> None:
     st.title("Size × tenure")
+    zcdp, size_spend, tenure_spend, prior, consistency, seed = sidebar()
     st.caption(
         "Per region, the table of household size × tenure (owner / renter) estimated from the released, consistent "
-        "size histogram, a noisy count of owners per region (its own ε) and a public prior, combined by IDE (Tao, "
-        "Bater & Machanavajjhala). Both margins are kept exactly; a prior can only shape how ownership varies "
-        "with size."
+        f"size histogram, a noisy count of owners per region (its own {'ρ' if zcdp else 'ε'}) and a public prior, "
+        "combined by IDE (Tao, Bater & Machanavajjhala). Both margins are kept exactly; a prior can only shape how "
+        "ownership varies with size."
     )
-    zcdp, size_spend, tenure_spend, prior, consistency, seed = sidebar()
     tree = guard(data.load_bundled, DATASET)
     card = data.data_card(DATASET)
     info = data.DataInfo(("bundled", DATASET), DATASET, True, data.public_bound(card), card)

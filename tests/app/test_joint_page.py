@@ -33,6 +33,7 @@ def test_joint_page_reacts_to_the_tenure_epsilon_and_refuses_zero():
     at.number_input(key="w.joint.ten_eps").set_value(2.0).run()
     assert_clean(at)
     assert {m.label: m.value for m in at.metric}["Total ε spent"] == "9"
+    assert any("its own ε" in c.value for c in at.caption)
     at.number_input(key="w.joint.ten_eps").set_value(0.0).run()
     assert_clean(at)
     assert errors(at) and "ε" in errors(at)[0]
@@ -49,6 +50,7 @@ def test_joint_page_under_zcdp_spends_rho_in_both_margins():
     budget = plotly_specs(at)[3]
     assert budget["layout"]["title"]["text"] == "total ρ = 1.875"
     assert any("read as (ε = " in c.value and "δ = 1e-10)-DP" in c.value for c in at.caption)
+    assert any("its own ρ" in c.value for c in at.caption)  # the page's caption names what is spent
     summary = at.dataframe[-1].value  # the budget: every measurement's noise, relation and ρ
     assert {"noise", "relation", "rho"} <= set(summary.columns) and summary["rho"].notna().all()
     assert set(summary["noise"]) == {"gaussian"}
