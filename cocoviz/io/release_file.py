@@ -20,7 +20,8 @@ and Parquet reads row groups in parallel.  The shape's fields, shared by both fi
 
 then a release's runs (``node``, ``size``, ``count``: one value per run) or a noisy-measurement file's
 ``value`` (every measured node's noisy cells in node order; how many per node follows from the plan
-and K).  Integers are stored in the narrowest of int32 / int64 that holds the file's values.
+and K); a release file may add its interval bands (optional columns, :mod:`cocoviz.io.band_columns`).
+Integers are stored in the narrowest of int32 / int64 that holds the file's values.
 
 Nothing read is trusted: :func:`level_arrays` refuses a malformed table and :func:`stored_shape`
 a shape that is not a tree's; the HMAC signature (:func:`cocoviz.verify.signature`) covers the JSON
