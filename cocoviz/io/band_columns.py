@@ -96,14 +96,16 @@ def _checked_steps(cells: np.ndarray, steps, at, value, what: str) -> np.ndarray
     ptr = _ptr(steps)
     if len(at) != ptr[-1] or len(value) != ptr[-1]:
         raise InputError(f"{what} has {len(at)} step starts and {len(value)} values for {int(ptr[-1])} steps")
-    node = np.repeat(np.arange(len(cells)), steps)
-    first = np.zeros(len(at), bool)
-    first[ptr[:-1][steps > 0]] = True
-    if (at[first] != 0).any() or (at < 0).any() or (at >= cells[node]).any():
-        raise InputError(f"{what} has a step outside its node's cells, or a node whose steps do not start at 0")
-    later = ~first[1:]
-    if (np.diff(at)[later] <= 0).any() or (np.diff(value)[later] <= 0).any():
+    held = steps > 0
+    first, last = ptr[:-1][held], ptr[1:][held] - 1
+    # Rising within every node (checked across nodes too, then forgiven at each node's first step), a node's
+    # steps lie in its cells when its first starts at 0 and its last before its cell count.
+    fall_at, fall_value = np.diff(at) <= 0, np.diff(value) <= 0
+    fall_at[first[1:] - 1] = fall_value[first[1:] - 1] = False
+    if fall_at.any() or fall_value.any():
         raise InputError(f"{what} has steps that do not rise in cell and value")
+    if (at[first] != 0).any() or (at[last] >= cells[held]).any():
+        raise InputError(f"{what} has a step outside its node's cells, or a node whose steps do not start at 0")
     _check_values(value, what)
     return ptr
 
