@@ -168,7 +168,9 @@ def estimate(
             progress(len(keys), n_measured)
         return hit
 
-    return Release(plan, release_levels(plan, fit), opened.budget, bounds=bounds, bands=bands)
+    stated: list = []
+    levels = release_levels(plan, fit, stated)
+    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=stated)
 
 
 def compile_kernels() -> None:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from cocoviz import verify
 from cocoviz.budget import Budget
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import node_label, node_labels
 from cocoviz.io import band_columns, release_file
 from cocoviz.memory import DENSE_AVOID, check_cells
@@ -63,6 +63,8 @@ class Release:
     bands : per level, the envelopes of the Hc or Hg level's noisy answers
         (:class:`~cocoviz.intervals.LevelBands`, DP outputs too), which :meth:`intervals` reads; None elsewhere.
         Kept by :meth:`save` and read back by :func:`load_release`
+    stated : per level, the stated (calibrated) variance of the groups of every released run
+        (float32, :meth:`stated_errors`; post-processing, no ε); None where not carried (a file, a selection)
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class Release:
         selection: dict | None = None,
         bounds: Sequence[np.ndarray | None] | None = None,
         bands: Sequence | None = None,
+        stated: Sequence[np.ndarray | None] | None = None,
     ):
         self.plan = plan
         self._levels = list(levels)
@@ -80,6 +83,7 @@ class Release:
         self.selection = selection
         self.bounds = list(bounds) if bounds is not None else [None] * len(self._levels)
         self.bands = list(bands) if bands is not None else [None] * len(self._levels)
+        self.stated = list(stated) if stated else [None] * len(self._levels)
 
     @property
     def sampler(self) -> str:
@@ -162,6 +166,36 @@ class Release:
 
         level, k = self.shape.locate(node)
         return node_intervals(self.plan, self.bands, level, k, *self._levels[level].node(k), confidence)
+
+    def stated_errors(self, node: Sequence[str]) -> pd.DataFrame:
+        """The stated standard error of one group's size, per released size of ``node``: publishable, no ε.
+
+        One row per released size: ``size``, ``count`` (released groups of that size), ``stated_variance``
+        (the calibrated mean squared error of such a group's size, docs/merge-variances.md) and ``stated_se``
+        (its square root, in members).  Computed from the fitted runs, ε and the plan only — post-processing
+        of the noisy measurements, never the truth — so it may be published with the release.  Under
+        top-down or bottom-up consistency a node's groups are its leaves' (merged) groups: each size states
+        the count-weighted mean of theirs.
+
+        >>> from cocoviz.plan import Plan, Shape
+        >>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hg"])
+        >>> runs = LevelRuns(np.array([0, 2]), np.array([1, 3]), np.array([3, 1]))
+        >>> release = Release(plan, [runs], plan.cost(), stated=[np.array([0.25, 4.0], np.float32)])
+        >>> release.stated_errors(()).to_dict("list")["stated_se"]
+        [0.5, 2.0]
+        """
+        level, k = self.shape.locate(node)
+        if self.stated[level] is None:
+            raise ParameterError(
+                f"this release does not carry the stated variances of its groups at level {level} (a release read "
+                "from a file or chosen by select_mix): recompute it with cocoviz.estimate or cocoviz.post_process"
+            )
+        sizes, counts = self._levels[level].node(k)
+        ptr = self._levels[level].ptr
+        variance = self.stated[level][ptr[k] : ptr[k + 1]].astype(np.float64)
+        return pd.DataFrame(
+            {"size": sizes, "count": counts, "stated_variance": variance, "stated_se": np.sqrt(variance)}
+        )
 
     def is_consistent(self) -> bool:
         """True when all counts are non-negative integers, every node keeps its public G, and
