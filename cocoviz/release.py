@@ -344,7 +344,7 @@ def _v1_parts(table, meta: dict, signing: bytes | None):
 def _parts(table, meta: dict, signing: bytes | None):
     """Plan, runs per level, K per level and every level's arrays of a format-2 file (every array a column)."""
     fields = (*_FIELDS, *band_columns.BAND_FIELDS) if band_columns.BANDS_KEY in meta else _FIELDS
-    levels = release_file.stored_levels(table, meta, ("plan", "budget"), fields, signing)
+    levels = release_file.stored_levels(table, meta, ("plan", "budget"), fields, signing, band_columns.BAND_FIELDS)
     plan = release_file.stored_plan(meta, ("plan", "budget"), levels)
     runs = [tuple(arrays[f] for f in ("node", "size", "count")) for arrays in levels]
     if any(r is None for run in runs for r in run) or any(len({len(r) for r in run}) > 1 for run in runs):
