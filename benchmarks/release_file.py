@@ -8,8 +8,9 @@ cell per household of the blocks: 12M cells at scale 0.1, 121M at scale 1) and p
 timed once, with the file's size and the memory the operation added to the process's resident set (its high-water mark,
 reset before, less the resident set before):
 
-* the release: ``Release.save`` / ``load_release`` in format 2, and format 1 (the previous writer, kept
-  here; read by ``load_release``) up to ``--v1-up-to``;
+* the release: ``Release.save`` / ``load_release`` in format 2 with its interval bands (the default: the
+  leaves' Hg envelopes, :mod:`cocoviz.io.band_columns`) and without (``save(bands=False)``), and format 1
+  (the previous writer, kept here; read by ``load_release``) up to ``--v1-up-to``;
 * the noisy-measurement file: ``save_measurements`` / ``load_measurements`` in format 2 and format 1;
 * the reference: pyarrow writing and reading the bare runs table (level, node, size, count) and the bare
   cells table (level, node, value), no metadata, no checks.
@@ -172,7 +173,10 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
 
     measured(
         "runs",
-        [("release format 2", release.save, load_release)]
+        [
+            ("release format 2", release.save, load_release),
+            ("release format 2, no bands", lambda path: release.save(path, bands=False), load_release),
+        ]
         + ([("release format 1", lambda path: save_v1(release, path), load_release)] if v1 else []),
         _runs_table(release),
     )

@@ -17,7 +17,7 @@ import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.estimators import GroupEstimate
-from cocoviz.runs import LevelRuns, aggregate_runs
+from cocoviz.runs import LevelRuns, aggregate_runs, aggregate_weighted, sums_up
 from cocoviz.variances import pool_by_size
 
 __all__ = [
@@ -261,6 +261,14 @@ class LevelEstimates:
         """Sizes and counts only, equal sizes of a node combined."""
         return aggregate_runs(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1)
 
+    def released(self, stated_out: list | None) -> LevelRuns:
+        """:meth:`runs`; with ``stated_out`` (a list) the stated variance of every run's groups appended to it."""
+        if stated_out is None:
+            return self.runs()
+        runs, stated = aggregate_weighted(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1, self.stated)
+        stated_out.append(stated)
+        return runs
+
 
 def _parent_size_order(parent_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The order of runs by (parent, size, child, position).
@@ -307,7 +315,12 @@ CONSISTENCY_SLICE_RUNS = 1 << 20
 
 
 def _consistent_children(
-    parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str, runs: bool = False
+    parents: LevelEstimates,
+    children: LevelEstimates,
+    parent_of: np.ndarray,
+    merge: str,
+    runs: bool = False,
+    stated_out: list | None = None,
 ) -> LevelEstimates | LevelRuns:
     """Match every parent's groups with its children's, and merge each pair into the child.
 
@@ -315,12 +328,13 @@ def _consistent_children(
     come in parent order (a hierarchy's levels do) the level goes in slices of whole parents
     (:data:`CONSISTENCY_SLICE_RUNS` child runs or so each) and the slices' results, joined, are the whole
     level's bit for bit.  ``runs``: return only the children's released runs (:meth:`LevelEstimates.runs`),
-    taken slice by slice, so the leaves' merged estimates are never held whole.
+    taken slice by slice, so the leaves' merged estimates are never held whole (their stated variances appended
+    to ``stated_out``, slice by slice, with a list: :meth:`LevelEstimates.released`).
     """
     n_parents, n_children = len(parents.ptr) - 1, len(children.ptr) - 1
     if len(children.sizes) <= CONSISTENCY_SLICE_RUNS or n_children == 0 or np.any(np.diff(parent_of) < 0):
         whole = _consistent_slice(parents, children, parent_of, merge)
-        return whole.runs() if runs else whole
+        return whole.released(stated_out) if runs else whole
     # first_child[k]: the first child of parent k (children are in parent order), and the run it starts at.
     first_child = np.searchsorted(parent_of, np.arange(n_parents + 1))
     first_run = children.ptr[first_child]
@@ -335,7 +349,7 @@ def _consistent_children(
             np.asarray(parent_of[c_lo:c_hi], np.int64) - lo,
             merge,
         )
-        parts.append(part.runs() if runs else part)
+        parts.append(part.released(stated_out) if runs else part)
         lo = hi
     return _concat_runs(parts) if runs else LevelEstimates.concat(parts)
 
@@ -409,7 +423,10 @@ def _consistent_slice(
 
 
 def top_down(
-    estimates: Sequence[LevelEstimates], parents: Sequence[np.ndarray], merge: str = "weighted"
+    estimates: Sequence[LevelEstimates],
+    parents: Sequence[np.ndarray],
+    merge: str = "weighted",
+    stated_out: list | None = None,
 ) -> list[LevelRuns]:
     """Algorithm 1's consistency step on independent per-level estimates.
 
@@ -418,6 +435,8 @@ def top_down(
     estimates : one :class:`LevelEstimates` per level, root first
     parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
     merge : ``"weighted"`` or ``"average"``
+    stated_out : a list to receive, per level, the stated variance of every released run (the leaves' merged
+        groups', pooled up as the runs are summed: :func:`~cocoviz.runs.sums_up`); None for none
 
     Returns
     -------
@@ -427,17 +446,17 @@ def top_down(
     if merge not in MERGES:
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
     current, last = estimates[0], len(estimates) - 1
+    pieces = None if stated_out is None else []
     for level in range(1, last + 1):  # the leaves straight to runs: their merged estimates never held whole
-        current = _consistent_children(current, estimates[level], parents[level], merge, runs=level == last)
-    result = [current if last else current.runs()]
-    for level in range(len(estimates) - 1, 0, -1):
-        below = result[0]
-        result.insert(
-            0,
-            aggregate_runs(
-                parents[level][below.node_ids()], below.sizes, below.counts, len(estimates[level - 1].ptr) - 1
-            ),
+        leaves = level == last
+        current = _consistent_children(
+            current, estimates[level], parents[level], merge, runs=leaves, stated_out=pieces if leaves else None
         )
+    leaves = current if last else current.released(pieces)
+    stated = None if pieces is None else np.concatenate(pieces)
+    result, means = sums_up(leaves, parents, [len(e.ptr) - 1 for e in estimates], stated)
+    if stated_out is not None:
+        stated_out.extend(means)
     return result
 
 

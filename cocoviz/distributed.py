@@ -111,12 +111,13 @@ def _subtree_task(task, plan: Plan, sampler, bounds: dict) -> dict[int, LevelEst
 
 
 def estimate_subtrees(
-    plan: Plan, tree, sampler, bounds: Sequence[np.ndarray | None], client, *, top: int = 1
+    plan: Plan, tree, sampler, bounds: Sequence[np.ndarray | None], client, *, top: int = 1, skip: Sequence = ()
 ) -> dict[int, LevelEstimates]:
     """The estimates of every measured level below ``top`` (the states), one task per ``top`` node.
 
     Not of Hcp levels with the parent prior: their fit needs the consistent level above, so the caller
-    fits them, in order.
+    fits them, in order; nor of the levels in ``skip`` (from-hg's source level, which the caller measured
+    whole to take K from: measured again here it would be drawn twice).
 
     Returns ``{level: LevelEstimates}`` for those levels; the caller fits the others and runs
     consistency.  ``sampler`` is the release's: the fast one is shipped as it is (its noise is
@@ -127,7 +128,7 @@ def estimate_subtrees(
     levels = [
         lvl
         for lvl in plan.measured_levels()
-        if lvl > top and not (parent_prior and plan.level_method(lvl).name == "Hcp")
+        if lvl > top and lvl not in skip and not (parent_prior and plan.level_method(lvl).name == "Hcp")
     ]
     if not levels or plan.shape.depth <= top:
         return {}

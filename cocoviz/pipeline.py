@@ -16,11 +16,12 @@ from collections.abc import Callable, MutableMapping, Sequence
 import numpy as np
 
 from cocoviz.errors import ParameterError
+from cocoviz.intervals import LevelBands
 from cocoviz.level_step import estimate_level
-from cocoviz.measure import measure, open_measurement
+from cocoviz.measure import measure, measure_level, open_measurement
 from cocoviz.memory import check_plan
 from cocoviz.plan import METHODS, Plan
-from cocoviz.postprocess import post_process, release_levels
+from cocoviz.postprocess import fit_level, post_process, release_levels
 from cocoviz.release import Release
 from cocoviz.schedule import check_workers
 from cocoviz.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
@@ -92,6 +93,8 @@ def estimate(
     client : a ``dask.distributed.Client``: the levels below the states (but Hcp levels with the parent
         prior) are measured and fitted per state subtree on its workers (:mod:`cocoviz.distributed`); the
         root, the states and consistency stay here.  A seeded release is bit-identical to the local one.
+        With ``k_select="from-hg"`` the source Hg level is measured here first, once and whole (its noisy
+        answers give K to the levels below, as :func:`cocoviz.measure` does), the levels below on the workers.
     progress : called as ``progress(done, total)`` with the measured levels fitted so far (e.g. a
         progress bar); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``,
@@ -118,25 +121,33 @@ def estimate(
         k_beta_scope=k_beta_scope,
     )
     workers = check_workers(workers)
-    if plan.k_select == "from-hg" and plan.k_source_level() is not None:
+    source = plan.k_source_level() if plan.k_select == "from-hg" else None
+    if source is not None and client is None:
         # Two phases: the Hg level's noisy answers give K to the levels below, so they are measured whole.
-        if client is not None:
-            raise ParameterError("k_select 'from-hg' is measured here in two phases: not on a Dask client")
         measurements = measure(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, workers=workers)
         return post_process(plan, measurements, workers=workers)
     if level_cache is not None and not isinstance(level_cache, MutableMapping):
         raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be a function progress(done, total) or None, got {progress!r}")
-    check_plan(plan, streamed=True)
+    check_plan(plan, streamed=source is None)
     opened = open_measurement(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure)
     noise, bounds = opened.sampler, opened.bounds
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
+    own_source = None
+    if source is not None:
+        # from-hg on a cluster, in two phases as measure() does: the Hg level measured here, once and whole;
+        # its noisy answers give K to the levels below (post-processing, no ε), and its own fit is the same
+        # answers' (never a second draw, which would spend its ε twice).
+        memo = None
+        own_source = measure_level(plan, tree, source, noise, workers, bounds[source])
+        for level in plan.k_levels():
+            bounds[level] = plan.bounds_from_hg(level, own_source.ptr, own_source.values)
     distributed = {}
     if client is not None:
         from cocoviz.distributed import estimate_subtrees
 
-        distributed = estimate_subtrees(plan, tree, noise, bounds, client)
+        distributed = estimate_subtrees(plan, tree, noise, bounds, client, skip=(source,))
     keys: list[tuple] = []
     bands: list = [None] * (plan.shape.depth + 1)
     n_measured = len(plan.measured_levels())
@@ -155,7 +166,10 @@ def estimate(
             # One lookup (the mapping may be shared by threads): a level's estimates with its bands.
             hit, bands[level] = memo.get(key) or (None, None)
         keys.append(key)
-        if hit is None:
+        if level == source:
+            hit = fit_level(plan, own_source, workers, parent)
+            bands[level] = LevelBands.of(method.name, own_source.values, own_source.ptr)
+        elif hit is None:
             if level in distributed:
                 hit = distributed[level]
             else:
@@ -168,7 +182,9 @@ def estimate(
             progress(len(keys), n_measured)
         return hit
 
-    return Release(plan, release_levels(plan, fit), opened.budget, bounds=bounds, bands=bands)
+    stated: list = []
+    levels = release_levels(plan, fit, stated)
+    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=stated)
 
 
 def compile_kernels() -> None:

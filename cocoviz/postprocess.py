@@ -41,7 +41,7 @@ from cocoviz.intervals import measured_bands
 from cocoviz.measure import LevelMeasurement, Measurements
 from cocoviz.plan import Plan
 from cocoviz.release import Release
-from cocoviz.runs import LevelRuns, aggregate_runs
+from cocoviz.runs import LevelRuns, sums_up
 from cocoviz.schedule import check_workers, has_level_kernels, map_level, map_nodes
 from cocoviz.verify import check_measurements
 
@@ -154,35 +154,45 @@ def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.n
     return fit
 
 
-def consistent_levels(plan: Plan, estimates: Sequence[LevelEstimates | None]) -> list[LevelRuns]:
-    """The released runs of every level from the measured levels' estimates, by the plan's consistency."""
+def consistent_levels(
+    plan: Plan, estimates: Sequence[LevelEstimates | None], stated_out: list | None = None
+) -> list[LevelRuns]:
+    """The released runs of every level from the measured levels' estimates, by the plan's consistency.
+
+    ``stated_out``: a list to receive, per level, the stated variance of every released run's groups
+    (``LevelEstimates.stated``, docs/merge-variances.md; post-processing, no ε): a level's own under
+    ``"none"``, else the leaves' (merged, under top-down) pooled up as the runs are summed.
+    """
     shape = plan.shape
     parents = [None] + [shape.parent_index(level) for level in range(1, shape.depth + 1)]
     if plan.consistency == "top-down":
-        return top_down(estimates, parents, plan.merge)
+        return top_down(estimates, parents, plan.merge, stated_out)
     if plan.consistency == "none":
-        return [e.runs() for e in estimates]
-    levels = [estimates[shape.depth].runs()]
-    for level in range(shape.depth, 0, -1):
-        below = levels[0]
-        levels.insert(
-            0, aggregate_runs(parents[level][below.node_ids()], below.sizes, below.counts, len(shape.paths[level - 1]))
-        )
+        return [e.released(stated_out) for e in estimates]
+    pieces = None if stated_out is None else []
+    leaves = estimates[shape.depth].released(pieces)
+    n_nodes = [shape.n_nodes(level) for level in range(shape.depth + 1)]
+    levels, stated = sums_up(leaves, parents, n_nodes, None if pieces is None else pieces[0])
+    if stated_out is not None:
+        stated_out.extend(stated)
     return levels
 
 
-def release_levels(plan: Plan, fit: Callable[[int, LevelEstimates | None], LevelEstimates]) -> list[LevelRuns]:
+def release_levels(
+    plan: Plan, fit: Callable[[int, LevelEstimates | None], LevelEstimates], stated_out: list | None = None
+) -> list[LevelRuns]:
     """The released runs of every level, with ``fit(level, parent)`` giving a measured level's estimates.
 
     Without the parent prior the levels are fitted independently (``parent`` None).  With it,
     level by level: each level sees its parent level's released estimates (the merged groups
     under top-down, else the parent's own), and consistency runs on the estimates so fitted.
+    ``stated_out``: a list to receive every level's stated variances per released run (:func:`consistent_levels`).
     """
     estimates: list[LevelEstimates | None] = [None] * (plan.shape.depth + 1)
     if plan.prior.kind != "parent":
         for level in plan.measured_levels():
             estimates[level] = fit(level, None)
-        return consistent_levels(plan, estimates)
+        return consistent_levels(plan, estimates, stated_out)
     current = None
     for level in plan.measured_levels():  # every level: bottom-up refuses the parent prior
         estimates[level] = fit(level, current)
@@ -190,7 +200,7 @@ def release_levels(plan: Plan, fit: Callable[[int, LevelEstimates | None], Level
             current = _consistent_children(current, estimates[level], plan.shape.parent_index(level), plan.merge)
         else:
             current = estimates[level]
-    return consistent_levels(plan, estimates)
+    return consistent_levels(plan, estimates, stated_out)
 
 
 def post_process(plan: Plan, measurements: Measurements, *, workers: int | None = None) -> Release:
@@ -210,6 +220,12 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     """
     check_measurements(plan, measurements)
     workers = check_workers(workers)
-    levels = release_levels(plan, lambda level, parent: fit_level(plan, measurements.levels[level], workers, parent))
+
+    def fit(level: int, parent: LevelEstimates | None) -> LevelEstimates:
+        return fit_level(plan, measurements.levels[level], workers, parent)
+
+    stated: list = []
+    levels = release_levels(plan, fit, stated)
     bounds = [None if m is None else m.bounds for m in measurements.levels]
-    return Release(plan, levels, measurements.budget, bounds=bounds, bands=measured_bands(plan, measurements))
+    bands = measured_bands(plan, measurements)
+    return Release(plan, levels, measurements.budget, bounds=bounds, bands=bands, stated=stated)

@@ -5,8 +5,11 @@ A :class:`Release` holds no private data — only the released runs, the public
 it may be published: :meth:`Release.to_frame` for a table, :meth:`Release.save`
 and :func:`load_release` for a file (Parquet: the histograms, the shape's nodes
 and K per node as columns, the rest of the plan and the budget as JSON in the
-file's metadata, :mod:`cocoviz.io.release_file`; the round trip is exact).  Errors
-against the truth come from :func:`cocoviz.evaluate`, never from here.
+file's metadata, :mod:`cocoviz.io.release_file`; the round trip is exact).  The
+file also keeps the bands :meth:`Release.intervals` reads (:mod:`cocoviz.io.band_columns`:
+post-processing of the noisy measurements, no ε), so a loaded release states the same
+accuracy as the one in memory.  Errors against the truth come from
+:func:`cocoviz.evaluate`, never from here.
 
 **A file checks itself.**  :func:`load_release` trusts nothing it reads: the budget must be the
 one the plan costs, spent by a known sampler, and the runs must keep every invariant
@@ -27,9 +30,9 @@ import pandas as pd
 
 from cocoviz import verify
 from cocoviz.budget import Budget
-from cocoviz.errors import InputError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import node_label, node_labels
-from cocoviz.io import release_file
+from cocoviz.io import band_columns, release_file
 from cocoviz.memory import DENSE_AVOID, check_cells
 from cocoviz.plan import Plan
 from cocoviz.runs import LevelRuns, aggregate_runs
@@ -40,7 +43,8 @@ __all__ = ["Release", "load_release", "RELEASE_FORMAT"]
 RELEASE_FORMAT = "cocoviz-release/2"
 #: The tag of format 1 (the plan and K per node as JSON), which :func:`load_release` still reads.
 RELEASE_FORMAT_1 = "cocoviz-release/1"
-#: A format-2 release's fields per level: the shape's (with K), then the runs (``bands`` may add its own).
+#: A format-2 release's fields per level: the shape's (with K), then the runs; a file with bands adds
+#: :data:`~cocoviz.io.band_columns.BAND_FIELDS`.
 _FIELDS = (*release_file.SHAPE_FIELDS, "node", "size", "count")
 
 
@@ -57,7 +61,10 @@ class Release:
     bounds : per level, the bound K of every node where a method needed one (None elsewhere); with a
         private ``k_select`` these are the chosen K̂, differentially private outputs like the histograms
     bands : per level, the envelopes of the Hc or Hg level's noisy answers
-        (:class:`~cocoviz.intervals.LevelBands`, DP outputs too), which :meth:`intervals` reads; None elsewhere
+        (:class:`~cocoviz.intervals.LevelBands`, DP outputs too), which :meth:`intervals` reads; None elsewhere.
+        Kept by :meth:`save` and read back by :func:`load_release`
+    stated : per level, the stated (calibrated) variance of the groups of every released run
+        (float32, :meth:`stated_errors`; post-processing, no ε); None where not carried (a file, a selection)
     """
 
     def __init__(
@@ -68,6 +75,7 @@ class Release:
         selection: dict | None = None,
         bounds: Sequence[np.ndarray | None] | None = None,
         bands: Sequence | None = None,
+        stated: Sequence[np.ndarray | None] | None = None,
     ):
         self.plan = plan
         self._levels = list(levels)
@@ -75,6 +83,7 @@ class Release:
         self.selection = selection
         self.bounds = list(bounds) if bounds is not None else [None] * len(self._levels)
         self.bands = list(bands) if bands is not None else [None] * len(self._levels)
+        self.stated = list(stated) if stated else [None] * len(self._levels)
 
     @property
     def sampler(self) -> str:
@@ -158,6 +167,36 @@ class Release:
         level, k = self.shape.locate(node)
         return node_intervals(self.plan, self.bands, level, k, *self._levels[level].node(k), confidence)
 
+    def stated_errors(self, node: Sequence[str]) -> pd.DataFrame:
+        """The stated standard error of one group's size, per released size of ``node``: publishable, no ε.
+
+        One row per released size: ``size``, ``count`` (released groups of that size), ``stated_variance``
+        (the calibrated mean squared error of such a group's size, docs/merge-variances.md) and ``stated_se``
+        (its square root, in members).  Computed from the fitted runs, ε and the plan only — post-processing
+        of the noisy measurements, never the truth — so it may be published with the release.  Under
+        top-down or bottom-up consistency a node's groups are its leaves' (merged) groups: each size states
+        the count-weighted mean of theirs.
+
+        >>> from cocoviz.plan import Plan, Shape
+        >>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hg"])
+        >>> runs = LevelRuns(np.array([0, 2]), np.array([1, 3]), np.array([3, 1]))
+        >>> release = Release(plan, [runs], plan.cost(), stated=[np.array([0.25, 4.0], np.float32)])
+        >>> release.stated_errors(()).to_dict("list")["stated_se"]
+        [0.5, 2.0]
+        """
+        level, k = self.shape.locate(node)
+        if self.stated[level] is None:
+            raise ParameterError(
+                f"this release does not carry the stated variances of its groups at level {level} (a release read "
+                "from a file or chosen by select_mix): recompute it with cocoviz.estimate or cocoviz.post_process"
+            )
+        sizes, counts = self._levels[level].node(k)
+        ptr = self._levels[level].ptr
+        variance = self.stated[level][ptr[k] : ptr[k + 1]].astype(np.float64)
+        return pd.DataFrame(
+            {"size": sizes, "count": counts, "stated_variance": variance, "stated_se": np.sqrt(variance)}
+        )
+
     def is_consistent(self) -> bool:
         """True when all counts are non-negative integers, every node keeps its public G, and
         every parent equals the sum of its children."""
@@ -215,12 +254,17 @@ class Release:
         return {level: [int(k) for k in b] for level, b in enumerate(self.bounds) if b is not None}
 
     # ------------------------------------------------------------------ files
-    def save(self, path: str | os.PathLike, *, key: bytes | str | None = None) -> None:
+    def save(self, path: str | os.PathLike, *, key: bytes | str | None = None, bands: bool = True) -> None:
         """Write the release to a Parquet file (:mod:`cocoviz.io.release_file`, format 2): the runs, the shape's
         nodes and K per node as columns, the rest of the plan, the budget and the selection as JSON metadata.
 
         ``key``: the data holder's secret (bytes or text, 16 bytes or more); the file then carries
         an HMAC-SHA256 signature of everything it holds, which ``load_release(path, key=key)`` checks.
+
+        ``bands``: also write the envelopes of the noisy measurements that :meth:`intervals` reads (where the
+        release carries them; :mod:`cocoviz.io.band_columns`), so the loaded release gives the same intervals.
+        They are post-processing of the noisy measurements, already differentially private: publishing
+        them spends no ε.  False leaves them out (a smaller file; its release then refuses intervals).
         """
         signing = None if key is None else verify.signing_key(key)
         release_file.target_name(path, "save needs a file path or a binary file object", "write")
@@ -233,7 +277,14 @@ class Release:
             "budget": self.budget.to_dict(),
             "selection": self.selection,
         }
-        release_file.write(path, meta, levels, _FIELDS, signing)
+        fields = _FIELDS
+        methods = band_columns.band_methods(self.bands) if bands else None
+        if methods is not None:
+            meta[band_columns.BANDS_KEY] = methods
+            fields = (*_FIELDS, *band_columns.BAND_FIELDS)
+            for arrays, level_bands in zip(levels, self.bands):
+                arrays.update(band_columns.band_arrays(level_bands))
+        release_file.write(path, meta, levels, fields, signing)
 
     def __repr__(self) -> str:
         return (
@@ -244,7 +295,8 @@ class Release:
 
 def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> Release:
     """Read a release written by :meth:`Release.save` (format 2, or format 1 of earlier versions); equal to the
-    saved one in every run and field.
+    saved one in every run and field, and in its intervals where the file holds their bands
+    (:mod:`cocoviz.io.band_columns`; a file without them gives a release that refuses :meth:`Release.intervals`).
 
     Refuses (:class:`~cocoviz.errors.InputError`, naming why) a file that is not a release, or whose
     budget is not its plan's cost, whose sampler is unknown, or whose runs break an invariant
@@ -256,9 +308,14 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
     try:
         if meta["format"] == RELEASE_FORMAT_1:
             plan, runs, bounds = _v1_parts(table, meta, signing)
-        else:
-            plan, runs, bounds = _parts(table, meta, signing)
-        return _checked_release(plan, meta, runs, bounds)
+            return _checked_release(plan, meta, runs, bounds)
+        plan, runs, bounds, levels = _parts(table, meta, signing)
+        release = _checked_release(plan, meta, runs, bounds)
+        if band_columns.BANDS_KEY in meta:
+            if release.selection is not None:
+                raise InputError("it holds bands, but a release chosen by select_mix has none")
+            release.bands = band_columns.stored_bands(plan, meta[band_columns.BANDS_KEY], levels, bounds)
+        return release
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
 
@@ -285,13 +342,14 @@ def _v1_parts(table, meta: dict, signing: bytes | None):
 
 
 def _parts(table, meta: dict, signing: bytes | None):
-    """Plan, runs per level and K per level of a format-2 file (every array a column)."""
-    levels = release_file.stored_levels(table, meta, ("plan", "budget"), _FIELDS, signing)
+    """Plan, runs per level, K per level and every level's arrays of a format-2 file (every array a column)."""
+    fields = (*_FIELDS, *band_columns.BAND_FIELDS) if band_columns.BANDS_KEY in meta else _FIELDS
+    levels = release_file.stored_levels(table, meta, ("plan", "budget"), fields, signing, band_columns.BAND_FIELDS)
     plan = release_file.stored_plan(meta, ("plan", "budget"), levels)
     runs = [tuple(arrays[f] for f in ("node", "size", "count")) for arrays in levels]
     if any(r is None for run in runs for r in run) or any(len({len(r) for r in run}) > 1 for run in runs):
         raise InputError("its runs need a node, size and count each, at every level")
-    return plan, runs, [arrays["K"] for arrays in levels]
+    return plan, runs, [arrays["K"] for arrays in levels], levels
 
 
 def _checked_release(plan: Plan, meta: dict, runs: list, bounds: list) -> Release:

@@ -15,11 +15,12 @@ array([1, 5])
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LevelRuns", "aggregate_runs"]
+__all__ = ["LevelRuns", "aggregate_runs", "aggregate_weighted", "sums_up"]
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,22 @@ def _node_size_order(node_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n_nodes: int) -> LevelRuns:
     """Sum counts of equal (node, size) pairs and return them as sorted CSR runs."""
+    return aggregate_weighted(node_of_run, sizes, counts, n_nodes)[0]
+
+
+def aggregate_weighted(
+    node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n_nodes: int, values: np.ndarray | None = None
+) -> tuple[LevelRuns, np.ndarray | None]:
+    """:func:`aggregate_runs`, and with ``values`` (one per run) the count-weighted mean of the values of the runs
+    summed into each output run (float32: a stated variance, shown, never computed on).
+
+    >>> runs, mean = aggregate_weighted(np.array([0, 0]), np.array([2, 2]), np.array([1, 3]), 1, np.array([4.0, 0.0]))
+    >>> runs.counts.tolist(), mean.tolist()
+    ([4], [1.0])
+    """
     order = _node_size_order(node_of_run, sizes)
     node_sorted, size_sorted, count_sorted = node_of_run[order], sizes[order], counts[order]
+    weighted = None if values is None else (values[order] * count_sorted).astype(np.float64)
     if len(order):
         new_run = np.empty(len(order), bool)
         new_run[0] = True
@@ -83,8 +98,31 @@ def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarra
         node_sorted = node_sorted[starts]
         size_sorted = size_sorted[starts]
         count_sorted = np.add.reduceat(count_sorted, starts)
+        weighted = None if weighted is None else np.add.reduceat(weighted, starts)
     keep = count_sorted > 0
     node_sorted, size_sorted, count_sorted = node_sorted[keep], size_sorted[keep], count_sorted[keep]
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(np.bincount(node_sorted, minlength=n_nodes), out=ptr[1:])
-    return LevelRuns(ptr, size_sorted.astype(np.int64), count_sorted.astype(np.int64))
+    mean = None if weighted is None else (weighted[keep] / count_sorted).astype(np.float32)
+    return LevelRuns(ptr, size_sorted.astype(np.int64), count_sorted.astype(np.int64)), mean
+
+
+def sums_up(
+    leaves: LevelRuns,
+    parents: Sequence[np.ndarray | None],
+    n_nodes: Sequence[int],
+    values: np.ndarray | None = None,
+) -> tuple[list[LevelRuns], list[np.ndarray] | None]:
+    """Every level's runs as sums of the leaves' (back-substitution), root first: level ``l - 1`` aggregates
+    level ``l``'s runs by ``parents[l]`` (``n_nodes[l - 1]`` nodes).  With ``values`` (one per leaf run),
+    also every level's count-weighted means of them (:func:`aggregate_weighted`), else None.
+    """
+    levels, means = [leaves], [values]
+    for level in range(len(parents) - 1, 0, -1):
+        below = levels[0]
+        runs, mean = aggregate_weighted(
+            parents[level][below.node_ids()], below.sizes, below.counts, n_nodes[level - 1], means[0]
+        )
+        levels.insert(0, runs)
+        means.insert(0, mean)
+    return levels, (None if values is None else means)

@@ -538,3 +538,47 @@ def test_merge_stated(va, vb, sa, sb, m, how):
         np.testing.assert_allclose(got, combined)
     # Stated = the weights' variances and m = 1: the textbook merge of merge_estimates.
     np.testing.assert_allclose(merge_stated(va, vb, va, vb, how, 1), merge_estimates(va, va, vb, vb, how)[1])
+
+
+def _pooled(node_of_run, sizes, counts, stated) -> dict:
+    """Brute force: per (node, size), the count-weighted mean of ``stated`` over the runs."""
+    total: dict = {}
+    for key in zip(node_of_run.tolist(), sizes.tolist(), counts.tolist(), stated.tolist()):
+        weight, mass = total.get(key[:2], (0.0, 0))
+        total[key[:2]] = (weight + key[3] * key[2], mass + key[2])
+    return {key: weight / mass for key, (weight, mass) in total.items() if mass}
+
+
+@settings(max_examples=40, deadline=None)
+@given(estimate_trees(), st.sampled_from(["weighted", "average"]), st.integers(1, 6), st.integers(0, 2**16))
+def test_top_down_states_each_released_run_pooled_from_the_merged_leaves(tree, merge, slice_runs, seed):
+    """Per level, the stated variance of every released run: the count-weighted mean over the merged leaves'
+    runs of its node (its descendants) and size, in slices or whole; the runs themselves unchanged."""
+    estimates, parents, _ = tree
+    rng = np.random.default_rng(seed)
+    for e in estimates:  # stated apart from the weights' variances, so the test sees which one is carried
+        e.stated = rng.uniform(0.1, 9.0, len(e.sizes))
+    whole = [estimates[0]]
+    for level in range(1, len(estimates)):
+        whole.append(cocoviz.consistency._consistent_slice(whole[-1], estimates[level], parents[level], merge))
+    leaves = whole[-1]
+    owner = leaves.node_ids()
+    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS
+    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = slice_runs
+    try:
+        stated: list = []
+        released = top_down(estimates, parents, merge, stated)
+    finally:
+        cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
+    plain = top_down(estimates, parents, merge)
+    assert len(stated) == len(released) == len(plain)
+    for level in range(len(released) - 1, -1, -1):
+        runs = released[level]
+        np.testing.assert_array_equal(runs.sizes, plain[level].sizes)
+        np.testing.assert_array_equal(runs.counts, plain[level].counts)
+        expected = _pooled(owner, leaves.sizes, leaves.counts, leaves.stated)
+        got = dict(zip(zip(runs.node_ids().tolist(), runs.sizes.tolist()), stated[level].tolist()))
+        assert got.keys() == expected.keys() and stated[level].dtype == np.float32
+        np.testing.assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-6)
+        if level:
+            owner = parents[level][owner]

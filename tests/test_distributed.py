@@ -163,3 +163,24 @@ def test_the_deepest_dataset_on_the_cluster_is_the_local_one(client, deepest):
     pd.testing.assert_frame_equal(
         estimate(deepest, client=client, **zcdp).to_frame(), estimate(deepest, **zcdp).to_frame()
     )
+
+
+@pytest.mark.parametrize("methods", [["Hg", "Hg", "Hc", "Hc"], ["Hg", "Hg", "Hg", "Hc"], ["Hg", "Hc", "Hg", "Hcp"]])
+def test_k_from_an_hg_level_on_the_cluster_is_the_local_release(client, four_levels, methods):
+    """from-hg in two phases on a cluster: the Hg level measured here once (K for the levels below from its
+    noisy answers, no ε), the rest on the workers: the local release, bit for bit, with its K (and the bands of
+    the levels fitted here: a level fitted on the workers carries none, as without from-hg)."""
+    opts = dict(epsilons=[0.5, 1.0, 1.0, 2.0], methods=methods, max_size=60, seed=7, k_select="from-hg")
+    local = estimate(four_levels, **opts)
+    remote = estimate(four_levels, client=client, **opts)
+    pd.testing.assert_frame_equal(remote.to_frame(), local.to_frame())
+    assert remote.budget == local.budget and remote.chosen_bounds() == local.chosen_bounds()
+    for a, b in zip(remote.stated, local.stated):
+        np.testing.assert_array_equal(a, b)
+    source = local.plan.k_source_level()
+    assert remote.bands[source] is not None
+    for level in [lvl for lvl in range(4) if remote.bands[lvl] is not None]:
+        node = local.plan.shape.paths[level][0]
+        pd.testing.assert_frame_equal(remote.intervals(node), local.intervals(node))
+    secure = estimate(four_levels, client=client, sampler="secure", **{k: v for k, v in opts.items() if k != "seed"})
+    assert secure.is_consistent() and secure.budget.total == local.budget.total

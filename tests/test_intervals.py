@@ -341,7 +341,7 @@ def test_intervals_refuse_what_has_no_band_of_its_own(tmp_path):
     naive = estimate(tree, epsilons=[1.0, 1.0], methods=["naive", "Hg"], max_size=6, seed=0)
     assert naive.intervals(()).attrs["method"] == "naive"
     path = tmp_path / "release.parquet"
-    naive.save(path)
+    naive.save(path, bands=False)
     with pytest.raises(ParameterError, match="from a file"):
         load_release(path).intervals(("a",))
     with pytest.raises(ParameterError, match="confidence"):
@@ -440,7 +440,8 @@ def test_naive_release_intervals_cover_the_truth():
 
 
 def test_a_published_measurement_file_gives_the_release_and_its_intervals(tmp_path):
-    """A release file carries no envelopes; its noisy-measurement file does, through post_process."""
+    """A release file saved without its envelopes gives no intervals; its noisy-measurement file does, through
+    post_process, and so does the release file saved with them (tests/test_band_columns.py)."""
     import cocoviz
     from cocoviz.datasets import load_dataset
 
@@ -449,9 +450,12 @@ def test_a_published_measurement_file_gives_the_release_and_its_intervals(tmp_pa
     measured = cocoviz.measure(plan, tree, seed=5)
     release = cocoviz.post_process(plan, measured)
     cocoviz.save_measurements(measured, tmp_path / "m.parquet")
-    release.save(tmp_path / "r.parquet")
+    release.save(tmp_path / "r.parquet", bands=False)
+    release.save(tmp_path / "banded.parquet")
     again = cocoviz.post_process(plan, cocoviz.load_measurements(tmp_path / "m.parquet"))
+    banded = cocoviz.load_release(tmp_path / "banded.parquet")
     for node in [(), ("a",), ("b",)]:
         pd.testing.assert_frame_equal(again.intervals(node), release.intervals(node))
+        pd.testing.assert_frame_equal(banded.intervals(node), release.intervals(node))
     with pytest.raises(cocoviz.CocovizError, match="load_measurements"):
         cocoviz.load_release(tmp_path / "r.parquet").intervals(("a",))

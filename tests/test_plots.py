@@ -271,3 +271,21 @@ def test_figures_keep_the_ambient_template_so_the_theme_applies():
         assert fig.layout.template == ambient
         assert fig.layout.paper_bgcolor is None and fig.layout.plot_bgcolor is None
         assert fig.layout.font.color is None
+
+
+def test_stated_error_table_shows_a_releases_stated_errors_in_plain_numbers():
+    """One row per released size of the node, the square root of its stated variance, no exponent notation."""
+    from cocoviz import estimate
+    from cocoviz.datasets import load_dataset
+
+    release = estimate(load_dataset("toy"), epsilons=[0.3, 0.3], methods=["Hc", "Hg"], max_size=8, seed=2)
+    for node in [(), ("a",)]:
+        errors = release.stated_errors(node)
+        table = plots.stated_error_table(errors)
+        sizes, counts = release.runs(len(node)).node(release.shape.locate(node)[1])
+        assert table["Group size"].tolist() == [str(s) for s in sizes]
+        assert table["Released groups"].tolist() == [str(c) for c in counts]
+        shown = table[plots.STATED_ERROR_COLUMN]
+        assert not shown.str.contains("e").any()
+        np.testing.assert_allclose(shown.str.replace(",", "").astype(float), errors["stated_se"], rtol=0.051)
+    assert "Publishable" in plots.STATED_ERROR_CAPTION and "no ε" in plots.STATED_ERROR_CAPTION

@@ -98,3 +98,70 @@ def test_children_sum_is_the_sum_of_the_childrens_histograms_also_when_inconsist
             for h in hists:
                 expected[: len(h)] += h
             np.testing.assert_array_equal(release.children_sum(node), expected)
+
+
+def _pooled_up(runs_per_node: dict, ancestor) -> dict:
+    """Brute force: ``{(node, size): (Σ stated·count, Σ count)}`` summed into the ancestors ``ancestor(node)``."""
+    out: dict = {}
+    for (node, size), (weight, mass) in runs_per_node.items():
+        key = (ancestor(node), size)
+        w, m = out.get(key, (0.0, 0))
+        out[key] = (w + weight, m + mass)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
+    """estimate and post_process state the same variances; a level's own fit's (none), or the leaves' pooled
+    up by node and size (bottom-up), brute force; stated_errors is their square root beside the runs."""
+    from cocoviz import measure, post_process
+    from cocoviz.postprocess import fit_level
+
+    rt = data.draw(random_trees())
+    options = data.draw(release_options(rt.tree.depth + 1, rt.tree.max_size))
+    release = estimate(rt.tree, **options)
+    plan = release.plan
+    measurements = measure(plan, rt.tree, seed=options["seed"])
+    split = post_process(plan, measurements)
+    cache: dict = {}
+    cached = [estimate(rt.tree, **options, level_cache=cache) for _ in range(2)][-1]
+    for other in (split, cached):
+        for a, b in zip(release.stated, other.stated):
+            np.testing.assert_array_equal(a, b)
+    if options["consistency"] != "top-down":
+        depth = rt.tree.depth
+        for level in plan.measured_levels() if options["consistency"] == "none" else [depth]:
+            est = fit_level(plan, measurements.levels[level])
+            runs_of_fit = [((int(n), int(s)), (float(v) * c, int(c))) for n, s, c, v in
+                           zip(est.node_ids(), est.sizes, est.counts, est.stated)]  # fmt: skip
+            own = {}
+            for key, (weight, mass) in runs_of_fit:  # a fit may hold two runs of one size (split by variance)
+                w, m = own.get(key, (0.0, 0))
+                own[key] = (w + weight, m + mass)
+            above = range(level, -1, -1) if options["consistency"] == "bottom-up" else [level]
+            for up in above:
+                runs = release.runs(up)
+                got = release.stated[up]
+                keys = list(zip(runs.node_ids().tolist(), runs.sizes.tolist()))
+                assert sorted(keys) == sorted(k for k, (_, m) in own.items() if m)
+                np.testing.assert_allclose(got, [own[k][0] / own[k][1] for k in keys], rtol=1e-6)
+                if up:
+                    parent = plan.shape.parent_index(up)
+                    own = _pooled_up(own, lambda n, p=parent: int(p[n]))
+    for level in range(rt.tree.depth + 1):
+        node = plan.shape.paths[level][0]
+        frame = release.stated_errors(node)
+        sizes, counts = release.runs(level).node(0)
+        assert frame["size"].tolist() == sizes.tolist() and frame["count"].tolist() == counts.tolist()
+        np.testing.assert_allclose(frame["stated_se"] ** 2, frame["stated_variance"])
+
+
+def test_stated_errors_are_refused_where_the_release_does_not_carry_them(tmp_path, toy_public_tree):
+    from cocoviz import ParameterError
+
+    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
+    assert (release.stated_errors(("a",))["stated_se"] > 0).all()
+    release.save(tmp_path / "r.parquet")
+    with pytest.raises(ParameterError, match="does not carry the stated variances"):
+        load_release(tmp_path / "r.parquet").stated_errors(("a",))

@@ -20,7 +20,8 @@ and Parquet reads row groups in parallel.  The shape's fields, shared by both fi
 
 then a release's runs (``node``, ``size``, ``count``: one value per run) or a noisy-measurement file's
 ``value`` (every measured node's noisy cells in node order; how many per node follows from the plan
-and K).  Integers are stored in the narrowest of int32 / int64 that holds the file's values.
+and K); a release file may add its interval bands (optional columns, :mod:`cocoviz.io.band_columns`).
+Integers are stored in the narrowest of int32 / int64 that holds the file's values.
 
 Nothing read is trusted: :func:`level_arrays` refuses a malformed table and :func:`stored_shape`
 a shape that is not a tree's; the HMAC signature (:func:`cocoviz.verify.signature`) covers the JSON
@@ -165,20 +166,27 @@ def read_stored(path, name: str, formats: Sequence[str], what: str) -> tuple[obj
     return table, meta
 
 
-def _whole(values, what: str) -> np.ndarray:
-    """A stored integer array as int64, or a refusal naming ``what``."""
+def _whole(values, what: str, wide: bool = True) -> np.ndarray:
+    """A stored integer array as int64 (or, not ``wide``, as int32 when so stored), or a refusal naming ``what``."""
     import pyarrow as pa
 
     if not pa.types.is_integer(values.type) or values.null_count:
         raise InputError(f"{what} is not whole numbers ({values.type}, {values.null_count} missing)")
     out = values.to_numpy(zero_copy_only=False)
+    if not wide and out.dtype == np.int32:
+        return out
     if out.dtype == np.uint64 and out.size and out.max() > np.iinfo(np.int64).max:
         raise InputError(f"{what} holds numbers too large (beyond 2**63)")
     return out.astype(np.int64, copy=False)
 
 
-def level_arrays(table, n_levels: int, fields: Sequence[str]) -> list[dict[str, np.ndarray | None]]:
-    """Per level, the arrays of ``fields`` in a format-2 table (None where the level has none), checked for form."""
+def level_arrays(
+    table, n_levels: int, fields: Sequence[str], narrow: Sequence[str] = ()
+) -> list[dict[str, np.ndarray | None]]:
+    """Per level, the arrays of ``fields`` in a format-2 table (None where the level has none), checked for form.
+
+    Integers come as int64, but those of the ``narrow`` fields stored as int32 stay so (no widening copy).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -211,16 +219,17 @@ def level_arrays(table, n_levels: int, fields: Sequence[str]) -> list[dict[str, 
                     raise InputError(f"{what} has a missing label")
                 arrays[f] = values.to_numpy(zero_copy_only=False).astype(object)
             else:
-                arrays[f] = _whole(values, what)
+                arrays[f] = _whole(values, what, wide=f not in narrow)
         out.append(arrays)
     return out
 
 
 def stored_levels(
-    table, meta: dict, parts: Sequence[str], fields: Sequence[str], signing: bytes | None
+    table, meta: dict, parts: Sequence[str], fields: Sequence[str], signing: bytes | None, narrow: Sequence[str] = ()
 ) -> list[dict[str, np.ndarray | None]]:
     """Per level, the arrays of a format-2 file, after checking that its metadata holds ``parts`` (the plan with
-    its shape's level names among them) and, with ``signing``, the signature over the metadata and every array."""
+    its shape's level names among them) and, with ``signing``, the signature over the metadata and every array
+    (``narrow``: :func:`level_arrays`)."""
     for part in parts:
         if part not in meta:
             raise InputError(f"its metadata lacks the {part}")
@@ -228,7 +237,7 @@ def stored_levels(
     if not isinstance(entry, dict) or not isinstance(entry.get("levels"), list):
         raise InputError("its plan's shape does not name its levels")
     n_levels = len(entry["levels"]) + 1
-    levels = level_arrays(table, n_levels, fields)
+    levels = level_arrays(table, n_levels, fields, narrow)
     if signing is not None:
         verify.check_signature(signing, meta, _flat(levels, fields), signed_names(n_levels, fields))
     return levels

@@ -23,7 +23,7 @@ from cocoviz.plots.histograms import (
     prefix_sums_figure,
     representations_figure,
 )
-from cocoviz.plots.intervals import intervals_figure
+from cocoviz.plots.intervals import STATED_ERROR_CAPTION, STATED_ERROR_COLUMN, intervals_figure, stated_error_table
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
 from cocoviz.plots.style import BAR_LIMIT, PRIVATE_COLOR, REFERENCE_COLOR, SERIES_COLORS, TRUE_COLOR, step_points
 from cocoviz.plots.summaries import level_quantiles, node_figures, spread_figure
@@ -37,6 +37,9 @@ __all__ = [
     "BAR_LIMIT",
     "histogram_figure",
     "intervals_figure",
+    "stated_error_table",
+    "STATED_ERROR_CAPTION",
+    "STATED_ERROR_COLUMN",
     "prefix_sums_figure",
     "error_by_size_figure",
     "level_error_figure",

@@ -12,6 +12,9 @@ be published with it (unlike the figures against the truth, which are exploratio
 ['released, with 90% bounds']
 >>> [t.name for t in intervals_figure(frame, view="cumulative").data]
 ['90% band (low)', '90% band (high)', 'released']
+
+Beside it, :func:`stated_error_table`: the stated standard error of a group's size per released size
+(:meth:`cocoviz.Release.stated_errors`), publishable too.
 """
 
 from __future__ import annotations
@@ -23,7 +26,18 @@ import plotly.graph_objects as go
 from cocoviz.errors import ParameterError
 from cocoviz.plots.style import PRIVATE_COLOR, REFERENCE_COLOR, _axis_types
 
-__all__ = ["intervals_figure", "shown_sizes"]
+__all__ = ["intervals_figure", "shown_sizes", "stated_error_table", "STATED_ERROR_COLUMN", "STATED_ERROR_CAPTION"]
+
+#: The column of :func:`stated_error_table` that holds the standard errors.
+STATED_ERROR_COLUMN = "Stated standard error of a group's size (members)"
+#: Why the table is there and why it may be published (shown under it).
+STATED_ERROR_CAPTION = (
+    "**Publishable** — computed from the release alone: each released group's size carries a stated variance, "
+    "from the fitted histogram, ε and the plan only (post-processing of the noisy measurements, no ε, never the "
+    "true data). Its square root is how many members a released group of that size is typically off its true "
+    "size; calibrated on the bundled datasets so that squared errors average about the stated variance "
+    "(docs/merge-variances.md). Unlike the bounds above it is a typical error, not a guarantee."
+)
 
 
 def shown_sizes(frame: pd.DataFrame) -> int:
@@ -77,3 +91,23 @@ def intervals_figure(
     fig.update_layout(title=title, xaxis_title="group size j", yaxis_title=y_title, hovermode="x unified")
     _axis_types(fig, log_x, log_y)
     return fig
+
+
+def stated_error_table(errors: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """The frame of :meth:`cocoviz.Release.stated_errors` for people: one row per released size, the standard
+    error in plain positional numbers (``digits`` significant digits, never ``1.5e-05``).
+
+    >>> errors = pd.DataFrame({"size": [1, 7], "count": [1200, 3], "stated_variance": [2.5e-05, 30.25],
+    ...                        "stated_se": [0.005, 5.5]})
+    >>> stated_error_table(errors).values.tolist()
+    [['1', '1,200', '0.005'], ['7', '3', '5.5']]
+    """
+    from cocoviz.evaluate import plain_number  # deferred: the figures above need no evaluation module
+
+    return pd.DataFrame(
+        {
+            "Group size": [f"{int(s):,}" for s in errors["size"]],
+            "Released groups": [f"{int(c):,}" for c in errors["count"]],
+            STATED_ERROR_COLUMN: [plain_number(v, digits) for v in errors["stated_se"]],
+        }
+    )

@@ -46,6 +46,7 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
         frame = release.intervals(node, confidence)
     except cocoviz.CocovizError as exc:
         st.info(f"No intervals for {node_label(node)}: {exc}", icon=":material/info:")
+        stated_errors(release, node)
         return
     st.success(PUBLISHABLE, icon=":material/verified:")
     st.plotly_chart(
@@ -58,3 +59,16 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
     st.markdown("\n".join(f"- {line}" for line in interval_sentences(frame)))
     st.caption(frame.attrs["note"])
     st.dataframe(frame.iloc[: shown_sizes(frame)], hide_index=True, width="stretch")
+    stated_errors(release, node)
+
+
+def stated_errors(release: cocoviz.Release, node: tuple) -> None:
+    """The stated standard error of a group's size per released size (:meth:`cocoviz.Release.stated_errors`)."""
+    try:
+        errors = release.stated_errors(node)
+    except cocoviz.CocovizError as exc:
+        st.info(f"No stated errors for {node_label(node)}: {exc}", icon=":material/info:")
+        return
+    st.markdown(f"**Stated standard error per size**, {node_label(node)}")
+    st.dataframe(plots.stated_error_table(errors), hide_index=True, width="stretch")
+    st.caption(plots.STATED_ERROR_CAPTION)
