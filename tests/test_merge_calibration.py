@@ -94,3 +94,15 @@ def test_merged_dense_runs_under_an_hg_parent_are_calibrated(epsilon):
     plan = Plan.build(tree, epsilons=[epsilon, epsilon], methods=["Hg", "Hc"], max_size=1024)
     scores = calibration(tree, plan, trials=100)
     assert _in_band(scores["z2"]), scores.to_dict("list")
+
+
+def test_bootstrap_interval_holds_the_mean_and_narrows_with_trials():
+    from cocoviz.experiments.merge_calibration import _bootstrap_interval
+
+    rng = np.random.default_rng(1)
+    few, many = rng.exponential(size=10), rng.exponential(size=1000)
+    for means in (few, many):
+        low, high = _bootstrap_interval(means)
+        assert low <= means.mean() <= high
+    assert np.subtract(*_bootstrap_interval(many)[::-1]) < np.subtract(*_bootstrap_interval(few)[::-1])
+    assert _bootstrap_interval(np.array([2.0])) == (2.0, 2.0)  # one trial: no spread to resample
