@@ -184,7 +184,8 @@ def merge_stated(
 
       Measured (``benchmarks/merge_calibration.py``, 6 trials): taxi's Hc×Hc children (m ≤ 2) 1.64 → 1.11
       at ε = 0.1 and 1.52 → 1.02 at ε = 1; an Hc level under an Hg parent at ε = 0.1, white 1.93 → 0.92,
-      taxi 1.93 → 1.10.
+      taxi 1.93 → 1.10.  It overstates taxi's at ε = 1 (1.03 → 0.58): there the pooled stated of an Hg
+      parent meets ``w`` badly (docs/merge-variances.md).
 
     >>> merge_stated(np.array([1.0]), np.array([3.0]), np.array([1.0]), np.array([3.0]), "weighted")
     array([0.75])
