@@ -17,21 +17,17 @@ import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.estimators import GroupEstimate
+from cocoviz.merge_rules import MERGES, merge_estimates, merge_stated
 from cocoviz.runs import LevelRuns, aggregate_runs, aggregate_weighted, sums_up
 from cocoviz.variances import pool_by_size
 
 __all__ = [
     "match_groups",
     "match_runs",
-    "merge_estimates",
-    "merge_stated",
     "top_down",
     "LevelEstimates",
     "mean_consistency",
-    "MERGES",
 ]
-
-MERGES = ("weighted", "average")
 
 
 def match_runs(
@@ -126,59 +122,6 @@ def match_groups(parent_sizes: np.ndarray, children_sizes: Sequence[np.ndarray])
     matched_child[parent_order] = seg_child
     matched_index[parent_order] = [child_orders[c][r] for c, r in zip(seg_child, rank)]
     return matched_child, matched_index
-
-
-def merge_estimates(
-    a: np.ndarray, va: np.ndarray, b: np.ndarray, vb: np.ndarray, how: str = "weighted"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Merge two estimates of the same groups' sizes.
-
-    ``weighted``: inverse-variance weights, ``(a/Va + b/Vb) / (1/Va + 1/Vb)``
-    with variance ``1 / (1/Va + 1/Vb)``, the optimal linear combination.
-    ``average``: ``(a + b) / 2``, carrying the variance ``(Va + Vb) / 4`` of that mean.
-    """
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    va, vb = np.asarray(va, np.float64), np.asarray(vb, np.float64)
-    if how == "weighted":
-        precision = 1.0 / va + 1.0 / vb
-        return (a / va + b / vb) / precision, 1.0 / precision
-    if how == "average":
-        return (a + b) / 2, (va + vb) / 4
-    raise ParameterError(f"merge must be one of {MERGES}, got {how!r}")
-
-
-def merge_stated(
-    va: np.ndarray, vb: np.ndarray, sa: np.ndarray, sb: np.ndarray, how: str, sharing: np.ndarray | int = 1
-) -> np.ndarray:
-    """The stated variance of a child's group after :func:`merge_estimates` (issue 24, docs/merge-variances.md).
-
-    ``va``, ``vb``: the parent's and the child's variances as the weights see them (the paper's model);
-    ``sa``, ``sb``: their stated (calibrated) variances.  The parent estimates the *union* of its children's
-    groups; what it corrects, the matching shares among the ``m`` children (``sharing``) holding groups of
-    the child's size, in proportion to their groups, not to the child that erred: a child receives ``1/m``
-    of it.  So ``sb (1 − 1/m)`` stays, and the rest, ``sb/m``, is replaced by the error of the combination
-    actually made, ``w² sa + (1 − w)² sb`` with ``w`` the parent's weight (``va``/``vb`` weighted, ½ plain)::
-
-        sb (1 − 1/m) + (w² sa + (1 − w)² sb) / m
-
-    When the weights' variances are the stated ones this is mergevar's ``Vb (1 − 1/m) + f Vb/m``
-    (``f = Va/(Va + Vb)`` weighted, ``(Va + Vb)/(4 Vb)`` plain); ``m = 1`` is the textbook merge.
-
-    >>> merge_stated(np.array([1.0]), np.array([3.0]), np.array([1.0]), np.array([3.0]), "weighted")
-    array([0.75])
-    >>> merge_stated(np.array([1.0]), np.array([4.0]), np.array([1.0]), np.array([4.0]), "weighted", 4)
-    array([3.2])
-    """
-    va, vb = np.asarray(va, np.float64), np.asarray(vb, np.float64)
-    sa, sb = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
-    m = np.maximum(np.asarray(sharing, np.float64), 1.0)
-    if how == "weighted":
-        w = vb / (va + vb)
-    elif how == "average":
-        w = np.full_like(vb, 0.5)
-    else:
-        raise ParameterError(f"merge must be one of {MERGES}, got {how!r}")
-    return sb * (1.0 - 1.0 / m) + (w * w * sa + (1.0 - w) ** 2 * sb) / m
 
 
 def _sharing(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray) -> np.ndarray:

@@ -10,13 +10,14 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import Plan, measure, plots
-from cocoviz.consistency import match_groups, merge_estimates
+from cocoviz.consistency import match_groups
 from cocoviz.estimators import GroupEstimate
 from cocoviz.evaluate import RATIO_READINGS, plain_reading
 from cocoviz.experiments.gauss import noise_variances
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.histograms import cumulative, from_ranked, ranked
 from cocoviz.isotonic import block_sizes, isotonic
+from cocoviz.merge_rules import merge_estimates
 from cocoviz.metrics import emd
 from cocoviz.postprocess import fit_level
 from pages.common import data, engine, state

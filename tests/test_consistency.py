@@ -15,9 +15,10 @@ import cocoviz._matching_kernels
 import cocoviz.consistency
 from cocoviz import match_groups
 from cocoviz.budget import double_geometric_variance
-from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, merge_estimates, merge_stated, top_down
+from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, top_down
 from cocoviz.estimators import GroupEstimate
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.merge_rules import merge_estimates, merge_stated
 from cocoviz.noise import FastSampler
 
 
@@ -522,12 +523,13 @@ def test_sharing_counts_the_children_holding_a_size(rows):
 @given(
     st.floats(0.01, 100),
     st.floats(0.01, 100),
-    st.floats(0.01, 100),
+    st.floats(1, 100),
     st.floats(0.01, 100),
     st.integers(1, 6),
     st.sampled_from(["weighted", "average"]),
 )
 def test_merge_stated(va, vb, sa, sb, m, how):
+    """Size errors (a stated variance ≥ 1): the linear rule."""
     va, vb, sa, sb = (np.array([x]) for x in (va, vb, sa, sb))
     got = merge_stated(va, vb, sa, sb, how, m)
     # The stated variance lies between the combination's error and the child's own.
@@ -536,7 +538,8 @@ def test_merge_stated(va, vb, sa, sb, m, how):
     assert min(combined[0], sb[0]) - 1e-9 <= got[0] <= max(combined[0], sb[0]) + 1e-9
     if m == 1:
         np.testing.assert_allclose(got, combined)
-    # Stated = the weights' variances and m = 1: the textbook merge of merge_estimates.
+    # Stated = the weights' variances (size errors: ≥ 1) and m = 1: the textbook merge of merge_estimates.
+    va, vb = va + 1, vb + 1
     np.testing.assert_allclose(merge_stated(va, vb, va, vb, how, 1), merge_estimates(va, va, vb, vb, how)[1])
 
 
@@ -582,3 +585,22 @@ def test_top_down_states_each_released_run_pooled_from_the_merged_leaves(tree, m
         np.testing.assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-6)
         if level:
             owner = parents[level][owner]
+
+
+@given(
+    st.floats(0.01, 100),
+    st.floats(0.01, 100),
+    st.floats(1e-6, 0.99),
+    st.floats(1e-6, 0.99),
+    st.integers(1, 6),
+    st.sampled_from(["weighted", "average"]),
+)
+def test_merge_stated_misplaced_groups(va, vb, sa, sb, m, how):
+    """Dense runs (both stated variances < 1): the side with the larger weight takes a unit disagreement whole,
+    the parent's rate arrives undiluted and the child's kept part adds in quadrature."""
+    got = merge_stated(np.array([va]), np.array([vb]), np.array([sa]), np.array([sb]), how, m)[0]
+    w = vb / (va + vb) if how == "weighted" else 0.5
+    merged = np.sqrt(sb * sb * (1 - 1 / m) + sa * sa)
+    assert max(sa, sb * np.sqrt(1 - 1 / m)) - 1e-12 <= merged <= sa + sb + 1e-12
+    want = merged if w > 0.5 else sb if w < 0.5 else (merged + sb) / 2
+    assert got == pytest.approx(want, rel=1e-12)

@@ -1,7 +1,7 @@
 """The public plan of a release: :class:`Plan` (:mod:`cocoviz.plan.plan`), the registry of estimation
 methods (:mod:`cocoviz.plan.methods`) and plan files in TOML or JSON (:mod:`cocoviz.plan.files`)."""
 
-from cocoviz.consistency import MERGES
+from cocoviz.merge_rules import MERGES
 from cocoviz.plan.methods import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, METHODS, Method, gaussian_epsilon
 from cocoviz.plan.plan import Plan
 from cocoviz.shape import Shape

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 from cocoviz.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
 from cocoviz.budget import Budget, Charge
-from cocoviz.consistency import MERGES
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.hcp_prior import UNIFORM, Prior
+from cocoviz.merge_rules import MERGES
 from cocoviz.noise import GaussianNoise, check_epsilon
 from cocoviz.plan import split as splits
 from cocoviz.plan.kbound import KBound
