@@ -46,6 +46,8 @@ RELEASE_FORMAT_1 = "cocoviz-release/1"
 #: A format-2 release's fields per level: the shape's (with K), then the runs; a file with bands adds
 #: :data:`~cocoviz.io.band_columns.BAND_FIELDS`.
 _FIELDS = (*release_file.SHAPE_FIELDS, "node", "size", "count")
+#: The JSON key saying, per level, whether the file holds its runs' stated variances (a column after the rest).
+STATED_KEY = "stated"
 
 
 class Release:
@@ -254,7 +256,9 @@ class Release:
         return {level: [int(k) for k in b] for level, b in enumerate(self.bounds) if b is not None}
 
     # ------------------------------------------------------------------ files
-    def save(self, path: str | os.PathLike, *, key: bytes | str | None = None, bands: bool = True) -> None:
+    def save(
+        self, path: str | os.PathLike, *, key: bytes | str | None = None, bands: bool = True, stated: bool = True
+    ) -> None:
         """Write the release to a Parquet file (:mod:`cocoviz.io.release_file`, format 2): the runs, the shape's
         nodes and K per node as columns, the rest of the plan, the budget and the selection as JSON metadata.
 
@@ -265,6 +269,9 @@ class Release:
         release carries them; :mod:`cocoviz.io.band_columns`), so the loaded release gives the same intervals.
         They are post-processing of the noisy measurements, already differentially private: publishing
         them spends no ε.  False leaves them out (a smaller file; its release then refuses intervals).
+
+        ``stated``: also write the stated variance of every run (:meth:`stated_errors`; float32, where the
+        release carries it), post-processing as well; the loaded release then states the same errors.
         """
         signing = None if key is None else verify.signing_key(key)
         release_file.target_name(path, "save needs a file path or a binary file object", "write")
@@ -284,6 +291,11 @@ class Release:
             fields = (*_FIELDS, *band_columns.BAND_FIELDS)
             for arrays, level_bands in zip(levels, self.bands):
                 arrays.update(band_columns.band_arrays(level_bands))
+        if stated and any(v is not None for v in self.stated):
+            meta[STATED_KEY] = [v is not None for v in self.stated]
+            fields = (*fields, release_file.FLOAT_FIELD)
+            for arrays, variances in zip(levels, self.stated):
+                arrays[release_file.FLOAT_FIELD] = variances
         release_file.write(path, meta, levels, fields, signing)
 
     def __repr__(self) -> str:
@@ -315,6 +327,8 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
             if release.selection is not None:
                 raise InputError("it holds bands, but a release chosen by select_mix has none")
             release.bands = band_columns.stored_bands(plan, meta[band_columns.BANDS_KEY], levels, bounds)
+        if STATED_KEY in meta:
+            release.stated = _stored_stated(meta[STATED_KEY], levels, runs)
         return release
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
@@ -344,12 +358,30 @@ def _v1_parts(table, meta: dict, signing: bytes | None):
 def _parts(table, meta: dict, signing: bytes | None):
     """Plan, runs per level, K per level and every level's arrays of a format-2 file (every array a column)."""
     fields = (*_FIELDS, *band_columns.BAND_FIELDS) if band_columns.BANDS_KEY in meta else _FIELDS
+    if STATED_KEY in meta:
+        fields = (*fields, release_file.FLOAT_FIELD)
     levels = release_file.stored_levels(table, meta, ("plan", "budget"), fields, signing, band_columns.BAND_FIELDS)
     plan = release_file.stored_plan(meta, ("plan", "budget"), levels)
     runs = [tuple(arrays[f] for f in ("node", "size", "count")) for arrays in levels]
     if any(r is None for run in runs for r in run) or any(len({len(r) for r in run}) > 1 for run in runs):
         raise InputError("its runs need a node, size and count each, at every level")
     return plan, runs, [arrays["K"] for arrays in levels], levels
+
+
+def _stored_stated(flags: object, levels: Sequence[dict], runs: list) -> list[np.ndarray | None]:
+    """Per level, the stated variances a file holds (None where its flag is false), each one finite, ≥ 0 and
+    one per stored run."""
+    if not isinstance(flags, list) or len(flags) != len(levels) or not all(isinstance(f, bool) for f in flags):
+        raise InputError(f"its {STATED_KEY!r} entry must be one true or false per level ({len(levels)})")
+    out = []
+    for level, (flag, arrays, run) in enumerate(zip(flags, levels, runs)):
+        values = arrays.get(release_file.FLOAT_FIELD)
+        if (values is not None) != flag:
+            raise InputError(f"its stated variances of level {level} are {'missing' if flag else 'unannounced'}")
+        if values is not None and (len(values) != len(run[0]) or not np.isfinite(values).all() or (values < 0).any()):
+            raise InputError(f"its stated variances of level {level} are not one finite, non-negative number per run")
+        out.append(values)
+    return out
 
 
 def _checked_release(plan: Plan, meta: dict, runs: list, bounds: list) -> Release:

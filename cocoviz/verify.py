@@ -392,9 +392,13 @@ def signature(key: bytes, meta: Mapping, columns: Mapping[str, np.ndarray], name
 
 def _column_bytes(values: np.ndarray | None) -> bytes:
     """What the signature reads of one column: its length and its values as little-endian int64 (text: every
-    value's UTF-8 length, then the bytes); an absent column (a level without K) is marked as such."""
+    value's UTF-8 length, then the bytes; real numbers: tagged, as little-endian float32, the width they are
+    stored in); an absent column (a level without K) is marked as such."""
     if values is None:
         return b"absent"
+    if values.dtype.kind == "f":
+        values = np.ascontiguousarray(values, dtype="<f4")
+        return b"float32" + values.size.to_bytes(8, "little") + values.tobytes()
     if values.dtype == object:
         encoded = [str(v).encode() for v in values]
         lengths = np.array([len(e) for e in encoded], "<i8")

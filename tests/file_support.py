@@ -40,7 +40,7 @@ def read(path) -> tuple[dict, dict]:
 def _type(name: str):
     if name == "level":
         return pa.int32()
-    return pa.large_list(pa.string() if name == "labels" else pa.int64())
+    return pa.large_list(pa.string() if name == "labels" else pa.float32() if name == "stated" else pa.int64())
 
 
 def write(path, rows: dict, meta: dict, types: dict | None = None) -> None:

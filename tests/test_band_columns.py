@@ -89,6 +89,8 @@ def test_a_loaded_release_gives_the_in_memory_releases_intervals_exactly(tmp_pat
     again = load_release(path, key=key)
     _same_bands(release, again)
     _same_intervals(release, again, data.draw(st.sampled_from([0.5, 0.9, 0.99])))
+    for mine, theirs in zip(release.stated, again.stated):  # the stated variances travel with the bands
+        assert (mine is None and theirs is None) or (theirs.dtype == np.float32 and np.array_equal(mine, theirs))
 
 
 def _toy_release():

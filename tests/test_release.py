@@ -162,6 +162,52 @@ def test_stated_errors_are_refused_where_the_release_does_not_carry_them(tmp_pat
 
     release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
     assert (release.stated_errors(("a",))["stated_se"] > 0).all()
-    release.save(tmp_path / "r.parquet")
+    release.save(tmp_path / "r.parquet", stated=False)
     with pytest.raises(ParameterError, match="does not carry the stated variances"):
         load_release(tmp_path / "r.parquet").stated_errors(("a",))
+
+
+def test_a_saved_release_states_the_same_errors_and_its_signature_covers_them(tmp_path, toy_public_tree):
+    import file_support
+
+    from cocoviz import InputError
+
+    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
+    key = "a data holder's key of 16+ bytes"
+    release.save(tmp_path / "r.parquet", key=key)
+    loaded = load_release(tmp_path / "r.parquet", key=key)
+    for mine, theirs in zip(release.stated, loaded.stated):
+        assert theirs.dtype == np.float32 and np.array_equal(mine, theirs)
+    pd.testing.assert_frame_equal(loaded.stated_errors(("a",)), release.stated_errors(("a",)))
+
+    def nudge(rows, meta):
+        rows["stated"][1][0] *= 2
+
+    file_support.edit_file(tmp_path / "r.parquet", tmp_path / "e.parquet", nudge)
+    with pytest.raises(InputError, match="signature does not match"):
+        load_release(tmp_path / "e.parquet", key=key)
+    assert load_release(tmp_path / "e.parquet").stated[1][0] == 2 * release.stated[1][0]  # unsigned: read as is
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda rows, meta: rows["stated"][1].__setitem__(0, -1.0), "not one finite, non-negative"),
+        (lambda rows, meta: rows["stated"][1].__setitem__(0, float("nan")), "not one finite, non-negative"),
+        (lambda rows, meta: rows["stated"][1].pop(), "not one finite, non-negative"),
+        (lambda rows, meta: rows["stated"].__setitem__(1, None), "level 1 are missing"),
+        (lambda rows, meta: meta.__setitem__("stated", [True]), "one true or false per level"),
+        (lambda rows, meta: meta.__setitem__("stated", [False, True]), "level 0 are unannounced"),
+    ],
+)
+def test_malformed_stated_variances_are_refused_by_name(tmp_path, toy_public_tree, change, words):
+    import file_support
+
+    from cocoviz import InputError
+
+    estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0).save(
+        tmp_path / "r.parquet"
+    )
+    file_support.edit_file(tmp_path / "r.parquet", tmp_path / "e.parquet", change)
+    with pytest.raises(InputError, match=words):
+        load_release(tmp_path / "e.parquet")

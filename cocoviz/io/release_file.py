@@ -66,6 +66,8 @@ CHUNK = 1 << 20
 SHAPE_FIELDS = ("labels", "label", "parent", "groups", "K")
 META_KEY = b"cocoviz"
 _TEXT = "labels"
+#: The one field of real numbers: a release's stated variance per run (float32, :mod:`cocoviz.release`).
+FLOAT_FIELD = "stated"
 
 
 # ------------------------------------------------------------------ writing
@@ -127,7 +129,9 @@ def write(
             "algorithm": verify.SIGNATURE_ALGORITHM,
             "value": verify.signature(signing, meta, _flat(levels, fields), signed_names(len(levels), fields)),
         }
-    types = {f: pa.string() if f == _TEXT else _int_type(levels, f) for f in fields}
+    types = {
+        f: pa.string() if f == _TEXT else pa.float32() if f == FLOAT_FIELD else _int_type(levels, f) for f in fields
+    }
     schema = pa.schema(
         [pa.field("level", pa.int32()), *(pa.field(f, pa.large_list(types[f])) for f in fields)],
         metadata={META_KEY: json.dumps(meta).encode()},
@@ -212,7 +216,11 @@ def level_arrays(
                 raise InputError(f"its column {f!r} of level {lvl} is missing in part")
             values = pc.list_flatten(rows).combine_chunks()
             what = f"its column {f!r} of level {lvl}"
-            if f == _TEXT:
+            if f == FLOAT_FIELD:
+                if not pa.types.is_floating(values.type) or values.null_count:
+                    raise InputError(f"{what} is not real numbers ({values.type}, {values.null_count} missing)")
+                arrays[f] = values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+            elif f == _TEXT:
                 if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
                     raise InputError(f"{what} is not text ({values.type})")
                 if values.null_count:
