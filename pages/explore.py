@@ -206,14 +206,7 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
 
 
 def histogram_tab(tree, info, node, h_true, h_priv) -> None:
-    # In a popover: the browser mounts its widgets only when it is opened, and they are a tenth of the page's
-    # first render (issue 25); the chart itself shows which layout, view and axes are chosen.
-    options = st.popover(
-        "Layout, view and log axes",
-        icon=":material/tune:",
-        help="Overlay or side by side; H or its cumulative Hc; logarithmic axes.",
-    )
-    a = b = c = d = options
+    a, b, c, d = st.columns([2, 2, 1, 1])
     layout = (
         a.segmented_control(
             "Layout",

@@ -46,11 +46,8 @@ def _take_match(data_label: str, depth: int) -> None:
 
 
 def search_box(tree: Hierarchy, data_label: str, names: list[str]) -> None:
-    """A text box and, once something is typed, the best matches to choose from, in a "Find a node" popover.
-
-    The browser mounts a popover's widgets only when it is opened: the box is not part of Explore's first render
-    (issue 25), and the drill-down below stays in sight."""
-    c1 = c2 = st.popover("Find a node", icon=":material/search:", help="Search the hierarchy by name or path.")
+    """A text box and, once something is typed, the best matches to choose from."""
+    c1, c2 = st.columns([2, 3])
     query = c1.text_input(
         "Find a node",
         placeholder="a name, its start, or a path: TX / Harris",
