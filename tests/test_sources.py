@@ -322,7 +322,7 @@ def test_a_missing_integer_label_is_not_also_a_group_in_two_leaves(listed):
     assert "another region" not in str(caught.value)
 
 
-# Large tables are grouped in passes, each over a range (integer ids) or a hash class (other ids) of groups.
+# Large tables with integer group ids are grouped in passes, each over a range of ids.
 def _messages(source, listed) -> str:
     with pytest.raises(TableProblems) as caught:
         Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=listed)
@@ -335,23 +335,18 @@ def test_passes_refuse_as_one_pass_does(case, tmp_path, monkeypatch):
     frame, listed, _ = BAD_CODES[case]
     if case == "size":
         monkeypatch.setattr(tables, "MAX_GROUP_SIZE", 2)
-    for ids in ["integer", "text"]:
-        people = frame if ids == "integer" else frame.assign(hh=frame["hh"].astype("string"))
-        public = listed if listed is None or ids == "integer" else listed.assign(hh=listed["hh"].astype("string"))
-        for name, source in forms(people, tmp_path, postgres=False).items():
-            groups = None if public is None else forms(public, tmp_path, postgres=False)[name]
-            monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
-            expected = _messages(source, groups)
-            monkeypatch.setattr(leaf_key, "PASS_ROWS", 2)
-            assert _messages(source, groups) == expected, (ids, name)
+    public = {} if listed is None else forms(listed, tmp_path, postgres=False)
+    for name, source in forms(frame, tmp_path, postgres=False).items():
+        monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
+        expected = _messages(source, public.get(name))
+        monkeypatch.setattr(leaf_key, "PASS_ROWS", 2)
+        assert _messages(source, public.get(name)) == expected, name
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(frame=persons_tables(), text_ids=st.booleans(), listed=st.booleans(), rows=st.integers(1, 7))
-def test_passes_give_the_one_pass_hierarchy(frame, text_ids, listed, rows, tmp_path_factory, monkeypatch):
+@given(frame=persons_tables(), listed=st.booleans(), rows=st.integers(1, 7))
+def test_passes_give_the_one_pass_hierarchy(frame, listed, rows, tmp_path_factory, monkeypatch):
     frame["state"] = frame["state"].astype(str).str.lstrip("s").astype(int)  # integer labels: the keyed path
-    if text_ids:
-        frame["hh"] = "h" + frame["hh"].astype(str)
     groups = frame.drop_duplicates("hh") if listed else None
     monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
     expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS, groups=groups)

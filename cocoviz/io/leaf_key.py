@@ -137,37 +137,32 @@ def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool, part
     return f"SELECT u.g AS g, COUNT(*) AS t{listed}{nn}, MIN(u.k) AS lo, MAX(u.k) AS hi FROM ({rows}) AS u GROUP BY u.g"
 
 
-# Rows (persons and groups table together) grouped per pass.  The hash table of one pass (some 40 bytes per
-# group) then stays within the engine's memory limit: 134M households grouped at once spilled 2.8 GB to disk,
-# and the engine waited on the disk for most of the run (benchmarks/ingest.py).
+# Rows (persons and groups table together) grouped per pass, when the group ids are integers.  The hash
+# table of one pass (some 40 bytes per group) then stays within the engine's memory limit: 134M households
+# grouped at once spilled 2.8 GB to disk, and the engine waited on the disk (benchmarks/ingest.py).
 PASS_ROWS = 100_000_000
 
 
-def _parts(people: Any, public: Any, group: str, key: LeafKey) -> list[str]:
+def _parts(people: Any, group: str, key: LeafKey) -> list[str]:
     """Conditions on the group id of alias ``p`` that split the groups into passes of about ``PASS_ROWS`` rows.
 
     Each group lies in exactly one pass (a missing id in the first), so the passes' runs and checks add up
-    to those of one pass.  Integer ids (``key.ids``) are cut into equal ranges of values: a file whose rows
-    come in group order (as census microdata do) then has each pass read its own row groups only, the others
-    skipped by their footer statistics.  Other ids are split by their hash.  A database other than the
-    embedded engine aggregates in one pass (it manages its own memory, and SQL has no common hash).
+    to those of one pass.  Integer ids (``key.ids``) are cut into equal ranges of values: in a file whose
+    rows come in group order (as census microdata do) each pass reads its own row groups only, the others
+    skipped by their footer statistics (in another order, each pass reads the whole file).  Other ids, and
+    a database other than the embedded engine (it manages its own memory), take one pass.
     """
     n = -(-key.rows // PASS_ROWS)
-    if n <= 1 or not _is_duckdb(people.db.connection):
+    if n <= 1 or key.ids is None or not _is_duckdb(people.db.connection):
         return ["TRUE"]
     g = f"p.{quote(group)}"
-    if key.ids is not None:
-        low, high = key.ids
-        step = (high - low) // n + 1
-        cuts = [low + i * step for i in range(1, n) if low + i * step <= high]
-        if not cuts:
-            return ["TRUE"]
-        bands = [f"{g} >= {a} AND {g} < {b}" for a, b in zip(cuts, cuts[1:])]
-        return [f"({g} < {cuts[0]} OR {g} IS NULL)", *bands, f"{g} >= {cuts[-1]}"]
-    # Compared as _sizes compares them: as text when the two tables' kinds differ.  hash(NULL) is one value.
-    if public is not None and public.kinds[group] != people.kinds[group]:
-        g = f"CAST({g} AS VARCHAR)"
-    return [f"hash({g}) % {n} = {i}" for i in range(n)]
+    low, high = key.ids
+    step = (high - low) // n + 1
+    cuts = [low + i * step for i in range(1, n) if low + i * step <= high]
+    if not cuts:
+        return ["TRUE"]
+    bands = [f"{g} >= {a} AND {g} < {b}" for a, b in zip(cuts, cuts[1:])]
+    return [f"({g} < {cuts[0]} OR {g} IS NULL)", *bands, f"{g} >= {cuts[-1]}"]
 
 
 _SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
@@ -203,7 +198,7 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
 
-    parts = _parts(people, public, group, key)
+    parts = _parts(people, group, key)
 
     def query(exact: bool) -> pd.DataFrame:
         nulls = "CAST(SUM(sz.t - sz.nn) AS BIGINT)" if exact else sum_if(f"sz.lo = {_MISSING}")
