@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from cocoviz.hierarchy import Hierarchy, tables
 from cocoviz.hierarchy.tables import TableProblems
-from cocoviz.io import aggregate, sql
+from cocoviz.io import aggregate, leaf_key, sql
 
 POSTGRES = os.environ.get("COCOVIZ_TEST_POSTGRES")
 needs_postgres = pytest.mark.skipif(
@@ -320,3 +320,36 @@ def test_a_missing_integer_label_is_not_also_a_group_in_two_leaves(listed):
     assert "missing region label" in str(caught.value)
     assert "more than one region" not in str(caught.value)
     assert "another region" not in str(caught.value)
+
+
+# Large tables with integer group ids are grouped in passes, each over a range of ids.
+def _messages(source, listed) -> str:
+    with pytest.raises(TableProblems) as caught:
+        Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=listed)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("case", list(BAD_CODES))
+def test_passes_refuse_as_one_pass_does(case, tmp_path, monkeypatch):
+    """Every check counted in passes gives the same message, counts and example rows as in one pass."""
+    frame, listed, _ = BAD_CODES[case]
+    if case == "size":
+        monkeypatch.setattr(tables, "MAX_GROUP_SIZE", 2)
+    public = {} if listed is None else forms(listed, tmp_path, postgres=False)
+    for name, source in forms(frame, tmp_path, postgres=False).items():
+        monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
+        expected = _messages(source, public.get(name))
+        monkeypatch.setattr(leaf_key, "PASS_ROWS", 2)
+        assert _messages(source, public.get(name)) == expected, name
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frame=persons_tables(), listed=st.booleans(), rows=st.integers(1, 7))
+def test_passes_give_the_one_pass_hierarchy(frame, listed, rows, tmp_path_factory, monkeypatch):
+    frame["state"] = frame["state"].astype(str).str.lstrip("s").astype(int)  # integer labels: the keyed path
+    groups = frame.drop_duplicates("hh") if listed else None
+    monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
+    expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS, groups=groups)
+    monkeypatch.setattr(leaf_key, "PASS_ROWS", rows)
+    for name, source in forms(frame, tmp_path_factory.mktemp("passes"), postgres=False).items():
+        assert_same(Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=groups), expected), name

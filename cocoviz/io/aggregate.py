@@ -188,7 +188,8 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         both = [people] if public is None else [people, public]
         key = None
         if all(t.kinds[c] == "integer" for t in both for c in levels):
-            key = LeafKey.of(db, [t.relation for t in both], levels)
+            ids = group if all(t.kinds[group] == "integer" for t in both) else None
+            key = LeafKey.of(db, [t.relation for t in both], levels, ids)
         if key is not None:
             runs, checks = keyed_runs(people, public, group, key)
         else:

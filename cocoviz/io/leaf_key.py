@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cocoviz.io.database import Database
+from cocoviz.io.database import Database, _is_duckdb
 
-__all__ = ["LeafKey", "keyed_runs", "quote", "sum_if"]
+__all__ = ["PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
 
 _LIMIT = 2**62  # keys and their spans stay clear of BIGINT's overflow
 
@@ -56,27 +56,37 @@ class LeafKey:
     lows: list[int]
     radices: list[int]
 
+    #: Rows of the tables given, and the least and greatest group id when it is an integer (for :func:`_parts`).
+    rows: int = 0
+    ids: tuple[int, int] | None = None
+
     @classmethod
-    def of(cls, db: Database, relations: Sequence[str], levels: Sequence[str]) -> LeafKey | None:
+    def of(
+        cls, db: Database, relations: Sequence[str], levels: Sequence[str], ids: str | None = None
+    ) -> LeafKey | None:
         """The key covering every label of ``levels`` in ``relations`` (integer columns, checked by the caller);
-        None when the labels span too much for one BIGINT."""
+        None when the labels span too much for one BIGINT.  ``ids``: an integer group column to take the
+        extremes of in the same query."""
         levels = list(levels)
-        lows: list[int | None] = [None] * len(levels)
-        highs: list[int | None] = [None] * len(levels)
+        cols = levels if ids is None else [*levels, ids]
+        lows: list[int | None] = [None] * len(cols)
+        highs: list[int | None] = [None] * len(cols)
+        rows = 0
         for relation in relations:
-            if not levels:
-                break
             # As text: an extreme past 2**53 must not pass through a float on its way.
-            extremes = ", ".join(
-                f"CAST(MIN({quote(c)}) AS VARCHAR) AS l{j}, CAST(MAX({quote(c)}) AS VARCHAR) AS h{j}"
-                for j, c in enumerate(levels)
+            extremes = "".join(
+                f", CAST(MIN({quote(c)}) AS VARCHAR) AS l{j}, CAST(MAX({quote(c)}) AS VARCHAR) AS h{j}"
+                for j, c in enumerate(cols)
             )
-            row = db.query(f"SELECT {extremes} FROM {relation} AS p").iloc[0]
-            for j in range(len(levels)):
+            row = db.query(f"SELECT COUNT(*) AS n{extremes} FROM {relation} AS p").iloc[0]
+            rows += int(row["n"])
+            for j in range(len(cols)):
                 low, high = row[f"l{j}"], row[f"h{j}"]
                 if isinstance(low, str):
                     lows[j] = int(low) if lows[j] is None else min(lows[j], int(low))
                     highs[j] = int(high) if highs[j] is None else max(highs[j], int(high))
+        found = None if ids is None or lows[-1] is None else (lows[-1], highs[-1])
+        lows, highs = lows[: len(levels)], highs[: len(levels)]
         lows = [0 if x is None else x for x in lows]
         radices = [1 if h is None else h - low + 1 for low, h in zip(lows, highs)]
         span = 1
@@ -84,7 +94,7 @@ class LeafKey:
             span *= radix
         if span >= _LIMIT or any(abs(x) >= _LIMIT for x in lows):
             return None
-        return cls(levels, lows, radices)
+        return cls(levels, lows, radices, rows, found)
 
     def sql(self, alias: str = "p") -> str:
         """The key of a row of ``alias`` (NULL where a label is missing)."""
@@ -106,9 +116,10 @@ class LeafKey:
 _MISSING = -1  # the key of a row with a missing label in the first query: below every key of a leaf
 
 
-def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool) -> str:
+def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool, part: str = "TRUE") -> str:
     """SQL per group id: its rows t, those of the groups table l, least and greatest key; if ``exact``, also its
-    rows with every label nn, with a missing label's key NULL, else that key is ``_MISSING``.
+    rows with every label nn, with a missing label's key NULL, else that key is ``_MISSING``.  Only the rows
+    of both tables where ``part`` holds (a condition on the group id of alias ``p``: see :func:`_parts`).
 
     Persons and the groups table meet in one grouping of both (``UNION ALL``), not in a join: one hash table
     of the groups instead of two and a join of them (128M households spill; see benchmarks/ingest.py).
@@ -118,12 +129,41 @@ def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool) -> s
         g = f"CAST({g} AS VARCHAR)"  # compared as text, as _same does
     k = key.sql("p") if exact else f"COALESCE({key.sql('p')}, {_MISSING})"
     rows = f"SELECT {g} AS g, {k} AS k{', CAST(NULL AS INTEGER) AS s' * (public is not None)}"
-    rows += f" FROM {people.relation} AS p"
+    rows += f" FROM {people.relation} AS p WHERE {part}"
     if public is not None:
-        rows += f" UNION ALL SELECT {g} AS g, {k} AS k, 1 AS s FROM {public.relation} AS p"
+        rows += f" UNION ALL SELECT {g} AS g, {k} AS k, 1 AS s FROM {public.relation} AS p WHERE {part}"
     listed = ", COUNT(u.s) AS l" if public is not None else ""
     nn = ", COUNT(u.k) AS nn" if exact else ""
     return f"SELECT u.g AS g, COUNT(*) AS t{listed}{nn}, MIN(u.k) AS lo, MAX(u.k) AS hi FROM ({rows}) AS u GROUP BY u.g"
+
+
+# Rows (persons and groups table together) grouped per pass, when the group ids are integers.  Grouped at
+# once, 134M households spilled 2.8 GB to disk under the 3 GB limit; in passes nothing spills, and smaller
+# hash tables cost less per row: 330M persons took 65 CPU seconds in 4 passes, 57 in 10, 53 in 20, with peaks
+# of 2.1, 1.3 and 0.8 GB (the two queries alone, one run each at load average 5 to 10).
+PASS_ROWS = 20_000_000
+
+
+def _parts(people: Any, group: str, key: LeafKey) -> list[str]:
+    """Conditions on the group id of alias ``p`` that split the groups into passes of ``PASS_ROWS`` rows or so.
+
+    Each group lies in exactly one pass (a missing id in the first), so the passes' runs and checks add up
+    to those of one pass.  Integer ids (``key.ids``) are cut into equal ranges of values: in a file whose
+    rows come in group order (as census microdata do) each pass reads its own row groups only, the others
+    skipped by their footer statistics (in another order, each pass reads the whole file).  Other ids, and
+    a database other than the embedded engine (it manages its own memory), take one pass.
+    """
+    n = -(-key.rows // PASS_ROWS)
+    if n <= 1 or key.ids is None or not _is_duckdb(people.db.connection):
+        return ["TRUE"]
+    g = f"p.{quote(group)}"
+    low, high = key.ids
+    step = (high - low) // n + 1
+    cuts = [low + i * step for i in range(1, n) if low + i * step <= high]
+    if not cuts:
+        return ["TRUE"]
+    bands = [f"{g} >= {a} AND {g} < {b}" for a, b in zip(cuts, cuts[1:])]
+    return [f"({g} < {cuts[0]} OR {g} IS NULL)", *bands, f"{g} >= {cuts[-1]}"]
 
 
 _SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
@@ -159,12 +199,21 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
 
+    parts = _parts(people, group, key)
+
     def query(exact: bool) -> pd.DataFrame:
         nulls = "CAST(SUM(sz.t - sz.nn) AS BIGINT)" if exact else sum_if(f"sz.lo = {_MISSING}")
-        return people.db.query(
-            f"WITH sz AS ({_sizes(people, public, group, key, exact)}) "
-            f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
-            f"{nulls} AS nulls FROM sz GROUP BY sz.lo, {bucket}"
+        # A leaf's runs may come from several passes: the tree's builder adds up equal (leaf, size) runs.
+        return pd.concat(
+            [
+                people.db.query(
+                    f"WITH sz AS ({_sizes(people, public, group, key, exact, part)}) "
+                    f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
+                    f"{nulls} AS nulls FROM sz GROUP BY sz.lo, {bucket}"
+                )
+                for part in parts
+            ],
+            ignore_index=True,
         )
 
     # A missing label shows as a least key of _MISSING, with no count of labelled rows to keep per group; only
