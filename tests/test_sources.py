@@ -336,6 +336,7 @@ def test_passes_refuse_as_one_pass_does(case, tmp_path, monkeypatch):
     if case == "size":
         monkeypatch.setattr(tables, "MAX_GROUP_SIZE", 2)
     public = {} if listed is None else forms(listed, tmp_path, postgres=False)
+    monkeypatch.setattr(leaf_key, "_read_once", lambda *args: True)  # passes in every form, read in order or not
     for name, source in forms(frame, tmp_path, postgres=False).items():
         monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
         expected = _messages(source, public.get(name))
@@ -351,5 +352,28 @@ def test_passes_give_the_one_pass_hierarchy(frame, listed, rows, tmp_path_factor
     monkeypatch.setattr(leaf_key, "PASS_ROWS", 10**9)
     expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS, groups=groups)
     monkeypatch.setattr(leaf_key, "PASS_ROWS", rows)
+    monkeypatch.setattr(leaf_key, "_read_once", lambda *args: True)  # passes in every form, read in order or not
     for name, source in forms(frame, tmp_path_factory.mktemp("passes"), postgres=False).items():
         assert_same(Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=groups), expected), name
+
+
+def test_passes_are_taken_only_where_the_parquet_footers_show_group_order(tmp_path, monkeypatch):
+    """Each pass rescans what its range cannot skip: a file out of group order or a frame takes one pass
+    (passes there would read every row once per pass); a file in group order takes several.  (A CSV file's
+    labels are text, which never take the keyed path at all.)"""
+    import pyarrow.parquet as pq
+
+    hh = np.repeat(np.arange(200), 2)
+    frame = pd.DataFrame({"hh": hh, "state": hh // 50, "county": hh // 10})
+    shuffled = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / "ordered.parquet", row_group_size=20)
+    pq.write_table(pa.Table.from_pandas(shuffled, preserve_index=False), tmp_path / "mixed.parquet", row_group_size=20)
+    monkeypatch.setattr(leaf_key, "PASS_ROWS", 50)  # 400 rows: 8 passes where they pay
+    taken = []
+    parts = leaf_key._parts
+    monkeypatch.setattr(leaf_key, "_parts", lambda *args: taken.append(len(parts(*args))) or parts(*args))
+    expected = Hierarchy.from_persons(frame, group="hh", levels=LEVELS)
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)  # a frame in group order: scanned whole per pass
+    for source in (tmp_path / "ordered.parquet", tmp_path / "mixed.parquet", arrow):
+        assert_same(Hierarchy.from_persons(source, group="hh", levels=LEVELS), expected)
+    assert taken[0] > 1 and taken[1:] == [1, 1]

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.io.database import Database, _is_duckdb
+from cocoviz.io.sources import _quote
 
 __all__ = ["PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
 
@@ -144,26 +145,55 @@ def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool, part
 PASS_ROWS = 20_000_000
 
 
-def _parts(people: Any, group: str, key: LeafKey) -> list[str]:
+def _parts(tables: Sequence[Any], group: str, key: LeafKey) -> list[str]:
     """Conditions on the group id of alias ``p`` that split the groups into passes of ``PASS_ROWS`` rows or so.
 
     Each group lies in exactly one pass (a missing id in the first), so the passes' runs and checks add up
-    to those of one pass.  Integer ids (``key.ids``) are cut into equal ranges of values: in a file whose
-    rows come in group order (as census microdata do) each pass reads its own row groups only, the others
-    skipped by their footer statistics (in another order, each pass reads the whole file).  Other ids, and
-    a database other than the embedded engine (it manages its own memory), take one pass.
+    to those of one pass.  Integer ids (``key.ids``) are cut into equal ranges of values, and each pass reads
+    only the row groups its range can meet, the others skipped by their footer statistics.  So passes are
+    taken only where those statistics show it pays (:func:`_read_once`): Parquet files whose rows come in
+    group order, as census microdata do.  Files in another order, CSV files, frames, other ids, and a
+    database other than the embedded engine (it manages its own memory) take one pass: there every pass
+    would scan every row again.
     """
     n = -(-key.rows // PASS_ROWS)
-    if n <= 1 or key.ids is None or not _is_duckdb(people.db.connection):
+    if n <= 1 or key.ids is None or not _is_duckdb(tables[0].db.connection):
         return ["TRUE"]
-    g = f"p.{quote(group)}"
     low, high = key.ids
     step = (high - low) // n + 1
     cuts = [low + i * step for i in range(1, n) if low + i * step <= high]
-    if not cuts:
+    if not cuts or not _read_once(tables, group, cuts):
         return ["TRUE"]
+    g = f"p.{quote(group)}"
     bands = [f"{g} >= {a} AND {g} < {b}" for a, b in zip(cuts, cuts[1:])]
     return [f"({g} < {cuts[0]} OR {g} IS NULL)", *bands, f"{g} >= {cuts[-1]}"]
+
+
+_REREAD = 1.5  # passes are taken when, all together, they read at most this many times the rows
+
+
+def _read_once(tables: Sequence[Any], group: str, cuts: Sequence[int]) -> bool:
+    """Whether passes cut at ``cuts`` read every table's rows about once (at most ``_REREAD`` times), as the
+    group id's minimum and maximum per Parquet row group say; False for a table without such statistics."""
+    edges = np.array([-np.inf, *cuts, np.inf])
+    for table in tables:
+        if table.footers is None:
+            return False
+        stats = table.db.query(
+            "SELECT row_group_num_rows AS n, stats_min_value AS lo, stats_max_value AS hi "
+            f"FROM parquet_metadata({_quote(table.footers)}) WHERE path_in_schema = {_quote(group)}"
+        )
+        if stats.empty or stats[["lo", "hi"]].isna().any(axis=None):
+            return False
+        lo = np.array([float(v) for v in stats["lo"]])
+        hi = np.array([float(v) for v in stats["hi"]])
+        # A row group is read by every pass whose range [edges[i], edges[i + 1]) meets [lo, hi].
+        first = np.searchsorted(edges, lo, side="right") - 1
+        last = np.searchsorted(edges, hi, side="right") - 1
+        rows = stats["n"].to_numpy(np.float64)
+        if ((last - first + 1) * rows).sum() > _REREAD * rows.sum():
+            return False
+    return True
 
 
 _SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
@@ -199,7 +229,7 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
 
-    parts = _parts(people, group, key)
+    parts = _parts([people] if public is None else [people, public], group, key)
 
     def query(exact: bool) -> pd.DataFrame:
         nulls = "CAST(SUM(sz.t - sz.nn) AS BIGINT)" if exact else sum_if(f"sz.lo = {_MISSING}")
