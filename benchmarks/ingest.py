@@ -10,7 +10,8 @@ process (its peak resident memory is that process's):
   With integer household ids the hierarchy groups them in passes of about 20M rows, each a range
   of ids (``cocoviz/io/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB to disk
   under the 3 GB limit; in passes nothing spills, and, the file being in household order, each pass
-  reads its own row groups only (passes are taken only where the footers show that; otherwise one).  Measured at 330M on the 2 shared cores: hierarchy 27.5 s wall /
+  reads its own row groups only (passes are taken only where the footers show that; otherwise one).
+  Measured at 330M on the 2 shared cores: hierarchy 27.5 s wall /
   41.7 CPU s, peak 1.08 GB, against 28.7 s / 23.5 CPU s for the plain group-by (0.96x wall, 1.77x
   CPU; load average 5 to 7); a second run 36.4 s / 44.6 against 14.6 s / 23.6 (2.50x wall, 1.89x
   CPU; load 3 to 5); a third 69.2 s / 49.8 against 42.4 s / 29.6 (1.63x, 1.68x; load 4 to 5).
