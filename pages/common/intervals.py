@@ -41,13 +41,15 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
         )
         or "H"
     )
-    log_x = c.toggle("log x", **state.bind(f"intervals.logx.{info.label}", False))
     try:
         frame = release.intervals(node, confidence)
     except cocoviz.CocovizError as exc:
         st.info(f"No intervals for {node_label(node)}: {exc}", icon=":material/info:")
         stated_errors(release, node)
         return
+    # Sizes into the thousands read best on a log axis, as on the histogram tab (from the release's own sizes).
+    long_tail = len(release.histogram(node)) - 1 > plots.BAR_LIMIT
+    log_x = c.toggle("log x", **state.bind(f"intervals.logx.{info.label}", long_tail))
     st.success(PUBLISHABLE, icon=":material/verified:")
     st.plotly_chart(
         plots.intervals_figure(

@@ -47,3 +47,15 @@ def test_explore_node_view_shows_the_stated_standard_errors_as_publishable():
     assert_clean(at)
     assert any("not measured" in i.value for i in at.info)  # no band at the root under bottom-up, but an error
     assert any(plots.STATED_ERROR_COLUMN in d.value.columns for d in at.dataframe)
+
+
+def test_explore_intervals_tab_puts_long_tailed_sizes_on_a_log_axis():
+    """As on the histogram tab: sizes into the thousands (taxi) default to log x, the toy's few sizes do not."""
+
+    def log_x(at):
+        return next(t.value for t in at.toggle if t.label == "log x")
+
+    assert log_x(new_app(**{"explore.tab": "Intervals (publishable)", "cv.eps.0": 0.77})) is False
+    at = new_app(dataset="taxi", **{"explore.tab": "Intervals (publishable)", "cv.eps.0": 0.77})
+    assert_clean(at)
+    assert log_x(at) is True and plotly_specs(at)[-1]["layout"]["xaxis"]["type"] == "log"
