@@ -289,3 +289,15 @@ def test_stated_error_table_shows_a_releases_stated_errors_in_plain_numbers():
         assert not shown.str.contains("e").any()
         np.testing.assert_allclose(shown.str.replace(",", "").astype(float), errors["stated_se"], rtol=0.051)
     assert "Publishable" in plots.STATED_ERROR_CAPTION and "no ε" in plots.STATED_ERROR_CAPTION
+
+
+def test_log_axes_are_labelled_in_plain_numbers_over_what_is_drawn():
+    """A log size axis from 1 to 5,000 reads 1, 10, 100, 1,000 (not plotly's '2 5 100 2 5'); linear axes
+    keep plotly's own ticks."""
+    h = np.zeros(5001, np.int64)
+    h[[1, 2, 3, 40, 5000]] = [900, 500, 20, 3, 1]
+    fig = plots.histogram_figure(h, h, log_x=True, log_y=True)
+    assert fig.layout.xaxis.type == "log" and list(fig.layout.xaxis.ticktext) == ["1", "10", "100", "1,000"]
+    assert fig.layout.yaxis.type == "log" and list(fig.layout.yaxis.ticktext) == ["1", "10", "100"]
+    linear = plots.histogram_figure(h, h)
+    assert linear.layout.xaxis.tickvals is None and linear.layout.xaxis.type == "linear"

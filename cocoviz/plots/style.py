@@ -114,8 +114,21 @@ def log_ticks(values) -> dict:
 
 
 def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
-    fig.update_xaxes(type="log" if log_x else "linear")
-    fig.update_yaxes(type="log" if log_y else "linear")
+    """Linear or log axes; a log axis labelled in plain numbers over what the figure's traces draw
+    (:func:`log_ticks`), never plotly's bare leading digits."""
+
+    def drawn(axis: str) -> np.ndarray:
+        parts = []
+        for trace in fig.data:
+            values = getattr(trace, axis, None)
+            try:
+                parts.append(np.asarray(values, dtype=float).ravel())
+            except (TypeError, ValueError):  # absent, or labels: nothing to place a log tick by
+                continue
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    fig.update_xaxes(type="log", **log_ticks(drawn("x"))) if log_x else fig.update_xaxes(type="linear")
+    fig.update_yaxes(type="log", **log_ticks(drawn("y"))) if log_y else fig.update_yaxes(type="linear")
 
 
 def _note_log_zero(fig: go.Figure, log_x: bool, has_zero: bool) -> None:
