@@ -23,7 +23,13 @@ from cocoviz.plots.histograms import (
     prefix_sums_figure,
     representations_figure,
 )
-from cocoviz.plots.intervals import STATED_ERROR_CAPTION, STATED_ERROR_COLUMN, intervals_figure, stated_error_table
+from cocoviz.plots.intervals import (
+    STATED_ERROR_CAPTION,
+    STATED_ERROR_COLUMN,
+    interval_table,
+    intervals_figure,
+    stated_error_table,
+)
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
 from cocoviz.plots.style import BAR_LIMIT, PRIVATE_COLOR, REFERENCE_COLOR, SERIES_COLORS, TRUE_COLOR, step_points
 from cocoviz.plots.summaries import level_quantiles, node_figures, spread_figure
@@ -38,6 +44,7 @@ __all__ = [
     "histogram_figure",
     "intervals_figure",
     "stated_error_table",
+    "interval_table",
     "STATED_ERROR_CAPTION",
     "STATED_ERROR_COLUMN",
     "prefix_sums_figure",

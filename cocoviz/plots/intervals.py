@@ -26,7 +26,14 @@ import plotly.graph_objects as go
 from cocoviz.errors import ParameterError
 from cocoviz.plots.style import PRIVATE_COLOR, REFERENCE_COLOR, _axis_types
 
-__all__ = ["intervals_figure", "shown_sizes", "stated_error_table", "STATED_ERROR_COLUMN", "STATED_ERROR_CAPTION"]
+__all__ = [
+    "intervals_figure",
+    "interval_table",
+    "shown_sizes",
+    "stated_error_table",
+    "STATED_ERROR_COLUMN",
+    "STATED_ERROR_CAPTION",
+]
 
 #: The column of :func:`stated_error_table` that holds the standard errors.
 STATED_ERROR_COLUMN = "Stated standard error of a group's size (members)"
@@ -111,3 +118,31 @@ def stated_error_table(errors: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
             STATED_ERROR_COLUMN: [plain_number(v, digits) for v in errors["stated_se"]],
         }
     )
+
+
+#: :func:`interval_table`'s headers for the columns of :meth:`cocoviz.Release.intervals`, in the order shown.
+INTERVAL_HEADERS = {
+    "size": "Size j",
+    "cumulative_low": "Groups ≤ j: low",
+    "cumulative": "Groups ≤ j: released",
+    "cumulative_high": "Groups ≤ j: high",
+    "count_low": "Groups = j: low",
+    "count": "Groups = j: released",
+    "count_high": "Groups = j: high",
+    "persons_low": "Persons in groups ≤ j: low",
+    "persons": "Persons in groups ≤ j: released",
+    "persons_high": "Persons in groups ≤ j: high",
+}
+
+
+def interval_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame of :meth:`cocoviz.Release.intervals` for people: each bound beside the released value it brackets
+    (low, released, high), headers in words and whole numbers with thousands separators.
+
+    >>> frame = pd.DataFrame({"size": [1], "cumulative_low": [8953462], "cumulative_high": [8953489],
+    ...     "cumulative": [8953475], "count_low": [8953448], "count_high": [8953489], "count": [8953475],
+    ...     "persons_low": [8953448], "persons_high": [8953489], "persons": [8953475]})
+    >>> interval_table(frame).iloc[0, :4].tolist()
+    ['1', '8,953,462', '8,953,475', '8,953,489']
+    """
+    return pd.DataFrame({header: [f"{int(v):,}" for v in frame[column]] for column, header in INTERVAL_HEADERS.items()})

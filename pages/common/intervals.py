@@ -60,7 +60,7 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
     )
     st.markdown("\n".join(f"- {line}" for line in interval_sentences(frame)))
     st.caption(frame.attrs["note"])
-    st.dataframe(frame.iloc[: shown_sizes(frame)], hide_index=True, width="stretch")
+    st.dataframe(plots.interval_table(frame.iloc[: shown_sizes(frame)]), hide_index=True, width="stretch")
     stated_errors(release, node)
 
 

@@ -13,6 +13,8 @@ def test_explore_intervals_tab_shows_publishable_bounds():
     bars = specs[-1]["data"][0]
     assert bars["name"] == "released, with 90% bounds" and bars["error_y"]["symmetric"] is False
     words = next(m.value for m in at.markdown if m.value.startswith("- With 90% confidence"))
+    bounds = next(d.value for d in at.dataframe if "Groups ≤ j: low" in d.value.columns)  # headers in words
+    assert list(bounds.columns[:4]) == ["Size j", "Groups ≤ j: low", "Groups ≤ j: released", "Groups ≤ j: high"]
     assert "groups have size" in words and "hold together with 90% confidence" in words
     # The cumulative view draws the band around the released Hc; a higher confidence widens it.
     at.session_state["cv.intervals.view"] = "cumulative"
