@@ -10,14 +10,24 @@ WINDOW = 40.0
 
 
 @numba.njit(cache=True, inline="always")
-def _tail(x, b):  # pragma: no cover - compiled
-    """∫ₓ^∞ P(δ > t) dt for x ≥ 0 (Laplace of scale b): (b/2) e^(−x/b); 0 at infinity."""
-    return 0.5 * b * np.exp(-x / b)
+def _tails(x, c, b):  # pragma: no cover - compiled
+    """Σ P(δ > x + i) over i = 0 … c − 1, for x > 0 (Laplace of scale b): a geometric series; 0 at infinity."""
+    if x == np.inf:
+        return 0.0
+    return 0.5 * np.exp(-x / b) * np.expm1(-c / b) / np.expm1(-1.0 / b)
 
 
 @numba.njit(cache=True)
 def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - compiled
-    """Per run, the plug-in mean squared size error under a rank shift of Laplace(``scale``) noise.
+    """Per run, the plug-in mean squared size error under a rank shift of Laplace noise.
+
+    A group lands in run k only if the fitted cumulative misses its rank over every gap of sizes between its run
+    and run k.  Over a gap of L sizes the fit is flat, one isotonic block averaging the noise of L cells, so its
+    error has the scale ``scale / √L`` (the Laplace of the block mean's variance, 2 scale²/L); the widest gap
+    crossed sets the shift's scale.  Consecutive sizes (L = 1) keep ``scale``.  Ranks are whole: the group of
+    rank r sits at r + ½ and moves when the shift carries that centre across a run's edge (a sum over the run's
+    ranks, in closed form), not a continuum of ranks up to the edge, whose nearest points any shift, however
+    small, would carry over.
 
     ``ptr`` delimits each node's runs (sorted by size); ``floor`` is added to every variance.
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below (the smallest size there is)
@@ -48,18 +58,22 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
             h = hi[j] - lo[j]
             total = 0.0
             # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
+            widest = 1.0
             for k in range(j + 1, n + 2):
                 if lo[k] - hi[j] > WINDOW * b:
                     break
-                upper = 0.0 if k == n + 1 else _tail(hi[k] - hi[j], b) - _tail(hi[k] - lo[j], b)
-                p = (_tail(lo[k] - hi[j], b) - _tail(lo[k] - lo[j], b) - upper) / h
+                widest = max(widest, size[k] - size[k - 1])
+                bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+                p = (_tails(lo[k] - hi[j] + 0.5, h, bk) - _tails(hi[k] - hi[j] + 0.5, h, bk)) / h
                 d = size[k] - size[j]
                 total += max(p, 0.0) * d * d
+            widest = 1.0
             for k in range(j - 1, -1, -1):
                 if lo[j] - hi[k] > WINDOW * b:
                     break
-                lower = 0.0 if k == 0 else _tail(lo[j] - lo[k], b) - _tail(hi[j] - lo[k], b)
-                p = (_tail(lo[j] - hi[k], b) - _tail(hi[j] - hi[k], b) - lower) / h
+                widest = max(widest, size[k + 1] - size[k])
+                bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+                p = (_tails(lo[j] - hi[k] + 0.5, h, bk) - _tails(lo[j] - lo[k] + 0.5, h, bk)) / h
                 d = size[k] - size[j]
                 total += max(p, 0.0) * d * d
             out[r0 + j - 1] = total + floor
