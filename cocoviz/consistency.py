@@ -151,7 +151,9 @@ class LevelEstimates:
     ``variances``: the paper's model, which the top-down merge weighs by and orders runs by; ``stated``:
     the calibrated variance of each run's group sizes (issue 24, docs/merge-variances.md), stated to
     users and never used by the merge's arithmetic, so releases do not depend on it.  Without a better
-    model ``stated`` is ``variances`` itself.
+    model ``stated`` is ``variances`` itself.  ``stated_runs``: the stated variance of each run before it was
+    pooled per node and size (an Hg fit's block rule, run by run), read only by
+    :func:`~cocoviz.merge_rules.merge_stated` for a parent's part; without one, ``stated``.
     """
 
     def __init__(
@@ -161,10 +163,16 @@ class LevelEstimates:
         counts: np.ndarray,
         variances: np.ndarray,
         stated: np.ndarray | None = None,
+        stated_runs: np.ndarray | None = None,
     ):
         self.ptr, self.sizes, self.counts, self.variances = ptr, sizes, counts, variances
         # Shared, not copied, when there is no better model: neither array is ever written in place.
         self.stated = np.asarray(variances, np.float64) if stated is None else stated
+        self._stated_runs = stated_runs
+
+    @property
+    def stated_runs(self) -> np.ndarray:
+        return self.stated if self._stated_runs is None else self._stated_runs
 
     @classmethod
     def from_nodes(cls, estimates: Sequence[GroupEstimate]) -> LevelEstimates:
@@ -181,7 +189,12 @@ class LevelEstimates:
             if estimates
             else np.zeros(0, np.float64)
         )
-        return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64), stated)
+        runs = None  # before pooling (Hg): only where some node has it
+        if any(e.stated_runs is not None for e in estimates):
+            runs = np.concatenate(
+                [next(a for a in (e.stated_runs, e.stated, e.variances) if a is not None) for e in estimates]
+            ).astype(np.float64)
+        return cls(ptr, cat("sizes", np.int64), cat("counts", np.int64), cat("variances", np.float64), stated, runs)
 
     @classmethod
     def concat(cls, parts: Sequence[LevelEstimates]) -> LevelEstimates:
@@ -195,6 +208,7 @@ class LevelEstimates:
         return cls(
             ptr,
             *(np.concatenate([getattr(p, name) for p in parts]) for name in ("sizes", "counts", "variances", "stated")),
+            None if all(p._stated_runs is None for p in parts) else np.concatenate([p.stated_runs for p in parts]),
         )
 
     def node_ids(self) -> np.ndarray:
@@ -313,6 +327,7 @@ def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
         estimates.counts[a:b],
         estimates.variances[a:b],
         estimates.stated[a:b],
+        None if estimates._stated_runs is None else estimates._stated_runs[a:b],
     )
 
 
@@ -343,6 +358,7 @@ def _consistent_slice(
         children.stated[bottom],
         merge,
         _sharing(bot_ptr, sorted_sizes, sorted_child)[seg_bot],
+        parents.stated_runs[seg_top],
     )
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]

@@ -53,13 +53,15 @@ class GroupEstimate:
     variances.  ``variances`` is the paper's model, the merge's weights;
     ``stated`` (issue 24) the calibrated mean squared size error where a
     better model exists (Hc: :mod:`cocoviz.variances`), else ``None``
-    (the same as ``variances``).
+    (the same as ``variances``); ``stated_runs`` the same before pooling per
+    size, where it was pooled (Hg), else ``None``.
     """
 
     sizes: np.ndarray
     counts: np.ndarray
     variances: np.ndarray
     stated: np.ndarray | None = None
+    stated_runs: np.ndarray | None = None
 
     @property
     def groups(self) -> int:
@@ -198,5 +200,6 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     block_sizes = np.rint(fit[starts]).astype(np.int64)
     variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
     est = _coalesce(block_sizes, lengths, variances)
-    stated = pool_by_size(np.array([0, len(est.sizes)]), est.sizes, est.counts, hg_size_variances(est.variances))
-    return GroupEstimate(est.sizes, est.counts, est.variances, stated)
+    runs = hg_size_variances(est.variances)
+    stated = pool_by_size(np.array([0, len(est.sizes)]), est.sizes, est.counts, runs)
+    return GroupEstimate(est.sizes, est.counts, est.variances, stated, runs)

@@ -43,7 +43,13 @@ def merge_estimates(
 
 
 def merge_stated(
-    va: np.ndarray, vb: np.ndarray, sa: np.ndarray, sb: np.ndarray, how: str, sharing: np.ndarray | int = 1
+    va: np.ndarray,
+    vb: np.ndarray,
+    sa: np.ndarray,
+    sb: np.ndarray,
+    how: str,
+    sharing: np.ndarray | int = 1,
+    sa_runs: np.ndarray | None = None,
 ) -> np.ndarray:
     """The stated variance of a child's group after :func:`merge_estimates` (issue 24, docs/merge-variances.md).
 
@@ -74,8 +80,15 @@ def merge_stated(
 
       Measured (``benchmarks/merge_calibration.py``, 6 trials): taxi's Hc×Hc children (m ≤ 2) 1.64 → 1.11
       at ε = 0.1 and 1.52 → 1.02 at ε = 1; an Hc level under an Hg parent at ε = 0.1, white 1.93 → 0.92,
-      taxi 1.93 → 1.10.  It overstates taxi's at ε = 1 (1.03 → 0.58): there the pooled stated of an Hg
-      parent meets ``w`` badly (docs/merge-variances.md).
+      taxi 1.93 → 1.10.
+
+    ``sa_runs``: the parent's stated variance run by run, before it was pooled per size (an Hg fit: a long,
+    nearly exact block and short blocks at the steps, often wrong; docs/merge-variances.md, branch zcal3).
+    Pooled, the short blocks' errors were charged to the pairs the long block wins (taxi's Hc level under its
+    Hg root at ε = 1: mean z² 0.56).  So in dense runs the parent's part is its own run's, ``sa_runs``; and
+    where the parent's runs of the size differ (it has short blocks), its step lies in those short blocks,
+    which the child wins (``w < ½``), so the child's misplaced groups at the step stay whole: ``sb²`` in place
+    of ``sb² (1 − 1/m)`` under the root.  Without ``sa_runs``: ``sa``, the rule above.
 
     >>> merge_stated(np.array([1.0]), np.array([3.0]), np.array([1.0]), np.array([3.0]), "weighted")
     array([0.75])
@@ -86,6 +99,12 @@ def merge_stated(
 
     >>> merge_stated(np.array([0.01]), np.array([0.04]), np.array([0.003]), np.array([0.008]), "weighted", 2).round(5)
     array([0.0064])
+
+    The same pair under an Hg parent whose run states 0.0006 where its size, pooled, states 0.003:
+
+    >>> sa_runs = np.array([0.0006])
+    >>> merge_stated(np.array([0.01]), np.array([0.04]), np.array([0.003]), np.array([0.008]), "weighted", 2, sa_runs)
+    array([0.00802247])
     """
     va, vb = np.asarray(va, np.float64), np.asarray(vb, np.float64)
     sa, sb = np.asarray(sa, np.float64), np.asarray(sb, np.float64)
@@ -99,5 +118,9 @@ def merge_stated(
     kept = sb * (1.0 - 1.0 / m)
     sizes = kept + (w * w * sa + (1.0 - w) ** 2 * sb) / m
     parent_side = np.where(w > 0.5, 1.0, np.where(w == 0.5, 0.5, 0.0))
-    misplaced = parent_side * np.sqrt(sb * kept + sa * sa) + (1.0 - parent_side) * sb
+    own, parent = sb * kept, sa
+    if sa_runs is not None:
+        parent = np.asarray(sa_runs, np.float64)
+        own = np.where(np.isclose(parent, sa, rtol=1e-9, atol=0.0), own, sb * sb)
+    misplaced = parent_side * np.sqrt(own + parent * parent) + (1.0 - parent_side) * sb
     return np.where(np.maximum(sa, sb) < UNIT_ERRORS, misplaced, sizes)

@@ -47,9 +47,11 @@ __all__ = [
     "VARIANCE_FLOOR",
 ]
 
-#: Added to every variance, so that a run no shift can leave (a node whose groups all share one
-#: size) still has a positive variance for the merge's weights.
-VARIANCE_FLOOR = 1e-6
+#: Added to every stated variance, so that a run no shift can leave (a node whose groups all share one size) still
+#: states a positive one.  For positivity only: it must sit far below any rate a run can state (one misplaced group
+#: in n, about 1/(ε n): 5·10⁻⁷ for a run of 10⁶ groups at ε = 1).  At 10⁻⁶ it was that rate, and tripled the
+#: statement of Hawaiian's run of a million zeros (its Hc root's mean z² 0.33; docs/merge-variances.md, zcal3).
+VARIANCE_FLOOR = 1e-12
 
 
 def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0) -> np.ndarray:

@@ -97,8 +97,8 @@ def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     run_ptr, sizes, counts, variances = fit_hg_segments(noisy, ptr, p, 2 * HG_SENSITIVITY**2 / epsilon**2)
     # Weights: the block rule; stated: from it, the rounding and step rule of cocoviz.variances, pooled over
     # each node's runs of one size (issue 24).
-    stated = pool_by_size(run_ptr, sizes, counts, hg_size_variances(variances))
-    return LevelEstimates(run_ptr, sizes, counts, variances, stated)
+    runs = hg_size_variances(variances)
+    return LevelEstimates(run_ptr, sizes, counts, variances, pool_by_size(run_ptr, sizes, counts, runs), runs)
 
 
 def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsilon: float, p: int) -> LevelEstimates:
@@ -162,7 +162,8 @@ def stream_hg_node(
     out_sizes, out_counts, out_vars = np.empty(top, np.int64), np.empty(top, np.int64), np.empty(top, np.float64)
     at = hg_blocks_to_runs(means, lengths, 2 * HG_SENSITIVITY**2 / epsilon**2, out_sizes, out_counts, out_vars, 0)
     ptr, sizes, counts, variances = np.array([0, at]), out_sizes[:at], out_counts[:at], out_vars[:at]
-    return LevelEstimates(ptr, sizes, counts, variances, pool_by_size(ptr, sizes, counts, hg_size_variances(variances)))
+    runs = hg_size_variances(variances)
+    return LevelEstimates(ptr, sizes, counts, variances, pool_by_size(ptr, sizes, counts, runs), runs)
 
 
 def join_segments(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

@@ -543,6 +543,23 @@ def test_merge_stated(va, vb, sa, sb, m, how):
     np.testing.assert_allclose(merge_stated(va, vb, va, vb, how, 1), merge_estimates(va, va, vb, vb, how)[1])
 
 
+def test_an_hg_parents_short_blocks_stay_off_the_pairs_its_long_block_wins():
+    """An Hg parent's size is a long block (nearly exact) and short ones at the step (often wrong), so its stated
+    variance, pooled per size, is mostly theirs; the merge reads each run's own (``stated_runs``): the long block
+    wins its pairs (w > ½) and passes its own small error, the short ones lose theirs to the children (w < ½).
+    On the pooled value the children's merged groups read 9·10⁻³, 60 times their error (issue 24, zcal3)."""
+    from cocoviz.variances import pool_by_size
+
+    ptr, sizes, counts = np.array([0, 2]), np.array([5, 5]), np.array([1000, 10])
+    runs = np.array([1e-4, 0.9])
+    parent = LevelEstimates(ptr, sizes, counts, 2.0 / counts, pool_by_size(ptr, sizes, counts, runs), runs)
+    children = LevelEstimates(np.array([0, 1, 2]), np.array([5, 5]), np.array([505, 505]), np.full(2, 4 / 505))
+    children.stated = np.full(2, 1e-4)
+    merged = cocoviz.consistency._consistent_children(parent, children, np.array([0, 0]), "weighted")
+    assert parent.stated[0] > 8e-3 and parent.stated_runs[0] == 1e-4
+    assert np.all(merged.stated < 2e-4), merged.stated
+
+
 def _pooled(node_of_run, sizes, counts, stated) -> dict:
     """Brute force: per (node, size), the count-weighted mean of ``stated`` over the runs."""
     total: dict = {}
