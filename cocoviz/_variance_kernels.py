@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-#: Ranks farther than this many Laplace scales contribute less than e^-40 of their gap².
+#: Ranks farther than this many Laplace scales (of the widest gap crossed) contribute less than e^-40 of their gap².
 WINDOW = 40.0
 
 
@@ -60,19 +60,20 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
             # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
             widest = 1.0
             for k in range(j + 1, n + 2):
-                if lo[k] - hi[j] > WINDOW * b:
-                    break
                 widest = max(widest, size[k] - size[k - 1])
                 bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+                # Farther runs are more ranks away and behind a gap at least as wide: none contributes more.
+                if lo[k] - hi[j] > WINDOW * bk:
+                    break
                 p = (_tails(lo[k] - hi[j] + 0.5, h, bk) - _tails(hi[k] - hi[j] + 0.5, h, bk)) / h
                 d = size[k] - size[j]
                 total += max(p, 0.0) * d * d
             widest = 1.0
             for k in range(j - 1, -1, -1):
-                if lo[j] - hi[k] > WINDOW * b:
-                    break
                 widest = max(widest, size[k + 1] - size[k])
                 bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+                if lo[j] - hi[k] > WINDOW * bk:
+                    break
                 p = (_tails(lo[j] - hi[k] + 0.5, h, bk) - _tails(lo[j] - lo[k] + 0.5, h, bk)) / h
                 d = size[k] - size[j]
                 total += max(p, 0.0) * d * d
