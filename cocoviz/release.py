@@ -66,7 +66,8 @@ class Release:
         (:class:`~cocoviz.intervals.LevelBands`, DP outputs too), which :meth:`intervals` reads; None elsewhere.
         Kept by :meth:`save` and read back by :func:`load_release`
     stated : per level, the stated (calibrated) variance of the groups of every released run
-        (float32, :meth:`stated_errors`; post-processing, no ε); None where not carried (a file, a selection)
+        (float32, :meth:`stated_errors`; post-processing, no ε); None where not carried (a selection, or a file
+        saved with ``stated=False``)
     """
 
     def __init__(
@@ -189,8 +190,9 @@ class Release:
         level, k = self.shape.locate(node)
         if self.stated[level] is None:
             raise ParameterError(
-                f"this release does not carry the stated variances of its groups at level {level} (a release read "
-                "from a file or chosen by select_mix): recompute it with cocoviz.estimate or cocoviz.post_process"
+                f"this release does not carry the stated variances of its groups at level {level} (a release chosen "
+                "by select_mix, or read from a file saved without them): recompute it with cocoviz.estimate or "
+                "cocoviz.post_process"
             )
         sizes, counts = self._levels[level].node(k)
         ptr = self._levels[level].ptr
