@@ -80,11 +80,10 @@ class _Table:
         where: str | None,
         columns: Sequence[str],
         files: str | None = None,
-        footers: str | None = None,
     ):
         self.db, self.relation, self.where = db, relation, where
         #: The pattern of its Parquet files (None for any other source), whose footers say how rows are ordered.
-        self.footers = footers
+        self.files = files
         self.lead = _lead(where)
         types = db.types(relation)
         missing = [c for c in columns if c not in types]
@@ -184,15 +183,13 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
     levels = list(levels)
     sources = Sources(*([persons] if groups is None else [persons, groups]))
     with sources as (db, relations):
-        files, footers = sources.parquet.get(relations[0]), sources.footers.get(relations[0])
-        people = _Table(db, relations[0], None, [group, *levels], files, footers)
+        people = _Table(db, relations[0], None, [group, *levels], sources.parquet.get(relations[0]))
         problems: list[str] = []
         people.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
         public = None
         if groups is not None:
             files = sources.parquet.get(relations[1])
-            footers = sources.footers.get(relations[1])
-            public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels], files, footers)
+            public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels], files)
             public.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
         tables._refuse(problems)
         both = [people] if public is None else [people, public]

@@ -177,11 +177,11 @@ def _read_once(tables: Sequence[Any], group: str, cuts: Sequence[int]) -> bool:
     group id's minimum and maximum per Parquet row group say; False for a table without such statistics."""
     edges = np.array([-np.inf, *cuts, np.inf])
     for table in tables:
-        if table.footers is None:
+        if table.files is None:
             return False
         stats = table.db.query(
             "SELECT row_group_num_rows AS n, stats_min_value AS lo, stats_max_value AS hi "
-            f"FROM parquet_metadata({_quote(table.footers)}) WHERE path_in_schema = {_quote(group)}"
+            f"FROM parquet_metadata({_quote(table.files)}) WHERE path_in_schema = {_quote(group)}"
         )
         if stats.empty or stats[["lo", "hi"]].isna().any(axis=None):
             return False

@@ -59,10 +59,9 @@ class Sources:
     def __init__(self, *tables: Any):
         self.tables = tables
         self._dbs: list[Database] = []
-        #: relation -> the pattern of its Parquet files, when they are several (see :func:`type_conflicts`).
+        #: relation -> the pattern of its Parquet files, one or several: their footers tell each column's type
+        #: per file (:func:`type_conflicts`) and how the rows are ordered (:mod:`cocoviz.io.leaf_key`).
         self.parquet: dict[str, str] = {}
-        #: relation -> the pattern of its Parquet files, one or several (their footers tell how rows are ordered).
-        self.footers: dict[str, str] = {}
 
     def __enter__(self) -> tuple[Database, list[str]]:
         databases = [t for t in self.tables if isinstance(t, SqlSource)]
@@ -117,11 +116,9 @@ class Sources:
                 f"{table.split('://')[0]}:// is a database: name its table with cocoviz.io.sql(url, table_or_query)"
             )
         if isinstance(table, (str, os.PathLike)):
-            relation, pattern, several = _files(table)
+            relation, pattern = _files(table)
             if pattern is not None:
-                self.footers[relation] = pattern
-                if several:
-                    self.parquet[relation] = pattern
+                self.parquet[relation] = pattern
             return relation
         if _is_frame(table):
             db.connection.register(name, table)
@@ -168,9 +165,9 @@ def type_conflicts(db: Database, pattern: str, columns: list[str]) -> dict[str, 
     return conflicts
 
 
-def _files(path: str | os.PathLike) -> tuple[str, str | None, bool]:
-    """The DuckDB table function reading ``path`` (a file, a glob or a (partitioned) folder), the pattern of
-    its files when they are Parquet (else None), and whether they are several."""
+def _files(path: str | os.PathLike) -> tuple[str, str | None]:
+    """The DuckDB table function reading ``path`` (a file, a glob or a (partitioned) folder), and the pattern
+    of its files when they are Parquet (else None)."""
     text = os.fspath(path)
     if os.path.isdir(text):
         found = [p for p in Path(text).rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
@@ -191,10 +188,10 @@ def _files(path: str | os.PathLike) -> tuple[str, str | None, bool]:
         pattern = os.path.join(text, "**", "*" + found[0].suffix)
     if kind == "parquet":
         relation = f"read_parquet({_quote(pattern)}, {_hive(hive)}, union_by_name = true)"
-        return relation, pattern, len(found) > 1
+        return relation, pattern
     # Every CSV value as text, as uploads read them: labels such as '01' keep their zero.
     relation = f"read_csv({_quote(pattern)}, header = true, all_varchar = true, {_hive(hive)}, union_by_name = true)"
-    return relation, None, False
+    return relation, None
 
 
 def _hive(hive: bool) -> str:
