@@ -64,7 +64,10 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
     Trial t measures with seed ``(seed, t)``.
     """
     cols = ("z2", "z2_own", "z2_weights", "z2_weights_own")
-    scores: dict[str, dict[int, list[np.ndarray]]] = {c: {} for c in cols}
+    # Per level and column, each trial's (sum of z², groups): every trial scores the same groups, so the
+    # means and the bootstrap need no more, and memory stays one level's groups whatever the trials.
+    sums: dict[str, dict[int, list[float]]] = {c: {} for c in cols}
+    groups: dict[int, int] = {}
     for t in range(trials):
         measured = measure(plan, tree, seed=(seed, t))
         current = None
@@ -77,20 +80,22 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
             for col, est, which in zip(
                 cols, (current, fitted) * 2, ("stated", "stated", "variances", "variances"), strict=True
             ):
-                scores[col].setdefault(level, []).append(level_z2(tree, level, est, plan.max_size, which))
+                z2 = level_z2(tree, level, est, plan.max_size, which)
+                groups[level] = z2.size
+                sums[col].setdefault(level, []).append(float(z2.sum()))
     rows = []
-    for level in sorted(scores["z2"]):
-        z = {c: np.concatenate(scores[c][level]) for c in cols}
-        means = {c: float(z[c].mean()) for c in cols}
-        low, high = _bootstrap_interval(np.array([t.mean() if t.size else 0.0 for t in scores["z2"][level]]))
+    for level in sorted(sums["z2"]):
+        n = groups[level]
+        trial_means = {c: np.asarray(sums[c][level]) / n if n else np.zeros(trials) for c in cols}
+        low, high = _bootstrap_interval(trial_means["z2"])
         rows.append(
             {
                 "level": level,
-                "groups": len(z["z2"]) // trials,
-                "z2": means["z2"],
+                "groups": n,
+                "z2": float(trial_means["z2"].mean()) if n else float("nan"),
                 "z2_low": low,
                 "z2_high": high,
-                **{c: means[c] for c in cols[1:]},
+                **{c: float(trial_means[c].mean()) if n else float("nan") for c in cols[1:]},
             }
         )
     return pd.DataFrame(rows)
