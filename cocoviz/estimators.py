@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cocoviz.isotonic import isotonic
-from cocoviz.variances import hc_node_variances, hg_size_variances, pool_by_size
+from cocoviz.variances import hc_node_variances, hg_stated_runs, pool_by_size
 
 __all__ = [
     "GroupEstimate",
@@ -187,7 +187,7 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
 
     Variance per group (the merge's weights): ``2 / (|S_i| ε²)`` where S_i is the
     block (run of equal fitted values, before rounding) holding group i.  Stated
-    variance: the rounding and step rule of :func:`cocoviz.variances.hg_size_variances`,
+    variance: the step model or the block rule of :func:`cocoviz.variances.hg_stated_runs`,
     pooled over the runs of one size (issue 24).
 
     >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
@@ -200,6 +200,8 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     block_sizes = np.rint(fit[starts]).astype(np.int64)
     variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
     est = _coalesce(block_sizes, lengths, variances)
-    runs = hg_size_variances(est.variances)
-    stated = pool_by_size(np.array([0, len(est.sizes)]), est.sizes, est.counts, runs)
+    ptr = np.array([0, len(est.sizes)])
+    noise = 2 * HG_SENSITIVITY**2 / epsilon**2 if p == 2 else None  # the step model is the L2 fit's
+    runs = hg_stated_runs(ptr, est.sizes, est.counts, est.variances, noise)
+    stated = pool_by_size(ptr, est.sizes, est.counts, runs)
     return GroupEstimate(est.sizes, est.counts, est.variances, stated, runs)

@@ -24,7 +24,7 @@ import numpy as np
 from cocoviz.consistency import LevelEstimates
 from cocoviz.estimators import HC_SENSITIVITY, HG_SENSITIVITY
 from cocoviz.runs import LevelRuns
-from cocoviz.variances import VARIANCE_FLOOR, hc_size_variances, hg_size_variances, pool_by_size
+from cocoviz.variances import VARIANCE_FLOOR, hc_size_variances, hg_stated_runs, pool_by_size
 
 __all__ = [
     "node_batches",
@@ -94,10 +94,11 @@ def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     from cocoviz._level_kernels import fit_hg_segments
 
     noisy = np.ascontiguousarray(noisy, np.int64)
-    run_ptr, sizes, counts, variances = fit_hg_segments(noisy, ptr, p, 2 * HG_SENSITIVITY**2 / epsilon**2)
-    # Weights: the block rule; stated: from it, the rounding and step rule of cocoviz.variances, pooled over
+    noise = 2 * HG_SENSITIVITY**2 / epsilon**2
+    run_ptr, sizes, counts, variances = fit_hg_segments(noisy, ptr, p, noise)
+    # Weights: the block rule; stated: the step model or the block rule of cocoviz.variances, pooled over
     # each node's runs of one size (issue 24).
-    runs = hg_size_variances(variances)
+    runs = hg_stated_runs(run_ptr, sizes, counts, variances, noise if p == 2 else None)
     return LevelEstimates(run_ptr, sizes, counts, variances, pool_by_size(run_ptr, sizes, counts, runs), runs)
 
 
@@ -162,7 +163,7 @@ def stream_hg_node(
     out_sizes, out_counts, out_vars = np.empty(top, np.int64), np.empty(top, np.int64), np.empty(top, np.float64)
     at = hg_blocks_to_runs(means, lengths, 2 * HG_SENSITIVITY**2 / epsilon**2, out_sizes, out_counts, out_vars, 0)
     ptr, sizes, counts, variances = np.array([0, at]), out_sizes[:at], out_counts[:at], out_vars[:at]
-    runs = hg_size_variances(variances)
+    runs = hg_stated_runs(ptr, sizes, counts, variances, 2 * HG_SENSITIVITY**2 / epsilon**2)
     return LevelEstimates(ptr, sizes, counts, variances, pool_by_size(ptr, sizes, counts, runs), runs)
 
 
