@@ -1,8 +1,8 @@
 """Cost of the stated Hg variances (issue 24) at 10M groups, as a ratio to the Hg fit they come from.
 
-``cocoviz.variances.hg_size_variances`` and ``pool_by_size`` run on the fitted runs (one hash pass and a few
-passes over the runs), so their cost grows with runs, not groups.  Seeded data: sizes 1–60, geometric, as one
-node and as 10,000 nodes; the best of three runs.  Run under ``nice``::
+``cocoviz.variances.hg_stated_runs`` (the step model and the block rule) and ``pool_by_size`` run on the fitted
+runs (one hash pass and a few passes over the runs), so their cost grows with runs, not groups.  Seeded data: sizes
+1–60, geometric, as one node and as 10,000 nodes; the best of three runs.  Run under ``nice``::
 
     nice python benchmarks/stated_cost.py
 """
@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from cocoviz._level_kernels import fit_hg_segments
-from cocoviz.variances import hg_size_variances, pool_by_size
+from cocoviz.variances import hg_stated_runs, pool_by_size
 
 GROUPS = 10_000_000
 
@@ -32,7 +32,7 @@ def main() -> None:
             start = time.perf_counter()
             run_ptr, run_sizes, counts, variances = fit_hg_segments(noisy, ptr, 2, 2.0)
             middle = time.perf_counter()
-            pool_by_size(run_ptr, run_sizes, counts, hg_size_variances(variances))
+            pool_by_size(run_ptr, run_sizes, counts, hg_stated_runs(run_ptr, run_sizes, counts, variances, 2.0))
             end = time.perf_counter()
             best_fit, best_stated = min(best_fit, middle - start), min(best_stated, end - middle)
         print(

@@ -151,8 +151,9 @@ def hg_stated_runs(
     σ² per rank and drift μ on both sides, E[D⁺] = E[D⁻] = 3σ²/(8μ²): 1.5σ² groups at μ = ½, each one size off, released
     at the smaller size (D⁺) or the larger (D⁻).  That holds where both sizes of the step hold more groups than the
     walk's scale σ²/μ² = 4σ² ("resolved") and are consecutive: there the fitted staircase stands for the true one.
-    A resolved size whose every step is resolved states 1.5σ² per step over its groups, shared among its runs in
-    proportion to the block rule's (its short blocks at the steps keep more than its long block); every other size
+    A resolved size whose every step is resolved states 1.5σ² groups per step, shared among its runs by where they
+    sit: a rank x groups inside the size's edge is misplaced when the displacement exceeds x, about ½ e^(−x/3σ²)
+    (E[D⁺ | D⁺ > 0] = 3σ²), so the runs at the edges state more than a long block in the middle.  Every other size
     keeps the block rule, which it calibrates (a ramp of sizes or lone groups that the fit pools into blocks).  Why:
     the block rule's rounding terms of the short blocks at a step overstate a dense size by about 2× (housing's Hg
     root: mean z² 0.54 at ε = 1).
@@ -188,12 +189,23 @@ def hg_stated_runs(
     bad[:-1] |= ~closes[:-1] & ~step
     bad[1:] |= ~opens[1:] & ~step
     use = resolved & ~bad & (steps > 0)
-    model = 1.5 * noise_variance * steps
-    before = np.add.reduceat(runs * counts, starts)
-    share = np.divide(model, before, out=np.zeros(len(starts)), where=before > 0)
+    # Where in the size: a rank x groups inside its edge is misplaced if the step's displacement exceeds x, about
+    # ½ e^(−x/β) with β = E[D | D > 0] = 3σ², so each run states its expected share of each edge's 1.5σ² groups.
     widths = np.diff(np.append(starts, n_runs))
-    scaled = np.where(np.repeat(before > 0, widths), runs * np.repeat(share, widths), np.repeat(model / groups, widths))
-    return np.where(np.repeat(use, widths), scaled, runs) + floor
+    beta = 3.0 * noise_variance
+    before = np.cumsum(counts) - counts
+    lo = before - np.repeat(before[starts], widths)  # the run's first rank from its size's lower edge
+    hi = lo + counts
+    top = np.repeat(groups, widths)
+    per_edge = 1.5 * noise_variance
+    misplaced = np.zeros(n_runs)
+    for has, part in (
+        (np.repeat(~opens, widths), np.exp(-lo / beta) - np.exp(-hi / beta)),
+        (np.repeat(~closes, widths), np.exp(-(top - hi) / beta) - np.exp(-(top - lo) / beta)),
+    ):
+        total = np.repeat(np.add.reduceat(part, starts), widths)
+        misplaced += np.where(has, per_edge * part / np.where(total > 0, total, 1.0), 0.0)
+    return np.where(np.repeat(use, widths), misplaced / counts, runs) + floor
 
 
 def pool_by_size(ptr: np.ndarray, sizes: np.ndarray, counts: np.ndarray, stated: np.ndarray) -> np.ndarray:

@@ -120,9 +120,9 @@ def test_hc_stated_variance_is_calibrated_per_size_class_on_a_long_tailed_node()
 
 def test_hg_step_model_states_resolved_steps_and_keeps_the_block_rule_elsewhere():
     """σ² = 2 (ε = 1): a size of at least 4σ² = 8 groups is resolved; each resolved step (consecutive sizes, both
-    resolved, one node) states 1.5σ² = 3 misplaced groups on each side.  Node 0: sizes 1, 2 (a long and a short
-    block), 3, then a gap to 5, 6; node 1: sizes 7, 8 (no step across nodes).  The block rule alone states a lone
-    long block by its length only (size 1: 0.0042, a seventh of this)."""
+    resolved, one node) states 1.5σ² = 3 misplaced groups on each side.  Node 0: sizes 1, 2 (two runs), 3, then a
+    gap to 5, 6; node 1: sizes 7, 8 (no step across nodes).  The block rule alone states a lone long block by its
+    length only (size 1: 0.0042, a seventh of this)."""
     ptr = np.array([0, 6, 8])
     sizes = np.array([1, 2, 2, 3, 5, 6, 7, 8])
     counts = np.array([100, 150, 50, 50, 40, 100, 100, 100])
@@ -132,8 +132,11 @@ def test_hg_step_model_states_resolved_steps_and_keeps_the_block_rule_elsewhere(
     pooled = pool_by_size(ptr, sizes, counts, got)
     block = hg_size_variances(variances, floor=0.0)
     np.testing.assert_allclose(pooled[[0, 1, 5, 6, 7]], [3 / 100, 6 / 200, 3 / 100, 3 / 100, 3 / 100])
-    # Within a size, the block rule's shape: the short block keeps more than the long one.
-    np.testing.assert_allclose(got[2] / got[1], block[2] / block[1])
+    # Within a size, by position: each edge's 3 groups sit at the ranks next to it, e^(−x/3σ²) deep (size 2's
+    # second run, the 50 groups at its upper edge, states about 3/50; its first, 150 at the lower edge, 3/150).
+    cell = np.exp(-np.arange(200) / 6.0) - np.exp(-np.arange(1, 201) / 6.0)
+    edges = 3 * (cell + cell[::-1]) / cell.sum()
+    np.testing.assert_allclose(got[1:3] * counts[1:3], [edges[:150].sum(), edges[150:].sum()])
     # Beside a gap (3 | 5) and on the far side of it: the block rule.
     np.testing.assert_array_equal(got[[3, 4]], block[[3, 4]])
     assert pooled[0] > 7 * block[0]
