@@ -79,3 +79,60 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
                 total += max(p, 0.0) * d * d
             out[r0 + j - 1] = total + floor
     return out
+
+
+@numba.njit(cache=True)
+def hg_step_runs(ptr, sizes, counts, noise_variance, block, out):  # pragma: no cover - compiled
+    """The Hg step model per run (:func:`cocoviz.variances.hg_stated_runs`), the block rule ``block`` elsewhere.
+
+    A size of a node is resolved when it holds at least 4σ² groups; one whose neighbouring sizes in its node are
+    consecutive and resolved states 1.5σ² misplaced groups per neighbour, shared among its runs by
+    ½ e^(−x/3σ²), x a rank's distance from that edge (the shares telescope: a run's is its two ends' difference).
+    """
+    beta = 3.0 * noise_variance
+    edge = 1.5 * noise_variance
+    enough = 4.0 * noise_variance
+    for node in range(ptr.size - 1):
+        r0, r1 = ptr[node], ptr[node + 1]
+        g = r0
+        has_prev = False
+        prev_size = 0
+        prev_n = 0.0
+        while g < r1:
+            e = g
+            n = 0.0
+            while e < r1 and sizes[e] == sizes[g]:
+                n += counts[e]
+                e += 1
+            has_next = e < r1
+            ok = n >= enough and (has_prev or has_next)
+            if has_prev:
+                ok = ok and sizes[g] - prev_size == 1 and prev_n >= enough
+            if has_next and ok:
+                f = e
+                next_n = 0.0
+                while f < r1 and sizes[f] == sizes[e]:
+                    next_n += counts[f]
+                    f += 1
+                ok = sizes[e] - sizes[g] == 1 and next_n >= enough
+            if ok:
+                whole = -np.expm1(-n / beta)
+                lo = 0.0
+                for r in range(g, e):
+                    hi = lo + counts[r]
+                    part = -np.expm1(-counts[r] / beta)
+                    misplaced = 0.0
+                    if has_prev:
+                        misplaced += edge * np.exp(-lo / beta) * part / whole
+                    if has_next:
+                        misplaced += edge * np.exp(-(n - hi) / beta) * part / whole
+                    out[r] = misplaced / counts[r]
+                    lo = hi
+            else:
+                for r in range(g, e):
+                    out[r] = block[r]
+            has_prev = True
+            prev_size = sizes[g]
+            prev_n = n
+            g = e
+    return out

@@ -165,47 +165,20 @@ def hg_stated_runs(
     >>> (stated * 1000).round(3).tolist()  # 1.5σ² = 3 groups per step: 3, 6, 3 over 1,000 groups each
     [3.0, 6.0, 3.0]
     """
-    sizes, counts = np.asarray(sizes), np.asarray(counts, np.float64)
     runs = hg_size_variances(variances, floor=0.0)
-    n_runs = len(sizes)
-    if n_runs == 0 or noise_variance is None:
+    if len(runs) == 0 or noise_variance is None:
         return runs + floor
-    first = np.asarray(ptr[:-1])
-    new = np.empty(n_runs, bool)
-    new[0] = True
-    np.not_equal(sizes[1:], sizes[:-1], out=new[1:])
-    node_start = np.zeros(n_runs, bool)
-    node_start[first[first < n_runs]] = True
-    new |= node_start
-    starts = np.flatnonzero(new)
-    groups = np.add.reduceat(counts, starts)
-    value = sizes[starts]
-    opens = node_start[starts]  # this size is its node's first
-    closes = np.append(opens[1:], True)  # its node's last
-    resolved = groups >= 4.0 * noise_variance  # longer than the walk's scale σ²/μ² at μ = ½
-    step = ~closes[:-1] & (np.diff(value) == 1) & resolved[:-1] & resolved[1:]  # a resolved step to the next size
-    steps = (~closes).astype(np.float64) + (~opens)
-    bad = np.zeros(len(starts), bool)
-    bad[:-1] |= ~closes[:-1] & ~step
-    bad[1:] |= ~opens[1:] & ~step
-    use = resolved & ~bad & (steps > 0)
-    # Where in the size: a rank x groups inside its edge is misplaced if the step's displacement exceeds x, about
-    # ½ e^(−x/β) with β = E[D | D > 0] = 3σ², so each run states its expected share of each edge's 1.5σ² groups.
-    widths = np.diff(np.append(starts, n_runs))
-    beta = 3.0 * noise_variance
-    before = np.cumsum(counts) - counts
-    lo = before - np.repeat(before[starts], widths)  # the run's first rank from its size's lower edge
-    hi = lo + counts
-    top = np.repeat(groups, widths)
-    per_edge = 1.5 * noise_variance
-    misplaced = np.zeros(n_runs)
-    for has, part in (
-        (np.repeat(~opens, widths), np.exp(-lo / beta) - np.exp(-hi / beta)),
-        (np.repeat(~closes, widths), np.exp(-(top - hi) / beta) - np.exp(-(top - lo) / beta)),
-    ):
-        total = np.repeat(np.add.reduceat(part, starts), widths)
-        misplaced += np.where(has, per_edge * part / np.where(total > 0, total, 1.0), 0.0)
-    return np.where(np.repeat(use, widths), misplaced / counts, runs) + floor
+    from cocoviz._variance_kernels import hg_step_runs
+
+    out = hg_step_runs(
+        np.ascontiguousarray(ptr, np.int64),
+        np.ascontiguousarray(sizes, np.int64),
+        np.ascontiguousarray(counts, np.int64),
+        float(noise_variance),
+        runs,
+        np.empty(len(runs), np.float64),
+    )
+    return out + floor
 
 
 def pool_by_size(ptr: np.ndarray, sizes: np.ndarray, counts: np.ndarray, stated: np.ndarray) -> np.ndarray:
