@@ -83,9 +83,9 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
         measured = measure(plan, tree, seed=(seed, t))
         current = None
         fits: dict[int, LevelEstimates] = {}
-        for level in range(plan.shape.depth + 1):
+        for level in plan.measured_levels():  # bottom-up: the leaves alone, z2 their own fit's
             fitted = fits[level] = fit_level(plan, measured.levels[level], 1, None)
-            if level == 0:
+            if level == 0 or plan.consistency != "top-down":
                 current = fitted
             else:
                 current = _consistent_children(current, fitted, plan.shape.parent_index(level), plan.merge)
@@ -103,11 +103,14 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
         for level, runs in enumerate(release_levels(plan, fit, stated)):
             released = SimpleNamespace(ptr=runs.ptr, sizes=runs.sizes, counts=runs.counts, stated=stated[level])
             z2 = level_z2(tree, level, released, plan.max_size)
+            groups[level] = z2.size
             sums["z2_released"].setdefault(level, []).append(float(z2.sum()))
     rows = []
-    for level in sorted(sums["z2"]):
+    for level in sorted(sums["z2_released"]):
         n = groups[level]
-        trial_means = {c: np.asarray(sums[c][level]) / n if n else np.zeros(trials) for c in cols}
+        trial_means = {
+            c: np.asarray(sums[c][level]) / n if n and level in sums[c] else np.full(trials, np.nan) for c in cols
+        }
         low, high = _bootstrap_interval(trial_means["z2"])
         released_low, released_high = _bootstrap_interval(trial_means["z2_released"])
         rows.append(
