@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from cocoviz.merge_rules import UNIT_ERRORS
 from cocoviz.runs import LevelRuns
@@ -53,7 +54,9 @@ def ancestor_map(parents: Sequence[np.ndarray | None], level: int, to: int) -> n
 
 
 def _groups(*keys: np.ndarray) -> np.ndarray:
-    """Codes 0..g−1 of the distinct tuples of ``keys`` (int arrays of one length), in no particular order."""
+    """Codes 0..g−1 of the distinct tuples of ``keys`` (non-negative int arrays of one length), numbered in the
+    tuples' lexicographic order: one hash pass over the runs (``pd.factorize``) and a sort of the distinct
+    tuples only (a level holds few per node), not a sort of every run."""
     if len(keys[0]) == 0:
         return np.zeros(0, np.int64)
     joint = np.zeros(len(keys[0]), np.int64)
@@ -63,7 +66,10 @@ def _groups(*keys: np.ndarray) -> np.ndarray:
         if int(key.min()) < 0 or int(joint.max()) >= (2**62) // width:
             return np.unique(np.stack([np.asarray(k, np.int64) for k in keys]), axis=1, return_inverse=True)[1].ravel()
         joint = joint * width + key
-    return np.unique(joint, return_inverse=True)[1].ravel()
+    codes, uniques = pd.factorize(joint)
+    rank = np.empty(len(uniques), np.int64)
+    rank[np.argsort(uniques)] = np.arange(len(uniques))
+    return rank[codes]
 
 
 def union_stated(
@@ -117,7 +123,7 @@ def weighted_means(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarra
     :func:`cocoviz.runs.aggregate_runs`'s runs (node, then size), float64."""
     if len(sizes) == 0:
         return np.zeros(0, np.float64)
-    codes = _groups(node_of_run, sizes)  # np.unique's codes follow the sorted joint key: (node, size) order
+    codes = _groups(node_of_run, sizes)  # numbered in (node, size) order
     counts = np.asarray(counts, np.float64)
     keep = counts > 0
     total = np.bincount(codes[keep], weights=counts[keep])
