@@ -396,6 +396,7 @@ def _consistent_slice(
         weighted = [np.add.reduceat(v * count, starts) for v in (stated, *above)]
         owner, size, variance, count = owner[starts], size[starts], variance[starts], np.add.reduceat(count, starts)
         stated, *above = (np.divide(w, count, out=np.zeros_like(w), where=count > 0) for w in weighted)
+        above = [a.astype(np.float32) for a in above]  # as the release stores them: held for a whole level
     n_children = len(children.ptr) - 1
     ptr = np.zeros(n_children + 1, np.int64)
     np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])

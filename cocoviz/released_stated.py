@@ -113,9 +113,13 @@ def union_above(
     stated: np.ndarray,
 ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Per ancestor level A = 0 … ``level`` − 1, per run of ``level``'s own fits (CSR ``ptr``): :func:`union_stated`
-    at A."""
+    at A (float32)."""
     node = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-    return tuple(union_stated(node, ancestor_map(parents, level, a)[node], sizes, counts, stated) for a in range(level))
+    # float32, as the release stores them: one per run and ancestor, held for a whole level
+    return tuple(
+        union_stated(node, ancestor_map(parents, level, a)[node], sizes, counts, stated).astype(np.float32)
+        for a in range(level)
+    )
 
 
 def weighted_means(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, values: np.ndarray) -> np.ndarray:
