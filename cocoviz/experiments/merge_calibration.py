@@ -17,11 +17,21 @@ tree: evaluation only.  ``benchmarks/merge_calibration.py`` prints it for every 
 >>> tree = Hierarchy.from_counts(pd.DataFrame({"r": list("aabb"), "size": [1, 30, 2, 40], "count": [50, 5, 40, 5]}),
 ...                              size="size", count="count", levels=["r"])
 >>> plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=64)
->>> list(calibration(tree, plan, trials=2).columns)
+>>> columns = list(calibration(tree, plan, trials=2).columns)
+>>> columns[:8]
 ['level', 'groups', 'z2', 'z2_low', 'z2_high', 'z2_own', 'z2_weights', 'z2_weights_own']
+>>> columns[8:]
+['z2_released', 'z2_released_low', 'z2_released_high']
+
+``z2_released`` scores what is published: each level's *released* histogram (the leaves' merged groups, summed
+up: back-substitution, :func:`cocoviz.postprocess.release_levels` on the same fits) against the release's
+stated variance of that level (``Release.stated``), paired by rank as above.  At the leaves it is ``z2``; above
+them the union of the children's groups, whose errors partly cancel (:mod:`cocoviz.released_stated`).
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -29,7 +39,7 @@ import pandas as pd
 from cocoviz.consistency import LevelEstimates, _consistent_children
 from cocoviz.measure import measure
 from cocoviz.plan import Plan
-from cocoviz.postprocess import fit_level
+from cocoviz.postprocess import fit_level, release_levels
 
 __all__ = ["calibration", "level_z2"]
 
@@ -61,9 +71,10 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
     ``z2_low``, ``z2_high``: a 95% bootstrap interval of ``z2`` over trials (the trials' means resampled;
     every trial scores the same groups, so ``z2`` is their mean).  Why: where almost every group is exact
     (Hawaiian's zeros) the mean rests on rare errors, and a few trials do not pin it down.
-    Trial t measures with seed ``(seed, t)``.
+    Trial t measures with seed ``(seed, t)``.  ``z2_released`` (with ``z2_released_low``, ``_high``): the released
+    level against ``Release.stated`` (module docstring), with the plan's consistency and merge, on the same fits.
     """
-    cols = ("z2", "z2_own", "z2_weights", "z2_weights_own")
+    cols = ("z2", "z2_own", "z2_weights", "z2_weights_own", "z2_released")
     # Per level and column, each trial's (sum of z², groups): every trial scores the same groups, so the
     # means and the bootstrap need no more, and memory stays one level's groups whatever the trials.
     sums: dict[str, dict[int, list[float]]] = {c: {} for c in cols}
@@ -71,23 +82,37 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
     for t in range(trials):
         measured = measure(plan, tree, seed=(seed, t))
         current = None
-        for level in range(plan.shape.depth + 1):
-            fitted = fit_level(plan, measured.levels[level], 1, None)
-            if level == 0:
+        fits: dict[int, LevelEstimates] = {}
+        for level in plan.measured_levels():  # bottom-up: the leaves alone, z2 their own fit's
+            fitted = fits[level] = fit_level(plan, measured.levels[level], 1, None)
+            if level == 0 or plan.consistency != "top-down":
                 current = fitted
             else:
                 current = _consistent_children(current, fitted, plan.shape.parent_index(level), plan.merge)
             for col, est, which in zip(
-                cols, (current, fitted) * 2, ("stated", "stated", "variances", "variances"), strict=True
+                cols[:4], (current, fitted) * 2, ("stated", "stated", "variances", "variances"), strict=True
             ):
                 z2 = level_z2(tree, level, est, plan.max_size, which)
                 groups[level] = z2.size
                 sums[col].setdefault(level, []).append(float(z2.sum()))
+
+        def fit(level: int, parent: LevelEstimates | None, fits=fits, measured=measured) -> LevelEstimates:
+            return fits[level] if parent is None else fit_level(plan, measured.levels[level], 1, parent)
+
+        stated: list = []
+        for level, runs in enumerate(release_levels(plan, fit, stated)):
+            released = SimpleNamespace(ptr=runs.ptr, sizes=runs.sizes, counts=runs.counts, stated=stated[level])
+            z2 = level_z2(tree, level, released, plan.max_size)
+            groups[level] = z2.size
+            sums["z2_released"].setdefault(level, []).append(float(z2.sum()))
     rows = []
-    for level in sorted(sums["z2"]):
+    for level in sorted(sums["z2_released"]):
         n = groups[level]
-        trial_means = {c: np.asarray(sums[c][level]) / n if n else np.zeros(trials) for c in cols}
+        trial_means = {
+            c: np.asarray(sums[c][level]) / n if n and level in sums[c] else np.full(trials, np.nan) for c in cols
+        }
         low, high = _bootstrap_interval(trial_means["z2"])
+        released_low, released_high = _bootstrap_interval(trial_means["z2_released"])
         rows.append(
             {
                 "level": level,
@@ -96,6 +121,8 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
                 "z2_low": low,
                 "z2_high": high,
                 **{c: float(trial_means[c].mean()) if n else float("nan") for c in cols[1:]},
+                "z2_released_low": released_low,
+                "z2_released_high": released_high,
             }
         )
     return pd.DataFrame(rows)

@@ -1,0 +1,150 @@
+"""The stated variance of released upper levels (issue 24, docs/merge-variances.md, "Released upper levels").
+
+Under top-down and bottom-up consistency an upper node's released histogram is the union of its leaves'
+final groups (METHOD.md, back-substitution), and its error is scored at that node: the union's groups paired
+by rank with the node's true groups.  Pooling the leaves' own statements up per node and size states the
+union's error as the sum of the children's, which it is not: a union boundary's count error is the *sum* of
+the children's, which partly cancel.  This module states the union instead, from the runs and their stated
+variances only (post-processing, no ε, no truth).
+
+**The union of independent fits** (:func:`union_stated`).  In a dense run (stated < 1) a group's error is an
+integer, mostly 0 and otherwise one size: a run of n groups with stated v misplaced about ``n v`` groups at its
+boundaries (a count error).  In the union of children c holding the size, the boundary is off by ``Σ_c δ_c``,
+independent count errors whose spread adds in quadrature (exact for E|·| of Gaussians:
+``E|Σ δ_c| = √(Σ E|δ_c|²)``), so the union's n = Σ n_c groups of that size state
+
+    ``√(Σ_c (n_c v_c)²) / n``  (dense runs, v_c < 1),
+
+where pooling them linearly stated ``Σ_c n_c v_c / n``, √m times more for m equal children.  Runs whose
+errors are whole sizes (v_c ≥ 1: the sparse tail, lone groups moved by a gap) keep the linear pooling: a lone
+group's error is its own wherever its neighbours' errors fall, unless the union's true sizes interleave within
+the errors, which the runs cannot tell.  Both parts add: ``(√(Σ_dense (n_c v_c)²) + Σ_sparse n_c v_c) / n``.
+
+**Top-down**: the merge hands each child's group the matched pair's merged size, so the union of the merged
+children, at any ancestor A, is the m = 1 merge (:func:`cocoviz.merge_rules.merge_stated` with
+``sharing=1``) of two estimates of A's groups: the parent level's merged groups as A sees them (its own
+statement when A is the parent, else its statement at A from the step before) and the union of the
+children's own fits at A (above).  The parent pins the union's boundary where its side wins the pair
+(w > ½); the children's union takes over where theirs does.  :mod:`cocoviz.consistency` applies it step by
+step, carrying per run one statement for every ancestor level (``LevelEstimates.above``); the released level
+A states the count-weighted mean of its leaves' statements at A per node and size (:func:`released_upper`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.merge_rules import UNIT_ERRORS
+from cocoviz.runs import LevelRuns
+
+__all__ = ["ancestor_map", "union_stated", "union_above", "weighted_means", "released_upper"]
+
+
+def ancestor_map(parents: Sequence[np.ndarray | None], level: int, to: int) -> np.ndarray | None:
+    """For every node of ``level``, its ancestor's index at level ``to`` (≤ ``level``); None when equal."""
+    if to == level:
+        return None
+    up = np.asarray(parents[level], np.int64)
+    for step in range(level - 1, to, -1):
+        up = np.asarray(parents[step], np.int64)[up]
+    return up
+
+
+def _groups(*keys: np.ndarray) -> np.ndarray:
+    """Codes 0..g−1 of the distinct tuples of ``keys`` (non-negative int arrays of one length), numbered in the
+    tuples' lexicographic order: one hash pass over the runs (``pd.factorize``) and a sort of the distinct
+    tuples only (a level holds few per node), not a sort of every run."""
+    if len(keys[0]) == 0:
+        return np.zeros(0, np.int64)
+    joint = np.zeros(len(keys[0]), np.int64)
+    for key in keys:
+        key = np.asarray(key, np.int64)
+        width = int(key.max()) + 1
+        if int(key.min()) < 0 or int(joint.max()) >= (2**62) // width:
+            return np.unique(np.stack([np.asarray(k, np.int64) for k in keys]), axis=1, return_inverse=True)[1].ravel()
+        joint = joint * width + key
+    codes, uniques = pd.factorize(joint)
+    rank = np.empty(len(uniques), np.int64)
+    rank[np.argsort(uniques)] = np.arange(len(uniques))
+    return rank[codes]
+
+
+def union_stated(
+    node_of_run: np.ndarray, up_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, stated: np.ndarray
+) -> np.ndarray:
+    """Per run: the stated variance, at its node's ancestor (``up_of_run``), of the union of every node's groups
+    of its size under that ancestor (module docstring: dense runs in quadrature, whole-size errors linearly).
+
+    A node's runs of one size are one count error (their statements summed before squaring).
+
+    Two children with 100 groups of size 2 each stating 0.01 (one misplaced group each): the union's 200 groups
+    misplace √2 of them, not 2; with one child stating 4 (whole sizes) it keeps its linear share:
+
+    >>> union_stated(np.array([0, 1]), np.array([0, 0]), np.array([2, 2]), np.array([100, 100]),
+    ...              np.array([0.01, 0.01])).round(5).tolist()
+    [0.00707, 0.00707]
+    >>> union_stated(np.array([0, 1]), np.array([0, 0]), np.array([2, 2]), np.array([100, 100]),
+    ...              np.array([0.01, 4.0])).round(5).tolist()
+    [2.005, 2.005]
+    """
+    sizes = np.asarray(sizes, np.int64)
+    if len(sizes) == 0:
+        return np.zeros(0, np.float64)
+    counts = np.asarray(counts, np.float64)
+    stated = np.asarray(stated, np.float64)
+    misplaced = counts * stated  # a run's expected squared error, summed over its groups
+    dense = stated < UNIT_ERRORS
+    own = _groups(node_of_run, sizes)  # one count error per node and size
+    own_dense = np.bincount(own, weights=np.where(dense, misplaced, 0.0))
+    first = np.zeros(len(own_dense), np.int64)
+    first[own[::-1]] = np.arange(len(own))[::-1]  # a run of each (node, size)
+    union = _groups(up_of_run, sizes)
+    n = np.bincount(union, weights=counts)
+    quadrature = np.sqrt(np.bincount(union[first], weights=own_dense**2, minlength=len(n)))
+    linear = np.bincount(union, weights=np.where(dense, 0.0, misplaced), minlength=len(n))
+    return ((quadrature + linear) / np.where(n > 0, n, 1.0))[union]
+
+
+def union_above(
+    parents: Sequence[np.ndarray | None], level: int, ptr: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+    stated: np.ndarray,
+) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """Per ancestor level A = 0 … ``level`` − 1, per run of ``level``'s own fits (CSR ``ptr``): :func:`union_stated`
+    at A (float32)."""
+    node = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    # float32, as the release stores them: one per run and ancestor, held for a whole level
+    return tuple(
+        union_stated(node, ancestor_map(parents, level, a)[node], sizes, counts, stated).astype(np.float32)
+        for a in range(level)
+    )
+
+
+def weighted_means(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The count-weighted mean of ``values`` per (node, size), in the order of
+    :func:`cocoviz.runs.aggregate_runs`'s runs (node, then size), float64."""
+    if len(sizes) == 0:
+        return np.zeros(0, np.float64)
+    codes = _groups(node_of_run, sizes)  # numbered in (node, size) order
+    counts = np.asarray(counts, np.float64)
+    keep = counts > 0
+    total = np.bincount(codes[keep], weights=counts[keep])
+    weighted = np.bincount(codes[keep], weights=(np.asarray(values, np.float64) * counts)[keep], minlength=len(total))
+    present = total > 0
+    return weighted[present] / total[present]
+
+
+def released_upper(
+    leaves: LevelRuns, parents: Sequence[np.ndarray | None], above: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Per level A above the leaves, root first, the stated variance of every released run (float32; the runs of
+    :func:`cocoviz.runs.sums_up`): the count-weighted mean per node and size of the leaves' runs' statements
+    at A (``above[A]``, one per leaf run)."""
+    node = leaves.node_ids()
+    depth = len(parents) - 1
+    return [
+        weighted_means(ancestor_map(parents, depth, a)[node], leaves.sizes, leaves.counts, above[a]).astype(np.float32)
+        for a in range(depth)
+    ]
