@@ -18,7 +18,7 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.estimators import GroupEstimate
 from cocoviz.merge_rules import MERGES, merge_estimates, merge_stated
-from cocoviz.released_stated import released_upper, union_above, weighted_means
+from cocoviz.released_stated import merged_above, released_upper, union_above, weighted_means
 from cocoviz.runs import LevelRuns, aggregate_runs, aggregate_weighted, sums_up
 from cocoviz.variances import pool_by_size
 
@@ -380,7 +380,7 @@ def _consistent_slice(
         _sharing(bot_ptr, sorted_sizes, sorted_child)[seg_bot],
         parents.stated_runs[seg_top],
     )
-    above = _merged_above(parents, children, seg_top, bottom, va, vb, merge)
+    above = merged_above(parents, children, seg_top, bottom, va, vb, merge)
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not
@@ -402,37 +402,6 @@ def _consistent_slice(
     np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])
     # A child's runs of one size (split by the weights' variance) state one variance: their mean (issue 24).
     return LevelEstimates(ptr, size, count, variance, pool_by_size(ptr, size, count, stated), above=above)
-
-
-def _merged_above(
-    parents: LevelEstimates,
-    children: LevelEstimates,
-    seg_top: np.ndarray,
-    bottom: np.ndarray,
-    va: np.ndarray,
-    vb: np.ndarray,
-    merge: str,
-) -> list[np.ndarray]:
-    """Per matched segment and ancestor level A of the children, the stated variance at A of the union of the
-    merged children (:mod:`cocoviz.released_stated`): the m = 1 merge of the parent side's statement at A (its
-    own at the parent's level, per run for an Hg parent) and the children's own union's at A.  Empty unless
-    the children carry one statement per ancestor (``above``) and the parents one fewer."""
-    depth = len(children.above)
-    if not depth or len(parents.above) != depth - 1:
-        return []
-    parent_side = [*parents.above, parents.stated]
-    return [
-        merge_stated(
-            va,
-            vb,
-            parent_side[a][seg_top],
-            children.above[a][bottom],
-            merge,
-            1,
-            parents.stated_runs[seg_top] if a == depth - 1 else None,
-        )
-        for a in range(depth)
-    ]
 
 
 def top_down(

@@ -37,10 +37,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cocoviz.merge_rules import UNIT_ERRORS
+from cocoviz.merge_rules import UNIT_ERRORS, merge_stated
 from cocoviz.runs import LevelRuns
 
-__all__ = ["ancestor_map", "union_stated", "union_above", "weighted_means", "released_upper"]
+__all__ = ["ancestor_map", "union_stated", "union_above", "weighted_means", "released_upper", "merged_above"]
 
 
 def ancestor_map(parents: Sequence[np.ndarray | None], level: int, to: int) -> np.ndarray | None:
@@ -146,5 +146,37 @@ def released_upper(
     depth = len(parents) - 1
     return [
         weighted_means(ancestor_map(parents, depth, a)[node], leaves.sizes, leaves.counts, above[a]).astype(np.float32)
+        for a in range(depth)
+    ]
+
+
+def merged_above(
+    parents,
+    children,
+    seg_top: np.ndarray,
+    bottom: np.ndarray,
+    va: np.ndarray,
+    vb: np.ndarray,
+    merge: str,
+) -> list[np.ndarray]:
+    """Per matched segment and ancestor level A of the children, the stated variance at A of the union of the
+    merged children (this module's top-down step): the m = 1 merge of the parent side's statement at A (its
+    own at the parent's level, per run for an Hg parent) and the children's own union's at A.  ``parents`` and
+    ``children`` are :class:`cocoviz.consistency.LevelEstimates`.  Empty unless the children carry one statement
+    per ancestor (``above``) and the parents one fewer."""
+    depth = len(children.above)
+    if not depth or len(parents.above) != depth - 1:
+        return []
+    parent_side = [*parents.above, parents.stated]
+    return [
+        merge_stated(
+            va,
+            vb,
+            parent_side[a][seg_top],
+            children.above[a][bottom],
+            merge,
+            1,
+            parents.stated_runs[seg_top] if a == depth - 1 else None,
+        )
         for a in range(depth)
     ]
