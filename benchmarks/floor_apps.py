@@ -49,12 +49,23 @@ def chart():
         st.plotly_chart(go.Figure(go.Bar(y=[1, 3, 2])))
 
 
+#: Rows of metrics and controls in one horizontal container each, instead of columns (a block per column).
+FLEX = False
+
+
+def row(spec):
+    if FLEX:
+        box = st.container(horizontal=True)
+        return [box] * (spec if isinstance(spec, int) else len(spec))
+    return st.columns(spec)
+
+
 def stub():
     st.write("another page")
 """
 
 _SIDEBAR = """
-def sidebar():
+def sidebar(lean=False):
     sb = st.sidebar
     sb.header("Data")
     names = ["toy", "housing", "housing-west", "white", "white-west", "hawaiian", "hawaiian-west", "taxi",
@@ -76,6 +87,10 @@ def sidebar():
                  key="w-methods.preset")
     sb.toggle("Per level: ε, method and p of each level", key="w-per_level",
               help="Show the ε (slider and exact number), method and p of every level.")
+    if lean:  # the settings below the presets in a panel drawn when opened
+        sb.expander("K, consistency, merge, seed and secure release", key="w-more", on_change="rerun")
+        sb.expander("Load saved settings", key="links.load_open", on_change="rerun")
+        return
     sb.segmented_control("How K is chosen", ["public K", "noisy max", "noisy max per node", "SVT (teaching)",
                                              "from Hg (no ε)"], default="public K", help=HELP["k_select"],
                          key="w-k_select")
@@ -120,7 +135,7 @@ def main_area(first=False):
     tabs = st.tabs(["Histogram", "Error by size", "Sums", "Errors per level", "Consistency check",
                     "Intervals (publishable)", "Downloads"], key="explore.tab", on_change="rerun")
     with tabs[0]:
-        a, b, c, d = st.columns([2, 2, 1, 1])
+        a, b, c, d = row([2, 2, 1, 1])
         a.segmented_control("Layout", ["overlay", "side by side"], default="overlay", key="w-hist.layout")
         b.segmented_control("View", ["H (groups of size j)", "Hc (cumulative)"], default="H (groups of size j)",
                             help="H[j] = groups with exactly j persons; Hc[j] = groups with at most j.",
@@ -132,7 +147,7 @@ def main_area(first=False):
         with lead:
             headline, link, advice, budget, metrics = above_tabs()
     with headline:
-        m1, m2, m3, m4 = st.columns(4)
+        m1, m2, m3, m4 = row(4)
         m1.metric("Total ε spent", "3", help=HELP["epsilon"])
         m2.metric("Release computed in", "0.41 s", help="Time of cocoviz.estimate for these settings.")
         m3.metric("Consistent", "yes ✓", help="Integral, non-negative, G kept at every node and parent = Σ children.")
@@ -153,12 +168,12 @@ def main_area(first=False):
                     on_change="rerun")
     with metrics:
         st.markdown("**Node:** (root) — level 0: West Coast")
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c2, c3, c4 = row(4)
         c1.metric("Groups G (public)", "35,418,147")
         c2.metric("emd of this node", "531", help=HELP["emd"])
         c3.metric("Omniscient yardstick D/ε", "273", help=HELP["omniscient"])
         c4.metric("emd / yardstick", "1.9", help=HELP["omniscient"])
-        c1, c2, _, _ = st.columns(4)
+        c1, c2, _, _ = row(4)
         c1.metric("Persons misplaced per group", "0.000015", help=HELP["per_group"])
         c2.metric("Groups of exactly the right size", "99.998%", help=HELP["exact_share"])
         st.markdown("**In plain words:** On average 0.000015 persons misplaced per group; 99.998% of the groups "
@@ -210,6 +225,20 @@ FLOOR_APPS = {
 }
 #: Same source as "main"; its directory holds Explore's first chart (:func:`write_chart`).
 FLOOR_APPS["chart"] = FLOOR_APPS["main"]
+#: "chart" without the main area beside the chart: the dashboard's pages, sidebar and first chart only.
+FLOOR_APPS["sidebar-chart"] = (
+    _HEAD + _SIDEBAR + "\n\ndef landing():\n    sidebar()\n    trivial()\n    chart()\n" + _navigation("landing"),
+    "value",
+)
+#: "chart" with the issue's sidebar at first sight only (data, budget, split, method preset, per level), the
+#: other settings in a panel drawn when opened.
+FLOOR_APPS["lean-sidebar"] = (
+    _HEAD + _SIDEBAR + _MAIN + "\n\ndef landing():\n    sidebar(lean=True)\n    main_area()\n" + _navigation("landing"),
+    "Total ε spent",
+)
+#: "chart" and "lean-sidebar" with rows of metrics and controls in horizontal containers instead of columns.
+FLOOR_APPS["flex"] = (FLOOR_APPS["chart"][0].replace("FLEX = False", "FLEX = True"), "Total ε spent")
+FLOOR_APPS["lean-flex"] = (FLOOR_APPS["lean-sidebar"][0].replace("FLEX = False", "FLEX = True"), "Total ε spent")
 #: "chart" sent in another order: the tabs and the chart first, then the rest of the main area, the sidebar last.
 FLOOR_APPS["chart-first"] = (
     _HEAD
