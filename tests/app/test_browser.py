@@ -252,9 +252,6 @@ def test_dashboard_end_to_end(server, browser):
         _no_exception(page)
 
         # A K the release cannot use is refused with a message, and nothing is computed with the old one.
-        # K sits in the sidebar's "K, consistency, merge and seed" panel, drawn once it is opened (issue 25).
-        page.get_by_text("K, consistency, merge and seed").first.click()
-        _idle(page)
         k_box = page.locator('[data-testid="stNumberInput"]').filter(has_text="K — public bound").first.locator("input")
         k_before = k_box.input_value()
         k_box.fill("0.1")
