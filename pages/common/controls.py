@@ -123,14 +123,14 @@ K_CHOICES = {
 }
 
 
-def prior_control(info: data.DataInfo, tree: Hierarchy, methods: list[str], max_size: int, box=None) -> object:
-    """Sidebar (or ``box``), when a level uses Hcp: its public prior (None: uniform)."""
+def prior_control(info: data.DataInfo, tree: Hierarchy, methods: list[str], max_size: int) -> object:
+    """Sidebar, when a level uses Hcp: its public prior (None: uniform)."""
     if "Hcp" not in methods:
         return None
     options = ["uniform", "parent"]
     if info.key[0] == "bundled" and info.label.startswith("housing") and tree.depth == 2:
         options.append("previous census")
-    choice = (box or st.sidebar).selectbox(
+    choice = st.sidebar.selectbox(
         "Prior for Hcp", options, help=HELP["prior"], **state.bind("prior", "uniform", valid=options.__contains__)
     )
     if choice == "uniform":
@@ -141,9 +141,9 @@ def prior_control(info: data.DataInfo, tree: Hierarchy, methods: list[str], max_
     return guard(data.previous_census, info.label, max_size, paths)
 
 
-def k_select_control(box=None) -> tuple[str, float | None, float | None]:
-    """How K is chosen, with ε_K and β for a private choice (in the sidebar unless ``box`` says where)."""
-    sb = box or st.sidebar
+def k_select_control() -> tuple[str, float | None, float | None]:
+    """Sidebar: how K is chosen, with ε_K and β for a private choice."""
+    sb = st.sidebar
     choice = (
         sb.segmented_control(
             "How K is chosen",
@@ -263,10 +263,9 @@ def epsilon_grid_control(container, name: str) -> list[float]:
     return sorted(chosen)
 
 
-def seed_control(box=None) -> int | Refused:
-    """The fast sampler's seed, shared by every page (or why the box refuses what was typed); in the sidebar unless
-    ``box`` says where."""
-    return number_box(box or st.sidebar, "Seed", "seed", 0, whole=True, lo=0, hi=2**31 - 1, help=HELP["seed"])
+def seed_control() -> int | Refused:
+    """Sidebar: the fast sampler's seed, shared by every page (or why the box refuses what was typed)."""
+    return number_box(st.sidebar, "Seed", "seed", 0, whole=True, lo=0, hi=2**31 - 1, help=HELP["seed"])
 
 
 def comparison_sidebar() -> tuple[Hierarchy, data.DataInfo, int, int, list[str]]:
@@ -342,9 +341,27 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
             eps, methods, ps = per_level_controls(names)
         else:
             ps = [_p_of(level, m) for level, m in enumerate(methods)]
-    k_select, k_epsilon, k_beta, max_size, k_from_data, prior, consistency, merge, seed = more_settings(
-        tree, info, methods
+    k_select, k_epsilon, k_beta = k_select_control()
+    max_size, k_from_data = k_control(tree, info)
+    # A prior is drawn for a usable K only (a refused K stops the page below).
+    prior = prior_control(info, tree, methods, max_size) if not isinstance(max_size, Refused) else None
+    consistency = sb.radio(
+        "Consistency",
+        ["top-down", "bottom-up", "none"],
+        help=HELP["consistency"],
+        horizontal=True,
+        **state.bind("consistency", "top-down"),
     )
+    merge = sb.radio(
+        "Merge",
+        ["weighted", "average"],
+        help=HELP["merge"],
+        horizontal=True,
+        **state.bind("merge", "weighted"),
+        format_func=lambda m: "weighted" if m == "weighted" else "plain average",
+        disabled=consistency != "top-down",
+    )
+    seed = seed_control()
     secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
     links.load_saved_panel()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
@@ -370,102 +387,16 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     return params, k_from_data
 
 
-#: The sidebar panel of the release's less used settings (drawn when opened, like the per-level boxes).
-MORE = "release.more"
-MORE_LABEL = "K, consistency, merge and seed"
-
-
-class _Undrawn:
-    """A container that draws nothing: a widget put in it returns its setting's stored value.
-
-    The bound widgets (:func:`pages.common.state.bind`) show the stored setting, so the value a closed panel's
-    widgets would return is known without drawing them; messages are left to the page (``stop_if_refused``).
-    """
-
-    def _stored(self, *_args, key: str, **_kwargs):
-        return st.session_state[key]
-
-    number_input = radio = selectbox = segmented_control = toggle = _stored
-
-    def columns(self, spec, **_kwargs) -> list:
-        return [self] * (spec if isinstance(spec, int) else len(spec))
-
-    def error(self, *_args, **_kwargs) -> None:
-        pass
-
-    caption = error
-
-
-def _k_summary(k_select: str, max_size, k_epsilon, k_beta) -> str:
-    if k_select == "public":
-        return f"K = {max_size:,}" if isinstance(max_size, int) else "K refused"
-    spent = "" if k_epsilon is None else f", ε_K = {k_epsilon:g}"
-    return f"K by {K_CHOICES[k_select]}{spent}, β = {k_beta:g}"
-
-
-def more_settings(tree: Hierarchy, info: data.DataInfo, methods: list[str]) -> tuple:
-    """Sidebar: how K is chosen, K, the Hcp prior, consistency, merge and seed, in a panel drawn when opened.
-
-    Closed, its settings keep their stored values (a link, a saved file or an earlier visit set them) and a
-    caption says what they are; a refused number, or a secure release whose K is read from the data, opens it.
-    Returns ``(k_select, k_epsilon, k_beta, K, K is the data's suggestion, prior, consistency, merge, seed)``.
-    """
-
-    def draw(box) -> tuple:
-        k_select, k_epsilon, k_beta = k_select_control(box)
-        max_size, k_from_data = k_control(tree, info, container=box)
-        # A prior is drawn for a usable K only (a refused K stops the page below).
-        prior = prior_control(info, tree, methods, max_size, box) if not isinstance(max_size, Refused) else None
-        consistency = box.radio(
-            "Consistency",
-            ["top-down", "bottom-up", "none"],
-            help=HELP["consistency"],
-            horizontal=True,
-            **state.bind("consistency", "top-down"),
-        )
-        merge = box.radio(
-            "Merge",
-            ["weighted", "average"],
-            help=HELP["merge"],
-            horizontal=True,
-            **state.bind("merge", "weighted"),
-            format_func=lambda m: "weighted" if m == "weighted" else "plain average",
-            disabled=consistency != "top-down",
-        )
-        return k_select, k_epsilon, k_beta, max_size, k_from_data, prior, consistency, merge, seed_control(box)
-
-    slot = st.sidebar.container()
-    values = draw(_Undrawn())
-    k_select, k_epsilon, k_beta, max_size, k_from_data, prior, consistency, merge, seed = values
-    refused = any(isinstance(v, Refused) for v in (max_size, seed, k_epsilon, k_beta))
-    if refused or (state.get("secure") and k_from_data):
-        st.session_state[MORE] = True
-    panel = slot.expander(MORE_LABEL, key=MORE, on_change="rerun")
-    if panel.open:
-        return draw(panel)
-    slot.caption(
-        f"{_k_summary(k_select, max_size, k_epsilon, k_beta)}"
-        + (f" · Hcp prior: {state.get('prior', 'uniform')}" if "Hcp" in methods else "")
-        + f" · consistency {consistency}"
-        + (f", merge {'weighted' if merge == 'weighted' else 'plain average'}" if consistency == "top-down" else "")
-        + f" · seed {seed}"
-    )
-    return values
-
-
 ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]
 
 
 def accounting_control(box=None) -> str:
     """The release's accounting, pure ε (double-geometric noise) or ρ-zCDP (discrete Gaussian): one setting for
-    every page, drawn in the sidebar unless ``box`` says where.
-
-    A segmented control, not a radio: the same single choice, and Explore's first render then needs no radio
-    (each widget kind is a script the browser fetches before it can draw the page)."""
-    return (box or st.sidebar).segmented_control(
+    every page, drawn in the sidebar unless ``box`` says where."""
+    return (box or st.sidebar).radio(
         "Accounting",
         ACCOUNTING_OPTIONS,
-        required=True,  # one of the two is always chosen, as with a radio
+        horizontal=True,
         help=HELP["accounting"],
         **state.bind("accounting", "pure ε", valid=ACCOUNTING_OPTIONS.__contains__),
     )

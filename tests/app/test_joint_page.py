@@ -41,7 +41,7 @@ def test_joint_page_reacts_to_the_tenure_epsilon_and_refuses_zero():
 
 def test_joint_page_under_zcdp_spends_rho_in_both_margins():
     at = new_app(JOINT)
-    at.segmented_control(key="w.accounting").set_value("zCDP").run()
+    at.radio(key="w.accounting").set_value("zCDP").run()
     assert_clean(at)
     assert not errors(at)
     metrics = {m.label: m.value for m in at.metric}

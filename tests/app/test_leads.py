@@ -25,7 +25,7 @@ def test_the_private_selection_opens_in_explore_and_downloads():
 
 def test_a_zcdp_private_selection_states_its_rho_and_opens_in_explore_under_zcdp():
     at = new_app(METHODS, **{"methods.tab": "Private algorithm selection"})
-    at.segmented_control(key="w.accounting").set_value("zCDP").run()
+    at.radio(key="w.accounting").set_value("zCDP").run()
     assert_clean(at)
     # Two candidates of ρ = 0.5 per level on the toy's 2 levels, and the selection's ε = 0.1 as ε²/2.
     cost = next(i.value for i in at.info if i.value.startswith("Whole privacy cost"))

@@ -92,7 +92,7 @@ def test_explore_epsilon_changes_numbers_and_figures():
 
 
 def test_explore_method_and_consistency_change_the_release():
-    at = new_app(**{"cv.per_level": True, "explore.budget": True, "release.more": True})
+    at = new_app(**{"cv.per_level": True, "explore.budget": True})
 
     def summary():
         return [json.dumps(d.value.to_dict()) for d in at.dataframe][0]  # budget summary table
@@ -125,7 +125,7 @@ def test_explore_epsilon_zero_shows_a_message(value):
 
 
 def test_explore_k_below_largest_group_shows_a_message():
-    at = new_app(**{"release.more": True})
+    at = new_app()
     name = at.session_state["cv.dataset"]
     at.number_input(key=f"w.K.{name}").set_value(2).run()
     assert_clean(at)
@@ -135,7 +135,7 @@ def test_explore_k_below_largest_group_shows_a_message():
 def test_explore_upload_good_and_bad():
     from pages.common.data import UPLOAD
 
-    at = new_app(**{"release.more": True})
+    at = new_app()
     at.selectbox(key="w.dataset").set_value(UPLOAD).run()
     assert_clean(at)
     assert any("Upload a CSV" in i.value for i in at.info)
@@ -391,7 +391,7 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
     from pages.common.data import UPLOAD
 
     persons = b"person,group,region\nA,1,a\nB,1,a\nC,2,b\nD,3,b\n"
-    at = new_app(**{"release.more": True})
+    at = new_app()
     at.selectbox(key="w.dataset").set_value(UPLOAD).run()
     at.radio(key="w.upload.kind").set_value("persons").run()
     at.text_input(key="w.upload.levels").set_value("region")
@@ -419,7 +419,7 @@ def test_explore_persons_upload_with_and_without_a_public_groups_table():
 
 def test_explore_zcdp_accounting_states_rho_and_epsilon_delta():
     at = new_app()
-    at.segmented_control(key="w.accounting").set_value("zCDP").run()
+    at.radio(key="w.accounting").set_value("zCDP").run()
     assert_clean(at)
     assert not errors(at)
     assert any("zCDP, discrete Gaussian noise" in m.value and "total **ρ = 1**" in m.value for m in at.markdown)
@@ -432,7 +432,7 @@ def test_explore_zcdp_accounting_states_rho_and_epsilon_delta():
 
 
 def test_explore_private_k_and_sums():
-    at = new_app(**{"explore.tab": "Sums", "release.more": True})
+    at = new_app(**{"explore.tab": "Sums"})
     assert_clean(at)
     assert metric(at, "Persons (released)") and metric(at, "Persons (true)") == "8"
     at.segmented_control(key="w.k_select").set_value("noisy-max").run()
@@ -451,7 +451,7 @@ def test_methods_wu_experiments_run_on_request():
 
 
 def test_explore_hcp_with_a_prior():
-    at = new_app(**{"cv.per_level": True, "release.more": True})
+    at = new_app(**{"cv.per_level": True})
     at.selectbox(key="w.method.1").set_value("Hcp").run()
     assert_clean(at)
     assert at.selectbox(key="w.prior").options == ["uniform", "parent"]  # the toy has no previous census
@@ -530,7 +530,7 @@ def test_a_persons_upload_whose_group_lies_in_two_regions_is_refused_not_preview
 
 
 def test_a_k_the_release_cannot_use_is_refused_with_a_message():
-    at = new_app(**{"release.more": True})
+    at = new_app()
     name = at.session_state["cv.dataset"]
     for typed in (0.1, 0.0, 2.5, -3.0):
         at.number_input(key=f"w.K.{name}").set_value(typed).run()
@@ -555,7 +555,7 @@ def test_a_k_the_release_cannot_use_is_refused_with_a_message():
     ],
 )
 def test_other_number_boxes_refuse_with_a_message(key, typed, message):
-    at = new_app(**{"cv.per_level": True, "release.more": True})
+    at = new_app(**{"cv.per_level": True})
     at.number_input(key=key).set_value(typed).run()
     assert_clean(at)
     assert message in errors(at)
@@ -563,7 +563,7 @@ def test_other_number_boxes_refuse_with_a_message(key, typed, message):
 
 
 def test_private_k_boxes_refuse_with_a_message():
-    at = new_app(**{"release.more": True})
+    at = new_app()
     at.segmented_control(key="w.k_select").set_value("noisy-max").run()
     at.number_input(key="w.k_beta").set_value(1.0).run()
     assert "β must be more than 0 and less than 1, got 1" in errors(at)
@@ -666,7 +666,7 @@ def test_explore_six_levels_to_an_empty_block():
 
 
 def test_explore_k_from_hg_spends_no_epsilon_and_is_refused_without_an_hg_level_above():
-    at = new_app(**{"cv.per_level": True, "release.more": True})
+    at = new_app(**{"cv.per_level": True})
     for level, method in enumerate(("Hc", "Hc")):
         at.selectbox(key=f"w.method.{level}").set_value(method).run()
     at.segmented_control(key="w.k_select").set_value("from-hg").run()

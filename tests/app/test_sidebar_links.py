@@ -56,30 +56,6 @@ def test_first_sight_has_total_split_and_method_only_and_per_level_keeps_values(
     assert abs(at.session_state["cv.eps.1"] - 6.0) < 1e-5
 
 
-def test_k_consistency_merge_and_seed_are_drawn_when_opened_and_hold_while_closed():
-    at = new_app(**{"cv.consistency": "none", "cv.seed": 5})
-    assert_clean(at)
-    # Closed at first sight: no boxes, a caption with their values, and the release uses them.
-    assert not at.sidebar.get("radio") and "w.seed" not in keys(at)
-    assert any("consistency none" in c.value and "seed 5" in c.value for c in at.sidebar.caption)
-    assert metric(at, "Consistent") == "no ✗"
-    # Opened: the boxes show the same values.
-    at.session_state["release.more"] = True
-    at.run()
-    assert_clean(at)
-    assert at.radio(key="w.consistency").value == "none" and at.number_input(key="w.seed").value == 5
-    at.radio(key="w.consistency").set_value("top-down").run()
-    assert metric(at, "Consistent") == "yes ✓"
-
-
-def test_a_refused_k_or_seed_opens_its_panel():
-    at = new_app(**{"cv.seed": 1.5})
-    assert_clean(at)
-    assert at.number_input(key="w.seed").value == 1.5  # drawn, its message under it
-    assert any("Seed must be a whole number" in e.value for e in at.error)
-    assert not at.metric
-
-
 def test_a_refused_total_is_named():
     at = new_app()
     at.number_input(key="w.eps.total").set_value(0.0).run()
@@ -193,7 +169,6 @@ def test_an_accepted_upload_survives_a_reload_for_the_holder_of_its_address_only
 def test_a_link_with_k_from_hg_opens_it():
     at = _linked(dataset="toy", eps="0.5,2", methods="Hg,Hc", k="from-hg")
     assert_clean(at)
-    assert at.session_state["cv.k_select"] == "from-hg"
-    assert any("K by from Hg (no ε)" in c.value for c in at.sidebar.caption)  # said while its panel is closed
+    assert at.segmented_control(key="w.k_select").value == "from-hg"
     assert metric(at, "Total ε spent") == "2.5"  # from-hg spends no ε of its own
     assert at.query_params["k"] == ["from-hg"] or at.query_params["k"] == "from-hg"
