@@ -23,10 +23,11 @@ checkout's app.py, repeatable: ``--app ../main/app.py --app app.py`` measures be
 each server importing its own checkout's package), ``--profile N``: N more first visits per app under
 Chromium's sampling profiler, printing where the page's main thread spent its time until the first chart,
 per front-end chunk (Plotly's module, React, the styling libraries, Markdown, the widgets).  The chunk
-names are Streamlit's bundle's file names without their hashes.  ``--floors``: three more apps in the same
+names are Streamlit's bundle's file names without their hashes.  ``--floors [NAME ...]``: more apps in the same
 alternating run, the trivial app grown into the dashboard's required design as static content (its pages, then
-Explore's first-render sidebar, then Explore's main area beside the chart: :mod:`floor_apps`), each one's
-ratios to the trivial app printed like the dashboard's: what the design costs before any of cocoviz's work.
+Explore's first-render sidebar, then Explore's main area, then Explore's own first chart, and lighter variants:
+:mod:`floor_apps`), each one's ratios to the trivial app printed like the dashboard's: what the design costs
+before any of cocoviz's work.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from floor_apps import FLOOR_APPS, write_chart  # noqa: E402
+from floor_apps import FLOOR_APPS, THREE_BARS, write_chart  # noqa: E402
 from warm_up import warm_up  # noqa: E402  (the warm-up scripts/run.sh does)
 
 CHROMIUM = "/usr/bin/chromium"
@@ -259,8 +260,6 @@ def main() -> int:
         trivial.write_text(TRIVIAL_APP)
         # cocoviz: the root's ε (one level recomputed, the others reused) and the counties' ε (the costly level).
         dashboards = [Path(a).resolve() for a in (args.app or [ROOT / "app.py"])]
-        # Boxes by widget key (pages.common.state's "w." prefix): under load the sidebar renders in pieces, and
-        # "the first box labelled exact ε" can be another level's.
         floors = []
         chosen = [] if args.floors is None else (args.floors or list(FLOOR_APPS))
         for floor in chosen:
@@ -268,9 +267,11 @@ def main() -> int:
             path = Path(tmp) / floor / "app.py"
             path.parent.mkdir()
             path.write_text(source)
-            if floor not in ("pages", "sidebar", "main"):  # the others draw Explore's own first chart
+            if floor not in THREE_BARS:
                 write_chart(str(dashboards[0]), path.with_name("chart.json"))
             floors.append((f"floor: trivial app + {floor} (static)", path, metric, {}))
+        # Boxes by widget key (pages.common.state's "w." prefix): under load the sidebar renders in pieces, and
+        # "the first box labelled exact ε" can be another level's.
         apps = [
             ("trivial Streamlit app", trivial, "value", {"interaction_s": '[data-testid="stNumberInput"] input'}),
             *floors,

@@ -15,6 +15,15 @@ the trivial app's, say how much of the dashboard's ratio its design itself costs
 * ``chart``: ``main`` with Explore's own first chart (the histogram of the root on the bundled default, its
   Plotly JSON read from a file beside the app, ``chart.json``: :func:`write_chart`) in place of the 3 bars.
 
+Variants, each with Explore's chart (what a lighter first render would buy, before changing Explore):
+
+* ``sidebar-chart``: pages, sidebar and Explore's chart, nothing else in the main area;
+* ``minimal``: ``sidebar-chart`` with only the issue's sidebar at first sight (data, budget, split, method
+  preset, per level; K, consistency, merge, seed and secure in a panel drawn when opened);
+* ``lean-sidebar``: ``chart`` with that sidebar; ``flex`` and ``lean-flex``: ``chart`` and ``lean-sidebar`` with
+  the rows of metrics and controls in one horizontal container each instead of columns;
+* ``chart-first``: ``chart`` with the tabs and the chart sent before everything else (the sidebar last).
+
 The apps import only :mod:`pages.common.help` (the tooltips' texts), so the server needs the checkout on
 ``PYTHONPATH``.
 """
@@ -223,11 +232,21 @@ FLOOR_APPS = {
         "Total ε spent",
     ),
 }
+#: The steps that keep the trivial app's 3 bars; every other app draws Explore's first chart (:func:`write_chart`).
+THREE_BARS = ("pages", "sidebar", "main")
 #: Same source as "main"; its directory holds Explore's first chart (:func:`write_chart`).
 FLOOR_APPS["chart"] = FLOOR_APPS["main"]
 #: "chart" without the main area beside the chart: the dashboard's pages, sidebar and first chart only.
 FLOOR_APPS["sidebar-chart"] = (
     _HEAD + _SIDEBAR + "\n\ndef landing():\n    sidebar()\n    trivial()\n    chart()\n" + _navigation("landing"),
+    "value",
+)
+#: "sidebar-chart" with the issue's sidebar at first sight only: the least the required design can draw.
+FLOOR_APPS["minimal"] = (
+    _HEAD
+    + _SIDEBAR
+    + "\n\ndef landing():\n    sidebar(lean=True)\n    trivial()\n    chart()\n"
+    + _navigation("landing"),
     "value",
 )
 #: "chart" with the issue's sidebar at first sight only (data, budget, split, method preset, per level), the
