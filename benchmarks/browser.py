@@ -23,7 +23,11 @@ checkout's app.py, repeatable: ``--app ../main/app.py --app app.py`` measures be
 each server importing its own checkout's package), ``--profile N``: N more first visits per app under
 Chromium's sampling profiler, printing where the page's main thread spent its time until the first chart,
 per front-end chunk (Plotly's module, React, the styling libraries, Markdown, the widgets).  The chunk
-names are Streamlit's bundle's file names without their hashes.
+names are Streamlit's bundle's file names without their hashes.  ``--floors [NAME ...]``: more apps in the same
+alternating run, the trivial app grown into the dashboard's required design as static content (its pages, then
+Explore's first-render sidebar, then Explore's main area, then Explore's own first chart, and lighter variants:
+:mod:`floor_apps`), each one's ratios to the trivial app printed like the dashboard's: what the design costs
+before any of cocoviz's work.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from floor_apps import FLOOR_APPS, THREE_BARS, write_chart  # noqa: E402
 from warm_up import warm_up  # noqa: E402  (the warm-up scripts/run.sh does)
 
 CHROMIUM = "/usr/bin/chromium"
@@ -239,6 +244,13 @@ def main() -> int:
         default=None,
         help="a dashboard's app.py to measure (default: this tree's); repeat it to compare checkouts in one run",
     )
+    parser.add_argument(
+        "--floors",
+        nargs="*",
+        metavar="NAME",
+        help="also measure the trivial app grown into the dashboard's design as static content (pages, sidebar, "
+        f"main, …); names pick some of {', '.join(FLOOR_APPS)} (default: all)",
+    )
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
@@ -248,10 +260,21 @@ def main() -> int:
         trivial.write_text(TRIVIAL_APP)
         # cocoviz: the root's ε (one level recomputed, the others reused) and the counties' ε (the costly level).
         dashboards = [Path(a).resolve() for a in (args.app or [ROOT / "app.py"])]
+        floors = []
+        chosen = [] if args.floors is None else (args.floors or list(FLOOR_APPS))
+        for floor in chosen:
+            source, metric = FLOOR_APPS[floor]
+            path = Path(tmp) / floor / "app.py"
+            path.parent.mkdir()
+            path.write_text(source)
+            if floor not in THREE_BARS:
+                write_chart(str(dashboards[0]), path.with_name("chart.json"))
+            floors.append((f"floor: trivial app + {floor} (static)", path, metric, {}))
         # Boxes by widget key (pages.common.state's "w." prefix): under load the sidebar renders in pieces, and
         # "the first box labelled exact ε" can be another level's.
         apps = [
-            ("trivial Streamlit app", trivial, "value", {"interaction_s": '[data-testid="stNumberInput"] input'})
+            ("trivial Streamlit app", trivial, "value", {"interaction_s": '[data-testid="stNumberInput"] input'}),
+            *floors,
         ] + [
             (
                 f"cocoviz (Explore, bundled default) {app}",
@@ -268,8 +291,9 @@ def main() -> int:
         profiles: dict[str, list[collections.Counter]] = {name: [] for name, *_ in apps}
         try:
             for _name, app, *_ in apps:
-                # Each dashboard imports its own checkout's package first.
-                servers.append(_serve(app, env={"PYTHONPATH": str(app.parent)}))
+                # Each dashboard imports its own checkout's package first; the floor apps, this checkout's tooltips.
+                home = ROOT if any(app == path for _n, path, *_ in floors) else app.parent
+                servers.append(_serve(app, env={"PYTHONPATH": str(home)}))
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
                 for _ in range(args.visits):  # alternating, so every app sees the same load
@@ -283,6 +307,8 @@ def main() -> int:
                         profiles[name].append(profiled_visit(browser, url))
                 if not args.no_interactions:
                     for (name, _app, metric, boxes), (_proc, url) in zip(apps, servers):
+                        if not boxes:  # a floor app: first visits only
+                            continue
                         results[name].update(
                             _interactions(
                                 browser,
