@@ -30,3 +30,78 @@ def codes_within_blocks(block, key, width):  # pragma: no cover - compiled
             code += 1
         out[i] = c
     return out
+
+
+@numba.njit(cache=True)
+def union_stated_runs(node, up, sizes, counts, stated, unit, out):  # pragma: no cover - compiled
+    """:func:`cocoviz.released_stated.union_stated` in one pass per ancestor block (``up`` non-decreasing,
+    ``node`` non-decreasing within it), written to ``out``: scratch tables by size, reset at the entries each
+    block touched, so nothing of the runs' length is allocated beside ``out``."""
+    n = len(sizes)
+    width = 1
+    for i in range(n):
+        width = max(width, sizes[i] + 1)
+    groups = np.zeros(width)
+    linear = np.zeros(width)
+    quadrature = np.zeros(width)
+    own = np.zeros(width)
+    start = 0
+    while start < n:
+        stop = start + 1
+        while stop < n and up[stop] == up[start]:
+            stop += 1
+        first = start  # the current node's first run
+        for i in range(start, stop + 1):
+            if i == stop or node[i] != node[first]:
+                for j in range(first, i):  # flush the node: one count error per size
+                    s = sizes[j]
+                    if own[s] != 0.0 or stated[j] < unit:
+                        quadrature[s] += own[s] * own[s]
+                        own[s] = 0.0
+                first = i
+            if i == stop:
+                break
+            s = sizes[i]
+            groups[s] += counts[i]
+            misplaced = counts[i] * stated[i]
+            if stated[i] < unit:
+                own[s] += misplaced
+            else:
+                linear[s] += misplaced
+        for i in range(start, stop):
+            s = sizes[i]
+            total = groups[s] if groups[s] > 0 else 1.0
+            out[i] = (np.sqrt(quadrature[s]) + linear[s]) / total
+        for i in range(start, stop):
+            s = sizes[i]
+            groups[s] = 0.0
+            linear[s] = 0.0
+            quadrature[s] = 0.0
+        start = stop
+
+
+@numba.njit(cache=True)
+def weighted_means_sorted(node, sizes, counts, values, out):  # pragma: no cover - compiled
+    """Count-weighted means of ``values`` per ``(node, size)`` with groups of positive count, runs sorted by
+    node, then size, written to ``out`` in that order; returns how many were written, or −1 (nothing usable
+    written) when the runs are not in that order."""
+    n = len(sizes)
+    for i in range(1, n):
+        if node[i] < node[i - 1] or (node[i] == node[i - 1] and sizes[i] < sizes[i - 1]):
+            return -1
+    written = 0
+    i = 0
+    while i < n:
+        j = i
+        total = 0.0
+        weighted = 0.0
+        while j < n and node[j] == node[i] and sizes[j] == sizes[i]:
+            if counts[j] > 0:
+                total += counts[j]
+                weighted += values[j] * counts[j]
+            j += 1
+        if total > 0:
+            out[written] = weighted / total
+            written += 1
+        i = j
+    return written

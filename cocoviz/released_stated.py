@@ -53,6 +53,10 @@ def ancestor_map(parents: Sequence[np.ndarray | None], level: int, to: int) -> n
     return up
 
 
+def _non_decreasing(values: np.ndarray) -> bool:
+    return len(values) < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
 def _groups(block: np.ndarray, key: np.ndarray, ordered: bool = True) -> np.ndarray:
     """Codes 0..g−1 of the distinct ``(block, key)`` pairs (non-negative int arrays of one length), numbered in
     the pairs' lexicographic order; with ``ordered=False`` in any order (the caller only sums by code).
@@ -82,7 +86,12 @@ def _groups(block: np.ndarray, key: np.ndarray, ordered: bool = True) -> np.ndar
 
 
 def union_stated(
-    node_of_run: np.ndarray, up_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, stated: np.ndarray
+    node_of_run: np.ndarray,
+    up_of_run: np.ndarray,
+    sizes: np.ndarray,
+    counts: np.ndarray,
+    stated: np.ndarray,
+    dtype: type = np.float64,
 ) -> np.ndarray:
     """Per run: the stated variance, at its node's ancestor (``up_of_run``), of the union of every node's groups
     of its size under that ancestor (module docstring: dense runs in quadrature, whole-size errors linearly).
@@ -101,9 +110,18 @@ def union_stated(
     """
     sizes = np.asarray(sizes, np.int64)
     if len(sizes) == 0:
-        return np.zeros(0, np.float64)
+        return np.zeros(0, dtype)
     counts = np.asarray(counts, np.float64)
     stated = np.asarray(stated, np.float64)
+    node_of_run, up_of_run = np.asarray(node_of_run, np.int64), np.asarray(up_of_run, np.int64)
+    if _non_decreasing(up_of_run) and _non_decreasing(node_of_run) and int(sizes.min()) >= 0:
+        # Runs by node, nodes by ancestor (every level here): one compiled pass, no run-length temporaries
+        # (at the block level these statements' temporaries added gigabytes to a release's peak).
+        from cocoviz._released_kernels import union_stated_runs
+
+        out = np.empty(len(sizes), dtype)
+        union_stated_runs(node_of_run, up_of_run, sizes, counts, stated, UNIT_ERRORS, out)
+        return out
     misplaced = counts * stated  # a run's expected squared error, summed over its groups
     dense = stated < UNIT_ERRORS
     own = _groups(node_of_run, sizes, ordered=False)  # one count error per node and size
@@ -114,7 +132,7 @@ def union_stated(
     n = np.bincount(union, weights=counts)
     quadrature = np.sqrt(np.bincount(union[first], weights=own_dense**2, minlength=len(n)))
     linear = np.bincount(union, weights=np.where(dense, 0.0, misplaced), minlength=len(n))
-    return ((quadrature + linear) / np.where(n > 0, n, 1.0))[union]
+    return ((quadrature + linear) / np.where(n > 0, n, 1.0))[union].astype(dtype, copy=False)
 
 
 def union_above(
@@ -126,7 +144,7 @@ def union_above(
     node = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
     # float32, as the release stores them: one per run and ancestor, held for a whole level
     return tuple(
-        union_stated(node, ancestor_map(parents, level, a)[node], sizes, counts, stated).astype(np.float32)
+        union_stated(node, ancestor_map(parents, level, a)[node], sizes, counts, stated, np.float32)
         for a in range(level)
     )
 
@@ -136,6 +154,14 @@ def weighted_means(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarra
     :func:`cocoviz.runs.aggregate_runs`'s runs (node, then size), float64."""
     if len(sizes) == 0:
         return np.zeros(0, np.float64)
+    from cocoviz._released_kernels import weighted_means_sorted
+
+    node_of_run, sizes = np.asarray(node_of_run, np.int64), np.asarray(sizes, np.int64)
+    out = np.empty(len(sizes), np.float64)
+    counts, values = np.asarray(counts, np.float64), np.asarray(values, np.float64)
+    written = weighted_means_sorted(node_of_run, sizes, counts, values, out)
+    if written >= 0:  # runs by node, then size (every level here): one compiled pass
+        return out[:written].copy()  # not a view holding every run's slot
     codes = _groups(node_of_run, sizes)  # numbered in (node, size) order
     counts = np.asarray(counts, np.float64)
     keep = counts > 0
