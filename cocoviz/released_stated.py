@@ -162,6 +162,20 @@ def weighted_means(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarra
     written = weighted_means_sorted(node_of_run, sizes, counts, values, out)
     if written >= 0:  # runs by node, then size (every level here): one compiled pass
         return out[:written].copy()  # not a view holding every run's slot
+    del out
+    if _non_decreasing(node_of_run) and int(sizes.min()) >= 0:
+        # Leaves' runs under an ancestor (released_upper): by ancestor, not by size within it.  Group them in one
+        # compiled pass (codes by first appearance), then put the few distinct (ancestor, size) in order.
+        from cocoviz._released_kernels import codes_within_blocks
+
+        codes = codes_within_blocks(node_of_run, sizes, int(sizes.max()) + 1)
+        total = np.bincount(codes, weights=counts)
+        weighted = np.bincount(codes, weights=values * counts, minlength=len(total))
+        first = np.empty(len(total), np.int64)
+        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+        order = np.lexsort((sizes[first], node_of_run[first]))
+        order = order[total[order] > 0]
+        return weighted[order] / total[order]
     codes = _groups(node_of_run, sizes)  # numbered in (node, size) order
     counts = np.asarray(counts, np.float64)
     keep = counts > 0
