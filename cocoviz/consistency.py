@@ -240,7 +240,9 @@ class LevelEstimates:
         runs, stated = aggregate_weighted(node, self.sizes, self.counts, len(self.ptr) - 1, self.stated)
         stated_out.append(stated)
         if above_out is not None:
-            above_out.append(tuple(weighted_means(node, self.sizes, self.counts, a) for a in self.above))
+            # float32, as the release stores them: held for the whole leaf level until released_upper averages them
+            means = (weighted_means(node, self.sizes, self.counts, a) for a in self.above)
+            above_out.append(tuple(m.astype(np.float32) for m in means))
         return runs
 
 
