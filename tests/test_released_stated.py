@@ -99,17 +99,20 @@ def test_released_upper_states_the_count_weighted_mean_per_node_and_size_in_sums
 
 @pytest.mark.parametrize("merge", ["weighted", "average"])
 def test_top_down_states_the_smaller_side_where_the_root_and_its_childrens_union_agree(merge):
-    """A root of one run (size 2, 200 groups) and two children of 100 groups of size 2: every pair agrees, so the
-    released boundary is the parent's or the union's, whichever each pair takes, and it misplaces at most the
-    smaller side's groups: the root's 0.004 · 200 = 0.8, not the union's √(3² + 1²) = 3.16.  The m = 1 merge
-    pair by pair (the rule before) stated 0.0099 under the plain average (half the pairs the union's rate)."""
+    """A root of one run (size 2, 200 groups) and two children of 100 groups of size 2: every pair agrees.  Weighted,
+    the root wins both and the released size misplaces at most its 0.004 · 200 = 0.8 groups, not the union's
+    √(3² + 1²) = 3.16.  Under the plain average the root states the m = 1 merge pair by pair (the bound was measured
+    worse there): half the pairs the union's rate."""
     root = LevelEstimates(np.array([0, 1]), np.array([2]), np.array([200]), np.array([0.01]), np.array([0.004]))
     kids = LevelEstimates(np.array([0, 1, 2]), np.array([2, 2]), np.array([100, 100]), np.array([0.04, 0.02]),
                           np.array([0.03, 0.01]))  # fmt: skip
     parents = [None, np.array([0, 0])]
     stated: list = []
     top_down([root, kids], parents, merge, stated)
-    np.testing.assert_allclose(stated[0], [0.004], rtol=1e-6)
+    union = np.sqrt(3.0**2 + 1.0**2) / 200
+    want = merge_stated(np.array([0.01] * 2), np.array([0.04, 0.02]), np.array([0.004] * 2), np.full(2, union),
+                        merge, 1).mean()  # fmt: skip
+    np.testing.assert_allclose(stated[0], [0.004 if merge == "weighted" else want], rtol=1e-6)
     # The leaves keep the merge's own statement (sharing m = 2).
     leaves = merge_stated(np.array([0.01] * 2), np.array([0.04, 0.02]), np.array([0.004] * 2), np.array([0.03, 0.01]),
                           merge, 2)  # fmt: skip
