@@ -28,10 +28,11 @@ children's own fits at A (above).  The parent pins the union's boundary where it
 (w > ½); the children's union takes over where theirs does.  So in dense runs the released boundary lies
 between the two sides' boundaries, and moves away from either only through the pairs that disagree by a size
 and that the other side wins: per parent and size it misplaces at most ``min(max(T_P, T_U), T_P + W, T_U + P)``
-groups (:func:`between_boundaries`; the m = 1 merge pair by pair charged an Hg parent's long block with the
-union's whole step error, 2–100 times the realised).  :mod:`cocoviz.consistency` applies it step by
-step, carrying per run one statement for every ancestor level (``LevelEstimates.above``); the released level
-A states the count-weighted mean of its leaves' statements at A per node and size (:func:`released_upper`).
+groups (:func:`between_boundaries`, under the weighted merge; the m = 1 merge pair by pair charged an Hg
+parent's long block with the union's whole step error: housing's Hg root, 7 times the realised).
+:mod:`cocoviz.consistency` applies it step by step, carrying per run one statement for every ancestor level
+(``LevelEstimates.above``); the released level A states the count-weighted mean of its leaves' statements at A
+per node and size (:func:`released_upper`).
 """
 
 from __future__ import annotations
@@ -197,14 +198,14 @@ def merged_above(
             out.append(pair)
             continue
         dense = np.maximum(sa, sb) < UNIT_ERRORS
-        bounded = between_boundaries(key, counts * dense, _parent_wins(va, vb, merge), disagree, runs, sb)
+        bounded = between_boundaries(key, counts * dense, _parent_wins(va, vb), disagree, runs, sb)
         out.append(np.where(dense, bounded, pair))
     return out
 
 
-def _parent_wins(va: np.ndarray, vb: np.ndarray, merge: str) -> np.ndarray:
-    """P(the parent's side) of a dense pair that disagrees by one size: the larger weight takes it whole."""
-    w = vb / (va + vb) if merge == "weighted" else np.full(len(vb), 0.5)
+def _parent_wins(va: np.ndarray, vb: np.ndarray) -> np.ndarray:
+    """P(the parent's side) of a dense pair that disagrees by one size, weighted: the larger weight takes it whole."""
+    w = vb / (va + vb)
     return np.where(w > 0.5, 1.0, np.where(w == 0.5, 0.5, 0.0))
 
 
