@@ -151,3 +151,16 @@ def test_between_boundaries_moves_the_bound_by_the_disagreeing_pairs_each_side_w
     got = between_boundaries(key, counts, np.array([1.0, 1.0, 0.0]), off, runs, np.full(3, 0.002))
     bound = min(5.9, 2.0 + 10.0)  # the larger side's 5.9: the boundary lies between the two
     np.testing.assert_allclose((got * counts).sum(), bound, rtol=1e-12)
+
+
+def test_a_lone_group_keeps_the_m1_merge():
+    """A root's lone group of size 9 stated exact (10⁻⁹) and a child's (0.5, whose weight wins the pair): the bound
+    would state the smaller side, 10⁻⁹ (housing's Hg×Hc×Hc root read 10⁵ on such a group); a lone group is no run's
+    boundary, so it keeps the m = 1 merge: the child's 0.5."""
+    root = LevelEstimates(np.array([0, 2]), np.array([2, 9]), np.array([200, 1]), np.array([0.01, 0.01]),
+                          np.array([0.004, 1e-9]))  # fmt: skip
+    kids = LevelEstimates(np.array([0, 2, 3]), np.array([2, 9, 2]), np.array([100, 1, 100]),
+                          np.array([0.04, 0.001, 0.04]), np.array([0.03, 0.5, 0.01]))  # fmt: skip
+    stated: list = []
+    top_down([root, kids], [None, np.array([0, 0])], "weighted", stated)
+    assert stated[0][1] == pytest.approx(0.5, rel=1e-6)
