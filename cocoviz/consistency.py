@@ -382,7 +382,7 @@ def _consistent_slice(
         _sharing(bot_ptr, sorted_sizes, sorted_child)[seg_bot],
         parents.stated_runs[seg_top],
     )
-    above = merged_above(parents, children, seg_top, bottom, va, vb, merge)
+    above = merged_above(parents, children, seg_top, bottom, va, vb, merge, seg_cnt)
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not

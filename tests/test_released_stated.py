@@ -12,7 +12,7 @@ from cocoviz.measure import measure
 from cocoviz.merge_rules import merge_stated
 from cocoviz.plan import Plan
 from cocoviz.postprocess import post_process
-from cocoviz.released_stated import ancestor_map, released_upper, union_stated, weighted_means
+from cocoviz.released_stated import ancestor_map, between_boundaries, released_upper, union_stated, weighted_means
 from cocoviz.runs import LevelRuns, sums_up
 
 
@@ -98,10 +98,11 @@ def test_released_upper_states_the_count_weighted_mean_per_node_and_size_in_sums
 
 
 @pytest.mark.parametrize("merge", ["weighted", "average"])
-def test_top_down_states_the_root_as_the_m1_merge_of_its_fit_and_its_childrens_union(merge):
-    """A root of one run (size 2, 200 groups) and two children of 100 groups of size 2: the match is one pair per
-    child, and the released root states ``merge_stated(va, vb, sa, union, merge, sharing=1)``, union the
-    children's own statements in quadrature."""
+def test_top_down_states_the_smaller_side_where_the_root_and_its_childrens_union_agree(merge):
+    """A root of one run (size 2, 200 groups) and two children of 100 groups of size 2: every pair agrees.  Weighted,
+    the root wins both and the released size misplaces at most its 0.004 · 200 = 0.8 groups, not the union's
+    √(3² + 1²) = 3.16.  Under the plain average the root states the m = 1 merge pair by pair (the bound was measured
+    worse there): half the pairs the union's rate."""
     root = LevelEstimates(np.array([0, 1]), np.array([2]), np.array([200]), np.array([0.01]), np.array([0.004]))
     kids = LevelEstimates(np.array([0, 1, 2]), np.array([2, 2]), np.array([100, 100]), np.array([0.04, 0.02]),
                           np.array([0.03, 0.01]))  # fmt: skip
@@ -110,9 +111,56 @@ def test_top_down_states_the_root_as_the_m1_merge_of_its_fit_and_its_childrens_u
     top_down([root, kids], parents, merge, stated)
     union = np.sqrt(3.0**2 + 1.0**2) / 200
     want = merge_stated(np.array([0.01] * 2), np.array([0.04, 0.02]), np.array([0.004] * 2), np.full(2, union),
-                        merge, 1)  # fmt: skip
-    np.testing.assert_allclose(stated[0], [want.mean()], rtol=1e-6)
+                        merge, 1).mean()  # fmt: skip
+    np.testing.assert_allclose(stated[0], [0.004 if merge == "weighted" else want], rtol=1e-6)
     # The leaves keep the merge's own statement (sharing m = 2).
     leaves = merge_stated(np.array([0.01] * 2), np.array([0.04, 0.02]), np.array([0.004] * 2), np.array([0.03, 0.01]),
                           merge, 2)  # fmt: skip
     np.testing.assert_allclose(stated[1], leaves, rtol=1e-6)
+
+
+def test_an_hg_roots_children_union_is_not_charged_to_the_pairs_its_long_block_wins():
+    """An Hg root's size 1: a long block (900 groups, run stated 0.001) and a short block at the step (100, 0.05;
+    pooled 0.0059); two children of 500 groups stating 0.02 each (their union: √(10² + 10²) = 14.1 misplaced
+    groups).  Every pair agrees, so the released size misplaces at most the root's 5.9 groups: 0.0059.  The rule
+    before charged the union's whole error to the long block's pairs (0.0142, 2.4 times more: housing's, white's
+    and taxi's Hg roots over Hg children read 0.27–0.51)."""
+    root = LevelEstimates(np.array([0, 2]), np.array([1, 1]), np.array([900, 100]), np.array([0.01, 0.1]),
+                          np.array([0.0059, 0.0059]), np.array([0.001, 0.05]))  # fmt: skip
+    kids = LevelEstimates(np.array([0, 1, 2]), np.array([1, 1]), np.array([500, 500]), np.array([0.04, 0.04]),
+                          np.array([0.02, 0.02]))  # fmt: skip
+    stated: list = []
+    top_down([root, kids], [None, np.array([0, 0])], "weighted", stated)
+    np.testing.assert_allclose(stated[0], [0.0059], rtol=1e-5)
+
+
+def test_between_boundaries_moves_the_bound_by_the_disagreeing_pairs_each_side_wins():
+    """One parent and size: 900 pairs the parent wins (its run 0.001), 10 it loses that disagree by a size and 90 it
+    loses that agree (its short block, 0.05); the union states 0.02 (20 groups).  The released boundary moves
+    from the parent's (5.9 groups off) only through the 10 disagreeing pairs: min(20, 5.9 + 10, 20 + 0) = 15.9,
+    the parent's pairs stating their run (0.9) and its 100 lost pairs the rest (0.15 each)."""
+    key, counts, off, runs = (
+        np.zeros(3, np.int64),
+        np.array([900.0, 10.0, 90.0]),
+        np.array([0, 1, 0], bool),
+        np.array([0.001, 0.05, 0.05]),
+    )
+    got = between_boundaries(key, counts, np.array([1.0, 0.0, 0.0]), off, runs, np.full(3, 0.02))
+    np.testing.assert_allclose(got, [0.001, 0.15, 0.15], rtol=1e-12)
+    # The union's side bounded the same way: the parent wins the 10 disagreeing pairs, the union 0.002 (2 groups).
+    got = between_boundaries(key, counts, np.array([1.0, 1.0, 0.0]), off, runs, np.full(3, 0.002))
+    bound = min(5.9, 2.0 + 10.0)  # the larger side's 5.9: the boundary lies between the two
+    np.testing.assert_allclose((got * counts).sum(), bound, rtol=1e-12)
+
+
+def test_a_lone_group_keeps_the_m1_merge():
+    """A root's lone group of size 9 stated exact (10⁻⁹) and a child's (0.5, whose weight wins the pair): the bound
+    would state the smaller side, 10⁻⁹ (housing's Hg×Hc×Hc root read 10⁵ on such a group); a lone group is no run's
+    boundary, so it keeps the m = 1 merge: the child's 0.5."""
+    root = LevelEstimates(np.array([0, 2]), np.array([2, 9]), np.array([200, 1]), np.array([0.01, 0.01]),
+                          np.array([0.004, 1e-9]))  # fmt: skip
+    kids = LevelEstimates(np.array([0, 2, 3]), np.array([2, 9, 2]), np.array([100, 1, 100]),
+                          np.array([0.04, 0.001, 0.04]), np.array([0.03, 0.5, 0.01]))  # fmt: skip
+    stated: list = []
+    top_down([root, kids], [None, np.array([0, 0])], "weighted", stated)
+    assert stated[0][1] == pytest.approx(0.5, rel=1e-6)
