@@ -2,7 +2,7 @@
 as a share of the release's own time (``post_process``) in the same run.
 
 The rule reads runs only: the union's statement per ancestor and size (``union_above``), one m = 1 merge per
-matched segment and ancestor (``_merged_above``), and the leaves' runs summed to every level
+matched segment and ancestor (``merged_above``), and the leaves' runs summed to every level
 (``released_upper``, ``weighted_means``).  Those functions are timed inside ``post_process`` (wall and CPU
 seconds) and compared with the whole call, and with measure + post_process (CPU seconds: on a shared machine
 the wall time of a niced process is mostly waiting).  Seeded data: 10M groups in 1 root, 50 states and 2,500 counties,
@@ -44,7 +44,7 @@ def tree() -> Hierarchy:
 class Timed:
     """Wraps the rule's functions in :mod:`cocoviz.consistency`, summing their wall and CPU seconds."""
 
-    NAMES = ("union_above", "_merged_above", "released_upper", "weighted_means")
+    NAMES = ("union_above", "merged_above", "released_upper", "weighted_means")
 
     def __enter__(self) -> Timed:
         self.wall = self.cpu = 0.0
