@@ -18,7 +18,6 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.estimators import GroupEstimate
 from cocoviz.merge_rules import MERGES, merge_estimates, merge_stated
-from cocoviz.released_stated import merged_above, released_upper, union_above, weighted_means
 from cocoviz.runs import LevelRuns, aggregate_runs, aggregate_weighted, sums_up
 from cocoviz.variances import pool_by_size
 
@@ -154,10 +153,7 @@ class LevelEstimates:
     users and never used by the merge's arithmetic, so releases do not depend on it.  Without a better
     model ``stated`` is ``variances`` itself.  ``stated_runs``: the stated variance of each run before it was
     pooled per node and size (an Hg fit's block rule, run by run), read only by
-    :func:`~cocoviz.merge_rules.merge_stated` for a parent's part; without one, ``stated``.  ``above``: per
-    ancestor level 0, 1, …, per run, the stated variance at that ancestor of the union of the level's groups
-    of the run's size (:mod:`cocoviz.released_stated`: what a released upper level states); empty where not
-    computed.
+    :func:`~cocoviz.merge_rules.merge_stated` for a parent's part; without one, ``stated``.
     """
 
     def __init__(
@@ -168,13 +164,11 @@ class LevelEstimates:
         variances: np.ndarray,
         stated: np.ndarray | None = None,
         stated_runs: np.ndarray | None = None,
-        above: Sequence[np.ndarray] = (),
     ):
         self.ptr, self.sizes, self.counts, self.variances = ptr, sizes, counts, variances
         # Shared, not copied, when there is no better model: neither array is ever written in place.
         self.stated = np.asarray(variances, np.float64) if stated is None else stated
         self._stated_runs = stated_runs
-        self.above = tuple(above)
 
     @property
     def stated_runs(self) -> np.ndarray:
@@ -215,7 +209,6 @@ class LevelEstimates:
             ptr,
             *(np.concatenate([getattr(p, name) for p in parts]) for name in ("sizes", "counts", "variances", "stated")),
             None if all(p._stated_runs is None for p in parts) else np.concatenate([p.stated_runs for p in parts]),
-            tuple(np.concatenate(a) for a in zip(*(p.above for p in parts))),
         )
 
     def node_ids(self) -> np.ndarray:
@@ -225,24 +218,12 @@ class LevelEstimates:
         """Sizes and counts only, equal sizes of a node combined."""
         return aggregate_runs(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1)
 
-    def with_union_above(self, parents: Sequence[np.ndarray | None], level: int) -> LevelEstimates:
-        """These estimates of ``level``'s own fits with :attr:`above`: per ancestor level, the union's statement
-        (:func:`cocoviz.released_stated.union_above`; ``parents[l]`` maps level l's nodes to level l − 1's)."""
-        above = union_above(parents, level, self.ptr, self.sizes, self.counts, self.stated)
-        return LevelEstimates(self.ptr, self.sizes, self.counts, self.variances, self.stated, self._stated_runs, above)
-
-    def released(self, stated_out: list | None, above_out: list | None = None) -> LevelRuns:
-        """:meth:`runs`; with ``stated_out`` (a list) the stated variance of every run's groups appended to it,
-        with ``above_out`` (a list) the tuple of every released run's count-weighted means of :attr:`above`."""
+    def released(self, stated_out: list | None) -> LevelRuns:
+        """:meth:`runs`; with ``stated_out`` (a list) the stated variance of every run's groups appended to it."""
         if stated_out is None:
             return self.runs()
-        node = self.node_ids()
-        runs, stated = aggregate_weighted(node, self.sizes, self.counts, len(self.ptr) - 1, self.stated)
+        runs, stated = aggregate_weighted(self.node_ids(), self.sizes, self.counts, len(self.ptr) - 1, self.stated)
         stated_out.append(stated)
-        if above_out is not None:
-            # float32, as the release stores them: held for the whole leaf level until released_upper averages them
-            means = (weighted_means(node, self.sizes, self.counts, a) for a in self.above)
-            above_out.append(tuple(m.astype(np.float32) for m in means))
         return runs
 
 
@@ -297,7 +278,6 @@ def _consistent_children(
     merge: str,
     runs: bool = False,
     stated_out: list | None = None,
-    above_out: list | None = None,
 ) -> LevelEstimates | LevelRuns:
     """Match every parent's groups with its children's, and merge each pair into the child.
 
@@ -306,13 +286,12 @@ def _consistent_children(
     (:data:`CONSISTENCY_SLICE_RUNS` child runs or so each) and the slices' results, joined, are the whole
     level's bit for bit.  ``runs``: return only the children's released runs (:meth:`LevelEstimates.runs`),
     taken slice by slice, so the leaves' merged estimates are never held whole (their stated variances appended
-    to ``stated_out``, slice by slice, with a list, and their statements at the levels above to ``above_out``:
-    :meth:`LevelEstimates.released`).
+    to ``stated_out``, slice by slice, with a list: :meth:`LevelEstimates.released`).
     """
     n_parents, n_children = len(parents.ptr) - 1, len(children.ptr) - 1
     if len(children.sizes) <= CONSISTENCY_SLICE_RUNS or n_children == 0 or np.any(np.diff(parent_of) < 0):
         whole = _consistent_slice(parents, children, parent_of, merge)
-        return whole.released(stated_out, above_out) if runs else whole
+        return whole.released(stated_out) if runs else whole
     # first_child[k]: the first child of parent k (children are in parent order), and the run it starts at.
     first_child = np.searchsorted(parent_of, np.arange(n_parents + 1))
     first_run = children.ptr[first_child]
@@ -327,7 +306,7 @@ def _consistent_children(
             np.asarray(parent_of[c_lo:c_hi], np.int64) - lo,
             merge,
         )
-        parts.append(part.released(stated_out, above_out) if runs else part)
+        parts.append(part.released(stated_out) if runs else part)
         lo = hi
     return _concat_runs(parts) if runs else LevelEstimates.concat(parts)
 
@@ -349,7 +328,6 @@ def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
         estimates.variances[a:b],
         estimates.stated[a:b],
         None if estimates._stated_runs is None else estimates._stated_runs[a:b],
-        tuple(x[a:b] for x in estimates.above),
     )
 
 
@@ -382,28 +360,25 @@ def _consistent_slice(
         _sharing(bot_ptr, sorted_sizes, sorted_child)[seg_bot],
         parents.stated_runs[seg_top],
     )
-    above = merged_above(parents, children, seg_top, bottom, va, vb, merge, seg_cnt)
     size = np.rint(size).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not
     # split runs: a combined run states its groups' mean, which keeps the expected sum of z² over its groups).
     order = _run_order(owner, size, variance)
     owner, size, variance, count, stated = owner[order], size[order], variance[order], seg_cnt[order], stated[order]
-    above = [a[order] for a in above]
     if len(order):
         new = np.concatenate(
             [[True], (owner[1:] != owner[:-1]) | (size[1:] != size[:-1]) | (variance[1:] != variance[:-1])]
         )
         starts = np.flatnonzero(new)
-        weighted = [np.add.reduceat(v * count, starts) for v in (stated, *above)]
+        weighted = np.add.reduceat(stated * count, starts)
         owner, size, variance, count = owner[starts], size[starts], variance[starts], np.add.reduceat(count, starts)
-        stated, *above = (np.divide(w, count, out=np.zeros_like(w), where=count > 0) for w in weighted)
-        above = [a.astype(np.float32) for a in above]  # as the release stores them: held for a whole level
+        stated = np.divide(weighted, count, out=np.zeros_like(weighted), where=count > 0)
     n_children = len(children.ptr) - 1
     ptr = np.zeros(n_children + 1, np.int64)
     np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])
     # A child's runs of one size (split by the weights' variance) state one variance: their mean (issue 24).
-    return LevelEstimates(ptr, size, count, variance, pool_by_size(ptr, size, count, stated), above=above)
+    return LevelEstimates(ptr, size, count, variance, pool_by_size(ptr, size, count, stated))
 
 
 def top_down(
@@ -419,9 +394,8 @@ def top_down(
     estimates : one :class:`LevelEstimates` per level, root first
     parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
     merge : ``"weighted"`` or ``"average"``
-    stated_out : a list to receive, per level, the stated variance of every released run: the leaves' merged
-        groups', and above them the union's (:mod:`cocoviz.released_stated`: every merge step also states the
-        union of the merged children at each ancestor); None for none
+    stated_out : a list to receive, per level, the stated variance of every released run (the leaves' merged
+        groups', pooled up as the runs are summed: :func:`~cocoviz.runs.sums_up`); None for none
 
     Returns
     -------
@@ -432,38 +406,16 @@ def top_down(
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
     current, last = estimates[0], len(estimates) - 1
     pieces = None if stated_out is None else []
-    above = None if stated_out is None else []
     for level in range(1, last + 1):  # the leaves straight to runs: their merged estimates never held whole
         leaves = level == last
-        children = estimates[level] if stated_out is None else estimates[level].with_union_above(parents, level)
         current = _consistent_children(
-            current,
-            children,
-            parents[level],
-            merge,
-            runs=leaves,
-            stated_out=pieces if leaves else None,
-            above_out=above if leaves else None,
+            current, estimates[level], parents[level], merge, runs=leaves, stated_out=pieces if leaves else None
         )
     leaves = current if last else current.released(pieces)
-    return _released_levels(leaves, parents, [len(e.ptr) - 1 for e in estimates], pieces, above, stated_out)
-
-
-def _released_levels(
-    leaves: LevelRuns,
-    parents: Sequence[np.ndarray | None],
-    n_nodes: Sequence[int],
-    pieces: list | None,
-    above: list | None,
-    stated_out: list | None,
-) -> list[LevelRuns]:
-    """Every level's runs summed up from the leaves'; with ``stated_out``, every level's stated variances
-    appended to it: the leaves' (``pieces``, slice by slice) and above them the union's, from the leaves' runs'
-    statements at each ancestor (``above``, slice by slice: :meth:`LevelEstimates.released`)."""
-    result, _ = sums_up(leaves, parents, n_nodes)
+    stated = None if pieces is None else np.concatenate(pieces)
+    result, means = sums_up(leaves, parents, [len(e.ptr) - 1 for e in estimates], stated)
     if stated_out is not None:
-        joined = [np.concatenate(a) for a in zip(*above)] if above else []
-        stated_out.extend(released_upper(leaves, parents, joined) + [np.concatenate(pieces)])
+        stated_out.extend(means)
     return result
 
 

@@ -35,13 +35,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cocoviz.consistency import LevelEstimates, _consistent_children, _released_levels, top_down
+from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
 from cocoviz.estimators import GroupEstimate
 from cocoviz.intervals import measured_bands
 from cocoviz.measure import LevelMeasurement, Measurements
 from cocoviz.plan import Plan
 from cocoviz.release import Release
-from cocoviz.runs import LevelRuns
+from cocoviz.runs import LevelRuns, sums_up
 from cocoviz.schedule import check_workers, has_level_kernels, map_level, map_nodes
 from cocoviz.verify import check_measurements
 
@@ -161,8 +161,7 @@ def consistent_levels(
 
     ``stated_out``: a list to receive, per level, the stated variance of every released run's groups
     (``LevelEstimates.stated``, docs/merge-variances.md; post-processing, no ε): a level's own under
-    ``"none"``, else the leaves' (merged, under top-down) at the leaves and above them the union's
-    (:mod:`cocoviz.released_stated`).
+    ``"none"``, else the leaves' (merged, under top-down) pooled up as the runs are summed.
     """
     shape = plan.shape
     parents = [None] + [shape.parent_index(level) for level in range(1, shape.depth + 1)]
@@ -170,13 +169,13 @@ def consistent_levels(
         return top_down(estimates, parents, plan.merge, stated_out)
     if plan.consistency == "none":
         return [e.released(stated_out) for e in estimates]
-    pieces = above = None
-    leaves = estimates[shape.depth]
-    if stated_out is not None:
-        pieces, above, leaves = [], [], leaves.with_union_above(parents, shape.depth)
-    leaves = leaves.released(pieces, above)
+    pieces = None if stated_out is None else []
+    leaves = estimates[shape.depth].released(pieces)
     n_nodes = [shape.n_nodes(level) for level in range(shape.depth + 1)]
-    return _released_levels(leaves, parents, n_nodes, pieces, above, stated_out)
+    levels, stated = sums_up(leaves, parents, n_nodes, None if pieces is None else pieces[0])
+    if stated_out is not None:
+        stated_out.extend(stated)
+    return levels
 
 
 def release_levels(

@@ -26,7 +26,8 @@ tree: evaluation only.  ``benchmarks/merge_calibration.py`` prints it for every 
 ``z2_released`` scores what is published: each level's *released* histogram (the leaves' merged groups, summed
 up: back-substitution, :func:`cocoviz.postprocess.release_levels` on the same fits) against the release's
 stated variance of that level (``Release.stated``), paired by rank as above.  At the leaves it is ``z2``; above
-them the union of the children's groups, whose errors partly cancel (:mod:`cocoviz.released_stated`).
+them the union of the children's groups, whose errors partly cancel, so the leaves' statements pooled
+up overstate it (docs/merge-variances.md, "Released upper levels").
 """
 
 from __future__ import annotations
