@@ -28,6 +28,7 @@ from cocoviz.plots.intervals import (
     STATED_ERROR_COLUMN,
     interval_table,
     intervals_figure,
+    stated_error_caption,
     stated_error_table,
 )
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
@@ -46,6 +47,7 @@ __all__ = [
     "stated_error_table",
     "interval_table",
     "STATED_ERROR_CAPTION",
+    "stated_error_caption",
     "STATED_ERROR_COLUMN",
     "prefix_sums_figure",
     "error_by_size_figure",

@@ -33,6 +33,7 @@ __all__ = [
     "stated_error_table",
     "STATED_ERROR_COLUMN",
     "STATED_ERROR_CAPTION",
+    "stated_error_caption",
 ]
 
 #: The column of :func:`stated_error_table` that holds the standard errors.
@@ -45,6 +46,23 @@ STATED_ERROR_CAPTION = (
     "size; calibrated on the bundled datasets so that squared errors average about the stated variance "
     "(docs/merge-variances.md). Unlike the bounds above it is a typical error, not a guarantee."
 )
+
+
+#: Added under an upper level's table when its histogram is the sum of its leaves' (consistency).
+UPPER_LEVEL_CAVEAT = (
+    " Above the leaves it is the leaves' statement pooled up, which overstates the error of what this node releases "
+    "(the union of its leaves' groups, whose misplacements partly cancel): 3–1,000× on the bundled housing's and "
+    'white\'s roots (docs/merge-variances.md, "Released upper levels").'
+)
+
+
+def stated_error_caption(upper_level: bool) -> str:
+    """:data:`STATED_ERROR_CAPTION`, with :data:`UPPER_LEVEL_CAVEAT` for a node above the leaves under consistency.
+
+    >>> stated_error_caption(False) == STATED_ERROR_CAPTION, "overstates" in stated_error_caption(True)
+    (True, True)
+    """
+    return STATED_ERROR_CAPTION + (UPPER_LEVEL_CAVEAT if upper_level else "")
 
 
 def shown_sizes(frame: pd.DataFrame) -> int:

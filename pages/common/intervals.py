@@ -73,4 +73,6 @@ def stated_errors(release: cocoviz.Release, node: tuple) -> None:
         return
     st.markdown(f"**Stated standard error per size**, {node_label(node)}")
     st.dataframe(plots.stated_error_table(errors), hide_index=True, width="stretch")
-    st.caption(plots.STATED_ERROR_CAPTION)
+    level, _ = release.shape.locate(node)
+    upper = release.plan.consistency != "none" and level < release.shape.depth
+    st.caption(plots.stated_error_caption(upper))

@@ -44,7 +44,7 @@ def test_explore_node_view_shows_the_stated_standard_errors_as_publishable():
     tables = [d.value for d in at.dataframe if plots.STATED_ERROR_COLUMN in d.value.columns]
     assert len(tables) == 1 and len(tables[0]) >= 1 and tables[0]["Group size"].tolist()
     assert any(m.value.startswith("**Stated standard error per size**") for m in at.markdown)
-    assert any(c.value == plots.STATED_ERROR_CAPTION for c in at.caption)
+    assert any(c.value == plots.stated_error_caption(True) for c in at.caption)  # the root, above the leaves
     at = new_app(**{"explore.tab": "Intervals (publishable)", "cv.consistency": "bottom-up", "cv.eps.0": 0.74})
     assert_clean(at)
     assert any("not measured" in i.value for i in at.info)  # no band at the root under bottom-up, but an error
