@@ -36,12 +36,23 @@ __all__ = [
     "largest_remainder",
     "NAIVE_SENSITIVITY",
     "HG_SENSITIVITY",
+    "hg_noise_variance",
     "HC_SENSITIVITY",
 ]
 
 NAIVE_SENSITIVITY = 2
 HG_SENSITIVITY = 1
 HC_SENSITIVITY = 1
+
+
+def hg_noise_variance(epsilon: float) -> float:
+    """σ² = 2Δ²/ε², the variance of one cell of Hg's noise: the block rule's numerator (``σ²/|S|`` per block) and
+    the scale of the step model (:func:`cocoviz.variances.hg_stated_runs`).
+
+    >>> hg_noise_variance(0.5)
+    8.0
+    """
+    return 2 * HG_SENSITIVITY**2 / epsilon**2
 
 
 @dataclass(frozen=True)
@@ -201,7 +212,7 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
     est = _coalesce(block_sizes, lengths, variances)
     ptr = np.array([0, len(est.sizes)])
-    noise = 2 * HG_SENSITIVITY**2 / epsilon**2 if p == 2 else None  # the step model is the L2 fit's
+    noise = hg_noise_variance(epsilon) if p == 2 else None  # the step model is the L2 fit's
     runs = hg_stated_runs(ptr, est.sizes, est.counts, est.variances, noise)
     stated = pool_by_size(ptr, est.sizes, est.counts, runs)
     return GroupEstimate(est.sizes, est.counts, est.variances, stated, runs)

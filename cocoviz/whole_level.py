@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates
-from cocoviz.estimators import HC_SENSITIVITY, HG_SENSITIVITY
+from cocoviz.estimators import HC_SENSITIVITY, hg_noise_variance
 from cocoviz.runs import LevelRuns
 from cocoviz.variances import VARIANCE_FLOOR, hc_size_variances, hg_stated_runs, pool_by_size
 
@@ -94,7 +94,7 @@ def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     from cocoviz._level_kernels import fit_hg_segments
 
     noisy = np.ascontiguousarray(noisy, np.int64)
-    noise = 2 * HG_SENSITIVITY**2 / epsilon**2
+    noise = hg_noise_variance(epsilon)
     run_ptr, sizes, counts, variances = fit_hg_segments(noisy, ptr, p, noise)
     # Weights: the block rule; stated: the step model or the block rule of cocoviz.variances, pooled over
     # each node's runs of one size (issue 24).
@@ -161,9 +161,10 @@ def stream_hg_node(
     means, lengths = block_sum[:top] / block_len[:top], block_len[:top].copy()
     del block_sum, block_len
     out_sizes, out_counts, out_vars = np.empty(top, np.int64), np.empty(top, np.int64), np.empty(top, np.float64)
-    at = hg_blocks_to_runs(means, lengths, 2 * HG_SENSITIVITY**2 / epsilon**2, out_sizes, out_counts, out_vars, 0)
+    noise = hg_noise_variance(epsilon)
+    at = hg_blocks_to_runs(means, lengths, noise, out_sizes, out_counts, out_vars, 0)
     ptr, sizes, counts, variances = np.array([0, at]), out_sizes[:at], out_counts[:at], out_vars[:at]
-    runs = hg_stated_runs(ptr, sizes, counts, variances, 2 * HG_SENSITIVITY**2 / epsilon**2)
+    runs = hg_stated_runs(ptr, sizes, counts, variances, noise)  # a stream is fitted in L2 (pava_push)
     return LevelEstimates(ptr, sizes, counts, variances, pool_by_size(ptr, sizes, counts, runs), runs)
 
 
