@@ -1,13 +1,14 @@
 """Cost of the released upper levels' stated variances (issue 24, :mod:`cocoviz.released_stated`) at 10M groups,
 as a share of the release's own time (``post_process``) in the same run.
 
-The rule reads runs only: the union's statement per ancestor and size (``union_above``), one m = 1 merge per
-matched segment and ancestor (``merged_above``), and the leaves' runs summed to every level
-(``released_upper``, ``weighted_means``).  Those functions are timed inside ``post_process`` (wall and CPU
-seconds) and compared with the whole call, and with measure + post_process (CPU seconds: on a shared machine
-the wall time of a niced process is mostly waiting).  Seeded data: 10M groups in 1 root, 50 states and 2,500 counties,
-sizes geometric (1–60) with a tail to 2,000; ε = 1 per level; top-down (weighted) for all-Hc and all-Hg, and
-bottom-up all-Hg.  Run under ``nice``::
+The rule reads runs only, one step per level: the union at the parent of each step's children's own fits
+(``union_stated``), one m = 1 merge and bound per matched segment (``step_stated``), their sums per parent and
+size and the released runs' look-up (``StepStatements.add``, ``.released``); bottom-up the levels' sums
+(``union_levels``, which also pools the leaves' own statements as the release did before).  Those are timed
+inside ``post_process`` (wall and CPU seconds) and compared with the whole call, and with measure +
+post_process (CPU seconds: on a shared machine the wall time of a niced process is mostly waiting).  Seeded data:
+10M groups in 1 root, 50 states and 2,500 counties, sizes geometric (1–60) with a tail to 2,000; ε = 1 per
+level; top-down (weighted) for all-Hc and all-Hg, and bottom-up all-Hg.  Run under ``nice``::
 
     nice python benchmarks/released_stated_cost.py
 """
@@ -20,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 import cocoviz.consistency as consistency
+import cocoviz.postprocess as postprocess
+import cocoviz.released_stated as released_stated
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure import measure
 from cocoviz.plan import Plan
@@ -42,15 +45,21 @@ def tree() -> Hierarchy:
 
 
 class Timed:
-    """Wraps the rule's functions in :mod:`cocoviz.consistency`, summing their wall and CPU seconds."""
+    """Wraps the rule's functions where they are called, summing their wall and CPU seconds."""
 
-    NAMES = ("union_above", "merged_above", "released_upper", "weighted_means")
+    NAMES = (
+        (consistency, "union_stated"),
+        (consistency, "step_stated"),
+        (released_stated.StepStatements, "add"),
+        (released_stated.StepStatements, "released"),
+        (postprocess, "union_levels"),
+    )
 
     def __enter__(self) -> Timed:
         self.wall = self.cpu = 0.0
-        self.saved = {name: getattr(consistency, name) for name in self.NAMES}
-        for name, function in self.saved.items():
-            setattr(consistency, name, self._timed(function))
+        self.saved = {(owner, name): getattr(owner, name) for owner, name in self.NAMES}
+        for (owner, name), function in self.saved.items():
+            setattr(owner, name, self._timed(function))
         return self
 
     def _timed(self, function):
@@ -65,8 +74,8 @@ class Timed:
         return call
 
     def __exit__(self, *exc) -> None:
-        for name, function in self.saved.items():
-            setattr(consistency, name, function)
+        for (owner, name), function in self.saved.items():
+            setattr(owner, name, function)
 
 
 def main() -> None:
