@@ -51,9 +51,9 @@ STATED_ERROR_CAPTION = (
 #: Added under an upper level's table when its histogram is the sum of its leaves' (consistency).
 UPPER_LEVEL_CAVEAT = (
     " Above the leaves this node releases the union of its leaves' groups, whose misplacements partly cancel, and "
-    "the statement is that union's: its children's boundary errors added in quadrature, the parent's own fit pinning "
-    "the boundaries it wins. On the bundled datasets it is calibrated on 31 of the 40 roots' rows and overstates on "
-    'the rest, never understates (docs/merge-variances.md, "Released upper levels").'
+    "the statement is that union's: its children's boundary errors added in quadrature and, under top-down, pinned "
+    "by this level's own fit where it wins the merge. On the bundled datasets' roots it is calibrated in 31 of 40 settings (dataset, methods, "
+    'ε) and overstates the error in the other 9 (docs/merge-variances.md, "Released upper levels").'
 )
 
 
