@@ -52,8 +52,9 @@ STATED_ERROR_CAPTION = (
 UPPER_LEVEL_CAVEAT = (
     " Above the leaves this node releases the union of its leaves' groups, whose misplacements partly cancel, and "
     "the statement is that union's: its children's boundary errors added in quadrature and, under top-down, pinned "
-    "by this level's own fit where it wins the merge. On the bundled datasets' roots it is calibrated in 31 of 40 settings (dataset, methods, "
-    'ε) and overstates the error in the other 9 (docs/merge-variances.md, "Released upper levels").'
+    "by this level's own fit where it wins the merge. On the bundled datasets' roots it is calibrated in 31 of 40 "
+    'settings (dataset, methods, ε) and overstates the error in the other 9 (docs/merge-variances.md, "Released '
+    'upper levels").'
 )
 
 
