@@ -153,17 +153,18 @@ def step_stated(
     (:func:`between_boundaries`; the plain average keeps the m = 1 merge pair by pair).  ``parents`` and
     ``children`` are :class:`cocoviz.consistency.LevelEstimates` of one consistency slice."""
     sa, sb, runs = parents.stated[seg_top], union[bottom], parents.stated_runs[seg_top]
-    pair = merge_stated(va, vb, sa, sb, merge, 1, runs)  # whole-size pairs keep the m = 1 merge
     if merge != "weighted":  # measured worse under the plain average (docs: roots 25 -> 21 of 40)
-        return pair
+        return merge_stated(va, vb, sa, sb, merge, 1, runs)
     key = _groups(node, parents.sizes[seg_top])  # per parent node and size (a slice holds whole parents)
     disagree = parents.sizes[seg_top] != children.sizes[bottom]
     dense = np.maximum(sa, sb) < UNIT_ERRORS
     # A lone group is no run: its error is no boundary's count error, and it keeps the m = 1 merge (housing's
     # root of Hg×Hc×Hc, a group of size 8,667 both sides stated exact: the bound stated 10⁻¹¹, mean z² 10⁵).
     dense &= np.bincount(key, weights=counts * dense)[key] > 1
-    bounded = between_boundaries(key, counts * dense, _parent_wins(va, vb), disagree, runs, sb)
-    return np.where(dense, bounded, pair)
+    out = between_boundaries(key, counts * dense, _parent_wins(va, vb), disagree, runs, sb)
+    rest = np.flatnonzero(~dense)  # whole-size pairs keep the m = 1 merge (elementwise: merged only where used)
+    out[rest] = merge_stated(va[rest], vb[rest], sa[rest], sb[rest], merge, 1, runs[rest])
+    return out
 
 
 def _by_node_size(
@@ -297,7 +298,8 @@ def between_boundaries(
     bound = np.minimum(np.maximum(t_p, t_u), np.minimum(t_p + total(off * (1 - p)), t_u + total(off * p)))
     won, t_won = total(n * (1 - p)), total(n * p * parent)
     shrink = np.divide(bound, t_won, out=np.ones(g), where=t_won > bound)
-    mean = np.divide(bound, total(n), out=np.zeros(g), where=total(n) > 0)
+    groups = total(n)
+    mean = np.divide(bound, groups, out=np.zeros(g), where=groups > 0)
     rest = np.divide(np.maximum(bound - t_won, 0.0), won, out=np.zeros(g), where=won > 0)
     children_side = np.maximum(np.maximum(rest, mean)[key], FLOOR)
     return p * parent * shrink[key] + (1 - p) * children_side
