@@ -192,22 +192,30 @@ def _by_node_size(
     return node[first][order], sizes[first][order], total[order], weighted[order]
 
 
+#: A (node, size) pair as one int64 key, node-major: sizes stay below 2³¹ (K is public and far smaller).
+_SIZE_SPAN = 1 << 31
+#: Released runs looked up per pass of :meth:`StepStatements.released` (its temporaries stay bounded).
+_LOOKUP_RUNS = 1 << 20
+
+
 class StepStatements:
-    """Per level A above the leaves, the statements of the step A → A + 1 (:func:`step_stated`), summed per node
-    of A and merged size as the consistency slices go (a slice holds whole parents), and read as the released
-    level's statement (:meth:`released`)."""
+    """Per level A above the leaves, the statements of the step A → A + 1 (:func:`step_stated`), as one rate per
+    node of A and merged size, kept as the consistency slices go (a slice holds whole parents, so each pair is
+    whole in one slice), and read as the released level's statement (:meth:`released`)."""
 
     def __init__(self, depth: int):
-        self._pieces: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(depth)]
+        self._pieces: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(depth)]
 
     def add(self, level: int, node: np.ndarray, sizes: np.ndarray, counts: np.ndarray, values: np.ndarray) -> None:
         """One slice's segments of the step ``level`` → ``level + 1``: their parent (``level``'s node index),
-        merged size, groups and statement."""
-        self._pieces[level].append(_by_node_size(node, sizes, counts, values))
+        merged size, groups and statement; kept as a sorted int64 key and a float32 rate per pair (12 bytes)."""
+        node, sizes, total, weighted = _by_node_size(node, sizes, counts, values)
+        self._pieces[level].append((node * _SIZE_SPAN + sizes, (weighted / total).astype(np.float32)))
 
     def released(self, level: int, runs: LevelRuns, fallback: np.ndarray) -> np.ndarray:
         """Per released run of ``level`` (``runs``, by node then size), the count-weighted mean of the step's
         statements of its node and size (float32); ``fallback``'s where the step's union has no such groups.
+        The level's pairs are freed.
 
         >>> steps = StepStatements(1)
         >>> steps.add(0, np.array([0, 0, 0]), np.array([2, 1, 2]), np.array([10, 5, 30]), np.array([0.4, 0.1, 0.0]))
@@ -215,18 +223,26 @@ class StepStatements:
         >>> steps.released(0, runs, np.full(3, 9.0)).tolist()
         [0.10000000149011612, 0.10000000149011612, 9.0]
         """
-        pieces = self._pieces[level]
-        node, sizes, total, weighted = (np.concatenate([p[i] for p in pieces]) for i in range(4))
-        run_node, run_sizes = runs.node_ids(), np.asarray(runs.sizes, np.int64)
-        width = int(max(sizes.max(initial=0), run_sizes.max(initial=0))) + 1
-        key, run_key = node * width + sizes, run_node * width + run_sizes
+        pieces, self._pieces[level] = self._pieces[level], []
+        key = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
+        rate = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.float32)
+        del pieces
         if not _non_decreasing(key):  # slices come in parent order, each sorted: only a whole-level fallback
             order = np.argsort(key, kind="stable")
-            key, total, weighted = key[order], total[order], weighted[order]
-        at = np.minimum(np.searchsorted(key, run_key), max(len(key) - 1, 0))
-        found = key[at] == run_key if len(key) else np.zeros(len(run_key), bool)
-        rate = np.divide(weighted[at], total[at], out=np.zeros(len(run_key)), where=found)
-        return np.where(found, rate, fallback).astype(np.float32)
+            key, rate = key[order], rate[order]
+        out = np.asarray(fallback, np.float32).copy()
+        if len(key) == 0:
+            return out
+        step = max(1, _LOOKUP_RUNS * runs.n_nodes // max(1, len(runs.sizes)))  # nodes per pass
+        for lo in range(0, runs.n_nodes, step):
+            hi = min(lo + step, runs.n_nodes)
+            a, b = int(runs.ptr[lo]), int(runs.ptr[hi])
+            node = np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(runs.ptr[lo : hi + 1]))
+            run_key = node * _SIZE_SPAN + np.asarray(runs.sizes[a:b], np.int64)
+            at = np.minimum(np.searchsorted(key, run_key), len(key) - 1)
+            found = key[at] == run_key
+            out[a:b][found] = rate[at[found]]
+        return out
 
 
 def union_levels(leaves, parents, n_nodes) -> tuple[list[LevelRuns], list[np.ndarray]]:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cocoviz.released_stated
 from cocoviz.consistency import LevelEstimates, top_down
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure import measure
@@ -84,9 +85,13 @@ def test_one_child_states_its_own():
                         np.array([0.1, 2.0])).tolist() == [0.1, 2.0]  # fmt: skip
 
 
-def test_step_statements_state_the_count_weighted_mean_per_node_and_size_and_fall_back_where_absent():
+@pytest.mark.parametrize("lookup_runs", [1, 2, 1 << 20])
+def test_step_statements_state_the_count_weighted_mean_per_node_and_size_and_fall_back_where_absent(
+    lookup_runs, monkeypatch
+):
     """Two slices of segments (parents 0 and then 1, merged sizes unsorted within a parent); the released runs
     of parent 1 include a size (7) no segment holds: it keeps the fallback (the leaves' pooled statement)."""
+    monkeypatch.setattr(cocoviz.released_stated, "_LOOKUP_RUNS", lookup_runs)  # the look-up in passes, or one
     steps = StepStatements(1)
     steps.add(0, np.array([0, 0, 0]), np.array([4, 1, 4]), np.array([1, 3, 3]), np.array([2.0, 0.3, 4.0]))
     steps.add(0, np.array([1, 1]), np.array([1, 1]), np.array([2, 0]), np.array([0.6, 50.0]))
