@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 
 import cocoviz._matching_kernels
 import cocoviz.consistency
+import cocoviz.released_stated
 from cocoviz import match_groups
 from cocoviz.budget import double_geometric_variance
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, top_down
@@ -595,13 +596,14 @@ def test_top_down_states_each_released_run_pooled_from_the_merged_leaves(tree, m
         steps.append({key: weight / mass for key, (weight, mass) in step.items() if mass})
     leaves = whole[-1]
     owner = leaves.node_ids()
-    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS
-    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = slice_runs
+    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS
+    # In slices, and the step's statement in passes of whole parents within them.
+    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = cocoviz.released_stated.STEP_SEGMENTS = slice_runs
     try:
         stated: list = []
         released = top_down(estimates, parents, merge, stated)
     finally:
-        cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
+        cocoviz.consistency.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS = saved
     plain = top_down(estimates, parents, merge)
     assert len(stated) == len(released) == len(plain)
     last = len(released) - 1
