@@ -97,17 +97,30 @@ def _short_side(x, log_lo, log_step, table_d, table_p):  # pragma: no cover - co
     return table_d[i] + f * (table_d[i + 1] - table_d[i]), table_p[i] + f * (table_p[i + 1] - table_p[i])
 
 
+@numba.njit(cache=True, inline="always")
+def _edge_share(total, depth, count, size, beta):  # pragma: no cover - compiled
+    """Of ``total`` misplaced groups spread as e^(−x/β) from an edge over a size of ``size`` groups, those of the run
+    of ``count`` groups starting ``depth`` groups in (the shares telescope: the difference at the run's two ends)."""
+    if total <= 0.0:
+        return 0.0
+    return total * np.exp(-depth / beta) * -np.expm1(-count / beta) / -np.expm1(-size / beta)
+
+
 @numba.njit(cache=True)
-def hg_step_runs(ptr, sizes, counts, noise_variance, block, out, log_lo, log_step, table_d, table_p):  # pragma: no cover
+def hg_step_runs(
+    ptr, sizes, counts, noise_variance, block, out, log_lo, log_step, table_d, table_p
+):  # pragma: no cover
     """The Hg step model per run (:func:`cocoviz.variances.hg_stated_runs`), the block rule ``block`` elsewhere.
 
     A size of a node is resolved when it holds at least 4σ² groups; one whose neighbouring sizes in its node are
     consecutive and resolved states 1.5σ² misplaced groups per neighbour, shared among its runs by
     ½ e^(−x/3σ²), x a rank's distance from that edge (the shares telescope: a run's is its two ends' difference).
-    A resolved size whose sizes above are all unresolved up to the node's end (the short side, N fitted groups) states on that edge the short side's E[D⁺] instead (``table_d``, ``table_p``:
+    A resolved size whose sizes above are all unresolved up to the node's end (the short side, N fitted groups)
+    states on that edge the short walk's E[D⁺] instead (``table_d``, ``table_p``:
     :func:`cocoviz.variances.short_side_walk` on a grid of log(L/σ²) from ``log_lo`` by ``log_step``): at L = N
     when the next size is consecutive (the step is seen); beside a gap the walk swallowed the short side's lowest
-    ranks, so it states E[D⁺ | D⁺ > 0] at L = N + that (a fixed point: the swallowed ranks are the short side's too).
+    ranks, so it states
+    E[D⁺ | D⁺ > 0] at L = N + that (a fixed point: the swallowed ranks are the short side's too).
     """
     beta = 3.0 * noise_variance
     edge = 1.5 * noise_variance
@@ -167,15 +180,8 @@ def hg_step_runs(ptr, sizes, counts, noise_variance, block, out, log_lo, log_ste
                 lo = 0.0
                 for r in range(g, e):
                     hi = lo + counts[r]
-                    misplaced = 0.0
-                    if lower > 0.0:
-                        misplaced += lower * np.exp(-lo / lower_beta) * -np.expm1(-counts[r] / lower_beta) / -np.expm1(
-                            -n[k] / lower_beta
-                        )
-                    if upper > 0.0:
-                        misplaced += upper * np.exp(-(n[k] - hi) / upper_beta) * -np.expm1(
-                            -counts[r] / upper_beta
-                        ) / -np.expm1(-n[k] / upper_beta)
+                    misplaced = _edge_share(lower, lo, counts[r], n[k], lower_beta)
+                    misplaced += _edge_share(upper, n[k] - hi, counts[r], n[k], upper_beta)
                     out[r] = misplaced / counts[r]
                     lo = hi
             else:

@@ -134,8 +134,9 @@ def hg_size_variances(variances: np.ndarray, floor: float = VARIANCE_FLOOR) -> n
     return (np.maximum(_rounding_variance(values), step) + floor)[codes].reshape(variances.shape)
 
 
-def short_side_walk(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The argmin of a two-sided walk whose right side is short: ``E[D⁺]/σ²`` and ``P(D⁺ > 0)``, per ``x = L/σ²``.
+def short_side_walk(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The argmin of a two-sided walk whose right side is short: ``E[D⁺]/σ²``, ``P(D⁺ > 0)`` and ``E[D⁻]/σ²``, per
+    ``x = L/σ²``.
 
     The walk (docs/merge-variances.md, "Hg's steps"): drift ½ per rank away from the step on both sides, noise σ² per
     rank, the left side unbounded, the right side ``L`` ranks long (then the node ends).  D⁺ = the argmin's distance
@@ -148,13 +149,16 @@ def short_side_walk(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         a(t, c) = φ(ν√t)/√t − c e^{(c² − ν²)t/2} Φ(−c√t),   b(s, ν) = φ(ν√s)/√s + ν Φ(ν√s),
 
     and P(D⁺ > 0) = E[1 − e^{−λm}] = ∫ λ e^{−λm} P(M_r ≥ m) dm with P(M_r ≥ m) = Φ((−m − νL)/√L) +
-    e^{−2νm} Φ((−m + νL)/√L).  Scale-free: Brownian time scales as 1/ν² = 4σ², so both depend on L/σ² only, and E[D⁺] is σ² times its value at σ² = 1.  At L → ∞
-    E[D⁺] → 3σ²/(8·¼) = 1.5σ² and P → ½ (the two-sided walk); at L ≪ 4σ² the right side, too short to go deep, rarely
-    wins.  Gauss–Legendre quadrature (θ = L sin²φ removes the endpoints' 1/√ singularities).
+    e^{−2νm} Φ((−m + νL)/√L).  D⁻ (the argmin's distance into the left side): the left side's minimum at depth m
+    is reached after m/ν ranks on average, and wins where the right side's is shallower:
+    E[D⁻] = ∫ (m/ν) λ e^{−λm} (1 − P(M_r ≥ m)) dm.  Scale-free: Brownian time scales as 1/ν² = 4σ², so all three
+    depend on L/σ² only, and E[D±] are σ² times their values at σ² = 1.  At L → ∞ E[D±] → 3σ²/(8·¼) = 1.5σ² and
+    P → ½ (the two-sided walk); at L ≪ 4σ² the right side, too short to go deep, rarely wins, and E[D⁻] → the
+    one-sided 2σ².  Gauss–Legendre quadrature (θ = L sin²φ removes the endpoints' 1/√ singularities).
 
-    >>> d, p = short_side_walk(np.array([0.2, 1e3]))
-    >>> d.round(3).tolist(), p.round(3).tolist()
-    [[0.029, 1.5], [0.246, 0.5]]
+    >>> d, p, e = short_side_walk(np.array([0.2, 1e3]))
+    >>> d.round(3).tolist(), p.round(3).tolist(), e.round(3).tolist()
+    ([0.029, 1.5], [0.246, 0.5], [1.896, 1.5])
     """
     from scipy.special import erfcx, ndtr  # deferred: SciPy's import is heavy
 
@@ -178,7 +182,8 @@ def short_side_walk(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sq = np.sqrt(x)
     deeper = ndtr((-m - nu * x) / sq) + np.exp(-2 * nu * m) * ndtr((-m + nu * x) / sq)
     wins = (weights * depth_max / 2 * lam * np.exp(-lam * m) * deeper).sum(axis=1)
-    return dplus, wins
+    dminus = (weights * depth_max / 2 * (m / nu) * lam * np.exp(-lam * m) * (1 - deeper)).sum(axis=1)
+    return dplus, wins, dminus
 
 
 def hg_stated_runs(
@@ -241,7 +246,7 @@ def _short_side_table() -> tuple[float, float, np.ndarray, np.ndarray]:
     """:func:`short_side_walk` on a grid of log(L/σ²) (10⁻⁸ … 10⁴, 601 points: interpolation error below 10⁻³), once
     per process, for the kernel to interpolate."""
     log_x = np.linspace(np.log(1e-8), np.log(1e4), 601)
-    d, p = short_side_walk(np.exp(log_x))
+    d, p, _ = short_side_walk(np.exp(log_x))
     return float(log_x[0]), float(log_x[1] - log_x[0]), d, p
 
 

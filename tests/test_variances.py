@@ -167,28 +167,31 @@ def test_hg_step_model_is_calibrated_on_a_staircase():
 
 
 def test_short_side_walk_against_a_monte_carlo_of_the_walk():
-    """E[D⁺] and P(D⁺ > 0) of the argmin of the two-sided walk (drift ½ per rank away from the step, Gaussian noise
-    of variance σ² per rank, the left side long, the right side L ranks) against 10,000 seeded walks each, for
-    short, middling and long right sides (L/σ² = 1, 5, 40): within 5% (D⁺; measured 1–2%) and 0.03 (P; measured
+    """E[D⁺], P(D⁺ > 0) and E[D⁻] of the argmin of the two-sided walk (drift ½ per rank away from the step, Gaussian
+    noise of variance σ² per rank, the left side long, the right side L ranks) against 10,000 seeded walks each, for
+    short, middling and long right sides (L/σ² = 1, 5, 40): within 5% (D⁺, D⁻) and 0.03 (P; measured
     0.01–0.024 below: the discrete walk's minimum sits at the step itself now and then, the Brownian one never).
     At σ² = 20 the walk's scale is 4σ² = 80 ranks, close to the Brownian walk the formula integrates."""
     rng = np.random.default_rng(11)
     sigma2, left, walks = 20.0, 1_200, 10_000
     for length in (20, 100, 800):
-        dplus, wins = 0.0, 0
+        dplus, dminus, wins = 0.0, 0.0, 0
         for _ in range(walks // 2_000):
             right = np.cumsum(rng.normal(0.5, np.sqrt(sigma2), (2_000, length)), axis=1)
             back = np.cumsum(rng.normal(0.5, np.sqrt(sigma2), (2_000, left)), axis=1)
             walk = np.concatenate([back[:, ::-1], np.zeros((2_000, 1)), right], axis=1)
             argmin = walk.argmin(axis=1) - left
             dplus += np.maximum(argmin, 0).sum()
+            dminus += np.maximum(-argmin, 0).sum()
             wins += (argmin > 0).sum()
-        d, p = short_side_walk(np.array([length / sigma2]))
+        d, p, e = short_side_walk(np.array([length / sigma2]))
         assert abs(d[0] * sigma2 / (dplus / walks) - 1) < 0.05, (length, d[0] * sigma2, dplus / walks)
         assert abs(p[0] - wins / walks) < 0.03, (length, p[0], wins / walks)
-    # The limits: a long right side gives the two-sided walk's 1.5σ² and ½; a short one almost never wins.
-    d, p = short_side_walk(np.array([1e4, 1e-6]))
-    np.testing.assert_allclose([d[0], p[0]], [1.5, 0.5], rtol=1e-6)
+        assert abs(e[0] * sigma2 / (dminus / walks) - 1) < 0.05, (length, e[0] * sigma2, dminus / walks)
+    # The limits: a long right side gives the two-sided walk's 1.5σ² and ½; a short one almost never wins, and the
+    # left side's argmin is then its own, 2σ² deep on average.
+    d, p, e = short_side_walk(np.array([1e4, 1e-6]))
+    np.testing.assert_allclose([d[0], p[0], e[0], e[1]], [1.5, 0.5, 1.5, 2.0], rtol=1e-4)
     assert d[1] < 1e-6 and p[1] < 1e-3
 
 
