@@ -125,22 +125,19 @@ def hg_step_runs(
     beta = 3.0 * noise_variance
     edge = 1.5 * noise_variance
     enough = 4.0 * noise_variance
+    first = np.empty(sizes.size + 1, np.int64)  # per node: its distinct sizes' first runs, values and counts
+    value = np.empty(sizes.size, np.int64)
+    n = np.empty(sizes.size, np.float64)
     for node in range(ptr.size - 1):
         r0, r1 = ptr[node], ptr[node + 1]
         m = 0
         for r in range(r0, r1):
             if r == r0 or sizes[r] != sizes[r - 1]:
+                first[m] = r
+                value[m] = sizes[r]
+                n[m] = 0.0
                 m += 1
-        first = np.empty(m + 1, np.int64)
-        value = np.empty(m, np.int64)
-        n = np.zeros(m, np.float64)
-        k = -1
-        for r in range(r0, r1):
-            if r == r0 or sizes[r] != sizes[r - 1]:
-                k += 1
-                first[k] = r
-                value[k] = sizes[r]
-            n[k] += counts[r]
+            n[m - 1] += counts[r]
         first[m] = r1
         for k in range(m):
             g, e = first[k], first[k + 1]
