@@ -115,8 +115,8 @@ def hg_step_runs(
     A size of a node is resolved when it holds at least 4σ² groups; one whose neighbouring sizes in its node are
     consecutive and resolved states 1.5σ² misplaced groups per neighbour, shared among its runs by
     ½ e^(−x/3σ²), x a rank's distance from that edge (the shares telescope: a run's is its two ends' difference).
-    A resolved size whose sizes above are all unresolved up to the node's end (the short side, N fitted groups)
-    states on that edge the short walk's E[D⁺] instead (``table_d``, ``table_p``:
+    A resolved first size (a zero run) whose sizes above are all unresolved up to the node's end (the short side,
+    N fitted groups) states on that edge the short walk's E[D⁺] instead (``table_d``, ``table_p``:
     :func:`cocoviz.variances.short_side_walk` on a grid of log(L/σ²) from ``log_lo`` by ``log_step``): at L = N
     when the next size is consecutive (the step is seen); beside a gap the walk swallowed the short side's lowest
     ranks, so it states
@@ -150,7 +150,7 @@ def hg_step_runs(
             upper = edge if has_next else 0.0
             lower_beta, upper_beta = beta, beta
             short = 0.0
-            if resolved and has_next and n[k + 1] < enough and (prev_ok or not has_prev):
+            if resolved and not has_prev and has_next and n[k + 1] < enough:
                 j = k + 1
                 while j < m and n[j] < enough:
                     short += n[j]
