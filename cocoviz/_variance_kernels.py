@@ -81,58 +81,107 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def _short_side(x, log_lo, log_step, table_d, table_p):  # pragma: no cover - compiled
+    """``short_side_walk`` at ``x = L/σ²``, interpolated in log x on its table (beyond it: its limits)."""
+    if x <= 0.0:
+        return 0.0, 0.0
+    t = (np.log(x) - log_lo) / log_step
+    if t <= 0.0:
+        return table_d[0] * x / np.exp(log_lo), table_p[0] * x / np.exp(log_lo)  # both vanish with L
+    last = table_d.size - 1
+    if t >= last:
+        return table_d[last], table_p[last]
+    i = int(t)
+    f = t - i
+    return table_d[i] + f * (table_d[i + 1] - table_d[i]), table_p[i] + f * (table_p[i + 1] - table_p[i])
+
+
+@numba.njit(cache=True, inline="always")
+def _edge_share(total, depth, count, size, beta):  # pragma: no cover - compiled
+    """Of ``total`` misplaced groups spread as e^(−x/β) from an edge over a size of ``size`` groups, those of the run
+    of ``count`` groups starting ``depth`` groups in (the shares telescope: the difference at the run's two ends)."""
+    if total <= 0.0:
+        return 0.0
+    return total * np.exp(-depth / beta) * -np.expm1(-count / beta) / -np.expm1(-size / beta)
+
+
 @numba.njit(cache=True)
-def hg_step_runs(ptr, sizes, counts, noise_variance, block, out):  # pragma: no cover - compiled
+def hg_step_runs(
+    ptr, sizes, counts, noise_variance, block, out, log_lo, log_step, table_d, table_p
+):  # pragma: no cover
     """The Hg step model per run (:func:`cocoviz.variances.hg_stated_runs`), the block rule ``block`` elsewhere.
 
     A size of a node is resolved when it holds at least 4σ² groups; one whose neighbouring sizes in its node are
     consecutive and resolved states 1.5σ² misplaced groups per neighbour, shared among its runs by
     ½ e^(−x/3σ²), x a rank's distance from that edge (the shares telescope: a run's is its two ends' difference).
+    A resolved first size (a zero run) whose sizes above are all unresolved up to the node's end (the short side,
+    N fitted groups) states on that edge the short walk's E[D⁺] instead (``table_d``, ``table_p``:
+    :func:`cocoviz.variances.short_side_walk` on a grid of log(L/σ²) from ``log_lo`` by ``log_step``): at L = N
+    when the next size is consecutive (the step is seen); beside a gap the walk swallowed the short side's lowest
+    ranks, so it states
+    E[D⁺ | D⁺ > 0] at L = N + that (a fixed point: the swallowed ranks are the short side's too).
     """
     beta = 3.0 * noise_variance
     edge = 1.5 * noise_variance
     enough = 4.0 * noise_variance
+    first = np.empty(sizes.size + 1, np.int64)  # per node: its distinct sizes' first runs, values and counts
+    value = np.empty(sizes.size, np.int64)
+    n = np.empty(sizes.size, np.float64)
     for node in range(ptr.size - 1):
         r0, r1 = ptr[node], ptr[node + 1]
-        g = r0
-        has_prev = False
-        prev_size = 0
-        prev_n = 0.0
-        while g < r1:
-            e = g
-            n = 0.0
-            while e < r1 and sizes[e] == sizes[g]:
-                n += counts[e]
-                e += 1
-            has_next = e < r1
-            ok = n >= enough and (has_prev or has_next)
-            if has_prev:
-                ok = ok and sizes[g] - prev_size == 1 and prev_n >= enough
-            if has_next and ok:
-                f = e
-                next_n = 0.0
-                while f < r1 and sizes[f] == sizes[e]:
-                    next_n += counts[f]
-                    f += 1
-                ok = sizes[e] - sizes[g] == 1 and next_n >= enough
+        m = 0
+        for r in range(r0, r1):
+            if r == r0 or sizes[r] != sizes[r - 1]:
+                first[m] = r
+                value[m] = sizes[r]
+                n[m] = 0.0
+                m += 1
+            n[m - 1] += counts[r]
+        first[m] = r1
+        for k in range(m):
+            g, e = first[k], first[k + 1]
+            has_prev, has_next = k > 0, k + 1 < m
+            resolved = n[k] >= enough
+            prev_ok = has_prev and value[k] - value[k - 1] == 1 and n[k - 1] >= enough
+            next_ok = has_next and value[k + 1] - value[k] == 1 and n[k + 1] >= enough
+            ok = resolved and (has_prev or has_next) and (prev_ok or not has_prev) and (next_ok or not has_next)
+            lower = edge if has_prev else 0.0
+            upper = edge if has_next else 0.0
+            lower_beta, upper_beta = beta, beta
+            short = 0.0
+            if resolved and not has_prev and has_next and n[k + 1] < enough:
+                j = k + 1
+                while j < m and n[j] < enough:
+                    short += n[j]
+                    j += 1
+                if j < m:  # a resolved size above: the walk goes on past the short side, with more drift (not modelled)
+                    short = 0.0
+            if short > 0.0:
+                d, p = _short_side(short / noise_variance, log_lo, log_step, table_d, table_p)
+                if value[k + 1] - value[k] == 1:
+                    upper = d * noise_variance
+                    upper_beta = max(noise_variance * d / p, 1.0) if p > 0.0 else 1.0
+                else:
+                    length = short
+                    upper = 0.0
+                    for _ in range(60):
+                        d, p = _short_side(length / noise_variance, log_lo, log_step, table_d, table_p)
+                        upper = noise_variance * d / p if p > 0.0 else 0.0
+                        if abs(short + upper - length) <= 1e-9 * (1.0 + length):
+                            break
+                        length = short + upper
+                    upper_beta = max(upper, 1.0)
+                ok = True
             if ok:
-                whole = -np.expm1(-n / beta)
                 lo = 0.0
                 for r in range(g, e):
                     hi = lo + counts[r]
-                    part = -np.expm1(-counts[r] / beta)
-                    misplaced = 0.0
-                    if has_prev:
-                        misplaced += edge * np.exp(-lo / beta) * part / whole
-                    if has_next:
-                        misplaced += edge * np.exp(-(n - hi) / beta) * part / whole
+                    misplaced = _edge_share(lower, lo, counts[r], n[k], lower_beta)
+                    misplaced += _edge_share(upper, n[k] - hi, counts[r], n[k], upper_beta)
                     out[r] = misplaced / counts[r]
                     lo = hi
             else:
                 for r in range(g, e):
                     out[r] = block[r]
-            has_prev = True
-            prev_size = sizes[g]
-            prev_n = n
-            g = e
     return out

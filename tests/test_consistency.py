@@ -521,6 +521,51 @@ def test_sharing_counts_the_children_holding_a_size(rows):
     np.testing.assert_array_equal(got, np.array(want, np.int64)[order])
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 30), st.sampled_from([0.1, 0.9, 1.0, 4.0, 30.0, 400.0])),
+        max_size=40,
+    )
+)
+def test_sharing_within_counts_the_children_holding_a_size_within_one_standard_deviation(rows):
+    by_key = {(c, s): v for c, s, v in rows}  # one run per child and size; a child's parent is child % 2
+    rows = sorted(((c, s, v) for (c, s), v in by_key.items()), key=lambda r: r[0])
+    child = np.array([r[0] for r in rows], np.int64)
+    sizes = np.array([r[1] for r in rows], np.int64)
+    stated = np.array([r[2] for r in rows], np.float64)
+    parent = child % 2
+    order = cocoviz.consistency._parent_size_order(parent, sizes)
+    bot_ptr = np.zeros(3, np.int64)
+    np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
+    got = cocoviz.consistency._sharing_within(bot_ptr, sizes[order], child[order], stated[order])
+    radius = [int(np.sqrt(v)) if v >= 1 else 0 for v in stated]
+    want = [
+        min(
+            max(
+                len({c for c, s in zip(child, sizes) if c % 2 == p and abs(s - z) <= r}),
+                len({c for c, s in zip(child, sizes) if c % 2 == p and s == z}),
+            ),
+            max(cocoviz.consistency.SHARING_CAP, len({c for c, s in zip(child, sizes) if c % 2 == p and s == z})),
+        )
+        for p, z, r in zip(parent, sizes, radius)
+    ]
+    np.testing.assert_array_equal(got, np.array(want, np.int64)[order])
+
+
+def test_a_sparse_tail_merged_under_many_children_keeps_most_of_its_own_variance():
+    """Housing's counties at ε = 0.1 (Hc): beyond size 100 the merge left the realised error as it was and
+    stated it 20 times smaller, each tail size being held by one county.  Ten children whose one tail group
+    each lies within the others' error radius share the parent's correction ten ways."""
+    parent = LevelEstimates(np.array([0, 1]), np.array([1000]), np.array([10]), np.array([100.0]), np.array([400.0]))
+    sizes = np.array([1000 + 2 * c for c in range(10)])
+    kids = LevelEstimates(np.arange(11), sizes, np.ones(10, np.int64), np.full(10, 100.0), np.full(10, 400.0))
+    merged = cocoviz.consistency._consistent_children(parent, kids, np.zeros(10, np.int64), "weighted")
+    alone = merge_stated(np.array([100.0]), np.array([100.0]), np.array([400.0]), np.array([400.0]), "weighted", 1)
+    assert alone[0] == pytest.approx(200.0)  # the textbook merge: as if the pair were the same group
+    np.testing.assert_allclose(merged.stated, 400.0 * 0.9 + 200.0 / 10)
+
+
 @given(
     st.floats(0.01, 100),
     st.floats(0.01, 100),
