@@ -10,7 +10,8 @@ baseline that shows why the matching approach exists.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.estimators import GroupEstimate
 from cocoviz.merge_rules import MERGES, UNIT_ERRORS, merge_estimates, merge_stated
+from cocoviz.released_stated import StepStatements, step_stated, union_stated
 from cocoviz.runs import LevelRuns, aggregate_runs, aggregate_weighted, sums_up
 from cocoviz.variances import pool_by_size
 
@@ -305,6 +307,7 @@ def _consistent_children(
     merge: str,
     runs: bool = False,
     stated_out: list | None = None,
+    step_out: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None,
 ) -> LevelEstimates | LevelRuns:
     """Match every parent's groups with its children's, and merge each pair into the child.
 
@@ -313,11 +316,13 @@ def _consistent_children(
     (:data:`CONSISTENCY_SLICE_RUNS` child runs or so each) and the slices' results, joined, are the whole
     level's bit for bit.  ``runs``: return only the children's released runs (:meth:`LevelEstimates.runs`),
     taken slice by slice, so the leaves' merged estimates are never held whole (their stated variances appended
-    to ``stated_out``, slice by slice, with a list: :meth:`LevelEstimates.released`).
+    to ``stated_out``, slice by slice, with a list: :meth:`LevelEstimates.released`).  ``step_out``: called per
+    slice with the step's statement of the union at the parents' level (:func:`_consistent_slice`), its parent
+    node indices global.
     """
     n_parents, n_children = len(parents.ptr) - 1, len(children.ptr) - 1
     if len(children.sizes) <= CONSISTENCY_SLICE_RUNS or n_children == 0 or np.any(np.diff(parent_of) < 0):
-        whole = _consistent_slice(parents, children, parent_of, merge)
+        whole = _consistent_slice(parents, children, parent_of, merge, step_out)
         return whole.released(stated_out) if runs else whole
     # first_child[k]: the first child of parent k (children are in parent order), and the run it starts at.
     first_child = np.searchsorted(parent_of, np.arange(n_parents + 1))
@@ -332,10 +337,15 @@ def _consistent_children(
             _node_slice(children, c_lo, c_hi),
             np.asarray(parent_of[c_lo:c_hi], np.int64) - lo,
             merge,
+            None if step_out is None else partial(_offset_nodes, step_out, lo),
         )
         parts.append(part.released(stated_out) if runs else part)
         lo = hi
     return _concat_runs(parts) if runs else LevelEstimates.concat(parts)
+
+
+def _offset_nodes(step_out: Callable, offset: int, node: np.ndarray, *rest: np.ndarray) -> None:
+    step_out(node + offset, *rest)
 
 
 def _concat_runs(parts: Sequence[LevelRuns]) -> LevelRuns:
@@ -359,9 +369,15 @@ def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
 
 
 def _consistent_slice(
-    parents: LevelEstimates, children: LevelEstimates, parent_of: np.ndarray, merge: str
+    parents: LevelEstimates,
+    children: LevelEstimates,
+    parent_of: np.ndarray,
+    merge: str,
+    step_out: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None,
 ) -> LevelEstimates:
-    """:func:`_consistent_children` on all of ``parents`` and ``children`` at once."""
+    """:func:`_consistent_children` on all of ``parents`` and ``children`` at once; with ``step_out``, called with
+    every matched segment's parent, merged size, groups and the statement at the parents' level of the union of
+    the merged children (:func:`cocoviz.released_stated.step_stated`: what the parents' released level states)."""
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
     # Bottom runs grouped by parent, then by size, child and position.
@@ -388,6 +404,12 @@ def _consistent_slice(
         parents.stated_runs[seg_top],
     )
     size = np.rint(size).astype(np.int64)
+    if step_out is not None:
+        union = union_stated(child_of_run, parent_of_run, children.sizes, children.counts, children.stated)
+        node = parent_of_run[bottom]
+        at_parent = step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge, seg_cnt)
+        step_out(node, size, seg_cnt, at_parent)
+        del union
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not
     # split runs: a combined run states its groups' mean, which keeps the expected sum of z² over its groups).
@@ -421,8 +443,9 @@ def top_down(
     estimates : one :class:`LevelEstimates` per level, root first
     parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
     merge : ``"weighted"`` or ``"average"``
-    stated_out : a list to receive, per level, the stated variance of every released run (the leaves' merged
-        groups', pooled up as the runs are summed: :func:`~cocoviz.runs.sums_up`); None for none
+    stated_out : a list to receive, per level, the stated variance of every released run: the leaves' merged
+        groups', and above them the union's (:mod:`cocoviz.released_stated`: each step A → A + 1 states the union
+        at A of the merged children; a released size the step lacks keeps the leaves' pooled up); None for none
 
     Returns
     -------
@@ -433,16 +456,24 @@ def top_down(
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
     current, last = estimates[0], len(estimates) - 1
     pieces = None if stated_out is None else []
+    steps = None if stated_out is None else StepStatements(last)
     for level in range(1, last + 1):  # the leaves straight to runs: their merged estimates never held whole
         leaves = level == last
         current = _consistent_children(
-            current, estimates[level], parents[level], merge, runs=leaves, stated_out=pieces if leaves else None
+            current,
+            estimates[level],
+            parents[level],
+            merge,
+            runs=leaves,
+            stated_out=pieces if leaves else None,
+            step_out=None if steps is None else partial(steps.add, level - 1),
         )
     leaves = current if last else current.released(pieces)
     stated = None if pieces is None else np.concatenate(pieces)
+    del pieces
     result, means = sums_up(leaves, parents, [len(e.ptr) - 1 for e in estimates], stated)
     if stated_out is not None:
-        stated_out.extend(means)
+        stated_out.extend([steps.released(a, result[a], means[a]) for a in range(last)] + [means[last]])
     return result
 
 

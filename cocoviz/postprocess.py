@@ -41,6 +41,7 @@ from cocoviz.intervals import measured_bands
 from cocoviz.measure import LevelMeasurement, Measurements
 from cocoviz.plan import Plan
 from cocoviz.release import Release
+from cocoviz.released_stated import union_levels
 from cocoviz.runs import LevelRuns, sums_up
 from cocoviz.schedule import check_workers, has_level_kernels, map_level, map_nodes
 from cocoviz.verify import check_measurements
@@ -161,7 +162,8 @@ def consistent_levels(
 
     ``stated_out``: a list to receive, per level, the stated variance of every released run's groups
     (``LevelEstimates.stated``, docs/merge-variances.md; post-processing, no ε): a level's own under
-    ``"none"``, else the leaves' (merged, under top-down) pooled up as the runs are summed.
+    ``"none"``, else the leaves' (merged, under top-down) at the leaves and above them the union's
+    (:mod:`cocoviz.released_stated`).
     """
     shape = plan.shape
     parents = [None] + [shape.parent_index(level) for level in range(1, shape.depth + 1)]
@@ -169,12 +171,11 @@ def consistent_levels(
         return top_down(estimates, parents, plan.merge, stated_out)
     if plan.consistency == "none":
         return [e.released(stated_out) for e in estimates]
-    pieces = None if stated_out is None else []
-    leaves = estimates[shape.depth].released(pieces)
     n_nodes = [shape.n_nodes(level) for level in range(shape.depth + 1)]
-    levels, stated = sums_up(leaves, parents, n_nodes, None if pieces is None else pieces[0])
-    if stated_out is not None:
-        stated_out.extend(stated)
+    if stated_out is None:
+        return sums_up(estimates[shape.depth].runs(), parents, n_nodes)[0]
+    levels, stated = union_levels(estimates[shape.depth], parents, n_nodes)
+    stated_out.extend(stated)
     return levels
 
 

@@ -78,10 +78,16 @@ def aggregate_runs(node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarra
 
 
 def aggregate_weighted(
-    node_of_run: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n_nodes: int, values: np.ndarray | None = None
+    node_of_run: np.ndarray,
+    sizes: np.ndarray,
+    counts: np.ndarray,
+    n_nodes: int,
+    values: np.ndarray | None = None,
+    dtype: type = np.float32,
 ) -> tuple[LevelRuns, np.ndarray | None]:
-    """:func:`aggregate_runs`, and with ``values`` (one per run) the count-weighted mean of the values of the runs
-    summed into each output run (float32: a stated variance, shown, never computed on).
+    """:func:`aggregate_runs`, and with ``values`` (one per run, or rows of them) the count-weighted mean of the
+    values of the runs summed into each output run (float32 by default: a stated variance, shown, never computed
+    on; ``dtype`` for sums carried further, :func:`cocoviz.released_stated.union_levels`).
 
     >>> runs, mean = aggregate_weighted(np.array([0, 0]), np.array([2, 2]), np.array([1, 3]), 1, np.array([4.0, 0.0]))
     >>> runs.counts.tolist(), mean.tolist()
@@ -89,7 +95,7 @@ def aggregate_weighted(
     """
     order = _node_size_order(node_of_run, sizes)
     node_sorted, size_sorted, count_sorted = node_of_run[order], sizes[order], counts[order]
-    weighted = None if values is None else (values[order] * count_sorted).astype(np.float64)
+    weighted = None if values is None else (values[..., order] * count_sorted).astype(np.float64)
     if len(order):
         new_run = np.empty(len(order), bool)
         new_run[0] = True
@@ -98,12 +104,12 @@ def aggregate_weighted(
         node_sorted = node_sorted[starts]
         size_sorted = size_sorted[starts]
         count_sorted = np.add.reduceat(count_sorted, starts)
-        weighted = None if weighted is None else np.add.reduceat(weighted, starts)
+        weighted = None if weighted is None else np.add.reduceat(weighted, starts, axis=-1)
     keep = count_sorted > 0
     node_sorted, size_sorted, count_sorted = node_sorted[keep], size_sorted[keep], count_sorted[keep]
     ptr = np.zeros(n_nodes + 1, np.int64)
     np.cumsum(np.bincount(node_sorted, minlength=n_nodes), out=ptr[1:])
-    mean = None if weighted is None else (weighted[keep] / count_sorted).astype(np.float32)
+    mean = None if weighted is None else (weighted[..., keep] / count_sorted).astype(dtype)
     return LevelRuns(ptr, size_sorted.astype(np.int64), count_sorted.astype(np.int64)), mean
 
 
@@ -112,16 +118,17 @@ def sums_up(
     parents: Sequence[np.ndarray | None],
     n_nodes: Sequence[int],
     values: np.ndarray | None = None,
+    dtype: type = np.float32,
 ) -> tuple[list[LevelRuns], list[np.ndarray] | None]:
     """Every level's runs as sums of the leaves' (back-substitution), root first: level ``l - 1`` aggregates
-    level ``l``'s runs by ``parents[l]`` (``n_nodes[l - 1]`` nodes).  With ``values`` (one per leaf run),
-    also every level's count-weighted means of them (:func:`aggregate_weighted`), else None.
+    level ``l``'s runs by ``parents[l]`` (``n_nodes[l - 1]`` nodes).  With ``values`` (one per leaf run, or rows
+    of them), also every level's count-weighted means of them (:func:`aggregate_weighted`, as ``dtype``), else None.
     """
     levels, means = [leaves], [values]
     for level in range(len(parents) - 1, 0, -1):
         below = levels[0]
         runs, mean = aggregate_weighted(
-            parents[level][below.node_ids()], below.sizes, below.counts, n_nodes[level - 1], means[0]
+            parents[level][below.node_ids()], below.sizes, below.counts, n_nodes[level - 1], means[0], dtype
         )
         levels.insert(0, runs)
         means.insert(0, mean)

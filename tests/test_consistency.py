@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 
 import cocoviz._matching_kernels
 import cocoviz.consistency
+import cocoviz.released_stated
 from cocoviz import match_groups
 from cocoviz.budget import double_geometric_variance
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, top_down
@@ -617,34 +618,52 @@ def _pooled(node_of_run, sizes, counts, stated) -> dict:
 @settings(max_examples=40, deadline=None)
 @given(estimate_trees(), st.sampled_from(["weighted", "average"]), st.integers(1, 6), st.integers(0, 2**16))
 def test_top_down_states_each_released_run_pooled_from_the_merged_leaves(tree, merge, slice_runs, seed):
-    """Per level, the stated variance of every released run: the count-weighted mean over the merged leaves'
-    runs of its node (its descendants) and size, in slices or whole; the runs themselves unchanged."""
+    """Per level, the stated variance of every released run, in slices or whole; the runs themselves unchanged.
+    At the leaves: the count-weighted mean over the merged leaves' runs of its node and size.  Above: the mean
+    over the step A → A + 1's matched segments of its node and merged size of their statement of the union
+    (cocoviz.released_stated.step_stated), every released run of the leaves' parents found there; a size the
+    step lacks (higher up) keeps the leaves' pooled."""
     estimates, parents, _ = tree
     rng = np.random.default_rng(seed)
     for e in estimates:  # stated apart from the weights' variances, so the test sees which one is carried
-        e.stated = rng.uniform(0.1, 9.0, len(e.sizes))
-    whole = [estimates[0]]
+        e.stated = rng.uniform(0.1, 9.0, len(e.sizes)) * rng.choice([0.01, 1.0], len(e.sizes))
+    whole, steps = [estimates[0]], []
     for level in range(1, len(estimates)):
-        whole.append(cocoviz.consistency._consistent_slice(whole[-1], estimates[level], parents[level], merge))
+        step: dict = {}
+
+        def collect(node, size, count, value, step=step):
+            for key in zip(node.tolist(), size.tolist(), count.tolist(), value.tolist()):
+                weight, mass = step.get(key[:2], (0.0, 0))
+                step[key[:2]] = (weight + key[3] * key[2], mass + key[2])
+
+        slice_ = cocoviz.consistency._consistent_slice
+        whole.append(slice_(whole[-1], estimates[level], parents[level], merge, collect))
+        steps.append({key: weight / mass for key, (weight, mass) in step.items() if mass})
     leaves = whole[-1]
     owner = leaves.node_ids()
-    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS
-    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = slice_runs
+    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS
+    # In slices, and the step's statement in passes of whole parents within them.
+    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = cocoviz.released_stated.STEP_SEGMENTS = slice_runs
     try:
         stated: list = []
         released = top_down(estimates, parents, merge, stated)
     finally:
-        cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
+        cocoviz.consistency.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS = saved
     plain = top_down(estimates, parents, merge)
     assert len(stated) == len(released) == len(plain)
-    for level in range(len(released) - 1, -1, -1):
+    last = len(released) - 1
+    for level in range(last, -1, -1):
         runs = released[level]
         np.testing.assert_array_equal(runs.sizes, plain[level].sizes)
         np.testing.assert_array_equal(runs.counts, plain[level].counts)
         expected = _pooled(owner, leaves.sizes, leaves.counts, leaves.stated)
+        if level < last:
+            if level == last - 1:
+                assert set(expected) <= set(steps[level])
+            expected = {key: steps[level].get(key, pooled) for key, pooled in expected.items()}
         got = dict(zip(zip(runs.node_ids().tolist(), runs.sizes.tolist()), stated[level].tolist()))
         assert got.keys() == expected.keys() and stated[level].dtype == np.float32
-        np.testing.assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-6)
+        np.testing.assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-5)
         if level:
             owner = parents[level][owner]
 

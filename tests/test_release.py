@@ -100,21 +100,24 @@ def test_children_sum_is_the_sum_of_the_childrens_histograms_also_when_inconsist
             np.testing.assert_array_equal(release.children_sum(node), expected)
 
 
-def _pooled_up(runs_per_node: dict, ancestor) -> dict:
-    """Brute force: ``{(node, size): (Σ stated·count, Σ count)}`` summed into the ancestors ``ancestor(node)``."""
+def _union_up(runs_per_node: dict, ancestor) -> dict:
+    """Brute force of the union's statement (cocoviz.released_stated): ``{(node, size): (dense, sparse, count)}``,
+    dense and sparse the node's Σ stated·count over runs stating < 1 and ≥ 1, into ``{(ancestor, size): stated}``:
+    the nodes' dense sums in quadrature, their sparse sums linearly, over the union's groups."""
     out: dict = {}
-    for (node, size), (weight, mass) in runs_per_node.items():
+    for (node, size), (dense, sparse, mass) in runs_per_node.items():
         key = (ancestor(node), size)
-        w, m = out.get(key, (0.0, 0))
-        out[key] = (w + weight, m + mass)
-    return out
+        q, s, m = out.get(key, (0.0, 0.0, 0))
+        out[key] = (q + dense * dense, s + sparse, m + mass)
+    return {key: (np.sqrt(q) + s) / m for key, (q, s, m) in out.items() if m}
 
 
 @settings(max_examples=25, deadline=None)
 @given(st.data())
 def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
-    """estimate and post_process state the same variances; a level's own fit's (none), or the leaves' pooled
-    up by node and size (bottom-up), brute force; stated_errors is their square root beside the runs."""
+    """estimate and post_process state the same variances; a level's own fit's (none), or, bottom-up, the
+    leaves' own at the leaves and their union's above (dense runs in quadrature), brute force; stated_errors is
+    their square root beside the runs."""
     from cocoviz import measure, post_process
     from cocoviz.postprocess import fit_level
 
@@ -135,20 +138,23 @@ def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
             est = fit_level(plan, measurements.levels[level])
             runs_of_fit = [((int(n), int(s)), (float(v) * c, int(c))) for n, s, c, v in
                            zip(est.node_ids(), est.sizes, est.counts, est.stated)]  # fmt: skip
-            own = {}
+            own: dict = {}
             for key, (weight, mass) in runs_of_fit:  # a fit may hold two runs of one size (split by variance)
-                w, m = own.get(key, (0.0, 0))
-                own[key] = (w + weight, m + mass)
+                d, s, m = own.get(key, (0.0, 0.0, 0))
+                dense = weight < 1.0 * mass  # stated < 1: misplaced groups, added in quadrature above the node
+                own[key] = (d + weight * dense, s + weight * (not dense), m + mass)
+            stated = {k: (d + s) / m for k, (d, s, m) in own.items() if m}
+            ancestor = np.arange(plan.shape.n_nodes(level))
             above = range(level, -1, -1) if options["consistency"] == "bottom-up" else [level]
             for up in above:
+                if up < level:
+                    ancestor = plan.shape.parent_index(up + 1)[ancestor]
+                    stated = _union_up(own, lambda n, a=ancestor: int(a[n]))
                 runs = release.runs(up)
                 got = release.stated[up]
                 keys = list(zip(runs.node_ids().tolist(), runs.sizes.tolist()))
-                assert sorted(keys) == sorted(k for k, (_, m) in own.items() if m)
-                np.testing.assert_allclose(got, [own[k][0] / own[k][1] for k in keys], rtol=1e-6)
-                if up:
-                    parent = plan.shape.parent_index(up)
-                    own = _pooled_up(own, lambda n, p=parent: int(p[n]))
+                assert sorted(keys) == sorted(stated)
+                np.testing.assert_allclose(got, [stated[k] for k in keys], rtol=1e-5)
     for level in range(rt.tree.depth + 1):
         node = plan.shape.paths[level][0]
         frame = release.stated_errors(node)
