@@ -74,7 +74,7 @@ def _groups(block: np.ndarray, key: np.ndarray, ordered: bool = True) -> np.ndar
         if not ordered or bool(np.all(key[1:][same] >= key[:-1][same])):
             from cocoviz._released_kernels import codes_within_blocks
 
-            return codes_within_blocks(block, key, int(key.max()) + 1)
+            return codes_within_blocks(block, *_table_keys(key))
     width = int(key.max()) + 1
     if int(block.min()) < 0 or int(key.min()) < 0 or int(block.max()) >= (2**62) // width:
         return np.unique(np.stack([block, key]), axis=1, return_inverse=True)[1].ravel()
@@ -82,6 +82,17 @@ def _groups(block: np.ndarray, key: np.ndarray, ordered: bool = True) -> np.ndar
     rank = np.empty(len(uniques), np.int64)
     rank[np.argsort(uniques)] = np.arange(len(uniques))
     return rank[codes]
+
+
+def _table_keys(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """``keys`` (non-negative) as indices of a scratch table, and the table's width: the keys themselves, or,
+    where the largest is far beyond the runs' count (a household of 2⁴⁰ members), their ranks among the distinct
+    keys, which keep their order.  So the compiled passes' tables grow with the runs, never with a size's value."""
+    width = int(keys.max()) + 1
+    if width <= max(1 << 20, 4 * len(keys)):
+        return keys, width
+    ranks = np.unique(keys, return_inverse=True)[1].ravel().astype(np.int64)
+    return ranks, int(ranks.max()) + 1
 
 
 def union_stated(
@@ -119,7 +130,7 @@ def union_stated(
         from cocoviz._released_kernels import union_stated_runs
 
         out = np.empty(len(sizes), dtype)
-        union_stated_runs(node_of_run, up_of_run, sizes, counts, stated, UNIT_ERRORS, out)
+        union_stated_runs(node_of_run, up_of_run, _table_keys(sizes)[0], counts, stated, UNIT_ERRORS, out)
         return out
     misplaced = counts * stated  # a run's expected squared error, summed over its groups
     dense = stated < UNIT_ERRORS
@@ -204,7 +215,7 @@ def _by_node_size(
         # Segments come by parent, merged sizes unsorted within it: one compiled pass, codes by first appearance.
         from cocoviz._released_kernels import codes_within_blocks
 
-        codes = codes_within_blocks(node, sizes, int(sizes.max()) + 1)
+        codes = codes_within_blocks(node, *_table_keys(sizes))
     else:
         codes = _groups(node, sizes, ordered=False)
     counts = np.asarray(counts, np.float64)

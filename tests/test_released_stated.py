@@ -265,3 +265,18 @@ def test_a_lone_group_keeps_the_m1_merge():
     stated: list = []
     top_down([root, kids], [None, np.array([0, 0])], "weighted", stated)
     assert stated[0][1] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_a_household_of_a_trillion_members_does_not_size_the_scratch_tables():
+    """The compiled passes index tables by size: a size of 2⁴⁰ is taken by its rank among the sizes (the same
+    statements as any sizes in the same order), not as a table of 2⁴⁰ entries (a MemoryError under a cap)."""
+    node, up = np.array([0, 0, 1, 1]), np.array([0, 0, 0, 0])
+    counts, stated = np.array([100, 1, 50, 1]), np.array([0.01, 9.0, 0.02, 4.0])
+    huge = union_stated(node, up, np.array([2, 2**40, 2, 2**40 + 7]), counts, stated)
+    small = union_stated(node, up, np.array([2, 3, 2, 4]), counts, stated)
+    np.testing.assert_array_equal(huge, small)
+    block = np.array([0, 0, 1])
+    np.testing.assert_array_equal(
+        cocoviz.released_stated._groups(block, np.array([5, 2**40, 2**41])),
+        cocoviz.released_stated._groups(block, np.array([5, 6, 7])),
+    )
