@@ -28,6 +28,7 @@ from cocoviz.plots.intervals import (
     STATED_ERROR_COLUMN,
     interval_table,
     intervals_figure,
+    largest_released_size,
     stated_error_caption,
     stated_error_table,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "interval_table",
     "STATED_ERROR_CAPTION",
     "stated_error_caption",
+    "largest_released_size",
     "STATED_ERROR_COLUMN",
     "prefix_sums_figure",
     "error_by_size_figure",

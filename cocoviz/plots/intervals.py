@@ -34,6 +34,7 @@ __all__ = [
     "STATED_ERROR_COLUMN",
     "STATED_ERROR_CAPTION",
     "stated_error_caption",
+    "largest_released_size",
 ]
 
 #: The column of :func:`stated_error_table` that holds the standard errors.
@@ -67,10 +68,24 @@ def stated_error_caption(upper_level: bool) -> str:
     return STATED_ERROR_CAPTION + (UPPER_LEVEL_CAVEAT if upper_level else "")
 
 
+def _last_held(frame: pd.DataFrame) -> int:
+    """The row of the largest size the frame releases a group of (0 if none)."""
+    held = np.flatnonzero(frame["count"].to_numpy())
+    return int(held[-1]) if held.size else 0
+
+
+def largest_released_size(frame: pd.DataFrame) -> int:
+    """The largest size a bounds frame (:meth:`cocoviz.Release.intervals`) releases a group of; 0 if none.
+
+    >>> largest_released_size(pd.DataFrame({"size": [0, 1, 2, 3], "count": [4, 0, 1, 0]}))
+    2
+    """
+    return int(frame["size"].iloc[_last_held(frame)]) if len(frame) else 0
+
+
 def shown_sizes(frame: pd.DataFrame) -> int:
     """How many sizes a figure shows: up to a little past the largest released size (a Hc band runs to K)."""
-    held = np.flatnonzero(frame["count"].to_numpy())
-    last = int(held[-1]) if held.size else 0
+    last = _last_held(frame)
     return min(len(frame), last + max(5, last // 10) + 1)
 
 

@@ -6,7 +6,6 @@ Unlike every other figure of the node view, nothing here reads the true data: th
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 import cocoviz
@@ -48,10 +47,8 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
         st.info(f"No intervals for {node_label(node)}: {exc}", icon=":material/info:")
         stated_errors(release, node)
         return
-    # Sizes into the thousands read best on a log axis, as on the histogram tab: the largest released size, read
-    # from the bounds' frame (its released counts), not from a second histogram of the node.
-    held = np.flatnonzero(frame["count"].to_numpy())
-    long_tail = held.size > 0 and int(frame["size"].iloc[held[-1]]) > plots.BAR_LIMIT
+    # Sizes into the thousands read best on a log axis, as on the histogram tab (read from the bounds' frame).
+    long_tail = plots.largest_released_size(frame) > plots.BAR_LIMIT
     log_x = c.toggle("log x", **state.bind(f"intervals.logx.{info.label}", long_tail))
     st.success(PUBLISHABLE, icon=":material/verified:")
     st.plotly_chart(
