@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 
 import cocoviz._matching_kernels
 import cocoviz.consistency
+import cocoviz.consistency.slices
 import cocoviz.released_stated
 from cocoviz import match_groups
 from cocoviz.budget import double_geometric_variance
@@ -287,8 +288,8 @@ def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_ru
     whole = [estimates[0]]
     for level in range(1, len(estimates)):
         whole.append(cocoviz.consistency._consistent_slice(whole[-1], estimates[level], parents[level], merge))
-    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS
-    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = slice_runs
+    saved = cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS
+    cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = slice_runs
     try:
         sliced = [estimates[0]]
         for level in range(1, len(estimates)):
@@ -297,7 +298,7 @@ def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_ru
         leaf_runs = cocoviz.consistency._consistent_children(sliced[-2], estimates[-1], parents[-1], merge, runs=True)
         released = top_down(estimates, parents, merge)
     finally:
-        cocoviz.consistency.CONSISTENCY_SLICE_RUNS = saved
+        cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = saved
     for a, b in zip(whole, sliced):
         for name in ("ptr", "sizes", "counts", "variances", "stated"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
@@ -641,14 +642,14 @@ def test_top_down_states_each_released_run_pooled_from_the_merged_leaves(tree, m
         steps.append({key: weight / mass for key, (weight, mass) in step.items() if mass})
     leaves = whole[-1]
     owner = leaves.node_ids()
-    saved = cocoviz.consistency.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS
+    saved = cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS
     # In slices, and the step's statement in passes of whole parents within them.
-    cocoviz.consistency.CONSISTENCY_SLICE_RUNS = cocoviz.released_stated.STEP_SEGMENTS = slice_runs
+    cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = cocoviz.released_stated.STEP_SEGMENTS = slice_runs
     try:
         stated: list = []
         released = top_down(estimates, parents, merge, stated)
     finally:
-        cocoviz.consistency.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS = saved
+        cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS, cocoviz.released_stated.STEP_SEGMENTS = saved
     plain = top_down(estimates, parents, merge)
     assert len(stated) == len(released) == len(plain)
     last = len(released) - 1
