@@ -17,8 +17,29 @@ def _tails(x, c, b):  # pragma: no cover - compiled
     return 0.5 * np.exp(-x / b) * np.expm1(-c / b) / np.expm1(-1.0 / b)
 
 
+@numba.njit(cache=True, inline="always")
+def _above(last, before, bound):  # pragma: no cover - compiled
+    """The virtual run above a node's last run (size ``last``; ``before`` the size under it, −1 for a node of one
+    run): its size and the gap a shift crosses to reach it (docs/merge-variances.md, "Small Hc nodes").
+
+    Without a bound: the last size plus the last gap (plus its size for one run; at least 1).  With K: sizes are at
+    most K, so nothing lies above a last run at K and the stand-in never passes K; and a node of one run, which has
+    no gap to repeat, takes the box itself: the true sizes above s lie in (s, K], stood in for by their uniform's
+    root mean square distance s + (K − s)/√3, reached across the fit's flat block of K − s cells (the fitted Hc is
+    G from s to K − 1), whose error has the scale b/√(K − s).
+    """
+    if bound == np.inf or before >= 0.0:
+        top = last + max(last - before if before >= 0.0 else last, 1.0)
+        if top > bound:
+            top = max(bound, last)
+        return top, max(top - last, 1.0)
+    if last >= bound:
+        return last, 1.0
+    return last + (bound - last) / np.sqrt(3.0), max(bound - last, 1.0)
+
+
 @numba.njit(cache=True)
-def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - compiled
+def hc_size_variances(ptr, sizes, counts, scale, floor, bounds):  # pragma: no cover - compiled
     """Per run, the plug-in mean squared size error under a rank shift of Laplace noise.
 
     A group lands in run k only if the fitted cumulative misses its rank over every gap of sizes between its run
@@ -32,7 +53,8 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
     ``ptr`` delimits each node's runs (sorted by size); ``floor`` is added to every variance.
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below (the smallest size there is)
     and, above, the last size plus the last gap (its size for a node of one run; at least 1), so a node
-    whose fit put all its groups at one size still states its doubt.
+    whose fit put all its groups at one size still states its doubt.  ``bounds``: each node's K (``inf``:
+    unknown), which bounds the run above (:func:`_above`).
     """
     out = np.empty(sizes.size, np.float64)
     b = scale
@@ -51,16 +73,15 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
             acc += counts[r0 + j]
             hi[j + 1] = acc
             size[j + 1] = sizes[r0 + j]
-        last = size[n]
         lo[n + 1], hi[n + 1] = acc, np.inf
-        size[n + 1] = last + max(last - size[n - 1] if n > 1 else last, 1.0)
+        size[n + 1], top_gap = _above(size[n], size[n - 1] if n > 1 else -1.0, bounds[node])
         for j in range(1, n + 1):
             h = hi[j] - lo[j]
             total = 0.0
             # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
             widest = 1.0
             for k in range(j + 1, n + 2):
-                widest = max(widest, size[k] - size[k - 1])
+                widest = max(widest, size[k] - size[k - 1] if k <= n else top_gap)
                 bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
                 # Farther runs are more ranks away and behind a gap at least as wide: none contributes more.
                 if lo[k] - hi[j] > WINDOW * bk:

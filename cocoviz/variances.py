@@ -43,6 +43,7 @@ import numpy as np
 __all__ = [
     "hc_size_variances",
     "hc_node_variances",
+    "hc_above",
     "hg_size_variances",
     "hg_stated_runs",
     "pool_by_size",
@@ -58,26 +59,54 @@ __all__ = [
 VARIANCE_FLOOR = 1e-12
 
 
-def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0) -> np.ndarray:
+def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, bounds=None) -> np.ndarray:
     """Per run of the nodes delimited by ``ptr`` (runs sorted by size within a node): the plug-in
     mean squared size error under a rank shift of Laplace(``scale``) noise, plus ``floor``.
 
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below and, above, the last size
-    plus the last gap (at least 1).
+    plus the last gap (at least 1).  ``bounds``: each node's K (the public bound its Hc was measured to;
+    ``None``: unknown), which caps the run above at K and gives a node of one run the box (s, K]
+    (:func:`hc_above`).
     """
     from cocoviz._variance_kernels import hc_size_variances as kernel
 
+    n_nodes = len(ptr) - 1
+    bounds = np.full(n_nodes, np.inf) if bounds is None else np.broadcast_to(np.asarray(bounds, np.float64), n_nodes)
     return kernel(
         np.ascontiguousarray(ptr, np.int64),
         np.ascontiguousarray(sizes, np.int64),
         np.ascontiguousarray(counts, np.int64),
         float(scale),
         float(floor),
+        np.ascontiguousarray(bounds, np.float64),
     )
 
 
-def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float) -> np.ndarray:
-    """The variances of one node's Hc runs (sizes ascending) at budget ``epsilon`` (Δ = 1).
+def hc_above(last: float, before: float | None, bound: float | None) -> tuple[float, float]:
+    """The Hc rule's virtual run above a node's last run: its size and the gap a shift crosses to reach it.
+
+    ``last``: the last run's size; ``before``: the size of the run under it (``None``: a node of one run);
+    ``bound``: K (``None``: unknown).  Without K: the last size plus the last gap (for one run, plus its size;
+    at least 1), the stand-in since stop 31.  With K (docs/merge-variances.md, "Small Hc nodes"): sizes are at
+    most K, so the stand-in never passes K (nothing lies above a last run at K); and a node of one run, which
+    has no gap to repeat, takes the box: its true sizes above s lie in (s, K], stood in for by their uniform's
+    root mean square distance, s + (K − s)/√3, reached across the fit's flat block of K − s cells (the fitted Hc
+    is G from s to K − 1: scale b/√(K − s)).  Why: the slides' toy at ε = 0.1 (K = 10, four groups under noise
+    of scale 10) mostly fits all four groups at one size, and the old stand-in above size 0 was size 1.
+
+    >>> hc_above(3, 1, None), hc_above(3, 1, 4), hc_above(4, 1, 4)
+    ((5.0, 2.0), (4.0, 1.0), (4.0, 1.0))
+    >>> [round(v, 3) for v in hc_above(0, None, 10)], hc_above(0, None, None)
+    ([5.774, 10.0], (1.0, 1.0))
+    """
+    from cocoviz._variance_kernels import _above
+
+    return _above(float(last), -1.0 if before is None else float(before), np.inf if bound is None else float(bound))
+
+
+def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float, max_size: int | None = None) -> np.ndarray:
+    """The variances of one node's Hc runs (sizes ascending) at budget ``epsilon`` (Δ = 1); ``max_size``: K, the
+    bound the node's Hc was measured to (``None``: unknown, no box; :func:`hc_above`).
 
     Dense runs: at each of their two boundaries (the virtual runs 0 below and 3 above count) about
     b/2 groups cross, by one size each.
@@ -93,7 +122,7 @@ def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float) -> 
     >>> [round(float(v), 2) for v in hc_node_variances(np.array([1, 2, 6]), np.array([1000, 10, 1]), 1.0)]
     [0.0, 0.53, 5.89]
     """
-    return hc_size_variances(np.array([0, len(sizes)]), sizes, counts, 1.0 / epsilon, VARIANCE_FLOOR)
+    return hc_size_variances(np.array([0, len(sizes)]), sizes, counts, 1.0 / epsilon, VARIANCE_FLOOR, max_size)
 
 
 #: The coefficient ``k`` of the Hg rule's step term ``k s³`` (:func:`hg_size_variances`): fitted, not derived

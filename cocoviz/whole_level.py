@@ -110,7 +110,8 @@ def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     groups = np.asarray(groups, np.int64)
     run_ptr, sizes, counts, variances = fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2)
     # Weights: the kernel's count rule; stated: the size variances of cocoviz.variances (issue 24).
-    stated = hc_size_variances(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, VARIANCE_FLOOR)
+    # K of each node: its segment's length (Hc[0..K-1]).
+    stated = hc_size_variances(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, VARIANCE_FLOOR, np.diff(ptr))
     return LevelEstimates(run_ptr, sizes, counts, variances, stated)
 
 
