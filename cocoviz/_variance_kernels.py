@@ -22,20 +22,51 @@ def _above(last, before, bound):  # pragma: no cover - compiled
     """The virtual run above a node's last run (size ``last``; ``before`` the size under it, −1 for a node of one
     run): its size and the gap a shift crosses to reach it (docs/merge-variances.md, "Small Hc nodes").
 
-    Without a bound: the last size plus the last gap (plus its size for one run; at least 1).  With K: sizes are at
-    most K, so nothing lies above a last run at K and the stand-in never passes K; and a node of one run, which has
-    no gap to repeat, takes the box itself: the true sizes above s lie in (s, K], stood in for by their uniform's
-    root mean square distance s + (K − s)/√3, reached across the fit's flat block of K − s cells (the fitted Hc is
-    G from s to K − 1), whose error has the scale b/√(K − s).
+    The last size plus the last gap (plus its size for one run; at least 1); sizes are at most K (``bound``, inf:
+    unknown), so the stand-in never passes K and nothing lies above a last run at K.
     """
-    if bound == np.inf or before >= 0.0:
-        top = last + max(last - before if before >= 0.0 else last, 1.0)
-        if top > bound:
-            top = max(bound, last)
-        return top, max(top - last, 1.0)
-    if last >= bound:
+    top = last + max(last - before if before >= 0.0 else last, 1.0)
+    if top > bound:
+        top = max(bound, last)
+    return top, max(top - last, 1.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _box_above(last, bound):  # pragma: no cover - compiled
+    """A node of one run (size ``last``), which has no gap to repeat, against the box: its true sizes above lie in
+    (last, K], stood in for by their uniform's root mean square distance last + (K − last)/√3, reached across the
+    fit's flat block of K − last cells (the fitted Hc is G from ``last`` to K − 1: scale b/√(K − last))."""
+    if bound == np.inf or last >= bound:
         return last, 1.0
     return last + (bound - last) / np.sqrt(3.0), max(bound - last, 1.0)
+
+
+@numba.njit(cache=True)
+def _run_total(j, n, lo, hi, size, top_gap, b):  # pragma: no cover - compiled
+    """Σ_k P(r + ½ + δ ∈ run k) (s_k − s_j)² averaged over the ranks of run j (1 … n; 0 and n + 1 virtual)."""
+    h = hi[j] - lo[j]
+    total = 0.0
+    # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
+    widest = 1.0
+    for k in range(j + 1, n + 2):
+        widest = max(widest, size[k] - size[k - 1] if k <= n else top_gap)
+        bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+        # Farther runs are more ranks away and behind a gap at least as wide: none contributes more.
+        if lo[k] - hi[j] > WINDOW * bk:
+            break
+        p = (_tails(lo[k] - hi[j] + 0.5, h, bk) - _tails(hi[k] - hi[j] + 0.5, h, bk)) / h
+        d = size[k] - size[j]
+        total += max(p, 0.0) * d * d
+    widest = 1.0
+    for k in range(j - 1, -1, -1):
+        widest = max(widest, size[k + 1] - size[k])
+        bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+        if lo[j] - hi[k] > WINDOW * bk:
+            break
+        p = (_tails(lo[j] - hi[k] + 0.5, h, bk) - _tails(lo[j] - lo[k] + 0.5, h, bk)) / h
+        d = size[k] - size[j]
+        total += max(p, 0.0) * d * d
+    return total
 
 
 @numba.njit(cache=True)
@@ -54,7 +85,8 @@ def hc_size_variances(ptr, sizes, counts, scale, floor, bounds):  # pragma: no c
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below (the smallest size there is)
     and, above, the last size plus the last gap (its size for a node of one run; at least 1), so a node
     whose fit put all its groups at one size still states its doubt.  ``bounds``: each node's K (``inf``:
-    unknown), which bounds the run above (:func:`_above`).
+    unknown), which caps the run above (:func:`_above`); a node of one run states the larger of that and the
+    box's stand-in (:func:`_box_above`).
     """
     out = np.empty(sizes.size, np.float64)
     b = scale
@@ -76,29 +108,10 @@ def hc_size_variances(ptr, sizes, counts, scale, floor, bounds):  # pragma: no c
         lo[n + 1], hi[n + 1] = acc, np.inf
         size[n + 1], top_gap = _above(size[n], size[n - 1] if n > 1 else -1.0, bounds[node])
         for j in range(1, n + 1):
-            h = hi[j] - lo[j]
-            total = 0.0
-            # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
-            widest = 1.0
-            for k in range(j + 1, n + 2):
-                widest = max(widest, size[k] - size[k - 1] if k <= n else top_gap)
-                bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
-                # Farther runs are more ranks away and behind a gap at least as wide: none contributes more.
-                if lo[k] - hi[j] > WINDOW * bk:
-                    break
-                p = (_tails(lo[k] - hi[j] + 0.5, h, bk) - _tails(hi[k] - hi[j] + 0.5, h, bk)) / h
-                d = size[k] - size[j]
-                total += max(p, 0.0) * d * d
-            widest = 1.0
-            for k in range(j - 1, -1, -1):
-                widest = max(widest, size[k + 1] - size[k])
-                bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
-                if lo[j] - hi[k] > WINDOW * bk:
-                    break
-                p = (_tails(lo[j] - hi[k] + 0.5, h, bk) - _tails(lo[j] - lo[k] + 0.5, h, bk)) / h
-                d = size[k] - size[j]
-                total += max(p, 0.0) * d * d
-            out[r0 + j - 1] = total + floor
+            out[r0 + j - 1] = _run_total(j, n, lo, hi, size, top_gap, b) + floor
+        if n == 1 and bounds[node] != np.inf:  # the box's stand-in, where it states more (a small node)
+            size[2], top_gap = _box_above(size[1], bounds[node])
+            out[r0] = max(out[r0], _run_total(1, 1, lo, hi, size, top_gap, b) + floor)
     return out
 
 

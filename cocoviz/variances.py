@@ -43,7 +43,6 @@ import numpy as np
 __all__ = [
     "hc_size_variances",
     "hc_node_variances",
-    "hc_above",
     "hg_size_variances",
     "hg_stated_runs",
     "pool_by_size",
@@ -65,8 +64,18 @@ def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, boun
 
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below and, above, the last size
     plus the last gap (at least 1).  ``bounds``: each node's K (the public bound its Hc was measured to;
-    ``None``: unknown), which caps the run above at K and gives a node of one run the box (s, K]
-    (:func:`hc_above`).
+    ``None``: unknown).  With K (docs/merge-variances.md, "Small Hc nodes"): sizes are at most K, so the run
+    above never passes K (nothing lies above a last run at K); and a node of one run, which has no gap to
+    repeat, states the larger of that and the box: its true sizes above s lie in (s, K], stood in for by their
+    uniform's root mean square distance s + (K − s)/√3, reached across the fit's flat block of K − s cells (the
+    fitted Hc is G from s to K − 1: scale b/√(K − s)).  Why: the slides' toy at ε = 0.1 (K = 10, four groups
+    under noise of scale 10) mostly fits all four groups at one size, and the stand-in above size 0 was size 1.
+
+    The toy's four groups fitted at size 0 under noise of scale 10, K unknown, then K = 10:
+
+    >>> one, size, count = np.array([0, 1]), np.array([0]), np.array([4])
+    >>> [round(float(hc_size_variances(one, size, count, 10.0, 0.0, k)[0]), 2) for k in (None, 10)]
+    [0.41, 9.42]
     """
     from cocoviz._variance_kernels import hc_size_variances as kernel
 
@@ -82,31 +91,9 @@ def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, boun
     )
 
 
-def hc_above(last: float, before: float | None, bound: float | None) -> tuple[float, float]:
-    """The Hc rule's virtual run above a node's last run: its size and the gap a shift crosses to reach it.
-
-    ``last``: the last run's size; ``before``: the size of the run under it (``None``: a node of one run);
-    ``bound``: K (``None``: unknown).  Without K: the last size plus the last gap (for one run, plus its size;
-    at least 1), the stand-in since stop 31.  With K (docs/merge-variances.md, "Small Hc nodes"): sizes are at
-    most K, so the stand-in never passes K (nothing lies above a last run at K); and a node of one run, which
-    has no gap to repeat, takes the box: its true sizes above s lie in (s, K], stood in for by their uniform's
-    root mean square distance, s + (K − s)/√3, reached across the fit's flat block of K − s cells (the fitted Hc
-    is G from s to K − 1: scale b/√(K − s)).  Why: the slides' toy at ε = 0.1 (K = 10, four groups under noise
-    of scale 10) mostly fits all four groups at one size, and the old stand-in above size 0 was size 1.
-
-    >>> hc_above(3, 1, None), hc_above(3, 1, 4), hc_above(4, 1, 4)
-    ((5.0, 2.0), (4.0, 1.0), (4.0, 1.0))
-    >>> [round(v, 3) for v in hc_above(0, None, 10)], hc_above(0, None, None)
-    ([5.774, 10.0], (1.0, 1.0))
-    """
-    from cocoviz._variance_kernels import _above
-
-    return _above(float(last), -1.0 if before is None else float(before), np.inf if bound is None else float(bound))
-
-
 def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float, max_size: int | None = None) -> np.ndarray:
     """The variances of one node's Hc runs (sizes ascending) at budget ``epsilon`` (Δ = 1); ``max_size``: K, the
-    bound the node's Hc was measured to (``None``: unknown, no box; :func:`hc_above`).
+    bound the node's Hc was measured to (``None``: unknown, no box; :func:`hc_size_variances`).
 
     Dense runs: at each of their two boundaries (the virtual runs 0 below and 3 above count) about
     b/2 groups cross, by one size each.

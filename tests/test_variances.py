@@ -230,17 +230,22 @@ def test_a_zero_run_beside_a_short_side_states_what_the_short_walk_misplaces():
 
 
 def brute_bounded(sizes, counts, b, bound):
-    """:func:`brute` with the run above from the box: capped at K, and for a node of one run s + (K − s)/√3 reached
-    across the K − s cells of the fit's flat block (docs/merge-variances.md, "Small Hc nodes")."""
+    """:func:`brute` with the run above from the box: capped at K; a node of one run states the larger of that and
+    s + (K − s)/√3 reached across the K − s cells of the fit's flat block (docs/merge-variances.md, "Small Hc
+    nodes")."""
+    top = sizes[-1] + max(sizes[-1] - sizes[-2] if len(sizes) > 1 else sizes[-1], 1)
+    top = min(top, max(bound, sizes[-1]))
+    out = brute_with_top(sizes, counts, b, top, max(top - sizes[-1], 1))
+    if len(sizes) == 1 and sizes[0] < bound:
+        box = brute_with_top(sizes, counts, b, sizes[0] + (bound - sizes[0]) / np.sqrt(3), bound - sizes[0])
+        out = np.maximum(out, box)
+    return out
+
+
+def brute_with_top(sizes, counts, b, top, top_gap):
+    """:func:`brute`'s sum with the virtual run above at size ``top``, reached across a gap of ``top_gap``."""
     hi = np.cumsum(counts).astype(float)
     lo = hi - counts
-    if len(sizes) > 1:
-        top = min(sizes[-1] + max(sizes[-1] - sizes[-2], 1), max(bound, sizes[-1]))
-        top_gap = max(top - sizes[-1], 1)
-    elif sizes[0] >= bound:
-        top, top_gap = sizes[0], 1
-    else:
-        top, top_gap = sizes[0] + (bound - sizes[0]) / np.sqrt(3), bound - sizes[0]
     s = np.concatenate([[0], sizes, [top]]).astype(float)
     gaps = np.append(np.diff(s[:-1]), top_gap)  # gaps[i]: between s[i] and s[i + 1]
     edges = np.concatenate([[-np.inf], lo, [hi[-1], np.inf]])
