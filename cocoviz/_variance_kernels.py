@@ -219,3 +219,91 @@ def hg_step_runs(
                 for r in range(g, e):
                     out[r] = block[r]
     return out
+
+
+@numba.njit(cache=True, inline="always")
+def _ladder(p):  # pragma: no cover - compiled
+    """One side of the step's walk, ±1 a cell, −1 with probability ``p`` < ½: the ratio ρ = p/(1 − p) of its
+    geometric depth (P(depth ≥ k) = ρ^k) and the mean and variance of the cells between its new minima."""
+    q = 1.0 - p
+    drift = q - p
+    return p / q, 1.0 / drift, 4.0 * p * q / drift**3
+
+
+@numba.njit(cache=True)
+def _side(rho_a, mean_a, var_a, cells_a, end_a, rho_b, mean_b, cells_b, end_b):  # pragma: no cover - compiled
+    """E[min(D, cells_a)² ; side a's minimum deeper than side b's, ties halved], D the argmin's distance.
+
+    Side a's depth is k ≥ 1 with probability (1 − ρ_a) ρ_a^k, reached after k ladder epochs (E[T_k²] =
+    k var + k² mean²).  A side that ends (``end``: the box's edge, beyond which the walk has no cells) cannot go
+    deeper than its cells allow, about ``cells / mean`` ladders; a side inside the node goes on into the next run,
+    where the group's error is the rank-shift rule's, so only its ``cells`` count here.
+    """
+    total = 0.0
+    depth_b = cells_b / mean_b if end_b else np.inf
+    reach_a = cells_a / mean_a
+    x = rho_a
+    k = 1
+    while x > 1e-14:
+        if end_a and k > reach_a:
+            break
+        deeper_b = rho_b**k if k <= depth_b else 0.0  # P(K_b ≥ k)
+        shallower_b = 1.0 - deeper_b  # P(K_b < k)
+        tie = deeper_b - (rho_b ** (k + 1) if k + 1 <= depth_b else 0.0)  # P(K_b = k)
+        square = min(k * var_a + k * k * mean_a * mean_a, cells_a * cells_a)
+        total += (1.0 - rho_a) * x * (shallower_b + 0.5 * tie) * square
+        x *= rho_a
+        k += 1
+    return total
+
+
+@numba.njit(cache=True)
+def hc_step_variances(ptr, sizes, counts, scale, bounds):  # pragma: no cover - compiled
+    """Per run, the mean squared size error of its groups from where the fit puts their step inside a gap.
+
+    The group of rank r takes the first size whose rounded fit exceeds r, i.e. whose L1 isotonic fit reaches
+    t = r + ½.  By the switching relation that is the argmin of a walk over the cells, ±1 each (the sign of y − t):
+    below the run's first size the truth is its first rank lo, so a cell there pushes the step down with
+    probability p = P(noise ≥ r − lo + 1) = α^(r−lo+1)/(1 + α) (discrete Laplace, α = e^(−1/b)); above, with
+    P(noise ≤ r − hi) = α^(hi−r)/(1 + α).  Each side's minimum is geometric in depth and reached after a sum of
+    ladder epochs (the walk with its drift reversed), so E[D²] of the argmin is a geometric series in closed form
+    (ties between the sides halved).  Only the cells inside a gap count, at most the gap's empty sizes on each side
+    (below the first run: its size; above the last: K − 1 − its size, none without K): farther, the group enters
+    the next run, which the rank-shift rule states.  Consecutive sizes: nothing.
+    """
+    out = np.zeros(sizes.size, np.float64)
+    alpha = np.exp(-1.0 / scale)
+    tail = 1.0 / (1.0 + alpha)
+    for node in range(ptr.size - 1):
+        r0, r1 = ptr[node], ptr[node + 1]
+        acc = 0
+        for j in range(r0, r1):
+            n = counts[j]
+            lo, hi = acc, acc + n
+            acc = hi
+            below = float(sizes[j] - sizes[j - 1] - 1) if j > r0 else float(sizes[j])
+            if j + 1 < r1:
+                above = float(sizes[j + 1] - sizes[j] - 1)
+            elif bounds[node] == np.inf:
+                above = 0.0
+            else:
+                above = max(bounds[node] - 1.0 - sizes[j], 0.0)
+            first, last = j == r0, j + 1 == r1 and bounds[node] != np.inf  # sides that end at the box
+            if (below <= 0.0 and above <= 0.0) or n == 0:
+                continue
+            window = int(WINDOW * scale) + 1  # ranks deeper inside the run move with probability below e^-40
+            total = 0.0
+            edge = min(hi, lo + window)
+            for part in range(2):  # the run's lower edge, then its upper one (its middle cannot move)
+                start, stop = (lo, edge) if part == 0 else (max(edge, hi - window), hi)
+                for r in range(start, stop):
+                    p_lo = alpha ** (r - lo + 1) * tail
+                    p_hi = alpha ** (hi - r) * tail
+                    rho_l, mean_l, var_l = _ladder(p_lo)
+                    rho_h, mean_h, var_h = _ladder(p_hi)
+                    if below > 0.0:
+                        total += _side(rho_l, mean_l, var_l, below, first, rho_h, mean_h, above, last)
+                    if above > 0.0:
+                        total += _side(rho_h, mean_h, var_h, above, last, rho_l, mean_l, below, first)
+            out[j] = total / n
+    return out
