@@ -22,7 +22,9 @@ equal variance), the mean squared size error of the groups of run j (size s_j, w
     V_j = Σ_k P(r + ½ + δ_jk ∈ run k) (s_k − s_j)²,  averaged over the ranks r of run j,
 
 the estimated runs standing in for the true ones; ranks shifted below 0 get size 0, ranks
-shifted above G the last size plus the last gap (a public stand-in for the unknown beyond).
+shifted above G the last size plus the last gap (a public stand-in for the unknown beyond), never
+beyond K; a node of one run states the larger of that and the box (s, K] (docs/merge-variances.md,
+"Small Hc nodes").
 δ_jk is Laplace of scale ``b / √L``, L the widest gap of sizes between runs j and k: to land in
 run k a group's rank must be missed over every size in between, and over a gap of L sizes the
 fit is flat, one isotonic block pooling L noisy cells (consecutive sizes: L = 1, scale b).  The
@@ -32,6 +34,11 @@ group after a long gap, almost nothing.  An earlier form (one scale b for every 
 of ranks) stated the groups beyond a gap 10³–10⁶ times their realised error (housing-west,
 Hc×Hc×Hc at ε = 1, counties: sizes 8–20 and above 200); with this one the realised mean squared
 error is 0.4–1.6 times the stated per size class there (docs/merge-variances.md).
+
+**The step inside a gap** (:func:`hc_step_variances`): the rank shift moves a group across its gap whole or not
+at all, but the fit places a lone group's step inside the gap only as well as the noise lets it (the argmin of
+the L1 fit's sign walk: about 19 at ε = 1 for a lone group, where the rank shift states about 0).  A run states
+the larger of the two (:func:`hc_stated`): beside a short gap they describe the same crossing.
 """
 
 from __future__ import annotations
@@ -131,7 +138,7 @@ def hc_stated(ptr, sizes, counts, scale: float, bounds=None, floor: float = VARI
 
     The larger, not the sum: beside a short gap both describe the group crossing it (the walk's displacement
     reaches the next run, where the rank shift puts it), and summed they stated the slides' toy twice over (mean z²
-    0.41–0.77 over 2,000 trials); beside a long gap the rank shift is about 0 and the step is all there is (a lone
+    0.50–0.77 over 2,000 trials); beside a long gap the rank shift is about 0 and the step is all there is (a lone
     group of white's counties at ε = 1: stated 3·10⁻⁵ against a realised 25; docs/merge-variances.md, "Small Hc
     nodes").
     """
