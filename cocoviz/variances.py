@@ -22,9 +22,8 @@ equal variance), the mean squared size error of the groups of run j (size s_j, w
     V_j = Σ_k P(r + ½ + δ_jk ∈ run k) (s_k − s_j)²,  averaged over the ranks r of run j,
 
 the estimated runs standing in for the true ones; ranks shifted below 0 get size 0, ranks
-shifted above G the last size plus the last gap (a public stand-in for the unknown beyond), never
-beyond K; a node of one run states the larger of that and the box (s, K] (docs/merge-variances.md,
-"Small Hc nodes").
+shifted above G the last size plus the last gap (a public stand-in for the unknown beyond); a node
+of one run states the larger of that and the box (s, K] (docs/merge-variances.md, "Small Hc nodes").
 δ_jk is Laplace of scale ``b / √L``, L the widest gap of sizes between runs j and k: to land in
 run k a group's rank must be missed over every size in between, and over a gap of L sizes the
 fit is flat, one isotonic block pooling L noisy cells (consecutive sizes: L = 1, scale b).  The
@@ -73,9 +72,8 @@ def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, boun
 
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below and, above, the last size
     plus the last gap (at least 1).  ``bounds``: each node's K (the public bound its Hc was measured to;
-    ``None``: unknown).  With K (docs/merge-variances.md, "Small Hc nodes"): sizes are at most K, so the run
-    above never passes K (nothing lies above a last run at K); and a node of one run, which has no gap to
-    repeat, states the larger of that and the box: its true sizes above s lie in (s, K], stood in for by their
+    ``None``: unknown).  With K (docs/merge-variances.md, "Small Hc nodes") a node of one run, which has no gap
+    to repeat, states the larger of that and the box: its true sizes above s lie in (s, K], stood in for by their
     uniform's root mean square distance s + (K − s)/√3, reached across the fit's flat block of K − s cells (the
     fitted Hc is G from s to K − 1: scale b/√(K − s)).  Why: the slides' toy at ε = 0.1 (K = 10, four groups
     under noise of scale 10) mostly fits all four groups at one size, and the stand-in above size 0 was size 1.
@@ -102,7 +100,8 @@ def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, boun
 
 def hc_step_variances(ptr, sizes, counts, scale: float, bounds=None) -> np.ndarray:
     """Per run of the nodes delimited by ``ptr``: the mean squared size error of its groups from where the fit puts
-    their step inside a gap of sizes (docs/merge-variances.md, "Small Hc nodes"; ``bounds``: K per node or None).
+    their step inside a long gap of sizes (docs/merge-variances.md, "Small Hc nodes"; ``bounds``: K per node or
+    None).
 
     The rank-shift rule (:func:`hc_size_variances`) moves a group across a gap whole, or not at all; but the fit
     places a lone group's step inside its gap only as well as the noise lets it.  The group of rank r takes the
@@ -112,9 +111,11 @@ def hc_step_variances(ptr, sizes, counts, scale: float, bounds=None) -> np.ndarr
     of scale b, α = e^(−1/b); for the discrete Gaussian, b of equal variance), above it up with α^(hi − r)/(1 + α).
     Each side's minimum is geometric in depth, reached after a sum of ladder epochs (the walk with its drift
     reversed), so E[D²] of the argmin is a geometric series (ties between the sides halved).  Only a gap's empty
-    sizes count (farther, the group enters the next run: the rank-shift rule's); a side at the box's edge (below
-    the first run, above the last one with K) ends there.  A lone group beside long gaps at ε = 1 (α = e^(−1),
-    p = 0.269 on both sides): 18.9, checked against a simulation of the walk (tests/test_variances.py).
+    sizes count (farther, the group enters the next run: the rank-shift rule's), and only a gap longer than four
+    times the walk's scale 4p(1 − p)/(1 − 2p)² (shorter, the walk's displacement is that crossing); a side at the
+    box's edge (below the first run, above the last one with K) ends there.  A lone group beside long gaps at
+    ε = 1 (α = e^(−1), p = 0.269 on both sides): 18.9, checked against a simulation of the walk
+    (tests/test_variances.py).
 
     >>> [round(float(v), 1) for v in hc_step_variances(np.array([0, 3]), [0, 300, 3000], [400, 1, 1], 1.0, 100_000)]
     [0.0, 18.9, 18.9]
@@ -136,9 +137,9 @@ def hc_stated(ptr, sizes, counts, scale: float, bounds=None, floor: float = VARI
     """The stated variance of each Hc run: the larger of the rank-shift rule (:func:`hc_size_variances`) and the
     step inside a gap (:func:`hc_step_variances`), plus ``floor``.
 
-    The larger, not the sum: beside a short gap both describe the group crossing it (the walk's displacement
-    reaches the next run, where the rank shift puts it), and summed they stated the slides' toy twice over (mean z²
-    0.50–0.77 over 2,000 trials); beside a long gap the rank shift is about 0 and the step is all there is (a lone
+    The larger, not the sum: where both count they describe overlapping errors, and summed they stated the slides'
+    toy twice over (mean z² 0.50–0.77 over 2,000 trials); beside a long gap the rank shift is about 0 and the step
+    is all there is (a lone
     group of white's counties at ε = 1: stated 3·10⁻⁵ against a realised 25; docs/merge-variances.md, "Small Hc
     nodes").
     """
