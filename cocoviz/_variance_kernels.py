@@ -250,16 +250,17 @@ def _side(rho_a, mean_a, var_a, cells_a, end_a, rho_b, mean_b, cells_b, end_b): 
     depth_b = cells_b / mean_b if end_b else np.inf
     reach_a = cells_a / mean_a
     x = rho_a
+    xb = rho_b  # ρ_b^k
     k = 1
     while x > 1e-14:
         if end_a and k > reach_a:
             break
-        deeper_b = rho_b**k if k <= depth_b else 0.0  # P(K_b ≥ k)
-        shallower_b = 1.0 - deeper_b  # P(K_b < k)
-        tie = deeper_b - (rho_b ** (k + 1) if k + 1 <= depth_b else 0.0)  # P(K_b = k)
+        deeper_b = xb if k <= depth_b else 0.0  # P(K_b ≥ k)
+        tie = deeper_b - (xb * rho_b if k + 1 <= depth_b else 0.0)  # P(K_b = k)
         square = min(k * var_a + k * k * mean_a * mean_a, cells_a * cells_a)
-        total += (1.0 - rho_a) * x * (shallower_b + 0.5 * tie) * square
+        total += (1.0 - rho_a) * x * (1.0 - deeper_b + 0.5 * tie) * square
         x *= rho_a
+        xb *= rho_b
         k += 1
     return total
 
@@ -280,7 +281,13 @@ def hc_step_variances(ptr, sizes, counts, scale, bounds):  # pragma: no cover - 
     """
     out = np.zeros(sizes.size, np.float64)
     alpha = np.exp(-1.0 / scale)
-    tail = 1.0 / (1.0 + alpha)
+    window = int(WINDOW * scale) + 1  # ranks deeper inside a run move with probability below e^-40
+    # Each side's walk depends on the rank's depth d from the run's edge only: tabulated once (d > window: p ≈ 0).
+    rho = np.zeros(window + 2)
+    mean = np.ones(window + 2)
+    var = np.zeros(window + 2)
+    for d in range(1, window + 2):
+        rho[d], mean[d], var[d] = _ladder(alpha**d / (1.0 + alpha))
     for node in range(ptr.size - 1):
         r0, r1 = ptr[node], ptr[node + 1]
         acc = 0
@@ -298,19 +305,15 @@ def hc_step_variances(ptr, sizes, counts, scale, bounds):  # pragma: no cover - 
             first, last = j == r0, j + 1 == r1 and bounds[node] != np.inf  # sides that end at the box
             if (below <= 0.0 and above <= 0.0) or n == 0:
                 continue
-            window = int(WINDOW * scale) + 1  # ranks deeper inside the run move with probability below e^-40
             total = 0.0
             edge = min(hi, lo + window)
             for part in range(2):  # the run's lower edge, then its upper one (its middle cannot move)
                 start, stop = (lo, edge) if part == 0 else (max(edge, hi - window), hi)
                 for r in range(start, stop):
-                    p_lo = alpha ** (r - lo + 1) * tail
-                    p_hi = alpha ** (hi - r) * tail
-                    rho_l, mean_l, var_l = _ladder(p_lo)
-                    rho_h, mean_h, var_h = _ladder(p_hi)
+                    dl, dh = min(r - lo + 1, window + 1), min(hi - r, window + 1)
                     if below > 0.0:
-                        total += _side(rho_l, mean_l, var_l, below, first, rho_h, mean_h, above, last)
+                        total += _side(rho[dl], mean[dl], var[dl], below, first, rho[dh], mean[dh], above, last)
                     if above > 0.0:
-                        total += _side(rho_h, mean_h, var_h, above, last, rho_l, mean_l, below, first)
+                        total += _side(rho[dh], mean[dh], var[dh], above, last, rho[dl], mean[dl], below, first)
             out[j] = total / n
     return out
