@@ -131,8 +131,8 @@ def _consistent_slice(
     )
     if children._stated_runs is not None:  # an Hg child: its variances are its blocks' noise ("Small Hg nodes")
         stated = hg_merged_stated(
-            stated, parents.stated[seg_top], children.stated[bottom], parents, parent_of_run[bottom],
-            children.sizes[bottom], vb, size,
+            stated, parents.stated[seg_top], children.stated[bottom], parents, parent_of_run[bottom], children, bottom,
+            size,
         )  # fmt: skip
     size = np.rint(size).astype(np.int64)
     if step_out is not None:
