@@ -205,11 +205,14 @@ def _normal_between(a, b):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def hg_parent_errors(ptr, sizes, counts, stated, node, value, noise, merged, lower, upper, out):  # pragma: no cover
+def hg_parent_errors(
+    ptr, sizes, counts, stated, node, value, noise, merged, lower, lower_count, upper, upper_count, out
+):  # pragma: no cover - compiled
     """Per merged pair (:func:`cocoviz.variances.hg_parent_posterior`): the posterior mean of ``(merged − u)² +
     stated(u)`` over the runs u of the parent ``node`` (``ptr``, ``sizes`` ascending within a node, ``counts``,
-    ``stated``) with ``lower < u < upper``, weighted by ``counts × P(rint(max(0, u + e)) = value)``,
-    e ~ N(0, ``noise``); ∞ where no such run of the parent could have given ``value`` (or there is no noise)."""
+    ``stated``) with ``lower ≤ u ≤ upper``, weighted by ``count × P(rint(max(0, u + e)) = value)``, e ~ N(0,
+    ``noise``), the count of a run at ``lower`` (``upper``) at most ``lower_count`` (``upper_count``); ∞ where no
+    such run of the parent could have given ``value`` (or there is no noise)."""
     for i in range(value.size):
         s = math.sqrt(noise[i]) if noise[i] > 0.0 else 0.0
         lo, hi = ptr[node[i]], ptr[node[i] + 1]
@@ -222,11 +225,16 @@ def hg_parent_errors(ptr, sizes, counts, stated, node, value, noise, merged, low
         end = lo + np.searchsorted(sizes[lo:hi], math.floor(v + reach), side="right")
         weight, total = 0.0, 0.0
         for k in range(j, end):
-            if sizes[k] <= lower[i] or sizes[k] >= upper[i]:
+            if sizes[k] < lower[i] or sizes[k] > upper[i]:
                 continue
+            count = counts[k]
+            if sizes[k] == lower[i]:
+                count = min(count, lower_count[i])
+            if sizes[k] == upper[i]:
+                count = min(count, upper_count[i])
             u = float(sizes[k])
             low = (v - 0.5 - u) / s if v > 0.0 else -np.inf  # the fit clips at 0: a run at 0 is everything below ½
-            p = counts[k] * _normal_between(low, (v + 0.5 - u) / s)
+            p = count * _normal_between(low, (v + 0.5 - u) / s)
             weight += p
             total += p * ((merged[i] - u) ** 2 + stated[k])
         out[i] = total / weight if weight > 0.0 else np.inf
@@ -234,24 +242,24 @@ def hg_parent_errors(ptr, sizes, counts, stated, node, value, noise, merged, low
 
 
 @numba.njit(cache=True)
-def resolved_between(ptr, sizes, variances, lower, upper):  # pragma: no cover - compiled
+def resolved_between(ptr, sizes, variances, misplaced, lower, lower_count, upper, upper_count):  # pragma: no cover
     """Per run of the nodes ``ptr`` (sizes ascending within a node): the size of the nearest run of a smaller size
-    (``lower``; −1 if none) and of a larger size (``upper``; 2⁶² if none) whose block noise ``variances`` is below one
-    size², in its node."""
+    (``lower``; 0 if none) and of a larger size (``upper``; 2⁶² if none) whose block noise ``variances`` is below one
+    size², in its node, with that run's ``misplaced`` groups (``lower_count``, ``upper_count``; ∞ if none)."""
     for node in range(ptr.size - 1):
         r0, r1 = ptr[node], ptr[node + 1]
-        below, pending = np.int64(-1), np.int64(-1)
+        below, below_count, size, count = np.int64(0), np.inf, np.int64(0), np.inf
         for r in range(r0, r1):
             if r > r0 and sizes[r] != sizes[r - 1]:
-                below = pending
-            lower[r] = below
+                below, below_count = size, count
+            lower[r], lower_count[r] = below, below_count
             if variances[r] < 1.0:
-                pending = sizes[r]
-        above, pending = np.int64(1) << 62, np.int64(1) << 62
+                size, count = sizes[r], misplaced[r]
+        above, above_count, size, count = np.int64(1) << 62, np.inf, np.int64(1) << 62, np.inf
         for r in range(r1 - 1, r0 - 1, -1):
             if r < r1 - 1 and sizes[r] != sizes[r + 1]:
-                above = pending
-            upper[r] = above
+                above, above_count = size, count
+            upper[r], upper_count[r] = above, above_count
             if variances[r] < 1.0:
-                pending = sizes[r]
-    return lower, upper
+                size, count = sizes[r], misplaced[r]
+    return lower, lower_count, upper, upper_count

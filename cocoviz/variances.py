@@ -302,6 +302,8 @@ def hg_parent_posterior(
     merged: np.ndarray,
     lower: np.ndarray | None = None,
     upper: np.ndarray | None = None,
+    lower_count: np.ndarray | None = None,
+    upper_count: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per group of an Hg child merged into its parent: the mean squared error of its merged size ``merged`` under
     the parent's released sizes as the prior of its true size and its own fitted size as the evidence (issue 24,
@@ -315,8 +317,9 @@ def hg_parent_posterior(
 
         E[(merged − t)²] = Σ_u π_u ((merged − u)² + stated_u) / Σ_u π_u,   π_u = count_u · P(rint(max(0, u + e)) = size)
 
-    (a fitted 0 is everything below ½), over the parent's runs with ``lower < u < upper`` only (default: all).  ∞
-    where no run of the parent could have given the child's size.  Where the child's noise is large against the
+    (a fitted 0 is everything below ½), over the parent's runs with ``lower ≤ u ≤ upper`` only (default: all), the
+    count of a run at ``lower`` (``upper``) at most ``lower_count`` (``upper_count``).  ∞ where no run of the parent
+    could have given the child's size.  Where the child's noise is large against the
     parent's spread of sizes (small nodes at small ε) this is far below the child's own statement: its merged size is
     one of the parent's, and so is its truth.
 
@@ -340,8 +343,10 @@ def hg_parent_posterior(
         np.ascontiguousarray(sizes, np.int64),
         np.ascontiguousarray(noise, np.float64),
         np.ascontiguousarray(merged, np.float64),
-        np.full(n, -1, np.int64) if lower is None else np.ascontiguousarray(lower, np.int64),
+        np.zeros(n, np.int64) if lower is None else np.ascontiguousarray(lower, np.int64),
+        np.full(n, np.inf) if lower_count is None else np.ascontiguousarray(lower_count, np.float64),
         np.full(n, 1 << 62, np.int64) if upper is None else np.ascontiguousarray(upper, np.int64),
+        np.full(n, np.inf) if upper_count is None else np.ascontiguousarray(upper_count, np.float64),
         np.empty(n, np.float64),
     )
 
@@ -350,16 +355,17 @@ def hg_merged_stated(stated, sa, sb, parents, node, children, bottom, merged) ->
     """The merged statement ``stated`` of an Hg child's groups (:func:`cocoviz.merge_rules.merge_stated`), capped
     where it states size errors (``max(sa, sb) ≥ 1``) by :func:`hg_parent_posterior` under ``parents`` (runs with
     ``ptr``, ``sizes``, ``counts``, ``stated``; ``node``: each pair's parent; ``children``: the Hg fit, with ``ptr``,
-    ``sizes`` and its blocks' noise ``variances``; ``bottom``: each pair's child run).  Dense runs (misplaced groups,
-    not size errors) keep ``stated``.
+    ``sizes``, ``counts``, ``stated_runs`` and its blocks' noise ``variances``; ``bottom``: each pair's child run).
+    Dense runs (misplaced groups, not size errors) keep ``stated``.
 
     Why: the merge rule keeps ``sb (1 − 1/m)`` of a child's own variance, but where that variance is the noise of a
     small node's blocks (σ² = 200 a rank at ε = 0.1) the merge replaces the child's size by the parent's at its rank,
     whose error is bounded by the spread of the parent's sizes, not by the child's noise (housing's counties under Hg
     states at ε = 0.1: squared error cut 2–5× by the merge, statement unmoved).  The prior stops at the child's own
-    resolved blocks (noise below one size²) on either side: a group fitted above a child's long zero run is not one of
-    the parent's zeros, whatever their number (Hawaiian's states under its root at ε = 0.1: without the bounds, mean z²
-    0.96 → 2.5).
+    resolved blocks (noise below one size²) on either side, and holds of their size only the groups their steps
+    misplaced (their stated variance times their groups): a group fitted above a child's long zero run is one of the
+    parent's zeros only if that run's step misplaced it, whatever the parent's number of zeros (Hawaiian's states
+    under its root at ε = 0.1: with the parent's whole histogram, mean z² 0.96 → 2.5).
     """
     from cocoviz._variance_kernels import resolved_between
     from cocoviz.merge_rules import UNIT_ERRORS
@@ -369,14 +375,16 @@ def hg_merged_stated(stated, sa, sb, parents, node, children, bottom, merged) ->
     if not len(pairs):
         return stated
     n = len(children.sizes)
-    lower, upper = resolved_between(
+    lower, lower_count, upper, upper_count = resolved_between(
         np.ascontiguousarray(children.ptr, np.int64), np.ascontiguousarray(children.sizes, np.int64),
-        np.ascontiguousarray(children.variances, np.float64), np.empty(n, np.int64), np.empty(n, np.int64),
+        np.ascontiguousarray(children.variances, np.float64), np.asarray(children.stated_runs * children.counts, float),
+        np.empty(n, np.int64), np.empty(n), np.empty(n, np.int64), np.empty(n),
     )  # fmt: skip
     runs = np.asarray(bottom)[pairs]
     cap = hg_parent_posterior(
         parents.ptr, parents.sizes, parents.counts, parents.stated, np.asarray(node)[pairs], children.sizes[runs],
-        children.variances[runs], np.rint(np.asarray(merged)[pairs]), lower[runs], upper[runs],
+        children.variances[runs], np.rint(np.asarray(merged)[pairs]), lower[runs], upper[runs], lower_count[runs],
+        upper_count[runs],
     )  # fmt: skip
     out = stated.copy()
     out[pairs] = np.minimum(stated[pairs], np.maximum(cap, VARIANCE_FLOOR))

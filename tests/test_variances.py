@@ -270,19 +270,22 @@ def test_hg_parent_posterior_against_a_monte_carlo_of_its_model():
 
 def test_hg_merged_stated_caps_size_errors_only():
     """Dense runs (both statements below 1 size²) keep the merge rule's; size errors take the smaller of the two; the
-    prior stops at the child's resolved blocks (block noise below 1 size²) on either side."""
+    prior stops at the child's resolved blocks (block noise below 1 size²) on either side, and holds of their size only
+    the groups they misplaced (here none: the child's block at 1 states 0)."""
     parents = SimpleNamespace(ptr=np.array([0, 3]), sizes=np.array([0, 1, 2]), counts=np.array([9_000, 300, 100]),
                               stated=np.zeros(3))  # fmt: skip
-    noisy = SimpleNamespace(ptr=np.array([0, 3]), sizes=np.array([1, 2, 3]), variances=np.array([0.5, 1e4, 1e4]))
+    noisy = SimpleNamespace(ptr=np.array([0, 3]), sizes=np.array([1, 2, 3]), counts=np.array([400, 1, 1]),
+                            variances=np.array([0.5, 1e4, 1e4]), stated_runs=np.array([0.0, 60.0, 60.0]))  # fmt: skip
     stated = np.array([0.2, 50.0, 0.1])
     out = hg_merged_stated(stated, np.full(3, 0.01), np.array([0.5, 60.0, 60.0]), parents, np.zeros(3, np.int64),
                            noisy, np.arange(3), np.array([1.0, 1.0, 0.0]))  # fmt: skip
     assert out[0] == 0.2  # dense: unchanged
-    assert abs(out[1] - 1.0) < 1e-9  # noise above the child's resolved block at 1: of the parent's sizes, only 2
+    assert abs(out[1] - 1.0) < 1e-9  # noise above the child's exact block at 1: of the parent's sizes, only 2
     assert out[2] == 0.1  # the merge rule's statement is already the smaller (the posterior's: (0 − 2)² = 4)
     # Without the child's resolved block at 1 the parent's 9,000 zeros would be the prior: the same group would state
     # less than the ones and twos it is.
-    loose = SimpleNamespace(ptr=noisy.ptr, sizes=noisy.sizes, variances=np.array([5.0, 1e4, 1e4]))
+    loose = SimpleNamespace(ptr=noisy.ptr, sizes=noisy.sizes, counts=noisy.counts, variances=np.array([5.0, 1e4, 1e4]),
+                            stated_runs=noisy.stated_runs)  # fmt: skip
     out = hg_merged_stated(stated, np.full(3, 0.01), np.full(3, 60.0), parents, np.zeros(3, np.int64), loose,
                            np.arange(3), np.array([0.0, 0.0, 2.0]))  # fmt: skip
     assert out[1] < 0.1
