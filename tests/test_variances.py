@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
 from cocoviz.estimators import fit_hc, fit_hg
 from cocoviz.variances import (
@@ -289,3 +290,24 @@ def test_hg_merged_stated_caps_size_errors_only():
     out = hg_merged_stated(stated, np.full(3, 0.01), np.full(3, 60.0), parents, np.zeros(3, np.int64), loose,
                            np.arange(3), np.array([0.0, 0.0, 2.0]))  # fmt: skip
     assert out[1] < 0.1
+
+
+def test_a_group_above_a_childs_zero_run_is_a_parents_zero_only_if_the_run_misplaced_it():
+    """Hawaiian's shape: a parent of 9,000 zeros and 300 ones; a child with a long zero run (block noise 0.01) whose
+    steps misplaced 5 groups (stated 0.005 over 1,000), and a noisy run at 1 above it, merged to 0.  Of the parent's
+    zeros the prior holds only those 5, so the group states about (0 − 1)² = 1, not the 0.03 of the parent's whole
+    histogram (under which the child's noisy groups would be zeros 30 to 1)."""
+    parents = SimpleNamespace(ptr=np.array([0, 2]), sizes=np.array([0, 1]), counts=np.array([9_000, 300]),
+                              stated=np.zeros(2))  # fmt: skip
+    child = SimpleNamespace(ptr=np.array([0, 2]), sizes=np.array([0, 1]), counts=np.array([1_000, 2]),
+                            variances=np.array([0.01, 100.0]), stated_runs=np.array([0.005, 100.0]))  # fmt: skip
+    out = hg_merged_stated(np.array([50.0]), np.array([0.01]), np.array([100.0]), parents, np.array([0]), child,
+                           np.array([1]), np.array([0.0]))  # fmt: skip
+    noise = 10.0
+    # P(rint(max(0, u + e)) = 1), e ~ N(0, 100), for u = 0 and u = 1
+    zeros = 5 * (norm.cdf(1.5 / noise) - norm.cdf(0.5 / noise))
+    ones = 300 * (norm.cdf(0.5 / noise) - norm.cdf(-0.5 / noise))
+    np.testing.assert_allclose(out, ones / (zeros + ones), rtol=1e-9)
+    whole = hg_parent_posterior(parents.ptr, parents.sizes, parents.counts, parents.stated, np.array([0]),
+                                np.array([1]), np.array([100.0]), np.array([0.0]))  # fmt: skip
+    assert whole[0] < 0.05
