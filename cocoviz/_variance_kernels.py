@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -317,3 +319,79 @@ def hc_step_variances(ptr, sizes, counts, scale, bounds):  # pragma: no cover - 
                         total += _side(rho[dh], mean[dh], var[dh], above, last, rho[dl], mean[dl], below, first)
             out[j] = total / n
     return out
+
+
+#: :func:`hg_parent_errors`: parent sizes farther than this many noise scales from a child's fitted size carry a
+#: likelihood below 10⁻¹⁵ of the nearest.
+POSTERIOR_WIDTH = 8.0
+
+
+@numba.njit(cache=True, inline="always")
+def _normal_between(a, b):  # pragma: no cover - compiled
+    """P(a < Z ≤ b) for a standard normal Z (a ≤ b, either may be infinite), from the nearer tail: no cancellation."""
+    if a >= 0.0:
+        return 0.5 * (math.erfc(a / math.sqrt(2.0)) - math.erfc(b / math.sqrt(2.0)))
+    if b <= 0.0:
+        return 0.5 * (math.erfc(-b / math.sqrt(2.0)) - math.erfc(-a / math.sqrt(2.0)))
+    return 1.0 - 0.5 * (math.erfc(-a / math.sqrt(2.0)) + math.erfc(b / math.sqrt(2.0)))
+
+
+@numba.njit(cache=True)
+def hg_parent_errors(
+    ptr, sizes, counts, stated, node, value, noise, merged, lower, lower_count, upper, upper_count, out
+):  # pragma: no cover - compiled
+    """Per merged pair (:func:`cocoviz.variances.hg_parent_posterior`): the posterior mean of ``(merged − u)² +
+    stated(u)`` over the runs u of the parent ``node`` (``ptr``, ``sizes`` ascending within a node, ``counts``,
+    ``stated``) with ``lower ≤ u ≤ upper``, weighted by ``count × P(rint(max(0, u + e)) = value)``, e ~ N(0,
+    ``noise``), the count of a run at ``lower`` (``upper``) at most ``lower_count`` (``upper_count``); ∞ where no
+    such run of the parent could have given ``value`` (or there is no noise)."""
+    for i in range(value.size):
+        s = math.sqrt(noise[i]) if noise[i] > 0.0 else 0.0
+        lo, hi = ptr[node[i]], ptr[node[i] + 1]
+        if s == 0.0 or hi == lo:
+            out[i] = np.inf
+            continue
+        v = float(value[i])
+        reach = 0.5 + POSTERIOR_WIDTH * s
+        j = lo + np.searchsorted(sizes[lo:hi], math.ceil(v - reach)) if v > 0.0 else lo
+        end = lo + np.searchsorted(sizes[lo:hi], math.floor(v + reach), side="right")
+        weight, total = 0.0, 0.0
+        for k in range(j, end):
+            if sizes[k] < lower[i] or sizes[k] > upper[i]:
+                continue
+            count = counts[k]
+            if sizes[k] == lower[i]:
+                count = min(count, lower_count[i])
+            if sizes[k] == upper[i]:
+                count = min(count, upper_count[i])
+            u = float(sizes[k])
+            low = (v - 0.5 - u) / s if v > 0.0 else -np.inf  # the fit clips at 0: a run at 0 is everything below ½
+            p = count * _normal_between(low, (v + 0.5 - u) / s)
+            weight += p
+            total += p * ((merged[i] - u) ** 2 + stated[k])
+        out[i] = total / weight if weight > 0.0 else np.inf
+    return out
+
+
+@numba.njit(cache=True)
+def resolved_between(ptr, sizes, variances, misplaced, lower, lower_count, upper, upper_count):  # pragma: no cover
+    """Per run of the nodes ``ptr`` (sizes ascending within a node): the size of the nearest run of a smaller size
+    (``lower``; 0 if none) and of a larger size (``upper``; 2⁶² if none) whose block noise ``variances`` is below one
+    size², in its node, with that run's ``misplaced`` groups (``lower_count``, ``upper_count``; ∞ if none)."""
+    for node in range(ptr.size - 1):
+        r0, r1 = ptr[node], ptr[node + 1]
+        below, below_count, size, count = np.int64(0), np.inf, np.int64(0), np.inf
+        for r in range(r0, r1):
+            if r > r0 and sizes[r] != sizes[r - 1]:
+                below, below_count = size, count
+            lower[r], lower_count[r] = below, below_count
+            if variances[r] < 1.0:
+                size, count = sizes[r], misplaced[r]
+        above, above_count, size, count = np.int64(1) << 62, np.inf, np.int64(1) << 62, np.inf
+        for r in range(r1 - 1, r0 - 1, -1):
+            if r < r1 - 1 and sizes[r] != sizes[r + 1]:
+                above, above_count = size, count
+            upper[r], upper_count[r] = above, above_count
+            if variances[r] < 1.0:
+                size, count = sizes[r], misplaced[r]
+    return lower, lower_count, upper, upper_count

@@ -53,6 +53,8 @@ __all__ = [
     "hc_step_variances",
     "hg_size_variances",
     "hg_stated_runs",
+    "hg_parent_posterior",
+    "hg_merged_stated",
     "pool_by_size",
     "short_side_walk",
     "HG_STEP_COEFFICIENT",
@@ -361,3 +363,103 @@ def pool_by_size(ptr: np.ndarray, sizes: np.ndarray, counts: np.ndarray, stated:
     total = np.add.reduceat(counts, starts)
     mean = np.divide(np.add.reduceat(stated * counts, starts), total, out=np.zeros(len(starts)), where=total > 0)
     return np.repeat(mean, np.diff(np.append(starts, n)))
+
+
+def hg_parent_posterior(
+    parent_ptr: np.ndarray,
+    parent_sizes: np.ndarray,
+    parent_counts: np.ndarray,
+    parent_stated: np.ndarray,
+    node: np.ndarray,
+    sizes: np.ndarray,
+    noise: np.ndarray,
+    merged: np.ndarray,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+    lower_count: np.ndarray | None = None,
+    upper_count: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per group of an Hg child merged into its parent: the mean squared error of its merged size ``merged`` under
+    the parent's released sizes as the prior of its true size and its own fitted size as the evidence (issue 24,
+    docs/merge-variances.md, "Small Hg nodes").
+
+    A child's groups are some of its parent's groups, so a child's group has the true size of one of them.  The
+    parent's release (runs of ``node``: ``parent_sizes`` ascending, ``parent_counts``, ``parent_stated``) says how many
+    there are of each size, each to within its stated variance; the child's Hg fit saw its group through its block's
+    noise e ~ N(0, ``noise``) (the weights' ``2Δ²/(|S| ε²)``), rounded and clipped at 0 as the fit does.  So, over the
+    parent's runs u::
+
+        E[(merged − t)²] = Σ_u π_u ((merged − u)² + stated_u) / Σ_u π_u,   π_u = count_u · P(rint(max(0, u + e)) = size)
+
+    (a fitted 0 is everything below ½), over the parent's runs with ``lower ≤ u ≤ upper`` only (default: all), the
+    count of a run at ``lower`` (``upper``) at most ``lower_count`` (``upper_count``).  ∞ where no run of the parent
+    could have given the child's size.  Where the child's noise is large against the
+    parent's spread of sizes (small nodes at small ε) this is far below the child's own statement: its merged size is
+    one of the parent's, and so is its truth.
+
+    >>> ptr, sizes, counts, stated = np.array([0, 2]), np.array([1, 2]), np.array([300, 100]), np.array([0.0, 0.0])
+    >>> hg_parent_posterior(ptr, sizes, counts, stated, np.array([0, 0]), np.array([1, 40]), np.array([1e-4, 1.0]),
+    ...                     np.array([1, 2])).round(4).tolist()  # a long block at 1 is at 1; nothing is near 40
+    [0.0, inf]
+    >>> float(hg_parent_posterior(ptr, sizes, counts, stated, np.array([0]), np.array([0]), np.array([1e4]),
+    ...                           np.array([1]))[0].round(3))  # noise-dominated: the prior, ¾ at 1 and ¼ at 2
+    0.248
+    """
+    from cocoviz._variance_kernels import hg_parent_errors
+
+    n = len(sizes)
+    return hg_parent_errors(
+        np.ascontiguousarray(parent_ptr, np.int64),
+        np.ascontiguousarray(parent_sizes, np.int64),
+        np.ascontiguousarray(parent_counts, np.float64),
+        np.ascontiguousarray(parent_stated, np.float64),
+        np.ascontiguousarray(node, np.int64),
+        np.ascontiguousarray(sizes, np.int64),
+        np.ascontiguousarray(noise, np.float64),
+        np.ascontiguousarray(merged, np.float64),
+        np.zeros(n, np.int64) if lower is None else np.ascontiguousarray(lower, np.int64),
+        np.full(n, np.inf) if lower_count is None else np.ascontiguousarray(lower_count, np.float64),
+        np.full(n, 1 << 62, np.int64) if upper is None else np.ascontiguousarray(upper, np.int64),
+        np.full(n, np.inf) if upper_count is None else np.ascontiguousarray(upper_count, np.float64),
+        np.empty(n, np.float64),
+    )
+
+
+def hg_merged_stated(stated, sa, sb, parents, node, children, bottom, merged) -> np.ndarray:
+    """The merged statement ``stated`` of an Hg child's groups (:func:`cocoviz.merge_rules.merge_stated`), capped
+    where it states size errors (``max(sa, sb) ≥ 1``) by :func:`hg_parent_posterior` under ``parents`` (runs with
+    ``ptr``, ``sizes``, ``counts``, ``stated``; ``node``: each pair's parent; ``children``: the Hg fit, with ``ptr``,
+    ``sizes``, ``counts``, ``stated_runs`` and its blocks' noise ``variances``; ``bottom``: each pair's child run).
+    Dense runs (misplaced groups, not size errors) keep ``stated``.
+
+    Why: the merge rule keeps ``sb (1 − 1/m)`` of a child's own variance, but where that variance is the noise of a
+    small node's blocks (σ² = 200 a rank at ε = 0.1) the merge replaces the child's size by the parent's at its rank,
+    whose error is bounded by the spread of the parent's sizes, not by the child's noise (housing's counties under Hg
+    states at ε = 0.1: squared error cut 2–5× by the merge, statement unmoved).  The prior stops at the child's own
+    resolved blocks (noise below one size²) on either side, and holds of their size only the groups their steps
+    misplaced (their stated variance times their groups): a group fitted above a child's long zero run is one of the
+    parent's zeros only if that run's step misplaced it, whatever the parent's number of zeros (Hawaiian's states
+    under its root at ε = 0.1: with the parent's whole histogram, mean z² 0.96 → 2.5).
+    """
+    from cocoviz._variance_kernels import resolved_between
+    from cocoviz.merge_rules import UNIT_ERRORS
+
+    stated = np.asarray(stated, np.float64)
+    pairs = np.flatnonzero(np.maximum(sa, sb) >= UNIT_ERRORS)
+    if not len(pairs):
+        return stated
+    n = len(children.sizes)
+    lower, lower_count, upper, upper_count = resolved_between(
+        np.ascontiguousarray(children.ptr, np.int64), np.ascontiguousarray(children.sizes, np.int64),
+        np.ascontiguousarray(children.variances, np.float64), np.asarray(children.stated_runs * children.counts, float),
+        np.empty(n, np.int64), np.empty(n), np.empty(n, np.int64), np.empty(n),
+    )  # fmt: skip
+    runs = np.asarray(bottom)[pairs]
+    cap = hg_parent_posterior(
+        parents.ptr, parents.sizes, parents.counts, parents.stated, np.asarray(node)[pairs], children.sizes[runs],
+        children.variances[runs], np.rint(np.asarray(merged)[pairs]), lower[runs], upper[runs], lower_count[runs],
+        upper_count[runs],
+    )  # fmt: skip
+    out = stated.copy()
+    out[pairs] = np.minimum(stated[pairs], np.maximum(cap, VARIANCE_FLOOR))
+    return out

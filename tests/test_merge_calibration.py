@@ -149,3 +149,17 @@ def test_a_run_of_a_million_groups_states_its_own_rate():
     plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=512)
     scores = calibration(tree, plan, trials=100)
     assert _in_band(scores["z2"][:1]), scores.to_dict("list")
+
+
+def test_small_hg_children_under_a_parent_state_what_the_parents_sizes_leave():
+    """The toy's two regions (2 groups each, sizes 1–4), Hg under an Hc root at ε = 0.1, 1,000 trials: σ² = 200 per
+    rank, so a region's fit is noise (block variance 100–200) and its own statement is twice its realised error (own
+    fit 0.52).  The merge gives each region's groups the root's sizes at their ranks, so what is left is how far the
+    root's sizes lie from the truth, which the posterior over the root's sizes states
+    (cocoviz.variances.hg_parent_posterior): 1.07 (interval 0.97–1.19).  The merge rule alone kept the regions' own
+    statement: 0.505 (this test fails on it)."""
+    tree = load_dataset("toy")
+    plan = Plan.build(tree, epsilons=[0.1, 0.1], methods=["Hc", "Hg"], max_size=10)
+    scores = calibration(tree, plan, trials=1_000)
+    assert 0.7 <= scores["z2"][1] <= 1.5, scores.to_dict("list")
+    assert scores["z2_own"][1] < 0.6, scores.to_dict("list")  # the regions' own fit: the overstatement it corrects

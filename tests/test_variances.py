@@ -3,15 +3,20 @@ the pooling per node and size against their definitions."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
 from cocoviz.estimators import fit_hc, fit_hg
 from cocoviz.variances import (
     hc_node_variances,
     hc_size_variances,
     hc_step_variances,
+    hg_merged_stated,
+    hg_parent_posterior,
     hg_size_variances,
     hg_stated_runs,
     pool_by_size,
@@ -225,6 +230,88 @@ def test_a_zero_run_beside_a_short_side_states_what_the_short_walk_misplaces():
         zeros[1] += (released == 0).sum()
     assert 0.7 <= np.mean(z2) <= 1.5, np.mean(z2)
     assert 0.7 <= zeros[0] / zeros[1] <= 1.5, zeros[0] / zeros[1]
+
+
+# --- Small Hg nodes: an Hg child's merged statement within its parent's sizes (docs/merge-variances.md) ---
+
+
+def test_hg_parent_posterior_against_a_monte_carlo_of_its_model():
+    """The closed form (cocoviz.variances.hg_parent_posterior) against its definition drawn: true sizes from the
+    parent's histogram, a block's noise N(0, s²) added, rounded and clipped at 0 as the Hg fit does; per fitted size,
+    the mean of (merged − truth)² over the draws that gave it (400,000 draws, fitted sizes seen 2,000 times or more).
+    Noise small, comparable and large against the spread."""
+    sizes, counts = np.array([1, 2, 3, 5, 9]), np.array([400, 300, 150, 100, 50])
+    ptr = np.array([0, len(sizes)])
+    rng = np.random.default_rng(7)
+    truth = rng.choice(sizes, size=400_000, p=counts / counts.sum())
+    for noise in (0.3, 4.0, 100.0):
+        fitted = np.rint(np.maximum(truth + rng.normal(0.0, np.sqrt(noise), truth.size), 0.0)).astype(np.int64)
+        for value in np.unique(fitted):
+            seen = truth[fitted == value]
+            if seen.size < 2_000:
+                continue
+            merged = np.array([2.0, float(value)])
+            stated = hg_parent_posterior(
+                ptr, sizes, counts, np.zeros(len(sizes)), np.zeros(2, np.int64), np.array([value, value]),
+                np.array([noise, noise]), merged,
+            )  # fmt: skip
+            for m, got in zip(merged, stated):
+                err = (m - seen) ** 2  # within four standard errors of the draws' mean
+                tolerance = 4 * err.std() / np.sqrt(err.size) + 1e-3 * (err.mean() + 1e-3)
+                assert abs(got - err.mean()) <= tolerance, (noise, value, m, got, err.mean())
+    # The parent's own statement of each size adds in, weighted by the same posterior; a size no run can give: ∞.
+    with_stated = hg_parent_posterior(ptr, sizes, counts, np.full(5, 0.5), np.array([0]), np.array([3]),
+                                      np.array([4.0]), np.array([3.0]))  # fmt: skip
+    without = hg_parent_posterior(ptr, sizes, counts, np.zeros(5), np.array([0]), np.array([3]), np.array([4.0]),
+                                  np.array([3.0]))  # fmt: skip
+    np.testing.assert_allclose(with_stated - without, 0.5)
+    far = hg_parent_posterior(ptr, sizes, counts, np.zeros(5), np.array([0]), np.array([60]), np.array([1.0]),
+                              np.array([9.0]))  # fmt: skip
+    assert np.isinf(far[0])
+
+
+def test_hg_merged_stated_caps_size_errors_only():
+    """Dense runs (both statements below 1 size²) keep the merge rule's; size errors take the smaller of the two; the
+    prior stops at the child's resolved blocks (block noise below 1 size²) on either side, and holds of their size only
+    the groups they misplaced (here none: the child's block at 1 states 0)."""
+    parents = SimpleNamespace(ptr=np.array([0, 3]), sizes=np.array([0, 1, 2]), counts=np.array([9_000, 300, 100]),
+                              stated=np.zeros(3))  # fmt: skip
+    noisy = SimpleNamespace(ptr=np.array([0, 3]), sizes=np.array([1, 2, 3]), counts=np.array([400, 1, 1]),
+                            variances=np.array([0.5, 1e4, 1e4]), stated_runs=np.array([0.0, 60.0, 60.0]))  # fmt: skip
+    stated = np.array([0.2, 50.0, 0.1])
+    out = hg_merged_stated(stated, np.full(3, 0.01), np.array([0.5, 60.0, 60.0]), parents, np.zeros(3, np.int64),
+                           noisy, np.arange(3), np.array([1.0, 1.0, 0.0]))  # fmt: skip
+    assert out[0] == 0.2  # dense: unchanged
+    assert abs(out[1] - 1.0) < 1e-9  # noise above the child's exact block at 1: of the parent's sizes, only 2
+    assert out[2] == 0.1  # the merge rule's statement is already the smaller (the posterior's: (0 − 2)² = 4)
+    # Without the child's resolved block at 1 the parent's 9,000 zeros would be the prior: the same group would state
+    # less than the ones and twos it is.
+    loose = SimpleNamespace(ptr=noisy.ptr, sizes=noisy.sizes, counts=noisy.counts, variances=np.array([5.0, 1e4, 1e4]),
+                            stated_runs=noisy.stated_runs)  # fmt: skip
+    out = hg_merged_stated(stated, np.full(3, 0.01), np.full(3, 60.0), parents, np.zeros(3, np.int64), loose,
+                           np.arange(3), np.array([0.0, 0.0, 2.0]))  # fmt: skip
+    assert out[1] < 0.1
+
+
+def test_a_group_above_a_childs_zero_run_is_a_parents_zero_only_if_the_run_misplaced_it():
+    """Hawaiian's shape: a parent of 9,000 zeros and 300 ones; a child with a long zero run (block noise 0.01) whose
+    steps misplaced 5 groups (stated 0.005 over 1,000), and a noisy run at 1 above it, merged to 0.  Of the parent's
+    zeros the prior holds only those 5, so the group states about (0 − 1)² = 1, not the 0.03 of the parent's whole
+    histogram (under which the child's noisy groups would be zeros 30 to 1)."""
+    parents = SimpleNamespace(ptr=np.array([0, 2]), sizes=np.array([0, 1]), counts=np.array([9_000, 300]),
+                              stated=np.zeros(2))  # fmt: skip
+    child = SimpleNamespace(ptr=np.array([0, 2]), sizes=np.array([0, 1]), counts=np.array([1_000, 2]),
+                            variances=np.array([0.01, 100.0]), stated_runs=np.array([0.005, 100.0]))  # fmt: skip
+    out = hg_merged_stated(np.array([50.0]), np.array([0.01]), np.array([100.0]), parents, np.array([0]), child,
+                           np.array([1]), np.array([0.0]))  # fmt: skip
+    noise = 10.0
+    # P(rint(max(0, u + e)) = 1), e ~ N(0, 100), for u = 0 and u = 1
+    zeros = 5 * (norm.cdf(1.5 / noise) - norm.cdf(0.5 / noise))
+    ones = 300 * (norm.cdf(0.5 / noise) - norm.cdf(-0.5 / noise))
+    np.testing.assert_allclose(out, ones / (zeros + ones), rtol=1e-9)
+    whole = hg_parent_posterior(parents.ptr, parents.sizes, parents.counts, parents.stated, np.array([0]),
+                                np.array([1]), np.array([100.0]), np.array([0.0]))  # fmt: skip
+    assert whole[0] < 0.05
 
 
 # --- Small Hc nodes (branch hcsmall): the box [0, K] bounds the rank-shift rule's run above --------------------------

@@ -15,7 +15,7 @@ from cocoviz.errors import ParameterError
 from cocoviz.merge_rules import MERGES, merge_estimates, merge_stated
 from cocoviz.released_stated import StepStatements, step_stated, union_stated
 from cocoviz.runs import LevelRuns, sums_up
-from cocoviz.variances import pool_by_size
+from cocoviz.variances import hg_merged_stated, pool_by_size
 
 __all__ = ["top_down"]
 
@@ -129,6 +129,11 @@ def _consistent_slice(
         _sharing_within(bot_ptr, sorted_sizes, sorted_child, children.stated[order])[seg_bot],
         parents.stated_runs[seg_top],
     )
+    if children._stated_runs is not None:  # an Hg child: its variances are its blocks' noise ("Small Hg nodes")
+        stated = hg_merged_stated(
+            stated, parents.stated[seg_top], children.stated[bottom], parents, parent_of_run[bottom], children, bottom,
+            size,
+        )  # fmt: skip
     size = np.rint(size).astype(np.int64)
     if step_out is not None:
         union = union_stated(child_of_run, parent_of_run, children.sizes, children.counts, children.stated)
