@@ -19,8 +19,63 @@ def _tails(x, c, b):  # pragma: no cover - compiled
     return 0.5 * np.exp(-x / b) * np.expm1(-c / b) / np.expm1(-1.0 / b)
 
 
+@numba.njit(cache=True, inline="always")
+def _above(last, before, bound):  # pragma: no cover - compiled
+    """The virtual run above a node's last run (size ``last``; ``before`` the size under it, −1 for a node of one
+    run): its size and the gap a shift crosses to reach it: the last size plus the last gap (plus its size for one
+    run; at least 1), capped at K (``bound``) for a node of one run below K.
+
+    Not capped for a node of many runs, though no size exceeds K: a fitted run at or near K of a few groups is often
+    the fit's own error (cells near K whose noise pulled the fit under G), and capped it stated 0.61 where the
+    stand-in past K stated 1.23 (tests/test_released_stated.py's regions, K = 8), under the merge's threshold of size
+    errors, whose released root then stated 10⁻¹² for the group (docs/merge-variances.md, "Small Hc nodes").
+    """
+    top = last + max(last - before if before >= 0.0 else last, 1.0)
+    if before < 0.0 and last < bound < top:
+        top = bound
+    return top, max(top - last, 1.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _box_above(last, bound):  # pragma: no cover - compiled
+    """A node of one run (size ``last``), which has no gap to repeat, against the box: its true sizes above lie in
+    (last, K], stood in for by their uniform's root mean square distance last + (K − last)/√3, reached across the
+    fit's flat block of K − last cells (the fitted Hc is G from ``last`` to K − 1: scale b/√(K − last))."""
+    if bound == np.inf or last >= bound:
+        return last, 1.0
+    return last + (bound - last) / np.sqrt(3.0), max(bound - last, 1.0)
+
+
 @numba.njit(cache=True)
-def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - compiled
+def _run_total(j, n, lo, hi, size, top_gap, b):  # pragma: no cover - compiled
+    """Σ_k P(r + ½ + δ ∈ run k) (s_k − s_j)² averaged over the ranks of run j (1 … n; 0 and n + 1 virtual)."""
+    h = hi[j] - lo[j]
+    total = 0.0
+    # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
+    widest = 1.0
+    for k in range(j + 1, n + 2):
+        widest = max(widest, size[k] - size[k - 1] if k <= n else top_gap)
+        bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+        # Farther runs are more ranks away and behind a gap at least as wide: none contributes more.
+        if lo[k] - hi[j] > WINDOW * bk:
+            break
+        p = (_tails(lo[k] - hi[j] + 0.5, h, bk) - _tails(hi[k] - hi[j] + 0.5, h, bk)) / h
+        d = size[k] - size[j]
+        total += max(p, 0.0) * d * d
+    widest = 1.0
+    for k in range(j - 1, -1, -1):
+        widest = max(widest, size[k + 1] - size[k])
+        bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
+        if lo[j] - hi[k] > WINDOW * bk:
+            break
+        p = (_tails(lo[j] - hi[k] + 0.5, h, bk) - _tails(lo[j] - lo[k] + 0.5, h, bk)) / h
+        d = size[k] - size[j]
+        total += max(p, 0.0) * d * d
+    return total
+
+
+@numba.njit(cache=True)
+def hc_size_variances(ptr, sizes, counts, scale, floor, bounds):  # pragma: no cover - compiled
     """Per run, the plug-in mean squared size error under a rank shift of Laplace noise.
 
     A group lands in run k only if the fitted cumulative misses its rank over every gap of sizes between its run
@@ -34,7 +89,8 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
     ``ptr`` delimits each node's runs (sorted by size); ``floor`` is added to every variance.
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below (the smallest size there is)
     and, above, the last size plus the last gap (its size for a node of one run; at least 1), so a node
-    whose fit put all its groups at one size still states its doubt.
+    whose fit put all its groups at one size still states its doubt.  ``bounds``: each node's K (``inf``:
+    unknown); a node of one run states the larger of :func:`_above`'s stand-in and the box's (:func:`_box_above`).
     """
     out = np.empty(sizes.size, np.float64)
     b = scale
@@ -53,33 +109,13 @@ def hc_size_variances(ptr, sizes, counts, scale, floor):  # pragma: no cover - c
             acc += counts[r0 + j]
             hi[j + 1] = acc
             size[j + 1] = sizes[r0 + j]
-        last = size[n]
         lo[n + 1], hi[n + 1] = acc, np.inf
-        size[n + 1] = last + max(last - size[n - 1] if n > 1 else last, 1.0)
+        size[n + 1], top_gap = _above(size[n], size[n - 1] if n > 1 else -1.0, bounds[node])
         for j in range(1, n + 1):
-            h = hi[j] - lo[j]
-            total = 0.0
-            # Runs above: P(r + δ ∈ [lo_k, hi_k)) averaged over r ∈ [lo_j, hi_j).
-            widest = 1.0
-            for k in range(j + 1, n + 2):
-                widest = max(widest, size[k] - size[k - 1])
-                bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
-                # Farther runs are more ranks away and behind a gap at least as wide: none contributes more.
-                if lo[k] - hi[j] > WINDOW * bk:
-                    break
-                p = (_tails(lo[k] - hi[j] + 0.5, h, bk) - _tails(hi[k] - hi[j] + 0.5, h, bk)) / h
-                d = size[k] - size[j]
-                total += max(p, 0.0) * d * d
-            widest = 1.0
-            for k in range(j - 1, -1, -1):
-                widest = max(widest, size[k + 1] - size[k])
-                bk = b / np.sqrt(widest)  # the fit's error over the widest gap crossed on the way to run k
-                if lo[j] - hi[k] > WINDOW * bk:
-                    break
-                p = (_tails(lo[j] - hi[k] + 0.5, h, bk) - _tails(lo[j] - lo[k] + 0.5, h, bk)) / h
-                d = size[k] - size[j]
-                total += max(p, 0.0) * d * d
-            out[r0 + j - 1] = total + floor
+            out[r0 + j - 1] = _run_total(j, n, lo, hi, size, top_gap, b) + floor
+        if n == 1 and bounds[node] != np.inf:  # the box's stand-in, where it states more (a small node)
+            size[2], top_gap = _box_above(size[1], bounds[node])
+            out[r0] = max(out[r0], _run_total(1, 1, lo, hi, size, top_gap, b) + floor)
     return out
 
 
@@ -186,6 +222,102 @@ def hg_step_runs(
             else:
                 for r in range(g, e):
                     out[r] = block[r]
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _ladder(p):  # pragma: no cover - compiled
+    """One side of the step's walk, ±1 a cell, −1 with probability ``p`` < ½: the ratio ρ = p/(1 − p) of its
+    geometric depth (P(depth ≥ k) = ρ^k) and the mean and variance of the cells between its new minima."""
+    q = 1.0 - p
+    drift = q - p
+    return p / q, 1.0 / drift, 4.0 * p * q / drift**3
+
+
+@numba.njit(cache=True)
+def _side(rho_a, mean_a, var_a, cells_a, end_a, rho_b, mean_b, cells_b, end_b):  # pragma: no cover - compiled
+    """E[min(D, cells_a)² ; side a's minimum deeper than side b's, ties halved], D the argmin's distance.
+
+    Side a's depth is k ≥ 1 with probability (1 − ρ_a) ρ_a^k, reached after k ladder epochs (E[T_k²] =
+    k var + k² mean²).  A side that ends (``end``: the box's edge, beyond which the walk has no cells) cannot go
+    deeper than its cells allow, about ``cells / mean`` ladders; a side inside the node goes on into the next run,
+    where the group's error is the rank-shift rule's, so only its ``cells`` count here.  A side shorter than four
+    times the walk's scale 4p(1 − p)/(1 − 2p)² (``var/mean``) counts nothing: there the walk's displacement is the
+    group crossing into the next run, which the rank shift states (the two together stated the slides' toy at
+    ε = 1 0.67 where the rank shift alone stated 0.91).
+    """
+    if cells_a < 4.0 * var_a / mean_a:
+        return 0.0
+    total = 0.0
+    depth_b = cells_b / mean_b if end_b else np.inf
+    reach_a = cells_a / mean_a
+    x = rho_a
+    xb = rho_b  # ρ_b^k
+    k = 1
+    while x > 1e-14:
+        if end_a and k > reach_a:
+            break
+        deeper_b = xb if k <= depth_b else 0.0  # P(K_b ≥ k)
+        tie = deeper_b - (xb * rho_b if k + 1 <= depth_b else 0.0)  # P(K_b = k)
+        square = min(k * var_a + k * k * mean_a * mean_a, cells_a * cells_a)
+        total += (1.0 - rho_a) * x * (1.0 - deeper_b + 0.5 * tie) * square
+        x *= rho_a
+        xb *= rho_b
+        k += 1
+    return total
+
+
+@numba.njit(cache=True)
+def hc_step_variances(ptr, sizes, counts, scale, bounds):  # pragma: no cover - compiled
+    """Per run, the mean squared size error of its groups from where the fit puts their step inside a gap.
+
+    The group of rank r takes the first size whose rounded fit exceeds r, i.e. whose L1 isotonic fit reaches
+    t = r + ½.  By the switching relation that is the argmin of a walk over the cells, ±1 each (the sign of y − t):
+    below the run's first size the truth is its first rank lo, so a cell there pushes the step down with
+    probability p = P(noise ≥ r − lo + 1) = α^(r−lo+1)/(1 + α) (discrete Laplace, α = e^(−1/b)); above, with
+    P(noise ≤ r − hi) = α^(hi−r)/(1 + α).  Each side's minimum is geometric in depth and reached after a sum of
+    ladder epochs (the walk with its drift reversed), so E[D²] of the argmin is a geometric series in closed form
+    (ties between the sides halved).  Only the cells inside a gap count, at most the gap's empty sizes on each side
+    (below the first run: its size; above the last: K − 1 − its size, none without K): farther, the group enters
+    the next run, which the rank-shift rule states.  Consecutive sizes: nothing.
+    """
+    out = np.zeros(sizes.size, np.float64)
+    alpha = np.exp(-1.0 / scale)
+    window = int(WINDOW * scale) + 1  # ranks deeper inside a run move with probability below e^-40
+    # Each side's walk depends on the rank's depth d from the run's edge only: tabulated once (d > window: p ≈ 0).
+    rho = np.zeros(window + 2)
+    mean = np.ones(window + 2)
+    var = np.zeros(window + 2)
+    for d in range(1, window + 2):
+        rho[d], mean[d], var[d] = _ladder(alpha**d / (1.0 + alpha))
+    for node in range(ptr.size - 1):
+        r0, r1 = ptr[node], ptr[node + 1]
+        acc = 0
+        for j in range(r0, r1):
+            n = counts[j]
+            lo, hi = acc, acc + n
+            acc = hi
+            below = float(sizes[j] - sizes[j - 1] - 1) if j > r0 else float(sizes[j])
+            if j + 1 < r1:
+                above = float(sizes[j + 1] - sizes[j] - 1)
+            elif bounds[node] == np.inf:
+                above = 0.0
+            else:
+                above = max(bounds[node] - 1.0 - sizes[j], 0.0)
+            first, last = j == r0, j + 1 == r1 and bounds[node] != np.inf  # sides that end at the box
+            if (below <= 0.0 and above <= 0.0) or n == 0:
+                continue
+            total = 0.0
+            edge = min(hi, lo + window)
+            for part in range(2):  # the run's lower edge, then its upper one (its middle cannot move)
+                start, stop = (lo, edge) if part == 0 else (max(edge, hi - window), hi)
+                for r in range(start, stop):
+                    dl, dh = min(r - lo + 1, window + 1), min(hi - r, window + 1)
+                    if below > 0.0:
+                        total += _side(rho[dl], mean[dl], var[dl], below, first, rho[dh], mean[dh], above, last)
+                    if above > 0.0:
+                        total += _side(rho[dh], mean[dh], var[dh], above, last, rho[dl], mean[dl], below, first)
+            out[j] = total / n
     return out
 
 

@@ -188,9 +188,8 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
     hc_hat[-1] = groups
     h_hat = np.diff(hc_hat, prepend=0)
     est = _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
-    return GroupEstimate(
-        est.sizes, est.counts, est.variances, hc_node_variances(est.sizes, est.counts, epsilon / HC_SENSITIVITY)
-    )
+    stated = hc_node_variances(est.sizes, est.counts, epsilon / HC_SENSITIVITY, len(noisy))  # K = len(noisy)
+    return GroupEstimate(est.sizes, est.counts, est.variances, stated)
 
 
 def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:

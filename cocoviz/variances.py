@@ -22,7 +22,8 @@ equal variance), the mean squared size error of the groups of run j (size s_j, w
     V_j = Σ_k P(r + ½ + δ_jk ∈ run k) (s_k − s_j)²,  averaged over the ranks r of run j,
 
 the estimated runs standing in for the true ones; ranks shifted below 0 get size 0, ranks
-shifted above G the last size plus the last gap (a public stand-in for the unknown beyond).
+shifted above G the last size plus the last gap (a public stand-in for the unknown beyond); a node
+of one run states the larger of that and the box (s, K] (docs/merge-variances.md, "Small Hc nodes").
 δ_jk is Laplace of scale ``b / √L``, L the widest gap of sizes between runs j and k: to land in
 run k a group's rank must be missed over every size in between, and over a gap of L sizes the
 fit is flat, one isotonic block pooling L noisy cells (consecutive sizes: L = 1, scale b).  The
@@ -32,6 +33,11 @@ group after a long gap, almost nothing.  An earlier form (one scale b for every 
 of ranks) stated the groups beyond a gap 10³–10⁶ times their realised error (housing-west,
 Hc×Hc×Hc at ε = 1, counties: sizes 8–20 and above 200); with this one the realised mean squared
 error is 0.4–1.6 times the stated per size class there (docs/merge-variances.md).
+
+**The step inside a gap** (:func:`hc_step_variances`): the rank shift moves a group across its gap whole or not
+at all, but the fit places a lone group's step inside the gap only as well as the noise lets it (the argmin of
+the L1 fit's sign walk: about 19 at ε = 1 for a lone group, where the rank shift states about 0).  A run states
+the larger of the two (:func:`hc_stated`): beside a short gap they describe the same crossing.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ import numpy as np
 __all__ = [
     "hc_size_variances",
     "hc_node_variances",
+    "hc_stated",
+    "hc_step_variances",
     "hg_size_variances",
     "hg_stated_runs",
     "hg_parent_posterior",
@@ -60,26 +68,90 @@ __all__ = [
 VARIANCE_FLOOR = 1e-12
 
 
-def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0) -> np.ndarray:
+def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, bounds=None) -> np.ndarray:
     """Per run of the nodes delimited by ``ptr`` (runs sorted by size within a node): the plug-in
     mean squared size error under a rank shift of Laplace(``scale``) noise, plus ``floor``.
 
     Two virtual runs take the ranks outside ``[0, G)``: size 0 below and, above, the last size
-    plus the last gap (at least 1).
+    plus the last gap (at least 1).  ``bounds``: each node's K (the public bound its Hc was measured to;
+    ``None``: unknown).  With K (docs/merge-variances.md, "Small Hc nodes") a node of one run, which has no gap
+    to repeat, states the larger of that and the box: its true sizes above s lie in (s, K], stood in for by their
+    uniform's root mean square distance s + (K − s)/√3, reached across the fit's flat block of K − s cells (the
+    fitted Hc is G from s to K − 1: scale b/√(K − s)).  Why: the slides' toy at ε = 0.1 (K = 10, four groups
+    under noise of scale 10) mostly fits all four groups at one size, and the stand-in above size 0 was size 1.
+
+    The toy's four groups fitted at size 0 under noise of scale 10, K unknown, then K = 10:
+
+    >>> one, size, count = np.array([0, 1]), np.array([0]), np.array([4])
+    >>> [round(float(hc_size_variances(one, size, count, 10.0, 0.0, k)[0]), 2) for k in (None, 10)]
+    [0.41, 9.42]
     """
     from cocoviz._variance_kernels import hc_size_variances as kernel
 
+    n_nodes = len(ptr) - 1
+    bounds = np.full(n_nodes, np.inf) if bounds is None else np.broadcast_to(np.asarray(bounds, np.float64), n_nodes)
     return kernel(
         np.ascontiguousarray(ptr, np.int64),
         np.ascontiguousarray(sizes, np.int64),
         np.ascontiguousarray(counts, np.int64),
         float(scale),
         float(floor),
+        np.ascontiguousarray(bounds, np.float64),
     )
 
 
-def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float) -> np.ndarray:
-    """The variances of one node's Hc runs (sizes ascending) at budget ``epsilon`` (Δ = 1).
+def hc_step_variances(ptr, sizes, counts, scale: float, bounds=None) -> np.ndarray:
+    """Per run of the nodes delimited by ``ptr``: the mean squared size error of its groups from where the fit puts
+    their step inside a long gap of sizes (docs/merge-variances.md, "Small Hc nodes"; ``bounds``: K per node or
+    None).
+
+    The rank-shift rule (:func:`hc_size_variances`) moves a group across a gap whole, or not at all; but the fit
+    places a lone group's step inside its gap only as well as the noise lets it.  The group of rank r takes the
+    first size whose rounded fit exceeds r, i.e. whose L1 isotonic fit reaches t = r + ½, which by the switching
+    relation is the argmin of a walk over the cells, ±1 each (the sign of y − t): below the run's first size a cell
+    pushes the step down with probability p = P(noise ≥ r − lo + 1) = α^(r − lo + 1)/(1 + α) (the discrete Laplace
+    of scale b, α = e^(−1/b); for the discrete Gaussian, b of equal variance), above it up with α^(hi − r)/(1 + α).
+    Each side's minimum is geometric in depth, reached after a sum of ladder epochs (the walk with its drift
+    reversed), so E[D²] of the argmin is a geometric series (ties between the sides halved).  Only a gap's empty
+    sizes count (farther, the group enters the next run: the rank-shift rule's), and only a gap longer than four
+    times the walk's scale 4p(1 − p)/(1 − 2p)² (shorter, the walk's displacement is that crossing); a side at the
+    box's edge (below the first run, above the last one with K) ends there.  A lone group beside long gaps at
+    ε = 1 (α = e^(−1), p = 0.269 on both sides): 18.9, checked against a simulation of the walk
+    (tests/test_variances.py).
+
+    >>> [round(float(v), 1) for v in hc_step_variances(np.array([0, 3]), [0, 300, 3000], [400, 1, 1], 1.0, 100_000)]
+    [0.0, 18.9, 18.9]
+    """
+    from cocoviz._variance_kernels import hc_step_variances as kernel
+
+    n_nodes = len(ptr) - 1
+    bounds = np.full(n_nodes, np.inf) if bounds is None else np.broadcast_to(np.asarray(bounds, np.float64), n_nodes)
+    return kernel(
+        np.ascontiguousarray(ptr, np.int64),
+        np.ascontiguousarray(sizes, np.int64),
+        np.ascontiguousarray(counts, np.int64),
+        float(scale),
+        np.ascontiguousarray(bounds, np.float64),
+    )
+
+
+def hc_stated(ptr, sizes, counts, scale: float, bounds=None, floor: float = VARIANCE_FLOOR) -> np.ndarray:
+    """The stated variance of each Hc run: the larger of the rank-shift rule (:func:`hc_size_variances`) and the
+    step inside a gap (:func:`hc_step_variances`), plus ``floor``.
+
+    The larger, not the sum: where both count they describe overlapping errors, and summed they stated the slides'
+    toy twice over (mean z² 0.50–0.77 over 2,000 trials); beside a long gap the rank shift is about 0 and the step
+    is all there is (a lone
+    group of white's counties at ε = 1: stated 3·10⁻⁵ against a realised 25; docs/merge-variances.md, "Small Hc
+    nodes").
+    """
+    shift = hc_size_variances(ptr, sizes, counts, scale, 0.0, bounds)
+    return np.maximum(shift, hc_step_variances(ptr, sizes, counts, scale, bounds)) + floor
+
+
+def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float, max_size: int | None = None) -> np.ndarray:
+    """The variances of one node's Hc runs (sizes ascending) at budget ``epsilon`` (Δ = 1); ``max_size``: K, the
+    bound the node's Hc was measured to (``None``: unknown, no box; :func:`hc_size_variances`).
 
     Dense runs: at each of their two boundaries (the virtual runs 0 below and 3 above count) about
     b/2 groups cross, by one size each.
@@ -87,15 +159,17 @@ def hc_node_variances(sizes: np.ndarray, counts: np.ndarray, epsilon: float) -> 
     >>> hc_node_variances(np.array([1, 2]), np.array([1000, 1000]), 1.0).round(4)
     array([0.001, 0.001])
 
-    A lone outlier 4,999 sizes above the rest stays put: to move it the fit would have to miss by ½ over the
-    whole gap, one isotonic block averaging 4,999 noisy cells.  Four sizes above, it moves now and then:
+    A lone outlier 4,999 sizes above the rest does not jump the gap (the fit would have to miss by ½ over all of
+    it, one isotonic block averaging 4,999 noisy cells), but its step lies inside the gap only as well as the
+    noise lets the fit place it (:func:`hc_step_variances`; the run of 1,000 at size 1 likewise for its top
+    groups).  Four sizes above, it also jumps now and then:
 
     >>> [round(float(v), 4) for v in hc_node_variances(np.array([1, 5000]), np.array([1000, 1]), 1.0)]
-    [0.0005, 0.0]
+    [0.0109, 9.4303]
     >>> [round(float(v), 2) for v in hc_node_variances(np.array([1, 2, 6]), np.array([1000, 10, 1]), 1.0)]
     [0.0, 0.53, 5.89]
     """
-    return hc_size_variances(np.array([0, len(sizes)]), sizes, counts, 1.0 / epsilon, VARIANCE_FLOOR)
+    return hc_stated(np.array([0, len(sizes)]), sizes, counts, 1.0 / epsilon, max_size)
 
 
 #: The coefficient ``k`` of the Hg rule's step term ``k s³`` (:func:`hg_size_variances`): fitted, not derived

@@ -24,7 +24,7 @@ import numpy as np
 from cocoviz.consistency import LevelEstimates
 from cocoviz.estimators import HC_SENSITIVITY, hg_noise_variance
 from cocoviz.runs import LevelRuns
-from cocoviz.variances import VARIANCE_FLOOR, hc_size_variances, hg_stated_runs, pool_by_size
+from cocoviz.variances import hc_stated, hg_stated_runs, pool_by_size
 
 __all__ = [
     "node_batches",
@@ -110,7 +110,8 @@ def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     groups = np.asarray(groups, np.int64)
     run_ptr, sizes, counts, variances = fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2)
     # Weights: the kernel's count rule; stated: the size variances of cocoviz.variances (issue 24).
-    stated = hc_size_variances(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, VARIANCE_FLOOR)
+    # K of each node: its segment's length (Hc[0..K-1]).
+    stated = hc_stated(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, np.diff(ptr))
     return LevelEstimates(run_ptr, sizes, counts, variances, stated)
 
 
