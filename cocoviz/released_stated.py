@@ -23,20 +23,20 @@ Under bottom-up that is the whole rule, and it composes level by level: a node's
 and its whole-size errors are sums over its children (:func:`union_levels`, one pass per level over the level's
 released runs, identical to summing the leaves' straight into every ancestor).
 
-**Top-down, one step per level** (:func:`step_stated`).  The merge hands each child's group the matched pair's
+**Top-down, one step per level** (:func:`step_stated`). The merge hands each child's group the matched pair's
 merged size, so the union at A of the merged children of the step A → A + 1 is the m = 1 merge
 (:func:`cocoviz.merge_rules.merge_stated` with ``sharing=1``) of two estimates of A's groups: A's merged groups
-(their own statement, an Hg parent's per run) and the union at A of the children's own fits (above).  The
-parent pins the union's boundary where its side wins the pair (w > ½); the children's union takes over where
-theirs does.  So in dense runs a released boundary is off by exactly the parent side's error plus the disagreeing
-pairs the children win, toward the union's boundary; each boundary states its expected error given those pairs
-(:func:`between_boundaries`, :func:`boundary_error`, under the weighted merge; the m = 1 merge pair by pair
-charged an Hg parent's long block with the union's whole step error: housing's Hg root, 7 times the realised),
-and a whole-size pair its expected error given both sides' sizes (:func:`given_both_sizes`).  The released level A states, per node and size, the
-count-weighted mean of that step's statements (:class:`StepStatements`): exactly the union of A's merged
-children, which is A's released histogram when A + 1 is the leaves; higher up the steps below move a few groups
-of A's union by a size more, and a released (node, size) the step's union lacks keeps the leaves' statement
-pooled up (an overstatement).  Branch ``released-upper`` carried every ancestor's statement through every
+(their own statement, an Hg parent's per run) and the union at A of the children's own fits (above). The parent
+pins the union's boundary where its side wins the pair (w > ½); the children's union takes over where theirs does.
+So in dense runs a released boundary is off by exactly the parent side's error plus the disagreeing pairs the
+children win, toward the union's boundary; each boundary states its expected error given those pairs
+(:func:`between_boundaries`, :func:`boundary_error`, under the weighted merge; the m = 1 merge pair by pair charged
+an Hg parent's long block with the union's whole step error: housing's Hg root, 7 times the realised), and a
+whole-size pair its expected error given both sides' sizes (:func:`given_both_sizes`). The released level A states,
+per node and size, the count-weighted mean of that step's statements (:class:`StepStatements`): exactly the union
+of A's merged children, which is A's released histogram when A + 1 is the leaves; higher up the steps below move a
+few groups of A's union by a size more, and a released (node, size) the step's union lacks keeps the leaves'
+statement pooled up (an overstatement). Branch ``released-upper`` carried every ancestor's statement through every
 deeper step instead (depth × runs: at the block level 35.8 → 70.9 s); at depth 1 the two are the same rule.
 """
 
