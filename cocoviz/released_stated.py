@@ -201,14 +201,16 @@ def _step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge,
         return merge_stated(va, vb, sa, sb, merge, 1, runs)
     top, bot = parents.sizes[seg_top], children.sizes[bottom]
     key = _groups(node, top)  # per parent node and size (a slice holds whole parents)
-    dense = np.maximum(sa, sb) < UNIT_ERRORS
+    # Dense: misplaced groups one size off, the pair taken whole by its winner; sides two or more sizes apart merge
+    # between them (a size 6 stated exact and 8 merged to 7: stated 10⁻¹², z² 10¹²), stated given both sizes.
+    dense = (np.maximum(sa, sb) < UNIT_ERRORS) & (np.abs(bot - top) < 2)
     # A lone group is no run: its error is no boundary's count error, and it keeps the m = 1 merge (housing's
     # root of Hg×Hc×Hc, a group of size 8,667 both sides stated exact: the bound stated 10⁻¹¹, mean z² 10⁵).
     dense &= np.bincount(key, weights=counts * dense)[key] > 1
     out = between_boundaries(key, counts * dense, _parent_wins(va, vb), np.sign(bot - top), runs, sb, node, top)
     rest = np.flatnonzero(~dense)  # elementwise below: merged only where used
     out[rest] = merge_stated(va[rest], vb[rest], sa[rest], sb[rest], merge, 1, runs[rest])
-    whole = rest[np.maximum(sa[rest], sb[rest]) >= UNIT_ERRORS]  # size errors: the pair given its two sizes
+    whole = rest[(np.maximum(sa[rest], sb[rest]) >= UNIT_ERRORS) | (np.abs(bot - top)[rest] >= 2)]  # given both
     out[whole] = given_both_sizes(va[whole], vb[whole], sa[whole], sb[whole], top[whole], bot[whole])
     return out
 

@@ -330,3 +330,16 @@ def test_nothing_lies_below_size_zero():
     # Not size 0: the lower boundary states the size's own sides, as the upper.
     lowest = between_boundaries(key, counts, p, np.zeros(2), np.array([0.01, 0.02]), np.array([0.05, 0.1]), node)
     assert lowest[0] * 200 > got[0] * 200
+
+
+def test_a_pair_whose_sides_are_two_sizes_apart_is_stated_given_both_sizes():
+    """Twelve regions, Hg over Hg, ε = 1, seed (7, 20): the root's run of size 6 (stated exact, 10⁻¹²) meets children
+    at size 8 and the merge puts 4 groups at 7, one size off (the truth's largest size is 6).  Stated as pairs taken
+    whole by the root they read 10⁻¹² (the root's mean z² 3·10⁸ on this trial); given both sizes about 1."""
+    tree = _tree(12)
+    plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], max_size=8)
+    release = post_process(plan, measure(plan, tree, seed=(7, 20)))
+    runs = release.runs(0)
+    assert 7 in runs.sizes.tolist() and 7 > tree.runs(0).sizes.max()
+    assert 0.9 <= release.stated[0][runs.sizes == 7][0] <= 1.1  # its groups' pairs pooled: 0.95
+    assert _root_z2(release, tree) < 3.0
