@@ -210,33 +210,34 @@ def _step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge,
     out = between_boundaries(key, counts * dense, _parent_wins(va, vb), np.sign(bot - top), runs, sb, node, top)
     rest = np.flatnonzero(~dense)  # elementwise below: merged only where used
     out[rest] = merge_stated(va[rest], vb[rest], sa[rest], sb[rest], merge, 1, runs[rest])
-    whole = rest[(np.maximum(sa[rest], sb[rest]) >= UNIT_ERRORS) | (np.abs(bot - top)[rest] >= 2)]  # given both
-    out[whole] = given_both_sizes(va[whole], vb[whole], sa[whole], sb[whole], top[whole], bot[whole])
+    moved = rest[np.where(va[rest] <= vb[rest], sa[rest], sb[rest]) < UNIT_ERRORS]  # a dense winner: kept or moved
+    out[moved] = given_both_sizes(va[moved], vb[moved], sa[moved], sb[moved], top[moved], bot[moved])
     return out
 
 
 def given_both_sizes(
     va: np.ndarray, vb: np.ndarray, sa: np.ndarray, sb: np.ndarray, a: np.ndarray, b: np.ndarray
 ) -> np.ndarray:
-    """The stated variance of a pair's merged size (weighted, m = 1) given both sides' sizes ``a`` (the parent's)
-    and ``b`` (the children's union's), whose stated variances are ``sa`` and ``sb``.
+    """The stated variance of a pair's merged size (weighted, m = 1) whose winner, the side with the larger weight,
+    is dense (stated < 1: exact but for a few misplaced groups), given both sides' sizes ``a`` (the parent's) and
+    ``b`` (the children's union's), stated ``sa`` and ``sb``.
 
-    The release merges to ``rint(w a + (1 − w) b)``, ``w = vb/(va + vb)``: the side with the larger weight (the
-    winner) moved by a known ``k`` sizes (``merged − a`` or ``merged − b``; 0 where the rounding keeps the
-    winner's size).  So the error is the winner's own plus k, stated ``s_winner + k²``: the winner's error and the
-    move are taken as unrelated, which drops their cross term (negative in expectation: the move goes toward the
-    other side), so it states no less than the mean.  The unconditional m = 1 merge, ``w² sa + (1 − w)² sb``,
-    charged a winner that keeps the pair (k = 0) with ``(1 − w)² s_loser`` of an error it never received (white's
-    Hc root over Hg states at ε = 0.1: ~100 misplaced groups a size stated, ~10 realised).  It trusts the winner's
-    statement only: conditioning on the loser's too (``d = b − a``) would state a loser's floor (10⁻¹², a county's
-    lone group of 9,839 four sizes off) wherever the winner agrees with it.
+    The release merges to ``rint(w a + (1 − w) b)``, ``w = vb/(va + vb)``: the winner's size moved by a known ``k``
+    sizes (0 where the rounding keeps it).  So the error is the winner's own plus k, stated ``s_winner + k²``;
+    their cross term is dropped, at most ``2 |k| √s_winner`` and small beside k² where the winner is dense.  The
+    m = 1 merge, ``w² sa + (1 − w)² sb``, is the variance of the combination before the rounding: it charged a dense
+    winner that keeps the pair (k = 0) with ``(1 − w)² s_loser`` of an error it never received (white's Hc root
+    over Hg states at ε = 0.1: ~100 misplaced groups a size stated, ~10 realised), and one moved by a size with its
+    own 10⁻¹² (a 12-region Hg root, z² 10¹²).  Pairs whose winner is not dense keep the m = 1 merge: there the
+    cross term is not small (the toy), and conditioning on the loser's statement too states a loser's floor
+    (10⁻¹², a county's lone group four sizes off at housing's depth-2 states) wherever the two agree.
 
-    An Hc parent's size 5 stating 4 (the smaller weights' variance, 1 against 9: w = 0.9) against its children's
+    A parent's size 5 stating 0.01 (the smaller weights' variance, 1 against 9: w = 0.9) against its children's
     stating 100: agreeing, a size above and two above (5.2) keep the parent's; five above (5.5 → 6) moves it by one:
 
-    >>> given_both_sizes(np.ones(4), np.full(4, 9.0), np.full(4, 4.0), np.full(4, 100.0), np.full(4, 5),
+    >>> given_both_sizes(np.ones(4), np.full(4, 9.0), np.full(4, 0.01), np.full(4, 100.0), np.full(4, 5),
     ...                  np.array([5, 6, 7, 10])).tolist()
-    [4.0, 4.0, 4.0, 5.0]
+    [0.01, 0.01, 0.01, 1.01]
     """
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     w = vb / (va + vb)
