@@ -207,11 +207,13 @@ def _step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge,
     # A lone group is no run: its error is no boundary's count error, and it keeps the m = 1 merge (housing's
     # root of Hg×Hc×Hc, a group of size 8,667 both sides stated exact: the bound stated 10⁻¹¹, mean z² 10⁵).
     dense &= np.bincount(key, weights=counts * dense)[key] > 1
-    out = between_boundaries(key, counts * dense, _parent_wins(va, vb), np.sign(bot - top), runs, sb, node, top)
+    out = between_boundaries(key, counts * dense, _parent_wins(va, vb), np.sign(bot - top), runs, sb, node)
     rest = np.flatnonzero(~dense)  # elementwise below: merged only where used
     out[rest] = merge_stated(va[rest], vb[rest], sa[rest], sb[rest], merge, 1, runs[rest])
-    moved = rest[np.where(va[rest] <= vb[rest], sa[rest], sb[rest]) < UNIT_ERRORS]  # a dense winner: kept or moved
-    out[moved] = given_both_sizes(va[moved], vb[moved], sa[moved], sb[moved], top[moved], bot[moved])
+    # Dense pairs two or more sizes apart: the dense winner moved by a known k, at least that.
+    moved = rest[(np.maximum(sa[rest], sb[rest]) < UNIT_ERRORS) & (np.abs(bot - top)[rest] >= 2)]
+    given = given_both_sizes(va[moved], vb[moved], sa[moved], sb[moved], top[moved], bot[moved])
+    out[moved] = np.maximum(out[moved], given)
     return out
 
 
@@ -366,7 +368,6 @@ def between_boundaries(
     parent: np.ndarray,
     union: np.ndarray,
     node: np.ndarray | None = None,
-    sizes: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per pair, the stated variance of dense pairs (``counts``; 0 for others) grouped by ``key`` (parent node and
     size, numbered in that order; ``node`` per pair, None: each key its own node), given where the two sides
@@ -387,9 +388,7 @@ def between_boundaries(
     winning every disagreeing pair (W = 0) with the union far off (T_U ≫ T_P) gives T_P.  A boundary's sides
     state the mean of its two sizes' ``T_P = Σ n·parent`` and ``T_U = Σ n·union`` (a size's misplaced groups are
     those of its two boundaries, half each); a node's lowest and highest size have one outer boundary each, stated
-    by that size alone; size 0 (``sizes``: the parent's size per pair) has no boundary below, so its lower boundary
-    is exact and its one boundary holds all its misplaced groups (2 T).  A size states the mean of its two
-    boundaries' E|δ_R|.  The bound of branch ``upstate2``,
+    by that size alone.  A size states the mean of its two boundaries' E|δ_R|.  The bound of branch ``upstate2``,
     ``min(max(T_P, T_U), T_P + W, T_U + P)`` per size, is the worst case of the same δ_R (W all away from the
     truth), and it mixed the two boundaries' pairs of a size (housing's Hg root over Hg states: 0.59 at ε = 0.1,
     1.45 at ε = 1).
@@ -429,15 +428,10 @@ def between_boundaries(
     won_off = np.bincount(slot, weights=off * (1 - p), minlength=2 * g)
     lost_off = np.bincount(slot, weights=off * p, minlength=2 * g)
 
-    zero = np.zeros(g, bool)  # nothing lies below size 0: its lower boundary is exact, its upper holds all its errors
-    if sizes is not None:
-        zero[key] = np.asarray(sizes) == 0
-
     def sides(t: np.ndarray) -> np.ndarray:  # per slot: the mean of its two sizes', one size's at a node's ends
-        t = np.where(zero, 2 * t, t)
         lower = t.copy()
         lower[1:] = np.where(inner, (t[1:] + t[:-1]) / 2, t[1:])
-        return np.concatenate([np.where(zero, 0.0, lower), t])
+        return np.concatenate([lower, t])
 
     released = boundary_error(sides(t_p), sides(t_u), won_off, lost_off)
     bound = (released[below] + released[above]) / 2

@@ -277,7 +277,7 @@ def test_a_winner_is_not_stated_exact_on_its_losers_word():
     assert stated[0][1] == pytest.approx(float(m1[0]), rel=1e-6) and m1[0] > 17
 
 
-def _upstate2_bound(key, counts, p, direction, parent, union, node=None, sizes=None):
+def _upstate2_bound(key, counts, p, direction, parent, union, node=None):
     """The rule before branch ``uproots`` (``min(max(T_P, T_U), T_P + W, T_U + P)`` per parent size), for the
     comparison below."""
     n, g = np.asarray(counts, np.float64), int(key.max()) + 1
@@ -331,21 +331,6 @@ def test_a_household_of_a_trillion_members_does_not_size_the_scratch_tables():
         cocoviz.released_stated._groups(block, np.array([5, 2**40, 2**41])),
         cocoviz.released_stated._groups(block, np.array([5, 6, 7])),
     )
-
-
-def test_nothing_lies_below_size_zero():
-    """A node's size 0 (200 groups, parent 0.01, union 0.05: 2 and 10 misplaced groups) beside size 1: its lower
-    boundary is exact and its upper holds all its misplaced groups, so the size states half of that boundary's
-    E|δ_R|, whose sides are 2·2 and 2·10 beside size 1's (4 and 20, 200 groups at 0.02 and 0.1)."""
-    key, node, sizes = np.array([0, 1]), np.zeros(2, np.int64), np.array([0, 1])
-    counts, p = np.array([200.0, 200.0]), np.ones(2)
-    got = between_boundaries(key, counts, p, np.zeros(2), np.array([0.01, 0.02]), np.array([0.05, 0.1]), node, sizes)
-    shared = boundary_error(np.array([4.0]), np.array([20.0]), np.zeros(1), np.zeros(1))[0]
-    top = boundary_error(np.array([4.0]), np.array([20.0]), np.zeros(1), np.zeros(1))[0]
-    np.testing.assert_allclose(got * counts, [shared / 2, (shared + top) / 2], rtol=1e-12)
-    # Not size 0: the lower boundary states the size's own sides, as the upper.
-    lowest = between_boundaries(key, counts, p, np.zeros(2), np.array([0.01, 0.02]), np.array([0.05, 0.1]), node)
-    assert lowest[0] * 200 > got[0] * 200
 
 
 def test_a_pair_whose_sides_are_two_sizes_apart_is_stated_given_both_sizes():
