@@ -31,9 +31,9 @@ pins the union's boundary where its side wins the pair (w > ½); the children's 
 So in dense runs a released boundary is off by exactly the parent side's error plus the disagreeing pairs the
 children win, toward the union's boundary; each boundary states its expected error given those pairs
 (:func:`between_boundaries`, :func:`boundary_error`, under the weighted merge; the m = 1 merge pair by pair charged
-an Hg parent's long block with the union's whole step error: housing's Hg root, 7 times the realised), and a
-whole-size pair its expected error given both sides' sizes (:func:`given_both_sizes`). The released level A states,
-per node and size, the count-weighted mean of that step's statements (:class:`StepStatements`): exactly the union
+an Hg parent's long block with the union's whole step error: housing's Hg root, 7 times the realised); a dense
+pair two or more sizes apart at least its winner's variance plus the known move (:func:`given_both_sizes`). The
+released level A states, per node and size, the count-weighted mean of that step's statements (:class:`StepStatements`): exactly the union
 of A's merged children, which is A's released histogram when A + 1 is the leaves; higher up the steps below move a
 few groups of A's union by a size more, and a released (node, size) the step's union lacks keeps the leaves'
 statement pooled up (an overstatement). Branch ``released-upper`` carried every ancestor's statement through every
@@ -220,19 +220,19 @@ def _step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge,
 def given_both_sizes(
     va: np.ndarray, vb: np.ndarray, sa: np.ndarray, sb: np.ndarray, a: np.ndarray, b: np.ndarray
 ) -> np.ndarray:
-    """The stated variance of a pair's merged size (weighted, m = 1) whose winner, the side with the larger weight,
-    is dense (stated < 1: exact but for a few misplaced groups), given both sides' sizes ``a`` (the parent's) and
-    ``b`` (the children's union's), stated ``sa`` and ``sb``.
+    """The winner's stated variance plus its known move, squared: a pair's merged size (weighted, m = 1) given both
+    sides' sizes ``a`` (the parent's) and ``b`` (the children's union's), stated ``sa`` and ``sb``.
 
-    The release merges to ``rint(w a + (1 − w) b)``, ``w = vb/(va + vb)``: the winner's size moved by a known ``k``
-    sizes (0 where the rounding keeps it).  So the error is the winner's own plus k, stated ``s_winner + k²``;
-    their cross term is dropped, at most ``2 |k| √s_winner`` and small beside k² where the winner is dense.  The
-    m = 1 merge, ``w² sa + (1 − w)² sb``, is the variance of the combination before the rounding: it charged a dense
-    winner that keeps the pair (k = 0) with ``(1 − w)² s_loser`` of an error it never received (white's Hc root
-    over Hg states at ε = 0.1: ~100 misplaced groups a size stated, ~10 realised), and one moved by a size with its
-    own 10⁻¹² (a 12-region Hg root, z² 10¹²).  Pairs whose winner is not dense keep the m = 1 merge: there the
-    cross term is not small (the toy), and conditioning on the loser's statement too states a loser's floor
-    (10⁻¹², a county's lone group four sizes off at housing's depth-2 states) wherever the two agree.
+    The release merges to ``rint(w a + (1 − w) b)``, ``w = vb/(va + vb)``: the winner's size (the side with the
+    larger weight) moved by a known ``k`` sizes, so the error is the winner's own plus k: ``s_winner + k²``, their
+    cross term dropped.  :func:`step_stated` states a dense pair whose sides are two or more sizes apart at least
+    this: the dense rule takes such a pair whole from its winner, where the merge can land between the two (a
+    12-region Hg root's size 6, stated exact, met children at 8 and released 4 groups at 7: stated 10⁻¹², z² 10¹²).
+
+    Tried and not kept (docs/merge-variances.md, "Given what the runs show"): every whole-size pair whose winner is
+    dense stating this in place of the m = 1 merge (white's Hc root over Hg states at ε = 0.1 0.49 → 0.77 over 10
+    trials, but over 100 Hawaiian's Hg root over Hc states at ε = 0.1 0.79 → 13.8: the Hg root's zero block wins
+    pairs its per-group rate does not describe).
 
     A parent's size 5 stating 0.01 (the smaller weights' variance, 1 against 9: w = 0.9) against its children's
     stating 100: agreeing, a size above and two above (5.2) keep the parent's; five above (5.5 → 6) moves it by one:

@@ -251,8 +251,8 @@ def test_boundary_error_is_the_mean_released_error_given_what_the_runs_show():
 
 def test_given_both_sizes_states_a_dense_winners_error_and_its_known_move():
     """Brute force: whole sizes, the two sides' errors rounded normals (the winner dense: mean squared error
-    0.09–0.33), merged by the weights and rounded.  The statement (the winner's mean squared error plus its known
-    move, squared) averages to 1.00–1.33 times the realised squared error: the dropped cross term."""
+    0.09–0.33), merged by the weights and rounded.  The winner's mean squared error plus its known move, squared,
+    averages to 1.00–1.33 times the realised squared error: the dropped cross term."""
     rng = np.random.default_rng(4)
     for qa, qb, va, vb in ((0.3, 30.0, 1.0, 9.0), (30.0, 0.3, 9.0, 1.0), (0.5, 4.0, 1.0, 2.0), (0.4, 1.5, 1.0, 1.5)):
         a, b = np.rint(rng.normal(0.0, qa, 200_000)), np.rint(rng.normal(0.0, qb, 200_000))
@@ -265,8 +265,8 @@ def test_given_both_sizes_states_a_dense_winners_error_and_its_known_move():
 
 def test_a_winner_is_not_stated_exact_on_its_losers_word():
     """A whole-size pair the parent wins (weight 0.75): the parent states 31.5, the children's union 10⁻¹² (a lone
-    group its own fit stated exact, four sizes off at housing's depth-2 states).  Both at 9,839: the winner is not
-    dense, so the pair keeps the m = 1 merge (17.7), not the 10⁻¹² that conditioning on both sides gives."""
+    group its own fit stated exact, four sizes off at housing's depth-2 states).  Both at 9,839: the pair keeps the
+    m = 1 merge (17.7), not the 10⁻¹² that the normal posterior given both sides' sizes states (tried)."""
     root = LevelEstimates(np.array([0, 2]), np.array([2, 9839]), np.array([200, 1]), np.array([0.01, 1.33]),
                           np.array([0.004, 31.5]))  # fmt: skip
     kids = LevelEstimates(np.array([0, 2]), np.array([2, 9839]), np.array([200, 1]), np.array([0.04, 4.0]),
