@@ -23,21 +23,22 @@ Under bottom-up that is the whole rule, and it composes level by level: a node's
 and its whole-size errors are sums over its children (:func:`union_levels`, one pass per level over the level's
 released runs, identical to summing the leaves' straight into every ancestor).
 
-**Top-down, one step per level** (:func:`step_stated`).  The merge hands each child's group the matched pair's
+**Top-down, one step per level** (:func:`step_stated`). The merge hands each child's group the matched pair's
 merged size, so the union at A of the merged children of the step A → A + 1 is the m = 1 merge
 (:func:`cocoviz.merge_rules.merge_stated` with ``sharing=1``) of two estimates of A's groups: A's merged groups
-(their own statement, an Hg parent's per run) and the union at A of the children's own fits (above).  The
-parent pins the union's boundary where its side wins the pair (w > ½); the children's union takes over where
-theirs does.  So in dense runs the released boundary lies between the two sides' boundaries, and moves away from
-either only through the pairs that disagree by a size and that the other side wins: per parent and size it
-misplaces at most ``min(max(T_P, T_U), T_P + W, T_U + P)`` groups (:func:`between_boundaries`, under the
-weighted merge; the m = 1 merge pair by pair charged an Hg parent's long block with the union's whole step
-error: housing's Hg root, 7 times the realised).  The released level A states, per node and size, the
-count-weighted mean of that step's statements (:class:`StepStatements`): exactly the union of A's merged
-children, which is A's released histogram when A + 1 is the leaves; higher up the steps below move a few groups
-of A's union by a size more, and a released (node, size) the step's union lacks keeps the leaves' statement
-pooled up (an overstatement).  Branch ``released-upper`` carried every ancestor's statement through every
-deeper step instead (depth × runs: at the block level 35.8 → 70.9 s); at depth 1 the two are the same rule.
+(their own statement, an Hg parent's per run) and the union at A of the children's own fits (above). The parent
+pins the union's boundary where its side wins the pair (w > ½); the children's union takes over where theirs does.
+So in dense runs a released boundary is off by exactly the parent side's error plus the disagreeing pairs the
+children win, toward the union's boundary; each boundary states its expected error given those pairs
+(:func:`between_boundaries`, :func:`boundary_error`, under the weighted merge; the m = 1 merge pair by pair charged
+an Hg parent's long block with the union's whole step error: housing's Hg root, 7 times the realised); a dense pair
+two or more sizes apart at least its winner's variance plus the known move (:func:`given_both_sizes`). The released
+level A states, per node and size, the count-weighted mean of that step's statements (:class:`StepStatements`):
+exactly the union of A's merged children, which is A's released histogram when A + 1 is the leaves; higher up the
+steps below move a few groups of A's union by a size more, and a released (node, size) the step's union lacks keeps
+the leaves' statement pooled up (an overstatement). Branch ``released-upper`` carried every ancestor's statement
+through every deeper step instead (depth × runs: at the block level 35.8 → 70.9 s); at depth 1 the two are the same
+rule.
 """
 
 from __future__ import annotations
@@ -49,7 +50,15 @@ from cocoviz.merge_rules import UNIT_ERRORS, merge_stated
 from cocoviz.runs import LevelRuns
 from cocoviz.variances import VARIANCE_FLOOR as FLOOR
 
-__all__ = ["union_stated", "step_stated", "StepStatements", "union_levels", "between_boundaries"]
+__all__ = [
+    "union_stated",
+    "step_stated",
+    "StepStatements",
+    "union_levels",
+    "between_boundaries",
+    "boundary_error",
+    "given_both_sizes",
+]
 
 
 def _non_decreasing(values: np.ndarray) -> bool:
@@ -191,16 +200,55 @@ def _step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge,
     sa, sb, runs = parents.stated[seg_top], union[bottom], parents.stated_runs[seg_top]
     if merge != "weighted":  # measured worse under the plain average (docs: roots 25 -> 21 of 40)
         return merge_stated(va, vb, sa, sb, merge, 1, runs)
-    key = _groups(node, parents.sizes[seg_top])  # per parent node and size (a slice holds whole parents)
-    disagree = parents.sizes[seg_top] != children.sizes[bottom]
-    dense = np.maximum(sa, sb) < UNIT_ERRORS
+    top, bot = parents.sizes[seg_top], children.sizes[bottom]
+    key = _groups(node, top)  # per parent node and size (a slice holds whole parents)
+    # Dense: misplaced groups one size off, the pair taken whole by its winner; sides two or more sizes apart merge
+    # between them (a size 6 stated exact and 8 merged to 7: stated 10⁻¹², z² 10¹²), stated given both sizes.
+    dense = (np.maximum(sa, sb) < UNIT_ERRORS) & (np.abs(bot - top) < 2)
     # A lone group is no run: its error is no boundary's count error, and it keeps the m = 1 merge (housing's
     # root of Hg×Hc×Hc, a group of size 8,667 both sides stated exact: the bound stated 10⁻¹¹, mean z² 10⁵).
     dense &= np.bincount(key, weights=counts * dense)[key] > 1
-    out = between_boundaries(key, counts * dense, _parent_wins(va, vb), disagree, runs, sb)
-    rest = np.flatnonzero(~dense)  # whole-size pairs keep the m = 1 merge (elementwise: merged only where used)
+    out = between_boundaries(key, counts * dense, _parent_wins(va, vb), np.sign(bot - top), runs, sb, node)
+    rest = np.flatnonzero(~dense)  # elementwise below: merged only where used
     out[rest] = merge_stated(va[rest], vb[rest], sa[rest], sb[rest], merge, 1, runs[rest])
+    # Dense pairs two or more sizes apart: the dense winner moved by a known k, at least that.
+    moved = rest[(np.maximum(sa[rest], sb[rest]) < UNIT_ERRORS) & (np.abs(bot - top)[rest] >= 2)]
+    given = given_both_sizes(va[moved], vb[moved], sa[moved], sb[moved], top[moved], bot[moved])
+    out[moved] = np.maximum(out[moved], given)
     return out
+
+
+def given_both_sizes(
+    va: np.ndarray, vb: np.ndarray, sa: np.ndarray, sb: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> np.ndarray:
+    """The winner's stated variance plus its known move, squared: a pair's merged size (weighted, m = 1) given both
+    sides' sizes ``a`` (the parent's) and ``b`` (the children's union's), stated ``sa`` and ``sb``.
+
+    The release merges to ``rint(w a + (1 − w) b)``, ``w = vb/(va + vb)``: the winner's size (the side with the
+    larger weight) moved by a known ``k`` sizes, so the error is the winner's own plus k: ``s_winner + k²``, their
+    cross term dropped.  :func:`step_stated` states a dense pair whose sides are two or more sizes apart at least
+    this: the dense rule takes such a pair whole from its winner, where the merge can land between the two (a
+    12-region Hg root's size 6, stated exact, met children at 8 and released 4 groups at 7: stated 10⁻¹², z² 10¹²).
+
+    Tried and not kept (docs/merge-variances.md, "Given what the runs show"): every whole-size pair whose winner is
+    dense stating this in place of the m = 1 merge (white's Hc root over Hg states at ε = 0.1 0.49 → 0.77 over 10
+    trials, but over 100 Hawaiian's Hg root over Hc states at ε = 0.1 0.79 → 13.8: the Hg root's zero block wins
+    pairs its per-group rate does not describe).
+
+    A parent's size 5 stating 0.01 (the smaller weights' variance, 1 against 9: w = 0.9) against its children's
+    stating 100: agreeing, a size above and two above (5.2) keep the parent's; five above (5.5 → 6) moves it by one:
+
+    >>> given_both_sizes(np.ones(4), np.full(4, 9.0), np.full(4, 0.01), np.full(4, 100.0), np.full(4, 5),
+    ...                  np.array([5, 6, 7, 10])).tolist()
+    [0.01, 0.01, 0.01, 1.01]
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    w = vb / (va + vb)
+    merged = np.rint(w * a + (1 - w) * b)
+    parent = w >= 0.5
+    own = np.where(parent, sa, sb)
+    moved = merged - np.where(parent, a, b)
+    return np.maximum(own + moved * moved, FLOOR)
 
 
 def _by_node_size(
@@ -314,27 +362,50 @@ def _parent_wins(va: np.ndarray, vb: np.ndarray) -> np.ndarray:
 
 
 def between_boundaries(
-    key: np.ndarray, counts: np.ndarray, p: np.ndarray, disagree: np.ndarray, parent: np.ndarray, union: np.ndarray
+    key: np.ndarray,
+    counts: np.ndarray,
+    p: np.ndarray,
+    direction: np.ndarray,
+    parent: np.ndarray,
+    union: np.ndarray,
+    node: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per pair, the stated variance of dense pairs (``counts``; 0 for others) grouped by ``key`` (parent node and
-    size): the released boundary lies between the parent side's and the children's union's, so per group it
-    misplaces at most
+    size, numbered in that order; ``node`` per pair, None: each key its own node), given where the two sides
+    disagree (``direction``: the sign of the children's size minus the parent's) and who wins (``p``).
 
-        ``min(max(T_P, T_U), T_P + W, T_U + P)``
+    **Per boundary.**  The boundary between a node's consecutive sizes s < s' is the count of groups ≤ s; the
+    parent side's is off by δ_P, the children's union's by δ_U.  The pairs between the two boundaries disagree by a
+    size, all the same way (``direction``): D = |δ_U − δ_P| of them, W won by the children and P by the parent.
+    Each pair takes its winner's size, so the released boundary is off by exactly ``δ_R = δ_P + sign(δ_U − δ_P) W``,
+    and both W, P and the sign are in the runs.  With independent errors δ_P ~ N(0, σ_P²), δ_U ~ N(0, σ_U²)
+    (``σ = T √(π/2)``: a side's stated misplaced groups T are E|δ|), the observed δ_U − δ_P leaves
+    ``δ_P ~ N(−λ (δ_U − δ_P), τ²)``, ``λ = T_P²/(T_P² + T_U²)``, ``τ² = σ_P² σ_U²/(σ_P² + σ_U²)``, so δ_R is
+    normal with mean ``μ = ±(W − λ D) = ±(T_U² W − T_P² P)/(T_P² + T_U²)`` and variance τ²:
 
-    groups, with ``T_P = Σ n·parent`` and ``T_U = Σ n·union`` the two sides' misplaced groups, and ``W`` (``P``)
-    the groups of the pairs that disagree by a size and that the children (the parent) win: only those move it
-    away from the parent's (the union's) boundary.  Placed where they are: the pairs the parent wins state its
-    own (per run) statement, shrunk if the bound is below their total; the pairs the children win share the
-    rest, at least the group's mean rate.
+        ``E|δ_R| = τ √(2/π) exp(−μ²/2τ²) + |μ| erf(|μ|/(τ √2))``  (:func:`boundary_error`).
 
-    1,000 pairs agreeing on one size: the smaller side's 5.9 misplaced groups (not the union's 14.1), the parent's
-    long block (900 groups, it wins) stating its run's 0.001 and the 100 pairs the children win the rest:
+    W = P = 0 (the sides agree) gives ``T_P T_U/√(T_P² + T_U²)``, the m = 1 merge of two count errors; the parent
+    winning every disagreeing pair (W = 0) with the union far off (T_U ≫ T_P) gives T_P.  A boundary's sides
+    state the mean of its two sizes' ``T_P = Σ n·parent`` and ``T_U = Σ n·union`` (a size's misplaced groups are
+    those of its two boundaries, half each); a node's lowest and highest size have one outer boundary each, stated
+    by that size alone.  A size states the mean of its two boundaries' E|δ_R|.  The bound of branch ``upstate2``,
+    ``min(max(T_P, T_U), T_P + W, T_U + P)`` per size, is the worst case of the same δ_R (W all away from the
+    truth), and it mixed the two boundaries' pairs of a size (housing's Hg root over Hg states: 0.59 at ε = 0.1,
+    1.45 at ε = 1).
+
+    Placed where the errors are: the pairs the parent wins state its own (per run) statement, scaled to the total
+    where it is below their sum or where they are all the size's pairs; the pairs the children win share the rest,
+    at least the group's mean rate.
+
+    1,000 pairs agreeing on one size: the parent's long block (900 groups, it wins) stating its run's 0.001, the
+    union's 0.0141 a group; the size states √(5.9² + 14.1²)⁻¹ 5.9 · 14.1 = 5.44 misplaced groups, 0.9 on the long
+    block and the rest on the 100 pairs the children win:
 
     >>> got = between_boundaries(np.zeros(2, np.int64), np.array([900.0, 100.0]), np.array([1.0, 0.0]),
-    ...                          np.zeros(2, bool), np.array([0.001, 0.05]), np.full(2, 0.0141))
-    >>> got.round(4).tolist(), float((got * [900, 100]).sum().round(3))
-    ([0.001, 0.05], 5.9)
+    ...                          np.zeros(2), np.array([0.001, 0.05]), np.full(2, 0.0141))
+    >>> got.round(4).tolist(), float((got * [900, 100]).sum().round(2))
+    ([0.001, 0.0454], 5.44)
     """
     if len(key) == 0:
         return np.zeros(0, np.float64)
@@ -346,12 +417,50 @@ def between_boundaries(
         return np.bincount(key, weights=x, minlength=g)
 
     t_p, t_u = total(n * parent), total(n * union)
-    off = n * disagree
-    bound = np.minimum(np.maximum(t_p, t_u), np.minimum(t_p + total(off * (1 - p)), t_u + total(off * p)))
+    node_of_key = np.arange(g)
+    if node is not None:
+        node_of_key[key] = node
+    inner = node_of_key[1:] == node_of_key[:-1]  # sizes k and k + 1 of one node: boundary slot k + 1
+    below = np.arange(g)  # the boundary below size k; above a node's highest size k: slot g + k
+    above = np.where(np.append(inner, False), np.arange(1, g + 1), g + np.arange(g))
+    direction = np.asarray(direction)
+    slot = np.where(direction < 0, below[key], above[key])
+    off = n * (direction != 0)
+    won_off = np.bincount(slot, weights=off * (1 - p), minlength=2 * g)
+    lost_off = np.bincount(slot, weights=off * p, minlength=2 * g)
+
+    def sides(t: np.ndarray) -> np.ndarray:  # per slot: the mean of its two sizes', one size's at a node's ends
+        lower = t.copy()
+        lower[1:] = np.where(inner, (t[1:] + t[:-1]) / 2, t[1:])
+        return np.concatenate([lower, t])
+
+    released = boundary_error(sides(t_p), sides(t_u), won_off, lost_off)
+    bound = (released[below] + released[above]) / 2
     won, t_won = total(n * (1 - p)), total(n * p * parent)
-    shrink = np.divide(bound, t_won, out=np.ones(g), where=t_won > bound)
+    # The parent's pairs scaled to the total where it is below their sum, or where they are all the size's pairs.
+    shrink = np.divide(bound, t_won, out=np.ones(g), where=(t_won > bound) | ((won == 0) & (t_won > 0)))
     groups = total(n)
     mean = np.divide(bound, groups, out=np.zeros(g), where=groups > 0)
     rest = np.divide(np.maximum(bound - t_won, 0.0), won, out=np.zeros(g), where=won > 0)
     children_side = np.maximum(np.maximum(rest, mean)[key], FLOOR)
-    return p * parent * shrink[key] + (1 - p) * children_side
+    return np.maximum(p * parent * shrink[key], FLOOR * p) + (1 - p) * children_side
+
+
+def boundary_error(t_p: np.ndarray, t_u: np.ndarray, w: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """E|δ_R| of a released boundary (:func:`between_boundaries`) from the two sides' stated misplaced groups
+    ``t_p``, ``t_u`` and the disagreeing pairs the children (``w``) and the parent (``p``) win.
+
+    >>> boundary_error(np.array([6.0, 6.0, 6.0, 0.0]), np.array([6.0, 1e9, 1e9, 5.0]), np.array([0.0, 0.0, 9.0, 3.0]),
+    ...                np.array([0.0, 0.0, 9.0, 0.0])).round(3).tolist()
+    [4.243, 6.0, 9.849, 3.0]
+    """
+    from scipy.special import erf  # deferred: SciPy's import is the heavy part of cocoviz's
+
+    sp, su = np.square(np.asarray(t_p, np.float64)), np.square(np.asarray(t_u, np.float64))
+    both = sp + su
+    safe = np.where(both > 0, both, 1.0)
+    mu = np.abs(np.where(both > 0, (su * w - sp * p) / safe, (np.asarray(w) - p) / 2))
+    tau = np.sqrt(np.pi / 2 * sp * su / safe)
+    x = np.divide(mu, tau * np.sqrt(2), out=np.full(len(mu), np.inf), where=tau > 0)
+    spread = tau * np.sqrt(2 / np.pi) * np.exp(-np.minimum(x * x, 700.0))
+    return spread + mu * np.where(np.isfinite(x), erf(np.where(np.isfinite(x), x, 0.0)), 1.0)
