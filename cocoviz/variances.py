@@ -88,16 +88,7 @@ def hc_size_variances(ptr, sizes, counts, scale: float, floor: float = 0.0, boun
     """
     from cocoviz._variance_kernels import hc_size_variances as kernel
 
-    n_nodes = len(ptr) - 1
-    bounds = np.full(n_nodes, np.inf) if bounds is None else np.broadcast_to(np.asarray(bounds, np.float64), n_nodes)
-    return kernel(
-        np.ascontiguousarray(ptr, np.int64),
-        np.ascontiguousarray(sizes, np.int64),
-        np.ascontiguousarray(counts, np.int64),
-        float(scale),
-        float(floor),
-        np.ascontiguousarray(bounds, np.float64),
-    )
+    return kernel(*_node_runs(ptr, sizes, counts), float(scale), float(floor), _node_bounds(ptr, bounds))
 
 
 def hc_step_variances(ptr, sizes, counts, scale: float, bounds=None) -> np.ndarray:
@@ -124,15 +115,20 @@ def hc_step_variances(ptr, sizes, counts, scale: float, bounds=None) -> np.ndarr
     """
     from cocoviz._variance_kernels import hc_step_variances as kernel
 
+    return kernel(*_node_runs(ptr, sizes, counts), float(scale), _node_bounds(ptr, bounds))
+
+
+def _node_runs(ptr, sizes, counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Hc kernels' run arrays, contiguous int64."""
+    return tuple(np.ascontiguousarray(a, np.int64) for a in (ptr, sizes, counts))
+
+
+def _node_bounds(ptr, bounds) -> np.ndarray:
+    """K per node as the Hc kernels read it (∞ where none: no box)."""
     n_nodes = len(ptr) - 1
-    bounds = np.full(n_nodes, np.inf) if bounds is None else np.broadcast_to(np.asarray(bounds, np.float64), n_nodes)
-    return kernel(
-        np.ascontiguousarray(ptr, np.int64),
-        np.ascontiguousarray(sizes, np.int64),
-        np.ascontiguousarray(counts, np.int64),
-        float(scale),
-        np.ascontiguousarray(bounds, np.float64),
-    )
+    if bounds is None:
+        return np.full(n_nodes, np.inf)
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(bounds, np.float64), n_nodes))
 
 
 def hc_stated(ptr, sizes, counts, scale: float, bounds=None, floor: float = VARIANCE_FLOOR) -> np.ndarray:

@@ -26,29 +26,10 @@ from cocoviz.variances import (
 
 def brute(sizes, counts, b):
     """Σ_k P(r + ½ + δ ∈ run k) (s_k − s_j)², averaged over the whole ranks r of run j, term by term; δ ~ Laplace of
-    scale b/√L, L the widest gap of sizes between run j and run k (1 for consecutive sizes)."""
-    hi = np.cumsum(counts).astype(float)
-    lo = hi - counts
+    scale b/√L, L the widest gap of sizes between run j and run k (1 for consecutive sizes); the virtual run above at
+    the last size plus the last gap (at least 1)."""
     last = sizes[-1] + max(sizes[-1] - sizes[-2] if len(sizes) > 1 else sizes[-1], 1)
-    s = np.concatenate([[0], sizes, [last]]).astype(float)
-    edges = np.concatenate([[-np.inf], lo, [hi[-1], np.inf]])  # run k holds [edges[k], edges[k + 1])
-
-    def cdf(x, scale):
-        return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / scale), 1 - 0.5 * np.exp(-np.maximum(x, 0) / scale))
-
-    out = []
-    for j in range(1, len(sizes) + 1):
-        r = lo[j - 1] + np.arange(counts[j - 1]) + 0.5
-        total = 0.0
-        for k in range(len(s)):
-            if k == j:
-                continue
-            between = s[min(j, k) : max(j, k) + 1]
-            scale = b / np.sqrt(max(np.diff(between).max(), 1.0))
-            p = cdf(edges[k + 1] - r, scale) - cdf(edges[k] - r, scale)
-            total += p.mean() * (s[k] - s[j]) ** 2
-        out.append(total)
-    return np.array(out)
+    return brute_with_top(sizes, counts, b, last, last - sizes[-1])
 
 
 @settings(max_examples=40, deadline=None)
