@@ -356,6 +356,7 @@ def hg_parent_errors(
         j = lo + np.searchsorted(sizes[lo:hi], math.ceil(v - reach)) if v > 0.0 else lo
         end = lo + np.searchsorted(sizes[lo:hi], math.floor(v + reach), side="right")
         weight, total = 0.0, 0.0
+        last_u, likelihood = -1.0, 0.0
         for k in range(j, end):
             if sizes[k] < lower[i] or sizes[k] > upper[i]:
                 continue
@@ -365,8 +366,10 @@ def hg_parent_errors(
             if sizes[k] == upper[i]:
                 count = min(count, upper_count[i])
             u = float(sizes[k])
-            low = (v - 0.5 - u) / s if v > 0.0 else -np.inf  # the fit clips at 0: a run at 0 is everything below ½
-            p = count * _normal_between(low, (v + 0.5 - u) / s)
+            if u != last_u:  # an Hg parent holds several runs of a size (its blocks): one likelihood per size
+                low = (v - 0.5 - u) / s if v > 0.0 else -np.inf  # the fit clips at 0: a run at 0 is all below ½
+                likelihood, last_u = _normal_between(low, (v + 0.5 - u) / s), u
+            p = count * likelihood
             weight += p
             total += p * ((merged[i] - u) ** 2 + stated[k])
         out[i] = total / weight if weight > 0.0 else np.inf
