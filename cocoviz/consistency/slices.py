@@ -119,21 +119,13 @@ def _consistent_slice(
     )
     bottom = order[seg_bot]
     va, vb = parents.variances[seg_top], children.variances[bottom]
+    sa, sb = parents.stated[seg_top], children.stated[bottom]
     size, variance = merge_estimates(parents.sizes[seg_top], va, children.sizes[bottom], vb, merge)
-    stated = merge_stated(
-        va,
-        vb,
-        parents.stated[seg_top],
-        children.stated[bottom],
-        merge,
-        _sharing_within(bot_ptr, sorted_sizes, sorted_child, children.stated[order])[seg_bot],
-        parents.stated_runs[seg_top],
-    )
+    sharing = _sharing_within(bot_ptr, sorted_sizes, sorted_child, children.stated[order])[seg_bot]
+    stated = merge_stated(va, vb, sa, sb, merge, sharing, parents.stated_runs[seg_top])
     if children._stated_runs is not None:  # an Hg child: its variances are its blocks' noise ("Small Hg nodes")
-        stated = hg_merged_stated(
-            stated, parents.stated[seg_top], children.stated[bottom], parents, parent_of_run[bottom], children, bottom,
-            size,
-        )  # fmt: skip
+        stated = hg_merged_stated(stated, sa, sb, parents, parent_of_run[bottom], children, bottom, size)
+    del sa, sb
     size = np.rint(size).astype(np.int64)
     if step_out is not None:
         union = union_stated(child_of_run, parent_of_run, children.sizes, children.counts, children.stated)
