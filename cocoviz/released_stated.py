@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.merge_rules import UNIT_ERRORS, merge_stated
+from cocoviz.merge_rules import UNIT_ERRORS, merge_estimates, merge_stated
 from cocoviz.runs import LevelRuns
 from cocoviz.variances import VARIANCE_FLOOR as FLOOR
 
@@ -236,16 +236,15 @@ def given_both_sizes(
     pairs its per-group rate does not describe).
 
     A parent's size 5 stating 0.01 (the smaller weights' variance, 1 against 9: w = 0.9) against its children's
-    stating 100: agreeing, a size above and two above (5.2) keep the parent's; five above (5.5 → 6) moves it by one:
+    stating 100: agreeing, a size above and two above (5.2) keep the parent's; six above (5.6 → 6) moves it by one:
 
     >>> given_both_sizes(np.ones(4), np.full(4, 9.0), np.full(4, 0.01), np.full(4, 100.0), np.full(4, 5),
-    ...                  np.array([5, 6, 7, 10])).tolist()
+    ...                  np.array([5, 6, 7, 11])).tolist()
     [0.01, 0.01, 0.01, 1.01]
     """
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    w = vb / (va + vb)
-    merged = np.rint(w * a + (1 - w) * b)
-    parent = w >= 0.5
+    merged = np.rint(merge_estimates(a, va, b, vb, "weighted")[0])  # what the release merges them to
+    parent = vb >= va  # the side with the larger weight
     own = np.where(parent, sa, sb)
     moved = merged - np.where(parent, a, b)
     return np.maximum(own + moved * moved, FLOOR)
