@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 import cocoviz  # noqa: E402
 from cocoviz import Hierarchy, Plan, evaluate, load_measurements, load_release, measure, post_process  # noqa: E402
-from cocoviz.measure import choose_bounds, open_sampler  # noqa: E402
-from cocoviz.truncation import noisy_max_offset, truncated_nodes  # noqa: E402
+from cocoviz.measure.measurements import choose_bounds, open_sampler  # noqa: E402
+from cocoviz.privacy.truncation import noisy_max_offset, truncated_nodes  # noqa: E402
 
 
 def timed(fn):

@@ -1,6 +1,7 @@
 """Cost of the stated Hc variances (issue 24) at 10M groups, as ratios measured in the same run.
 
-``cocoviz.variances.hc_stated`` is the larger of the rank-shift rule (``hc_size_variances``, the rule before the
+``cocoviz.accuracy.stated.variances.hc_stated`` is the larger of the rank-shift rule (``hc_size_variances``, the rule
+before the
 step inside a gap) and the step (``hc_step_variances``: a few edge ranks of each run beside a gap); both run on the
 fitted runs, so their cost grows with runs, not groups.  Printed: the Hc fit's time, the rank shift's and the whole
 statement's, and the statement as a share of the fit and a multiple of the rank shift alone.  Seeded data: sizes
@@ -16,8 +17,8 @@ import time
 
 import numpy as np
 
-from cocoviz._level_kernels import fit_hc_segments
-from cocoviz.variances import hc_size_variances, hc_stated
+from cocoviz.accuracy.stated.variances import hc_size_variances, hc_stated
+from cocoviz.methods._level_kernels import fit_hc_segments
 
 GROUPS = 10_000_000
 

@@ -1,5 +1,6 @@
 """Cost of the Hg children's merged statement within their parent's sizes (issue 24,
-:func:`cocoviz.variances.hg_merged_stated`, docs/merge-variances.md "Small Hg nodes") at 10M groups, as a share
+:func:`cocoviz.accuracy.stated.variances.hg_merged_stated`, docs/merge-variances.md "Small Hg nodes") at 10M groups,
+as a share
 of the release's own time (``post_process``) in the same run.
 
 The rule runs once per merged pair in the size-error regime, over the parent's runs within eight noise scales of
@@ -17,10 +18,10 @@ import time
 
 from released_stated_cost import GROUPS, tree  # the same seeded tree (this folder is on the path of a script)
 
-import cocoviz.consistency.slices as slices
-from cocoviz.measure import measure
+from cocoviz.consistency import slices as slices
+from cocoviz.measure.measurements import measure
 from cocoviz.plan import Plan
-from cocoviz.postprocess import post_process
+from cocoviz.release.post_process import post_process
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ process (its peak resident memory is that process's):
   Before, in one grouping: 72.7 s / 71.5 CPU s, peak 3.09 GB;
 - Polars' streaming engine on the same count-of-counts (the engine comparison);
 - ``from_persons`` on a 10M-row pandas frame (target <= 5 s);
-- with ``--postgres URL``: 10M rows aggregated in PostgreSQL through ``cocoviz.io.sql`` against
+- with ``--postgres URL``: 10M rows aggregated in PostgreSQL through ``cocoviz.hierarchy.ingest.sql`` against
   the same SQL timed in ``psql`` (target within 2x);
 - ``python -m cocoviz release`` on the persons file and its public groups table (also generated:
   one row per household with its region columns), end to end as a subprocess: ingest, a secure
@@ -96,7 +96,7 @@ def _phase(name: str, args: dict, out: mp.Queue) -> None:
     import duckdb  # noqa: F401
 
     import cocoviz.hierarchy  # noqa: F401
-    import cocoviz.io.aggregate  # noqa: F401
+    import cocoviz.hierarchy.ingest.aggregate  # noqa: F401
 
     if name == "polars":
         import polars  # noqa: F401
@@ -130,7 +130,7 @@ def hierarchy(path: str) -> str:
 
 def duckdb_groupby(path: str) -> str:
 
-    from cocoviz.io.sources import _duckdb
+    from cocoviz.hierarchy.ingest.sources import _duckdb
 
     con = _duckdb().connection  # the same settings as the hierarchy's engine
     n = con.execute(f"SELECT COUNT(*) FROM (SELECT hh, COUNT(*) FROM read_parquet('{path}') GROUP BY hh)").fetchone()
@@ -161,7 +161,7 @@ def frame_10m(rows: int) -> str:
 
 def postgres(url: str, table: str) -> str:
     from cocoviz.hierarchy import Hierarchy
-    from cocoviz.io import sql
+    from cocoviz.hierarchy.ingest import sql
 
     return repr(Hierarchy.from_persons(sql(url, table), group="hh", levels=LEVELS))
 
@@ -280,7 +280,7 @@ def main() -> None:
             reference = psql_time(opts.postgres, table)
             seconds, gb, detail = run("postgres", url=opts.postgres, table=table)
             print(
-                f"postgres   {seconds:.1f} s via cocoviz.io.sql vs {reference:.1f} s in psql: "
+                f"postgres   {seconds:.1f} s via cocoviz.hierarchy.ingest.sql vs {reference:.1f} s in psql: "
                 f"{seconds / reference:.2f}x (target <= 2); {detail}"
             )
     with tempfile.TemporaryDirectory(dir=folder) as tmp:

@@ -9,15 +9,16 @@ Targets, printed beside each figure:
 - coverage: a nominal 90% simultaneous band holds the truth in 88–97% of ≥ 1,000 seeded trials, per
   dataset, method and level (housing, white, Hawaiian, taxi, the toy; ε = 1 per level, pure ε; and ρ-zCDP
   with ``--zcdp --rho 0.5``).  A trial draws the level's noise (fast sampler, seeded per trial), takes the bands'
-  envelopes and checks every node (:func:`cocoviz.intervals.covered_nodes`, equal to the frames' check);
+  envelopes and checks every node (:func:`cocoviz.accuracy.intervals.bands.covered_nodes`, equal to the frames' check);
   the rate is per node, summarised over the level's nodes (up to 25, a seeded sample: mean, 5th and 95th
   percentile, min, max), beside
-  the exact P(E) the tolerances were chosen for (:func:`cocoviz.intervals.half_widths`: ± a - 1 with the
+  the exact P(E) the tolerances were chosen for (:func:`cocoviz.accuracy.intervals.bands.half_widths`: ± a - 1 with the
   fewest one-sided widenings by 1; ``a_mean`` the widest, ``widened`` the widenings per cell).
 - width: over 10 full releases, per level, the mean over nodes of the band's width (Σ_j high - low over
   sizes 0..K or 0..J, and per size) beside the emd bound it gives and the released histogram's true emd.
 - sides: at the leaf level, the band's width with the one-sided widenings on the top cells first, the
-  bottom cells first, split evenly, or ``± a`` everywhere (what :data:`cocoviz.intervals.WIDER_FIRST` chose).
+  bottom cells first, split evenly, or ``± a`` everywhere (what :data:`cocoviz.accuracy.intervals.bands.WIDER_FIRST`
+  chose).
 - memory (``--only memory --scale 0.01``, not in the default run): the bytes of a release's bands per level.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
   stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
@@ -51,8 +52,8 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
     """Per level, the share of trials in which each node's band holds its truth (up to ``cap`` nodes per
     level, a seeded sample, where a level has more: the machine is shared)."""
     import cocoviz
-    from cocoviz.intervals import WIDER_FIRST, LevelBands, covered_nodes, half_widths
-    from cocoviz.noise import FastSampler
+    from cocoviz.accuracy.intervals.bands import WIDER_FIRST, LevelBands, covered_nodes, half_widths
+    from cocoviz.privacy.noise import FastSampler
 
     tree = cocoviz.load_dataset(name)
     plan = _plan(tree, method, zcdp, rho)
@@ -108,7 +109,7 @@ def coverage(name: str, method: str, trials: int, zcdp: bool, cap: int = 25, rho
 def widths(name: str, method: str, releases: int = 10, sample: int = 200) -> list[dict]:
     """Per level, the bands' mean width beside the emd bound and the true emd of the released histogram."""
     import cocoviz
-    from cocoviz.metrics import emd
+    from cocoviz.evaluate.metrics import emd
 
     tree = cocoviz.load_dataset(name)
     plan = _plan(tree, method, zcdp=False)
@@ -150,10 +151,10 @@ def widths(name: str, method: str, releases: int = 10, sample: int = 200) -> lis
 
 def sides(name: str, method: str, zcdp: bool, trials: int = 30, sample: int = 8) -> dict:
     """At the leaf level, the band's mean width (Σ over cells of high - low) with the widenings on each side
-    first (:data:`cocoviz.intervals.WIDER_FIRST`), split evenly, and with ``± a`` on every cell."""
+    first (:data:`cocoviz.accuracy.intervals.bands.WIDER_FIRST`), split evenly, and with ``± a`` on every cell."""
     import cocoviz
-    from cocoviz.intervals import Widths, half_widths
-    from cocoviz.noise import FastSampler
+    from cocoviz.accuracy.intervals.bands import Widths, half_widths
+    from cocoviz.privacy.noise import FastSampler
 
     tree = cocoviz.load_dataset(name)
     plan = _plan(tree, method, zcdp)
@@ -210,7 +211,7 @@ def timing(groups: int = 10_000_000, repeats: int = 5) -> list[dict]:
     from scale import synthetic_tree
 
     import cocoviz
-    import cocoviz.level_step as pipeline  # where a level's bands are made
+    from cocoviz.pipeline import level_step as pipeline  # where a level's bands are made
 
     tree = synthetic_tree(groups, 50, 3000)
     cocoviz.compile_kernels()

@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cocoviz.ledger import Ledger, dataset_identity  # noqa: E402
 from cocoviz.plan import Plan, Shape  # noqa: E402
+from cocoviz.release.ledger import Ledger, dataset_identity  # noqa: E402
 
 
 def national_shape(states: int = 50, counties: int = 60, tracts: int = 80) -> Shape:

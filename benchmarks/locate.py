@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cocoviz import load_dataset  # noqa: E402
-from cocoviz.nodes import NodeCodes  # noqa: E402
+from cocoviz.core.nodes import NodeCodes  # noqa: E402
 
 
 def scan(nodes: NodeCodes, path: tuple[str, ...]) -> int:

@@ -9,7 +9,7 @@ timed once, with the file's size and the memory the operation added to the proce
 reset before, less the resident set before):
 
 * the release: ``Release.save`` / ``load_release`` in format 2 with its interval bands (the default: the
-  leaves' Hg envelopes, :mod:`cocoviz.io.band_columns`) and without (``save(bands=False)``), and format 1
+  leaves' Hg envelopes, :mod:`cocoviz.release.files.band_columns`) and without (``save(bands=False)``), and format 1
   (the previous writer, kept here; read by ``load_release``) up to ``--v1-up-to``;
 * the noisy-measurement file: ``save_measurements`` / ``load_measurements`` in format 2 and format 1;
 * the reference: pyarrow writing and reading the bare runs table (level, node, size, count) and the bare
@@ -102,7 +102,7 @@ def save_measurements_v1(measurements, path) -> None:
     """The format-1 noisy-measurement writer as it was: one row per cell, the plan and K as JSON."""
     import pyarrow.parquet as pq
 
-    from cocoviz.io.measurements_file import CONTENTS, statement
+    from cocoviz.release.files.measurements_file import CONTENTS, statement
 
     meta = {
         "format": "cocoviz-measurements/1",

@@ -1,4 +1,5 @@
-"""Cost of the released upper levels' stated variances (issue 24, :mod:`cocoviz.released_stated`) at 10M groups,
+"""Cost of the released upper levels' stated variances (issue 24, :mod:`cocoviz.accuracy.stated.released`) at 10M
+groups,
 as a share of the release's own time (``post_process``) in the same run.
 
 The rule reads runs only, one step per level: the union at the parent of each step's children's own fits
@@ -20,13 +21,13 @@ import time
 import numpy as np
 import pandas as pd
 
-import cocoviz.consistency.slices as slices
-import cocoviz.postprocess as postprocess
-import cocoviz.released_stated as released_stated
+from cocoviz.accuracy.stated import released as released_stated
+from cocoviz.consistency import slices as slices
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.measure import measure
+from cocoviz.measure.measurements import measure
 from cocoviz.plan import Plan
-from cocoviz.postprocess import post_process
+from cocoviz.release import post_process as postprocess
+from cocoviz.release.post_process import post_process
 
 GROUPS = 10_000_000
 STATES, COUNTIES = 50, 2_500

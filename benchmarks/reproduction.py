@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from cocoviz.io.atomic import write_text
+from cocoviz.core.atomic import write_text
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"(<!-- results:(?P<folder>[^ ]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=folder) -->)", re.S)

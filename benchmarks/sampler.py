@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cocoviz.noise import OpenDPSampler, SecureSampler  # noqa: E402
+from cocoviz.privacy.noise import OpenDPSampler, SecureSampler  # noqa: E402
 
 #: Scales Δ/ε: small (ε = 2, Δ = 1), unit, Δ = 2 at ε = 0.3 (a float with a 2**50 denominator), large.
 SCALES = (0.5, 1.0, 2 / 0.3, 1000.0)

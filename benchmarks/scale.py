@@ -89,8 +89,8 @@ def synthetic_tree(groups: int, mid: int, leaves: int, seed: int = 0):
 def overhead(leaves: int, groups: int = 2_000_000, mid: int = 50) -> dict:
     """All-Hg release time against the batched floor: each level's noise as one segment and one fit call."""
     import cocoviz
-    from cocoviz.noise import FastSampler
-    from cocoviz.whole_level import fit_hg_nodes
+    from cocoviz.methods.whole_level import fit_hg_nodes
+    from cocoviz.privacy.noise import FastSampler
 
     tree = synthetic_tree(groups, mid, leaves)
     opts = dict(epsilons=[1.0, 1.0, 1.0], methods=["Hg"] * 3, consistency="none")

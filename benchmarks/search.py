@@ -5,7 +5,7 @@ Run:  python benchmarks/search.py                  (8,000,000 blocks)
 
 The tree is nation / state / county / tract / block group / block, shaped like the census's (51
 states, 63 counties per state, 27 tracts per county, 3 block groups per tract, the rest blocks), built
-straight into :class:`~cocoviz.nodes.NodeCodes` arrays.  Two labellings of the blocks:
+straight into :class:`~cocoviz.core.nodes.NodeCodes` arrays.  Two labellings of the blocks:
 
 * ``codes``: blocks numbered within their block group ("1000", "1001", ...), as the census does --
   few distinct labels per level;
@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cocoviz.core.nodes import NodeCodes  # noqa: E402
 from cocoviz.hierarchy.search import LabelIndex, find_nodes  # noqa: E402
-from cocoviz.nodes import NodeCodes  # noqa: E402
 
 FANOUT = (51, 63, 27, 3)  # states; counties per state; tracts per county; block groups per tract
 STATES = [f"State {k:02d}" for k in range(FANOUT[0])]

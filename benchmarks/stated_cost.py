@@ -1,6 +1,7 @@
 """Cost of the stated Hg variances (issue 24) at 10M groups, as a ratio to the Hg fit they come from.
 
-``cocoviz.variances.hg_stated_runs`` (the step model and the block rule) and ``pool_by_size`` run on the fitted
+``cocoviz.accuracy.stated.variances.hg_stated_runs`` (the step model and the block rule) and ``pool_by_size`` run on
+the fitted
 runs (one hash pass and a few passes over the runs), so their cost grows with runs, not groups.  Seeded data: sizes
 1–60, geometric, as one node and as 10,000 nodes; the best of three runs.  Run under ``nice``::
 
@@ -13,8 +14,8 @@ import time
 
 import numpy as np
 
-from cocoviz._level_kernels import fit_hg_segments
-from cocoviz.variances import hg_stated_runs, pool_by_size
+from cocoviz.accuracy.stated.variances import hg_stated_runs, pool_by_size
+from cocoviz.methods._level_kernels import fit_hg_segments
 
 GROUPS = 10_000_000
 

@@ -28,10 +28,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cocoviz.core.runs import aggregate_runs  # noqa: E402
+from cocoviz.core.shape import Shape  # noqa: E402
 from cocoviz.hierarchy import Hierarchy, tables  # noqa: E402
 from cocoviz.plan import Plan  # noqa: E402
-from cocoviz.runs import aggregate_runs  # noqa: E402
-from cocoviz.shape import Shape  # noqa: E402
 
 LEVELS = ["state", "county", "tract", "blockgroup"]
 

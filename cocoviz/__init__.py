@@ -11,22 +11,22 @@ The pipeline: a public :class:`Plan` (its cost known before any noise) →
 one-call form.
 """
 
-from cocoviz.baselines import mean_consistency_baseline
-from cocoviz.budget import Budget, Charge
 from cocoviz.consistency import match_groups
 from cocoviz.datasets import DEFAULT_DATASET, dataset_card, dataset_names, load_dataset
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError, PrivacyError
-from cocoviz.evaluate import evaluate, level_summary, size_errors
+from cocoviz.evaluate.against_truth import evaluate, level_summary, size_errors
+from cocoviz.evaluate.baselines import mean_consistency_baseline
+from cocoviz.evaluate.metrics import emd, error_by_size, omniscient_emd
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.io import load_upload, read_table
-from cocoviz.io.measurements_file import load_measurements, save_measurements
-from cocoviz.measure import Measurements, measure
-from cocoviz.metrics import emd, error_by_size, omniscient_emd
-from cocoviz.pipeline import compile_kernels, estimate
+from cocoviz.hierarchy.ingest import load_upload, read_table, sql
+from cocoviz.measure.measurements import Measurements, measure
+from cocoviz.pipeline.estimate import compile_kernels, estimate
+from cocoviz.pipeline.selection import select_mix, selection_cost
 from cocoviz.plan import METHODS, Plan, Shape
-from cocoviz.postprocess import post_process
-from cocoviz.release import Release, load_release
-from cocoviz.selection import select_mix, selection_cost
+from cocoviz.privacy.budget import Budget, Charge
+from cocoviz.release.files.measurements_file import load_measurements, save_measurements
+from cocoviz.release.post_process import post_process
+from cocoviz.release.release import Release, load_release
 
 __all__ = [
     "Plan",
@@ -60,6 +60,7 @@ __all__ = [
     "DEFAULT_DATASET",
     "load_upload",
     "read_table",
+    "sql",
     "CocovizError",
     "InputError",
     "ParameterError",

@@ -1,5 +1,5 @@
-"""``python -m cocoviz``: see :mod:`cocoviz.cli`."""
+"""``python -m cocoviz``: see :mod:`cocoviz.cli.main`."""
 
-from cocoviz.cli import main
+from cocoviz.cli.main import main
 
 raise SystemExit(main())

@@ -52,7 +52,7 @@ is not available here (ektelo is not a dependency).  ``tests/test_sums.py``
 checks every Δ against :func:`matrix_sensitivity` and by brute force over
 every neighbour of small random histograms.
 
->>> from cocoviz.noise import FastSampler
+>>> from cocoviz.privacy.noise import FastSampler
 >>> h = np.array([0, 2, 1, 0, 1])          # two groups of 1, one of 2, one of 4
 >>> prefix_sums(h, 4).tolist()
 [2, 4, 4, 8]
@@ -70,12 +70,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cocoviz.budget import Charge
+from cocoviz.core.memory import check_cells
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy.tables import MAX_GROUP_SIZE
-from cocoviz.isotonic import isotonic as _isotonic
-from cocoviz.memory import check_cells
-from cocoviz.noise import check_epsilon
+from cocoviz.methods.isotonic import isotonic as _isotonic
+from cocoviz.privacy.budget import Charge
+from cocoviz.privacy.noise import check_epsilon
 
 __all__ = [
     "NEIGHBOURS",
@@ -329,12 +329,12 @@ def answer(
     h : the region's histogram H[0..] (any length; sizes above J go to one bucket)
     epsilon : the budget this region's measurement spends
     J : public bound of the workload (queries j = 1..J)
-    sampler : a :class:`~cocoviz.noise.FastSampler` or ``SecureSampler``; noise scale Δ/ε
+    sampler : a :class:`~cocoviz.privacy.noise.FastSampler` or ``SecureSampler``; noise scale Δ/ε
     strategy : a name in :data:`STRATEGIES`
     neighbours, tau : the neighbour model and the truncation threshold (None: none)
     key : the noise stream's key (e.g. ``(level, node, strategy)``)
 
-    >>> from cocoviz.noise import FastSampler
+    >>> from cocoviz.privacy.noise import FastSampler
     >>> est = answer(np.array([0, 2, 1, 0, 1]), 1e6, 4, FastSampler(1), strategy="tamm")
     >>> est.raw.round(6).tolist(), est.charges[0].scale   # ε = 1e6: no noise; Δ = max(2h, h + 1) = 4
     ([2.0, 4.0, 4.0, 8.0], 4e-06)
@@ -367,7 +367,7 @@ def direct_total(
 ) -> SumEstimate:
     """Total persons Σ_s min(s, τ)·H[s] plus noise of scale Δ/ε: Δ = 1 (person), τ (record).
 
-    >>> from cocoviz.noise import FastSampler
+    >>> from cocoviz.privacy.noise import FastSampler
     >>> est = direct_total(np.array([0, 2, 1, 0, 1]), 1.0, FastSampler(0), neighbours="record", tau=3)
     >>> est.charges[0].sensitivity, est.charges[0].scale
     (3, 3.0)

@@ -7,8 +7,8 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.compare import release_differences, same_nodes
-from cocoviz.evaluate import level_summary
+from cocoviz.evaluate.against_truth import level_summary
+from cocoviz.evaluate.compare import release_differences, same_nodes
 from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
@@ -91,7 +91,10 @@ if not shape_ok:
     st.stop()
 
 diff = engine.guard(release_differences, a, b)
-errors_a, errors_b = engine.guard(cocoviz.evaluate, tree, a), engine.guard(cocoviz.evaluate, tree, b)
+errors_a, errors_b = (
+    engine.guard(cocoviz.evaluate, tree, a),
+    engine.guard(cocoviz.evaluate, tree, b),
+)
 c1, c2, c3 = st.columns(3)
 c1.metric("ε spent by A", f"{a.budget.total:g}")
 c2.metric("ε spent by B", f"{b.budget.total:g}")

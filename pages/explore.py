@@ -8,9 +8,16 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.evaluate import evaluation_row, level_summary, plain_number, plain_reading, ratio_reading, share_percent
+from cocoviz.evaluate.against_truth import (
+    evaluation_row,
+    level_summary,
+    plain_number,
+    plain_reading,
+    ratio_reading,
+    share_percent,
+)
 from cocoviz.hierarchy import node_label
-from cocoviz.truncation import bound_from_release
+from cocoviz.privacy.truncation import bound_from_release
 from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state, summaries
 from pages.common.controls import fmt
 from pages.common.help import HELP

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from cocoviz.accounting import DEFAULT_DELTA
+from cocoviz.core.shape import Shape
 from cocoviz.datasets.tenure import previous_census_tenure, tenure_table
 from cocoviz.experiments.tao_joint import E7_MAX_SIZE
 from cocoviz.hierarchy import Hierarchy, node_label
 from cocoviz.joint import class_labels, estimate_joints, evaluate_joint, prior_tables, true_tables
 from cocoviz.plots import budget_figure
 from cocoviz.plots import joint as joint_plots
-from cocoviz.shape import Shape
+from cocoviz.privacy.accounting import DEFAULT_DELTA
 from pages.common import controls, data, picker, state
 from pages.common.engine import guard
 from pages.common.numbers import stop_if_refused

@@ -11,15 +11,15 @@ import streamlit as st
 import cocoviz
 from cocoviz import Plan, measure, plots
 from cocoviz.consistency import match_groups
-from cocoviz.estimators import GroupEstimate
-from cocoviz.evaluate import RATIO_READINGS, plain_reading
+from cocoviz.consistency.merge import merge_estimates
+from cocoviz.core.histograms import cumulative, from_ranked, ranked
+from cocoviz.evaluate.against_truth import RATIO_READINGS, plain_reading
+from cocoviz.evaluate.metrics import emd
 from cocoviz.experiments.gauss import noise_variances
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.histograms import cumulative, from_ranked, ranked
-from cocoviz.isotonic import block_sizes, isotonic
-from cocoviz.merge_rules import merge_estimates
-from cocoviz.metrics import emd
-from cocoviz.postprocess import fit_level
+from cocoviz.methods.estimators import GroupEstimate
+from cocoviz.methods.isotonic import block_sizes, isotonic
+from cocoviz.release.post_process import fit_level
 from pages.common import data, engine, state
 from pages.common.help import HELP
 from pages.common.numbers import number_box, stop_if_refused
@@ -416,7 +416,7 @@ def step_accuracy(tree: Hierarchy, s: Settings) -> None:
         "pin a histogram down (large ε, fine measurements like Hc), a prior changes nothing. Where they are "
         "coarse (a few buckets, a margin), a public prior — an earlier census of the same places — decides how "
         "the mass is shared inside them, and helps; a merely similar prior can do worse than none, and at very "
-        "small ε the noise swamps any prior (`cocoviz.priors`, experiment `tao-e6`)."
+        "small ε the noise swamps any prior (`cocoviz.methods.priors`, experiment `tao-e6`)."
     )
 
 

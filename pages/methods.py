@@ -8,9 +8,9 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
-from cocoviz.accounting import DEFAULT_DELTA, zcdp_epsilon
 from cocoviz.experiments import findings
 from cocoviz.experiments.series import Series
+from cocoviz.privacy.accounting import DEFAULT_DELTA, zcdp_epsilon
 from pages.common import controls, data, engine, leads, state, sweeps
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, number_box

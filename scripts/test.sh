@@ -16,4 +16,4 @@ fi
 .venv/bin/ruff format --check .
 # Not exec: the EXIT trap of scripts/postgres.sh stops the server and removes its folder after pytest.
 source scripts/postgres.sh
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n 2 "$@"

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cocoviz.estimators import GroupEstimate
-from cocoviz.runs import LevelRuns, aggregate_runs, aggregate_weighted
+from cocoviz.core.runs import LevelRuns, aggregate_runs, aggregate_weighted
+from cocoviz.methods.estimators import GroupEstimate
 
 __all__ = ["LevelEstimates"]
 
@@ -20,7 +20,7 @@ class LevelEstimates:
     users and never used by the merge's arithmetic, so releases do not depend on it.  Without a better
     model ``stated`` is ``variances`` itself.  ``stated_runs``: the stated variance of each run before it was
     pooled per node and size (an Hg fit's block rule, run by run), read only by
-    :func:`~cocoviz.merge_rules.merge_stated` for a parent's part; without one, ``stated``.
+    :func:`~cocoviz.consistency.merge.merge_stated` for a parent's part; without one, ``stated``.
     """
 
     def __init__(

@@ -44,7 +44,7 @@ def match_runs(
     if int(top_counts.sum()) != int(counts.sum()):
         raise InputError(f"the parent has {int(top_counts.sum())} groups but its children have {int(counts.sum())}")
     order = np.lexsort((position, child, sizes))
-    from cocoviz._matching_kernels import match_level
+    from cocoviz.consistency._matching_kernels import match_level
 
     seg_top, seg_bot, seg_cnt = match_level(
         np.array([0, len(top_sizes)], np.int64),

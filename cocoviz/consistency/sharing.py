@@ -1,11 +1,11 @@
 """How many children share a parent's correction of a run (the ``m`` of
-:func:`cocoviz.merge_rules.merge_stated`): at its size, or within its error for a run of size errors."""
+:func:`cocoviz.consistency.merge.merge_stated`): at its size, or within its error for a run of size errors."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.merge_rules import UNIT_ERRORS
+from cocoviz.consistency.merge import UNIT_ERRORS
 
 
 def _sharing(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray) -> np.ndarray:
@@ -46,7 +46,7 @@ def _sharing_within(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray, s
     error unchanged by the merge beyond size 100, stated 20× smaller).  Dense runs (stated < 1) are counted by
     size, as before.
     """
-    from cocoviz._sharing_kernels import children_within
+    from cocoviz.consistency._sharing_kernels import children_within
 
     exact = _sharing(bot_ptr, sizes, child)
     radius = np.where(stated >= UNIT_ERRORS, np.floor(np.sqrt(np.maximum(stated, 0.0))), 0.0).astype(np.int64)

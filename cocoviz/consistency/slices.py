@@ -8,14 +8,14 @@ from functools import partial
 
 import numpy as np
 
+from cocoviz.accuracy.stated.released import StepStatements, step_stated, union_stated
+from cocoviz.accuracy.stated.variances import hg_merged_stated, pool_by_size
 from cocoviz.consistency.level_estimates import LevelEstimates
+from cocoviz.consistency.merge import MERGES, merge_estimates, merge_stated
 from cocoviz.consistency.orders import _parent_size_order, _run_order
 from cocoviz.consistency.sharing import _sharing_within
+from cocoviz.core.runs import LevelRuns, sums_up
 from cocoviz.errors import ParameterError
-from cocoviz.merge_rules import MERGES, merge_estimates, merge_stated
-from cocoviz.released_stated import StepStatements, step_stated, union_stated
-from cocoviz.runs import LevelRuns, sums_up
-from cocoviz.variances import hg_merged_stated, pool_by_size
 
 __all__ = ["top_down"]
 
@@ -103,7 +103,8 @@ def _consistent_slice(
 ) -> LevelEstimates:
     """:func:`_consistent_children` on all of ``parents`` and ``children`` at once; with ``step_out``, called with
     every matched segment's parent, merged size, groups and the statement at the parents' level of the union of
-    the merged children (:func:`cocoviz.released_stated.step_stated`: what the parents' released level states)."""
+    the merged children (:func:`cocoviz.accuracy.stated.released.step_stated`: what the parents' released level
+    states)."""
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
     # Bottom runs grouped by parent, then by size, child and position.
@@ -111,7 +112,7 @@ def _consistent_slice(
     n_parents = len(parents.ptr) - 1
     bot_ptr = np.zeros(n_parents + 1, np.int64)
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
-    from cocoviz._matching_kernels import match_level
+    from cocoviz.consistency._matching_kernels import match_level
 
     sorted_sizes, sorted_child = children.sizes[order], child_of_run[order]
     seg_top, seg_bot, seg_cnt = match_level(
@@ -167,7 +168,8 @@ def top_down(
     parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
     merge : ``"weighted"`` or ``"average"``
     stated_out : a list to receive, per level, the stated variance of every released run: the leaves' merged
-        groups', and above them the union's (:mod:`cocoviz.released_stated`: each step A → A + 1 states the union
+        groups', and above them the union's (:mod:`cocoviz.accuracy.stated.released`: each step A → A + 1 states the
+        union
         at A of the merged children; a released size the step lacks keeps the leaves' pooled up); None for none
 
     Returns

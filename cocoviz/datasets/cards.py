@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cocoviz.core.atomic import atomic_path, write_text
 from cocoviz.datasets.common import PAPER_FIGURES
 from cocoviz.datasets.housing import generate_housing
 from cocoviz.datasets.race import generate_race
@@ -25,7 +26,6 @@ from cocoviz.datasets.registry import (
 )
 from cocoviz.datasets.taxi import generate_taxi
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.io.atomic import atomic_path, write_text
 
 __all__ = [
     "dataset_card",

@@ -13,7 +13,7 @@ from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Loader, _as_data
 from cocoviz.experiments.runner import Progress, _execute, _load_all, release_error_by_size, trial_seed
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.pipeline import estimate
+from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import DEFAULT_MAX_SIZE, METHODS
 
 __all__ = ["run_error_by_size", "summarize_error_by_size"]

@@ -30,13 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cocoviz.core.atomic import atomic_path
 from cocoviz.datasets.registry import DATA_DIR, DEFAULT_DATASET
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import mix_label
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.series import Series, all_mixes, run_series, summarize_series
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.io.atomic import atomic_path
 
 __all__ = [
     "Comparison",

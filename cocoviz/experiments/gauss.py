@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.accounting import rho_of_epsilon, zcdp_rho
-from cocoviz.evaluate import evaluate
+from cocoviz.evaluate.against_truth import evaluate
 from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
-from cocoviz.pipeline import estimate
+from cocoviz.pipeline.estimate import estimate
+from cocoviz.privacy.accounting import rho_of_epsilon, zcdp_rho
 
 __all__ = ["GAUSS_DELTA", "NOISES", "run_gauss", "summarize_gauss", "noise_variances"]
 
@@ -52,8 +52,8 @@ def noise_variances(epsilon: float, levels: int, delta: float = GAUSS_DELTA) -> 
     >>> noise_variances(1.0, 2)["relative variance"].round(2).tolist()
     [1.0, 0.54, 10.86]
     """
-    from cocoviz.budget import double_geometric_variance
-    from cocoviz.noise import discrete_gaussian_variance
+    from cocoviz.privacy.budget import double_geometric_variance
+    from cocoviz.privacy.noise import discrete_gaussian_variance
 
     budgets = _budgets(epsilon, levels)
     laplace = double_geometric_variance(1 / epsilon)

@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from cocoviz.consistency import LevelEstimates, _consistent_children
-from cocoviz.hcp import DENSE_TOP
-from cocoviz.measure import measure
+from cocoviz.measure.measurements import measure
+from cocoviz.methods.hcp import DENSE_TOP
 from cocoviz.plan import Plan
-from cocoviz.postprocess import fit_level
+from cocoviz.release.post_process import fit_level
 
 __all__ = ["merged_leaves", "coverage"]
 
@@ -34,7 +34,7 @@ __all__ = ["merged_leaves", "coverage"]
 def merged_leaves(tree, plan: Plan, seed, *, parent_correction: bool = True) -> list[LevelEstimates]:
     """Per level, the estimates after the top-down merge (the root's own), fitted level by level.
 
-    ``parent_correction=False`` drops the parent-prior rule (:mod:`cocoviz.postprocess`).
+    ``parent_correction=False`` drops the parent-prior rule (:mod:`cocoviz.release.post_process`).
     """
     measured = measure(plan, tree, seed=seed)
     levels, current = [], None

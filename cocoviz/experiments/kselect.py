@@ -22,12 +22,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from cocoviz.evaluate import evaluate
+from cocoviz.evaluate.against_truth import evaluate
 from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import _num, markdown_table
-from cocoviz.pipeline import estimate
+from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import DEFAULT_MAX_SIZE
 
 __all__ = ["K_CHOICES", "DEFAULT_K_EPSILON", "DEFAULT_K_SHARES", "run_kselect"]

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from cocoviz.core.atomic import check_writable_folder
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Loader
 from cocoviz.experiments.gauss import GAUSS
@@ -23,7 +24,6 @@ from cocoviz.experiments.tao_hcp import E5 as TAO_E5
 from cocoviz.experiments.tao_joint import E7 as TAO_E7
 from cocoviz.experiments.wu import _e2 as _wu_e2
 from cocoviz.experiments.wu import _e3 as _wu_e3
-from cocoviz.io.atomic import check_writable_folder
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cocoviz.estimators import query_naive
+from cocoviz.evaluate.metrics import emd, omniscient_emd
 from cocoviz.experiments.runner import FRAME_COLUMNS, NO_MERGE, trial_seed
 from cocoviz.hierarchy import Hierarchy, node_label
-from cocoviz.measure import measure
-from cocoviz.metrics import emd, omniscient_emd
+from cocoviz.measure.measurements import measure
+from cocoviz.methods.estimators import query_naive
 from cocoviz.plan import DEFAULT_MAX_SIZE, Plan
 
 __all__ = ["NAIVE_PROJECTION", "NAIVE_CLIP", "NAIVE_LABELS", "clip_only", "clip_only_error", "clip_only_frame"]

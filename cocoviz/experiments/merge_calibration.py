@@ -1,8 +1,9 @@
 """Are the variances calibrated?  Mean (error)² / V per level, over many seeded trials.
 
 Every estimated group carries two variances (:class:`cocoviz.consistency.LevelEstimates`): ``variances``,
-the paper's model, which the weighted merge weighs by, and ``stated`` (issue 24: :mod:`cocoviz.variances`
-for Hc and Hg, :func:`cocoviz.merge_rules.merge_stated` after a merge), the one stated to
+the paper's model, which the weighted merge weighs by, and ``stated`` (issue 24:
+:mod:`cocoviz.accuracy.stated.variances`
+for Hc and Hg, :func:`cocoviz.consistency.merge.merge_stated` after a merge), the one stated to
 users.  Calibrated means ``z² = (estimate − truth)² / V`` averages about 1 over a level's groups; both
 are measured, so the weights' miscalibration stays visible.
 :func:`calibration` pairs each node's estimated groups with its true groups by rank (sorted sizes,
@@ -24,7 +25,7 @@ tree: evaluation only.  ``benchmarks/merge_calibration.py`` prints it for every 
 ['z2_released', 'z2_released_low', 'z2_released_high']
 
 ``z2_released`` scores what is published: each level's *released* histogram (the leaves' merged groups, summed
-up: back-substitution, :func:`cocoviz.postprocess.release_levels` on the same fits) against the release's
+up: back-substitution, :func:`cocoviz.release.post_process.release_levels` on the same fits) against the release's
 stated variance of that level (``Release.stated``), paired by rank as above.  At the leaves it is ``z2``; above
 them the union of the children's groups, whose errors partly cancel, so the leaves' statements pooled
 up overstate it (docs/merge-variances.md, "Released upper levels").
@@ -38,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.consistency import LevelEstimates, _consistent_children
-from cocoviz.measure import measure
+from cocoviz.measure.measurements import measure
 from cocoviz.plan import Plan
-from cocoviz.postprocess import fit_level, release_levels
+from cocoviz.release.post_process import fit_level, release_levels
 
 __all__ = ["calibration", "level_z2"]
 

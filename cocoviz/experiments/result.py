@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from cocoviz.core.atomic import atomic_folder
 from cocoviz.experiments.figures import _write_pngs
-from cocoviz.io.atomic import atomic_folder
 
 __all__ = ["ExperimentResult"]
 

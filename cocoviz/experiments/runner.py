@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from cocoviz.consistency.merge import MERGES
 from cocoviz.errors import ParameterError
-from cocoviz.evaluate import evaluate, size_errors
+from cocoviz.evaluate.against_truth import evaluate, size_errors
 from cocoviz.experiments.data import Data, Loader, _as_data, _methods_for, mix_label, parse_mix
 from cocoviz.experiments.journal import Journal, sweep_key
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.merge_rules import MERGES
-from cocoviz.pipeline import estimate
+from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import CONSISTENCY, DEFAULT_MAX_SIZE
 
 __all__ = [
@@ -270,7 +270,7 @@ def _execute(
     journal: str | os.PathLike | None = None,
 ) -> list:
     """``fn(task, trees, keys)`` for every task, in task order; ``workers`` > 1 uses processes, a Dask
-    ``client`` its cluster (:func:`cocoviz.distributed.map_tasks`).
+    ``client`` its cluster (:func:`cocoviz.pipeline.distributed.map_tasks`).
 
     With a ``journal`` folder every result is recorded there as it finishes, and the results a killed
     run recorded are taken from it instead of being computed again (:mod:`cocoviz.experiments.journal`).
@@ -294,7 +294,7 @@ def _execute(
             progress(first + done, total)
 
     if client is not None:
-        from cocoviz.distributed import map_tasks
+        from cocoviz.pipeline.distributed import map_tasks
 
         shown = None if progress is None else (lambda done, _: progress(first + done, total))
         computed = map_tasks(client, fn, [tasks[k] for k in todo], (list(trees), list(keys)), shown)

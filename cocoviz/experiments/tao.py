@@ -44,7 +44,7 @@ from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
-from cocoviz.priors import ide, marginal_blocks
+from cocoviz.methods.priors import ide, marginal_blocks
 
 __all__ = ["SHAPE", "PAIRS", "E6_EPSILONS", "synthetic_joint", "e6_priors", "run_e6", "E6"]
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 import cocoviz
 from cocoviz.datasets.previous import DRIFT, previous_census_prior
+from cocoviz.evaluate.metrics import emd
 from cocoviz.experiments.data import Data
 from cocoviz.experiments.figures import _bar_figure
 from cocoviz.experiments.hcp_coverage import coverage
@@ -33,7 +34,6 @@ from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
 from cocoviz.hierarchy import node_label
-from cocoviz.metrics import emd
 from cocoviz.plan import DEFAULT_MAX_SIZE, Plan
 
 __all__ = ["E4", "E5", "node_errors", "E4_PRIORS"]

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from cocoviz.core.shape import Shape
 from cocoviz.datasets.tenure import OWNER_DRIFT, previous_census_tenure, previous_tenure_table, tenure_table
 from cocoviz.experiments.data import Data
 from cocoviz.experiments.figures import _bar_figure
@@ -41,7 +42,6 @@ from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
 from cocoviz.joint import estimate_joints, evaluate_joint, node_tables, prior_tables
-from cocoviz.shape import Shape
 
 __all__ = [
     "E7",

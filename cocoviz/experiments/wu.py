@@ -34,7 +34,7 @@ from cocoviz.experiments.figures import _bar_figure
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import _pm, markdown_table
-from cocoviz.noise import FastSampler
+from cocoviz.privacy.noise import FastSampler
 from cocoviz.sums import answer, direct_total, prefix_sums
 
 __all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "node_errors", "run_wu"]

@@ -12,7 +12,7 @@ stored as strings.
 
 The package has two parts: :mod:`cocoviz.hierarchy.tree` (the tree and its
 queries) and :mod:`cocoviz.hierarchy.tables` (validation of the three table
-forms); the runs themselves are :mod:`cocoviz.runs`.  Every name is importable
+forms); the runs themselves are :mod:`cocoviz.core.runs`.  Every name is importable
 from ``cocoviz.hierarchy``.
 
 Examples
@@ -27,9 +27,9 @@ array([0, 2, 1, 0, 1])
 array([0, 1, 0, 0, 1])
 """
 
+from cocoviz.core.runs import LevelRuns, aggregate_runs
 from cocoviz.hierarchy.tables import MAX_GROUP_SIZE, MAX_GROUPS, MAX_PERSONS
 from cocoviz.hierarchy.tree import Hierarchy, node_label, node_labels, node_path, path_columns
-from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
     "Hierarchy",

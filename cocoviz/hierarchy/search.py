@@ -2,7 +2,7 @@ r"""Find nodes by name among millions: a label, a label's beginning, or a path s
 
 The dashboard's node picker cannot list a level of eight million blocks; it
 asks :func:`find_nodes` instead.  Matching works on every level's *distinct*
-labels (:class:`~cocoviz.nodes.NodeCodes` keeps them sorted, and codes point
+labels (:class:`~cocoviz.core.nodes.NodeCodes` keeps them sorted, and codes point
 into them), so a query costs one vectorised string pass over the distinct
 labels and one integer gather per level over the nodes -- no Python object per
 node.
@@ -18,7 +18,7 @@ matches, then prefix, then substring; within each, shallower levels first,
 then in the tree's order.  At most ``limit`` are returned, with the number of
 all matches.
 
->>> from cocoviz.nodes import LabelColumns, NodeCodes
+>>> from cocoviz.core.nodes import LabelColumns, NodeCodes
 >>> paths = [("Texas", "Harris"), ("Texas", "Travis"), ("Harrison", "Ames"), ("Ohio", "Harris")]
 >>> nodes, _ = NodeCodes.build(LabelColumns.from_paths(paths, 2))
 >>> hits = find_nodes(nodes, "harris")
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cocoviz.core.nodes import NodeCodes
 from cocoviz.hierarchy.tree import node_path
-from cocoviz.nodes import NodeCodes
 
 __all__ = [
     "EXACT",
@@ -78,7 +78,7 @@ class LabelIndex:
     """Every level's distinct labels folded to lower case, as fixed-width numpy strings (level 0: none): bytes
     where a level's labels are all ASCII, else unicode.
 
-    Built once per hierarchy (:meth:`of` remembers it per :class:`~cocoviz.nodes.NodeCodes`); its arrays
+    Built once per hierarchy (:meth:`of` remembers it per :class:`~cocoviz.core.nodes.NodeCodes`); its arrays
     stand beside ``nodes.labels``, so label code ``c`` of level ``l`` is ``folded[l][c]``.
     """
 
@@ -169,7 +169,7 @@ def parse_query(query: str) -> list[str]:
 def find_nodes(nodes: NodeCodes | LabelIndex, query: str, limit: int = 50) -> Hits:
     """The nodes below the root that ``query`` names, best first, at most ``limit`` (see the module docstring).
 
-    ``nodes`` is a hierarchy's :class:`~cocoviz.nodes.NodeCodes` (its :class:`LabelIndex` is built once and
+    ``nodes`` is a hierarchy's :class:`~cocoviz.core.nodes.NodeCodes` (its :class:`LabelIndex` is built once and
     remembered) or the index itself.  An empty query finds nothing.
     """
     index = nodes if isinstance(nodes, LabelIndex) else LabelIndex.of(nodes)
@@ -220,7 +220,7 @@ def child_labels(nodes: NodeCodes, path: Sequence[str]) -> np.ndarray:
 
     Raises :class:`~cocoviz.errors.UnknownNode` when there is no node at ``path``.
 
-    >>> from cocoviz.nodes import LabelColumns
+    >>> from cocoviz.core.nodes import LabelColumns
     >>> nodes, _ = NodeCodes.build(LabelColumns.from_paths([("b", "x"), ("a", "y"), ("a", "x")], 2))
     >>> child_labels(nodes, ()).tolist(), child_labels(nodes, ("a",)).tolist(), child_labels(nodes, ("a", "x"))
     (['a', 'b'], ['x', 'y'], array([], dtype=object))

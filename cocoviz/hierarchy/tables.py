@@ -27,9 +27,9 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
+from cocoviz.core.nodes import LabelColumns
+from cocoviz.core.runs import LevelRuns, aggregate_runs
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.nodes import LabelColumns
-from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = [
     "MAX_GROUPS",

@@ -1,7 +1,7 @@
 """The region tree and its queries: nodes, children, runs and histograms of every level.
 
 The builders' table checks live in :mod:`cocoviz.hierarchy.tables`; the runs
-form in :mod:`cocoviz.runs`.
+form in :mod:`cocoviz.core.runs`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from cocoviz.core.memory import DENSE_AVOID, check_cells
+from cocoviz.core.nodes import LabelColumns, NodeCodes
+from cocoviz.core.runs import LevelRuns, aggregate_runs
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import tables
-from cocoviz.memory import DENSE_AVOID, check_cells
-from cocoviz.nodes import LabelColumns, NodeCodes
-from cocoviz.runs import LevelRuns, aggregate_runs
 
 __all__ = ["Hierarchy", "node_label", "node_labels", "node_path", "path_columns", "ROOT_LABEL"]
 
@@ -143,7 +143,7 @@ class Hierarchy:
         Names of the levels below the root, top down (may be empty).
     leaf_paths : list of tuple of str, or LabelColumns
         Path of every leaf, in a fixed order (as tuples, or as per-level label
-        codes, :class:`~cocoviz.nodes.LabelColumns`, which builds without a
+        codes, :class:`~cocoviz.core.nodes.LabelColumns`, which builds without a
         Python object per leaf).
     leaf_runs : LevelRuns
         Runs of the leaves, aligned with ``leaf_paths``.
@@ -200,7 +200,7 @@ class Hierarchy:
 
         Parameters
         ----------
-        df : DataFrame, Polars or Arrow frame, path or glob, or ``cocoviz.io.sql(...)``
+        df : DataFrame, Polars or Arrow frame, path or glob, or ``cocoviz.hierarchy.ingest.sql(...)``
             One row per (leaf, size); rows repeating a (leaf, size) pair add up.
         size, count : str
             Columns holding the group size and the number of groups of that size.
@@ -222,7 +222,7 @@ class Hierarchy:
         ParameterError
             For column arguments that cannot name a column.
         """
-        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+        from cocoviz.hierarchy.ingest import aggregate, sources  # the io package builds on this one: imported when used
 
         if sources.is_external(df):
             return cls(*aggregate.counts_leaves(df, size=size, count=count, levels=levels), public_groups=True)
@@ -233,13 +233,13 @@ class Hierarchy:
         """Build from a groups table: one row per group with its region and size (0 allowed).
 
         ``df`` may also be a Polars or Arrow frame, a path or glob of Parquet / CSV
-        files, or ``cocoviz.io.sql(...)`` (aggregated where it lives).
+        files, or ``cocoviz.hierarchy.ingest.sql(...)`` (aggregated where it lives).
 
         >>> groups = pd.DataFrame({"state": ["a", "a", "b"], "size": [4, 1, 2]})
         >>> Hierarchy.from_groups(groups, size="size", levels=["state"]).groups(())
         3
         """
-        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+        from cocoviz.hierarchy.ingest import aggregate, sources  # the io package builds on this one: imported when used
 
         if sources.is_external(df):
             return cls(*aggregate.groups_leaves(df, size=size, levels=levels), public_groups=True)
@@ -255,15 +255,16 @@ class Hierarchy:
 
         Parameters
         ----------
-        df : DataFrame, Polars or Arrow frame, path or glob, or ``cocoviz.io.sql(...)``
+        df : DataFrame, Polars or Arrow frame, path or glob, or ``cocoviz.hierarchy.ingest.sql(...)``
             The private Persons table.  Anything but a pandas frame is aggregated
             where it lives (DuckDB for frames and Parquet / CSV files, the database
-            for :func:`cocoviz.io.sql`), with the same checks; see :mod:`cocoviz.io.aggregate`.
+            for :func:`cocoviz.hierarchy.ingest.sql`), with the same checks; see
+            :mod:`cocoviz.hierarchy.ingest.aggregate`.
         group : str
             Column of the group id (in ``df`` and in ``groups``).
         levels : sequence of str
             Level columns, top down (root excluded), in ``df`` and in ``groups``.
-        groups : DataFrame, frame, path or ``cocoviz.io.sql(...)``, optional
+        groups : DataFrame, frame, path or ``cocoviz.hierarchy.ingest.sql(...)``, optional
             The public Groups table (from any place, not necessarily the
             persons'): one row per group, its id and its region (the same
             level columns).  With it, the regions and every node's G
@@ -280,7 +281,7 @@ class Hierarchy:
         >>> tree.histogram(("b",)), tree.public_groups
         (array([1, 1]), True)
         """
-        from cocoviz.io import aggregate, sources  # the io package builds on this one: imported when used
+        from cocoviz.hierarchy.ingest import aggregate, sources  # the io package builds on this one: imported when used
 
         if sources.is_external(df) or sources.is_external(groups):
             leaves = aggregate.persons_leaves(df, group=group, levels=levels, groups=groups)

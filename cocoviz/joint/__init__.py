@@ -2,7 +2,7 @@
 
 Per region, the joint table of household size class × tenure (owner / renter) is estimated from
 
-1. the **size margin**: a consistent released :class:`~cocoviz.release.Release` of the size
+1. the **size margin**: a consistent released :class:`~cocoviz.release.release.Release` of the size
    histograms, binned into public size classes — post-processing, no ε of its own;
 2. the **tenure margin**: owners per region, measured with its own ε (or, under zCDP, ρ) per level
    (:mod:`~cocoviz.joint.measure`: Δ = 0 under one person added or removed — a group keeps its

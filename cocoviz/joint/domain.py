@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from cocoviz.core.nodes import LabelColumns, NodeCodes
 from cocoviz.errors import InputError, ParameterError
-from cocoviz.nodes import LabelColumns, NodeCodes
 
 __all__ = [
     "SIZE_EDGES",
@@ -122,7 +122,7 @@ def prior_tables(
 ) -> dict[tuple[str, ...], np.ndarray]:
     """A public table (e.g. a previous census) per node of ``shape``; nodes it lacks get a uniform table.
 
-    ``shape`` is the hierarchy's public :class:`~cocoviz.shape.Shape` (its levels and nodes).
+    ``shape`` is the hierarchy's public :class:`~cocoviz.core.shape.Shape` (its levels and nodes).
     """
     tables = node_tables(table, list(shape.levels), edges)
     n = _edges(edges).size

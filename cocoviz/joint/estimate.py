@@ -1,9 +1,9 @@
 """Post-processing: per region, the size × tenure table from two released margins and a public prior (IDE).
 
-Inputs, all public: a :class:`~cocoviz.release.Release` (its consistent size histograms, binned
+Inputs, all public: a :class:`~cocoviz.release.release.Release` (its consistent size histograms, binned
 into the public size classes: the **size margin**), :class:`~cocoviz.joint.measure.TenureMeasurements`
 (made consistent by :func:`~cocoviz.joint.margin.consistent_owners`: the **tenure margin**) and a
-prior.  Per region, IDE (:func:`cocoviz.priors.ide`) runs over the two partitions (rows: size
+prior.  Per region, IDE (:func:`cocoviz.methods.priors.ide`) runs over the two partitions (rows: size
 classes; columns: owner, renter) with targets ``n̂ / G`` and ``(Ô, G − Ô) / G``.  Both margins
 sum to G, so they are feasible together and, the prior being positive, IDE is iterative
 proportional fitting and converges to the table closest to the prior (KL) with both margins.
@@ -36,14 +36,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from cocoviz.budget import Budget
 from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.hierarchy import Hierarchy, node_label
 from cocoviz.joint.domain import SIZE_EDGES, class_counts, class_labels
 from cocoviz.joint.margin import consistent_owners, split_total
 from cocoviz.joint.measure import TenureMeasurements
-from cocoviz.priors import ide, marginal_blocks
-from cocoviz.release import Release
+from cocoviz.methods.priors import ide, marginal_blocks
+from cocoviz.privacy.budget import Budget
+from cocoviz.release.release import Release
 
 __all__ = [
     "PRIOR_CHOICES",

@@ -40,13 +40,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cocoviz.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
-from cocoviz.budget import HOUSEHOLDS, Budget, Charge, double_geometric_variance
+from cocoviz.core.shape import Shape
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.joint.domain import leaf_owners
-from cocoviz.measure import GROUPS_FROM_DATA
-from cocoviz.noise import GaussianNoise, check_epsilon, discrete_gaussian_variance, make_sampler
-from cocoviz.shape import Shape
+from cocoviz.measure.measurements import GROUPS_FROM_DATA
+from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
+from cocoviz.privacy.budget import HOUSEHOLDS, Budget, Charge, double_geometric_variance
+from cocoviz.privacy.noise import GaussianNoise, check_epsilon, discrete_gaussian_variance, make_sampler
 
 __all__ = [
     "TENURE_QUERY",
@@ -223,7 +223,7 @@ def measure_tenure(
 
     Parameters
     ----------
-    shape : the public :class:`~cocoviz.shape.Shape` (or a Release / Plan holding it)
+    shape : the public :class:`~cocoviz.core.shape.Shape` (or a Release / Plan holding it)
     table : the private tenure table (:func:`cocoviz.datasets.tenure.tenure_table`)
     epsilons : the tenure ε of every level, root first (pure ε: double-geometric noise)
     rhos, delta : instead of ``epsilons``, the tenure ρ of every level (ρ-zCDP: discrete Gaussian noise of

@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from cocoviz.accounting import DEFAULT_DELTA
 from cocoviz.joint.estimate import JointRelease, estimate_joint
 from cocoviz.joint.measure import TenureMeasurements, measure_tenure
-from cocoviz.pipeline import estimate
-from cocoviz.release import Release
+from cocoviz.pipeline.estimate import estimate
+from cocoviz.privacy.accounting import DEFAULT_DELTA
+from cocoviz.release.release import Release
 
 __all__ = ["estimate_joints"]
 

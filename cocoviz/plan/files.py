@@ -33,8 +33,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from cocoviz.core.atomic import write_text
 from cocoviz.errors import InputError
-from cocoviz.io.atomic import write_text
 
 __all__ = ["PLAN_FORMAT", "PLAN_FIELDS", "write_plan_file", "read_plan_file", "toml_text", "from_toml"]
 

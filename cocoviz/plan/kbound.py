@@ -1,4 +1,4 @@
-"""How a plan bounds group sizes: the public K, or a K̂ chosen from the data (:mod:`cocoviz.truncation`).
+"""How a plan bounds group sizes: the public K, or a K̂ chosen from the data (:mod:`cocoviz.privacy.truncation`).
 
 :class:`KBound` holds the :class:`~cocoviz.plan.Plan` methods about K — which levels need it, what
 a private K̂ costs, how many are drawn, the β each is drawn with (per K̂ or for the whole release),
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.budget import Charge
-from cocoviz.truncation import K_SENSITIVITY, hg_bounds, hg_margin, svt_grid
+from cocoviz.privacy.budget import Charge
+from cocoviz.privacy.truncation import K_SENSITIVITY, hg_bounds, hg_margin, svt_grid
 
 __all__ = ["KBound"]
 
@@ -51,7 +51,8 @@ class KBound:
 
     def k_margin(self) -> int:
         """``"from-hg"``: the public margin m added to the top of the source level's noisy Hg fit, so that
-        the K̂ of a node truncates with probability ≤ :meth:`k_node_beta` (:func:`~cocoviz.truncation.hg_margin`)."""
+        the K̂ of a node truncates with probability ≤ :meth:`k_node_beta`
+        (:func:`~cocoviz.privacy.truncation.hg_margin`)."""
         source = self.k_source_level()
         noise = self.level_noise(source)
         if self.rhos is None:

@@ -1,4 +1,4 @@
-"""The public plan of a release (the method registry is :mod:`cocoviz.plan.methods`).
+"""The public plan of a release (the method registry is :mod:`cocoviz.methods.registry`).
 
 A :class:`Plan` is built from public facts only — the hierarchy's
 :class:`Shape` (levels, nodes, parents, G per node), and ε, method and p per
@@ -27,17 +27,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cocoviz.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
-from cocoviz.budget import Budget, Charge
+from cocoviz.consistency.merge import MERGES
+from cocoviz.core.shape import Shape
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
-from cocoviz.hcp_prior import UNIFORM, Prior
-from cocoviz.merge_rules import MERGES
-from cocoviz.noise import GaussianNoise, check_epsilon
+from cocoviz.methods.hcp_prior import UNIFORM, Prior
+from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, METHODS, Method, gaussian_epsilon
 from cocoviz.plan import split as splits
 from cocoviz.plan.kbound import KBound
-from cocoviz.plan.methods import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, METHODS, Method, gaussian_epsilon
-from cocoviz.shape import Shape
-from cocoviz.truncation import (
+from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
+from cocoviz.privacy.budget import Budget, Charge
+from cocoviz.privacy.noise import GaussianNoise, check_epsilon
+from cocoviz.privacy.truncation import (
     DEFAULT_K_BETA,
     K_BETA_SCOPES,
     K_SELECT,
@@ -101,14 +101,14 @@ class Plan(KBound):
         ceiling of the chosen K̂
     consistency : ``"top-down"``, ``"bottom-up"`` or ``"none"``
     merge : ``"weighted"`` or ``"average"``
-    k_select : how K is chosen (:data:`~cocoviz.truncation.K_SELECT`): ``"public"`` (``max_size``),
+    k_select : how K is chosen (:data:`~cocoviz.privacy.truncation.K_SELECT`): ``"public"`` (``max_size``),
         ``"noisy-max"`` (one K̂ for the release), ``"noisy-max-per-node"`` (one per node of every level
         that needs K; ε_K once per level), ``"svt"`` (Wu's AboveThreshold, one K̂) or ``"from-hg"`` (no
         ε: each node's K̂ from the noisy Hg of its ancestor at an Hg level above, :meth:`k_source_level`)
     k_epsilon : ε_K of a private K (charged on top of the levels' ε; none for ``"from-hg"``)
     k_beta : the probability that a K̂ truncates (default 1e-6), per K̂ drawn or for the whole release
         (``k_beta_scope``); :meth:`truncation` states both
-    prior : the public :class:`~cocoviz.hcp_prior.Prior` of the Hcp levels (uniform by default); it costs no ε
+    prior : the public :class:`~cocoviz.methods.hcp_prior.Prior` of the Hcp levels (uniform by default); it costs no ε
     """
 
     shape: Shape
@@ -204,7 +204,7 @@ class Plan(KBound):
         ``p`` is one loss for every level, one per level, or None for each
         method's default (Hc: 1, Hg: 2; under Gaussian noise 2 for both); ``max_size`` None is K = 100,000
         (with a private ``k_select``, the public ceiling of K̂).  ``prior`` is the Hcp levels'
-        public prior (:class:`~cocoviz.hcp_prior.Prior`: ``"uniform"``, ``"parent"``, an array over
+        public prior (:class:`~cocoviz.methods.hcp_prior.Prior`: ``"uniform"``, ``"parent"``, an array over
         sizes 0..K, a ``size``/``count`` table, or one per node path).
 
         A fixed total instead (:mod:`cocoviz.plan.split`): ``total_epsilon`` (pure ε) or ``total_rho``
@@ -356,7 +356,7 @@ class Plan(KBound):
         """JSON-ready form; :meth:`from_dict` gives back an equal plan.
 
         ``shape``: the entry to store for the shape instead of :meth:`Shape.to_dict` (a file that keeps the
-        shape's per-node arrays as columns, :mod:`cocoviz.io.release_file`, stores only its levels here).
+        shape's per-node arrays as columns, :mod:`cocoviz.release.files.release_file`, stores only its levels here).
         """
         return {
             "shape": self.shape.to_dict() if shape is None else shape,

@@ -144,7 +144,7 @@ def stated_error_table(errors: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     >>> stated_error_table(errors).values.tolist()
     [['1', '1,200', '0.005'], ['7', '3', '5.5']]
     """
-    from cocoviz.evaluate import plain_number  # deferred: the figures above need no evaluation module
+    from cocoviz.evaluate.against_truth import plain_number  # deferred: the figures above need no evaluation module
 
     return pd.DataFrame(
         {

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from cocoviz.evaluate import plain_number
+from cocoviz.evaluate.against_truth import plain_number
 
 __all__ = ["TRUE_COLOR", "PRIVATE_COLOR", "REFERENCE_COLOR", "SERIES_COLORS", "BAR_LIMIT", "step_points", "truth_trace"]
 

@@ -49,7 +49,8 @@ MEASURES: dict[str, str] = {
 
 
 def node_figures(evaluation: pd.DataFrame, release) -> pd.DataFrame:
-    """The rows of ``evaluation`` (:func:`cocoviz.evaluate`, every level in node order) with ``persons``, each
+    """The rows of ``evaluation`` (:func:`cocoviz.evaluate`, every level in node order) with
+    ``persons``, each
     node's released total Σ_j j·Ĥ[j] (post-processing: no ε), computed per level from the release's runs."""
     persons = []
     for level in range(release.shape.depth + 1):

@@ -13,9 +13,9 @@ import math
 import streamlit as st
 
 from cocoviz.errors import CocovizError
-from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import CONSISTENCY, METHODS
-from cocoviz.truncation import K_SELECT
+from cocoviz.privacy.noise import EPSILON_RANGE
+from cocoviz.privacy.truncation import K_SELECT
 from pages.common import presets, state
 from pages.common.numbers import Refused, number_box, refusal
 

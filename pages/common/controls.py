@@ -11,10 +11,10 @@ import math
 
 import streamlit as st
 
-from cocoviz.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.noise import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
+from cocoviz.privacy.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
+from cocoviz.privacy.noise import EPSILON_RANGE
 from pages.common import budget_sidebar as budget
 from pages.common import data, links, state, uploads
 from pages.common.engine import Params, guard

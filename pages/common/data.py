@@ -99,7 +99,7 @@ def _load_upload(
     _groups: bytes | None,
     groups_name: str | None,
 ) -> Hierarchy:
-    from cocoviz.io import load_upload as read
+    from cocoviz.hierarchy.ingest import load_upload as read
 
     kwargs = dict(options)
     groups = None
@@ -113,7 +113,8 @@ def _load_upload(
 def load_upload(
     data: bytes, filename: str, groups: bytes | None = None, groups_name: str | None = None, **options
 ) -> Hierarchy:
-    """Hierarchy from uploaded bytes through :func:`cocoviz.io.load_upload` (an InputError naming every problem
+    """Hierarchy from uploaded bytes through :func:`cocoviz.hierarchy.ingest.load_upload` (an InputError naming every
+    problem
     of a bad table).  ``groups``: the public groups table's bytes (persons form), ``groups_name`` its file name.
     ``options``: kind (the table's form), levels, size, count, group."""
     digest = hashlib.sha256(data).hexdigest()
@@ -131,7 +132,7 @@ def load_upload(
 
 @st.cache_resource(show_spinner="Reading the upload…", max_entries=2)
 def _upload_table(digest: str, _data: bytes, filename: str) -> pd.DataFrame | None:
-    from cocoviz.io import read_table
+    from cocoviz.hierarchy.ingest import read_table
 
     try:
         return read_table(_data, filename=filename)
@@ -146,9 +147,9 @@ def upload_columns(data: bytes, filename: str) -> list[str] | None:
 
 
 def proposed_levels(data: bytes, filename: str, kind: str, roles: tuple) -> list[str]:
-    """The level columns proposed from an uploaded table (:func:`cocoviz.preview.propose_levels`;
+    """The level columns proposed from an uploaded table (:func:`cocoviz.hierarchy.preview.propose_levels`;
     none when it cannot be read).  ``roles``: sorted (role, column) pairs."""
-    from cocoviz.preview import propose_levels
+    from cocoviz.hierarchy.preview import propose_levels
 
     table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
     return [] if table is None else propose_levels(table, kind, **dict(roles))
@@ -174,15 +175,15 @@ def _restricted(data_key: tuple, levels: tuple, _tree: Hierarchy) -> Hierarchy:
 def previous_census(name: str, max_size: int, _paths: tuple) -> object:
     """The previous-census stand-in of bundled dataset ``name`` as a public Hcp prior (a cocoviz Prior)."""
     from cocoviz.datasets.previous import previous_census_prior
-    from cocoviz.hcp_prior import Prior
+    from cocoviz.methods.hcp_prior import Prior
 
     return Prior.of(previous_census_prior(name), max_size, _paths)
 
 
 def id_like_columns(data: bytes, filename: str, roles: tuple) -> list[str]:
     """The columns of an uploaded table with one row per value, other than its roles' (never proposed as a
-    level: :func:`cocoviz.preview.id_like_columns`).  ``roles``: sorted (role, column) pairs."""
-    from cocoviz.preview import id_like_columns as find
+    level: :func:`cocoviz.hierarchy.preview.id_like_columns`).  ``roles``: sorted (role, column) pairs."""
+    from cocoviz.hierarchy.preview import id_like_columns as find
 
     table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
     taken = {column for _, column in roles}
@@ -190,9 +191,9 @@ def id_like_columns(data: bytes, filename: str, roles: tuple) -> list[str]:
 
 
 def guessed_group_column(data: bytes, filename: str) -> str | None:
-    """The column of an uploaded persons table most likely to hold the group id (:func:`cocoviz.preview.
+    """The column of an uploaded persons table most likely to hold the group id (:func:`cocoviz.hierarchy.preview.
     guess_group_column`), or None."""
-    from cocoviz.preview import guess_group_column
+    from cocoviz.hierarchy.preview import guess_group_column
 
     table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
     return None if table is None else guess_group_column(table)
@@ -212,7 +213,7 @@ def release_from_bytes(raw: bytes, filename: str):
     import tempfile
 
     from cocoviz.errors import InputError
-    from cocoviz.release import load_release
+    from cocoviz.release.release import load_release
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "release.parquet")

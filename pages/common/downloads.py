@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from cocoviz.evaluate import compare_histograms, level_summary, plain_reading
+from cocoviz.evaluate.against_truth import compare_histograms, level_summary, plain_reading
 from cocoviz.hierarchy import path_columns
 from pages.common import engine, state
 
@@ -121,7 +121,7 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
     )
 
     def report() -> bytes:
-        from cocoviz.report import release_report_html
+        from cocoviz.plots.report import release_report_html
 
         drawn, spent = engine.ledger_total(release.plan)
         ledger = (

@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import cocoviz
+from cocoviz.core.atomic import write_text
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.io.atomic import write_text
-from cocoviz.ledger import Ledger, dataset_identity
+from cocoviz.release.ledger import Ledger, dataset_identity
 from pages.common.memo import SharedMemo
 
 T = TypeVar("T")
@@ -202,7 +202,7 @@ def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") 
     """The release of ``tree`` (identified by ``data_key``, named ``label``) with ``params``; refusals shown.
 
     Fast releases are cached for every session.  A secure release is recorded in the lasting privacy
-    ledger (:mod:`cocoviz.ledger`) before any noise is drawn — where its cap may refuse it — and kept in
+    ledger (:mod:`cocoviz.release.ledger`) before any noise is drawn — where its cap may refuse it — and kept in
     this session only to be shown again, never in a shared cache: every draw is a new spending of ε.
     """
     if not params.secure:

@@ -10,8 +10,8 @@ import streamlit as st
 
 import cocoviz
 from cocoviz import plots
+from cocoviz.accuracy.intervals.reading import interval_sentences
 from cocoviz.hierarchy import node_label
-from cocoviz.intervals_reading import interval_sentences
 from cocoviz.plots.intervals import shown_sizes
 from pages.common import state
 

@@ -1,6 +1,6 @@
 """The privacy ledger on a page: the secure releases of every session, the cap, and the ledger as CSV.
 
-The ledger itself is :mod:`cocoviz.ledger` (a file that outlives sessions and reloads); this
+The ledger itself is :mod:`cocoviz.release.ledger` (a file that outlives sessions and reloads); this
 section only reads it, and writes the cap a user sets.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import cocoviz
-from cocoviz.ledger import dataset_identity
+from cocoviz.release.ledger import dataset_identity
 from pages.common import engine
 
 #: The ledger's columns shown on the page (the CSV has every column).
@@ -33,7 +33,7 @@ def ledger_section(plan: cocoviz.Plan) -> None:
     with panel:
         st.caption(
             f"Every secure release drawn here or by `python -m cocoviz release` is recorded in {book.path} "
-            f"(set {cocoviz.ledger.LEDGER_ENV} to move it) before its noise is drawn, and counts for good: a "
+            f"(set {cocoviz.release.ledger.LEDGER_ENV} to move it) before its noise is drawn, and counts for good: a "
             "release that did not finish is marked incomplete, its ε spent. The dataset is identified by its "
             "public levels, nodes and G."
         )

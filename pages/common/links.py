@@ -22,8 +22,8 @@ import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.hierarchy.search import child_labels
-from cocoviz.mechanisms import EPSILON_RANGE
 from cocoviz.plan import MAX_K, METHODS
+from cocoviz.privacy.noise import EPSILON_RANGE
 from pages.common import picker, state
 
 PARAMS = ("dataset", "upload", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")

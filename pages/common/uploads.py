@@ -15,7 +15,7 @@ import streamlit as st
 
 from cocoviz import CocovizError
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.preview import hierarchy_preview
+from cocoviz.hierarchy.preview import hierarchy_preview
 from pages.common import data, state
 
 #: Session-state entry of the accepted upload (an :class:`Upload`); written only by the accept button.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from app_support import assert_clean, new_app, plotly_specs
+from tests.support.app import assert_clean, new_app, plotly_specs
 
 COMPARE = "pages/compare.py"
 

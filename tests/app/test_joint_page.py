@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import assert_clean, errors, new_app, plotly_specs
+from tests.support.app import assert_clean, errors, new_app, plotly_specs
 
 JOINT = "pages/joint.py"
 

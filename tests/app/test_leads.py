@@ -3,7 +3,7 @@ the shipped finding on the loaded data prefers another mix, and offers it."""
 
 from __future__ import annotations
 
-from app_support import assert_clean, new_app
+from tests.support.app import assert_clean, new_app
 
 METHODS, EXPLORE = "pages/methods.py", "pages/explore.py"
 

@@ -4,7 +4,8 @@ quantiles beyond the list cap; small data with a small cap."""
 from __future__ import annotations
 
 import pytest
-from app_support import assert_clean, new_app, plotly_specs
+
+from tests.support.app import assert_clean, new_app, plotly_specs
 
 TAXI = "taxi"  # root / 2 halves / 28 neighbourhoods
 LOWER = "Lower Manhattan"  # 13 neighbourhoods

@@ -8,9 +8,9 @@ import time
 
 import numpy as np
 import pytest
-from app_support import assert_clean, new_app
 
 from pages.common.memo import SharedMemo, approx_bytes
+from tests.support.app import assert_clean, new_app
 
 
 def _wait_until(condition, timeout: float = 30.0) -> None:

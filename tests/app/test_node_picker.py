@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from app_support import APP, AppTest, assert_clean, new_app
+
+from tests.support.app import APP, AppTest, assert_clean, new_app
 
 TAXI = "taxi"  # root / 2 halves / 28 neighbourhoods: the smallest bundle with a list to cap
 FAR = "West Village"  # the 13th neighbourhood of Lower Manhattan, beyond a cap of 5

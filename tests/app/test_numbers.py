@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-import app_support  # noqa: F401  (puts the project root on sys.path)
 import pytest
 
 from pages.common.numbers import refusal
+from tests.support import app as app_support  # noqa: F401  (puts the project root on sys.path)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ with an earlier value; their defaults still draw."""
 from __future__ import annotations
 
 import pytest
-from app_support import assert_clean, errors, new_app, plotly_specs
+
+from tests.support.app import assert_clean, errors, new_app, plotly_specs
 
 MERGING, METHODS, JOINT = "pages/merging.py", "pages/methods.py", "pages/joint.py"
 NOTHING = "Nothing is computed until these numbers are fixed"

@@ -10,7 +10,8 @@ import json
 import re
 
 import pytest
-from app_support import APP, ROOT, assert_clean, errors, new_app, plotly_specs
+
+from tests.support.app import APP, ROOT, assert_clean, errors, new_app, plotly_specs
 
 EXPLORE, MERGING, METHODS, LEARN = "pages/explore.py", "pages/merging.py", "pages/methods.py", "pages/learn.py"
 
@@ -191,7 +192,7 @@ def test_explore_secure_release_warns_then_runs(tmp_path, monkeypatch):
 
 
 def test_explore_shows_secure_draws_of_an_earlier_session_and_its_cap_refuses(tmp_path, monkeypatch):
-    from cocoviz.ledger import Ledger
+    from cocoviz.release.ledger import Ledger
 
     monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
     earlier = new_app()
@@ -218,7 +219,7 @@ def test_explore_shows_secure_draws_of_an_earlier_session_and_its_cap_refuses(tm
 
 def test_explore_secure_draw_that_fails_stays_in_the_ledger_as_incomplete(tmp_path, monkeypatch):
     import cocoviz
-    from cocoviz.ledger import Ledger
+    from cocoviz.release.ledger import Ledger
 
     monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
     at = new_app()

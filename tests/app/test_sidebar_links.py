@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from app_support import APP, assert_clean, new_app
 from streamlit.testing.v1 import AppTest
+
+from tests.support.app import APP, assert_clean, new_app
 
 
 def node_shown(at) -> str:

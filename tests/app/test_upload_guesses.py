@@ -3,7 +3,7 @@ the persons form guesses its group column."""
 
 from __future__ import annotations
 
-from app_support import assert_clean, new_app
+from tests.support.app import assert_clean, new_app
 
 
 def _upload(at, name: str, raw: bytes, kind: str | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from app_support import assert_clean, new_app
+from tests.support.app import assert_clean, new_app
 
 
 def test_the_probe_measures_this_machine_and_runs_teach_the_estimate(monkeypatch):

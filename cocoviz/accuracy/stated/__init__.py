@@ -1,0 +1,1 @@
+"""Stated errors (experimental): the variance a release states for each estimated group size."""

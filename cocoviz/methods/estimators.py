@@ -1,0 +1,217 @@
+"""Per-node estimators: naive, Hg (ranked) and Hc (cumulative), split at the privacy seam.
+
+Each method is two functions.  Its *query* (``query_hc`` ...) computes the
+vector that is measured from one node's true groups, given as ``(sizes,
+counts)`` runs: only :func:`cocoviz.measure.measurements.measure` calls it.  Its *fit*
+(``fit_hc`` ...) turns the noisy vector, with public facts only (G, ε, p, K),
+into a :class:`GroupEstimate`: integral, non-negative runs whose counts add up
+to the node's public G, each with the variance estimate of METHOD.md used
+later for merging.  Fits never see private data.
+
+Sensitivities (one person added to or removed from one group):
+
+* naive, H[0..K] truncated at K: Δ = 2 (one group leaves size j, enters j ± 1);
+* Hg, the sorted sizes: Δ = 1 (one entry moves by one);
+* Hc[0..K-1]: Δ = 1 (one cumulative count moves by one; Hc[K] = G is public).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cocoviz.accuracy.stated.variances import hc_node_variances, hg_stated_runs, pool_by_size
+from cocoviz.methods.isotonic import isotonic
+
+__all__ = [
+    "GroupEstimate",
+    "query_naive",
+    "query_hc",
+    "query_hg",
+    "fit_naive",
+    "fit_hc",
+    "fit_hg",
+    "project_simplex",
+    "largest_remainder",
+    "NAIVE_SENSITIVITY",
+    "HG_SENSITIVITY",
+    "hg_noise_variance",
+    "HC_SENSITIVITY",
+]
+
+NAIVE_SENSITIVITY = 2
+HG_SENSITIVITY = 1
+HC_SENSITIVITY = 1
+
+
+def hg_noise_variance(epsilon: float) -> float:
+    """σ² = 2Δ²/ε², the variance of one cell of Hg's noise: the block rule's numerator (``σ²/|S|`` per block) and
+    the scale of the step model (:func:`cocoviz.accuracy.stated.variances.hg_stated_runs`).
+
+    >>> hg_noise_variance(0.5)
+    8.0
+    """
+    return 2 * HG_SENSITIVITY**2 / epsilon**2
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """Estimated groups of one node as runs sorted by size.
+
+    ``counts[r]`` groups have estimated size ``sizes[r]`` and variance
+    ``variances[r]``; a size may repeat when its groups carry different
+    variances.  ``variances`` is the paper's model, the merge's weights;
+    ``stated`` (issue 24) the calibrated mean squared size error where a
+    better model exists (Hc: :mod:`cocoviz.accuracy.stated.variances`), else ``None``
+    (the same as ``variances``); ``stated_runs`` the same before pooling per
+    size, where it was pooled (Hg), else ``None``.
+    """
+
+    sizes: np.ndarray
+    counts: np.ndarray
+    variances: np.ndarray
+    stated: np.ndarray | None = None
+    stated_runs: np.ndarray | None = None
+
+    @property
+    def groups(self) -> int:
+        return int(self.counts.sum())
+
+
+def _coalesce(sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray) -> GroupEstimate:
+    """Merge adjacent runs with equal size and variance; drop empty runs."""
+    keep = counts > 0
+    sizes, counts, variances = sizes[keep], counts[keep], variances[keep]
+    if sizes.size:
+        new = np.concatenate([[True], (sizes[1:] != sizes[:-1]) | (variances[1:] != variances[:-1])])
+        starts = np.flatnonzero(new)
+        sizes, variances = sizes[starts], variances[starts]
+        counts = np.add.reduceat(counts, starts)
+    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64), variances.astype(np.float64))
+
+
+def truncated_histogram(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+    """H[0..K], groups larger than K counted at K."""
+    h = np.zeros(max_size + 1, np.int64)
+    np.add.at(h, np.minimum(sizes, max_size), counts)
+    return h
+
+
+def _from_histogram(h: np.ndarray, variance_numerator: float, epsilon: float) -> GroupEstimate:
+    """Runs of an estimated H, each with variance ``numerator / (ε² · count)``."""
+    sizes = np.flatnonzero(h)
+    counts = h[sizes]
+    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64), variance_numerator / (epsilon**2 * counts))
+
+
+def project_simplex(v: np.ndarray, total: float) -> np.ndarray:
+    """Euclidean projection of ``v`` onto ``{x >= 0, sum x = total}`` (exact, O(n log n)).
+
+    >>> project_simplex(np.array([3., -1., 1.]), 2.0)
+    array([2., 0., 0.])
+    """
+    v = np.asarray(v, np.float64)
+    if total <= 0:
+        return np.zeros_like(v)
+    u = np.sort(v)[::-1]
+    excess = np.cumsum(u) - total
+    rank = np.arange(1, len(u) + 1)
+    rho = np.flatnonzero(u - excess / rank > 0)[-1]
+    theta = excess[rho] / (rho + 1)
+    return np.maximum(v - theta, 0.0)
+
+
+def largest_remainder(x: np.ndarray, total: int) -> np.ndarray:
+    """Integers that sum to ``total``: floors, plus one for the largest fractional parts.
+
+    Ties go to the lower index, so the result is deterministic.
+
+    >>> largest_remainder(np.array([0.5, 1.25, 0.25]), 2)
+    array([1, 1, 0])
+    """
+    floors = np.floor(x)
+    short = int(total - floors.sum())
+    out = floors.astype(np.int64)
+    if short > 0:
+        order = np.argsort(-(x - floors), kind="stable")
+        out[order[:short]] += 1
+    return out
+
+
+def query_naive(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+    """H[0..K], groups larger than K counted at K (Δ = 2: one group leaves size j, enters j ± 1)."""
+    return truncated_histogram(sizes, counts, max_size)
+
+
+def query_hc(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
+    """Hc[0..K-1] of the truncated H (Δ = 1); Hc[K] = G is public and not measured."""
+    return np.cumsum(truncated_histogram(sizes, counts, max_size))[:-1]
+
+
+def query_hg(sizes: np.ndarray, counts: np.ndarray, max_size: int | None = None) -> np.ndarray:
+    """Hg, the G group sizes sorted ascending (Δ = 1: one entry moves by one); needs no K."""
+    return np.repeat(np.asarray(sizes, np.int64), counts)
+
+
+def fit_naive(
+    noisy: np.ndarray, *, groups: int, epsilon: float, p: int | None = None, max_size: int | None = None
+) -> GroupEstimate:
+    """Simplex projection of noisy H[0..K] onto G groups, then largest-remainder integers.
+
+    Variance per group: the noisy H[s] has variance ≈ 2·(2/ε)², shared by the
+    Ĥ[s] groups estimated at size s: ``8 / (ε² Ĥ[s])`` (decision: the Hc
+    rule of METHOD.md with the naive mechanism's scale).
+
+    >>> fit_naive(np.array([1, 2, -1, 1]), groups=3, epsilon=1.0).counts
+    array([1, 2])
+    """
+    h_hat = largest_remainder(project_simplex(noisy, groups), groups)
+    return _from_histogram(h_hat, 2 * NAIVE_SENSITIVITY**2, epsilon)
+
+
+def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_size: int | None = None) -> GroupEstimate:
+    """Bounded isotonic regression of noisy Hc[0..K-1] into [0, G], rounding, Hc[K] = G.
+
+    Variance per group (the merge's weights): the estimated H[s] = Hc[s] - Hc[s-1]
+    has variance ≈ 2 · 2/ε², shared by its Ĥ[s] groups: ``4 / (ε² Ĥ[s])``.
+    Stated variance: the mean squared *size* error of a rank shift by the Hc noise
+    (:mod:`cocoviz.accuracy.stated.variances`, issue 24), calibrated where the count rule is not.
+
+    >>> est = fit_hc(np.array([0, 2, 2, 3]), groups=4, epsilon=1.0, p=1)  # Hc = [0, 2, 2, 3, 4]
+    >>> est.sizes, est.counts
+    (array([1, 3, 4]), array([2, 1, 1]))
+    """
+    hc_hat = np.empty(len(noisy) + 1, np.int64)
+    # Rounding is monotone, so the rounded fit stays non-decreasing.
+    hc_hat[:-1] = np.rint(isotonic(noisy, p=p, lower=0, upper=groups))
+    hc_hat[-1] = groups
+    h_hat = np.diff(hc_hat, prepend=0)
+    est = _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
+    stated = hc_node_variances(est.sizes, est.counts, epsilon / HC_SENSITIVITY, len(noisy))  # K = len(noisy)
+    return GroupEstimate(est.sizes, est.counts, est.variances, stated)
+
+
+def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:
+    """Isotonic regression of noisy Hg with x ≥ 0, rounding, runs per block.
+
+    Variance per group (the merge's weights): ``2 / (|S_i| ε²)`` where S_i is the
+    block (run of equal fitted values, before rounding) holding group i.  Stated
+    variance: the step model or the block rule of :func:`cocoviz.accuracy.stated.variances.hg_stated_runs`,
+    pooled over the runs of one size (issue 24).
+
+    >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
+    array([2, 6])
+    """
+    fit = isotonic(noisy, p=p, lower=0)
+    # Work per block from here on: cost grows with blocks, not groups.
+    starts = np.flatnonzero(np.concatenate([[True], fit[1:] != fit[:-1]])) if fit.size else np.zeros(0, np.int64)
+    lengths = np.diff(np.append(starts, fit.size))
+    block_sizes = np.rint(fit[starts]).astype(np.int64)
+    variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
+    est = _coalesce(block_sizes, lengths, variances)
+    ptr = np.array([0, len(est.sizes)])
+    noise = hg_noise_variance(epsilon) if p == 2 else None  # the step model is the L2 fit's
+    runs = hg_stated_runs(ptr, est.sizes, est.counts, est.variances, noise)
+    stated = pool_by_size(ptr, est.sizes, est.counts, runs)
+    return GroupEstimate(est.sizes, est.counts, est.variances, stated, runs)

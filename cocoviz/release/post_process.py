@@ -1,0 +1,232 @@
+"""Everything after the noisy measurements: per-node fits, consistency, the release.
+
+:func:`post_process` reads a :class:`~cocoviz.measure.measurements.Measurements` and the
+plan's public facts, never the private tree: isotonic regression and rounding
+per node (:func:`fit_level`), then the plan's consistency — the paper's
+top-down matching and merging with back-substitution, bottom-up sums, or
+none.  Being post-processing, it costs no ε.
+
+**The parent prior** (Hcp levels with ``prior="parent"``): a node's prior is its parent's
+*released* histogram, so level l + 1 is fitted only after level l is consistent
+(:func:`release_levels`): under top-down the parent's merged groups (what the matching hands
+down), otherwise its own estimate.  The child's estimate then depends on the parent's, and
+merging the two by inverse variance would count the parent's information twice.  **Rule:** such a
+child's variances carry only what its own measurement says, its bucket counts: the within-bucket
+term is the uniform's ``(w² − 1)/12``, whatever the parent's shape inside the bucket
+(:mod:`cocoviz.methods.hcp`).  Its sizes still follow the parent's shape, but weigh in the merge only
+as much as bucket-level information does (``parent_correction=False`` turns the rule off, for
+experiments).
+
+>>> import pandas as pd
+>>> from cocoviz.hierarchy import Hierarchy
+>>> from cocoviz.measure.measurements import measure
+>>> from cocoviz.plan import Plan
+>>> tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}),
+...                              size="size", levels=["region"])
+>>> plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=8)
+>>> release = post_process(plan, measure(plan, tree, seed=0))
+>>> release.is_consistent(), release.budget.total == plan.cost().total
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from cocoviz.accuracy.intervals.bands import measured_bands
+from cocoviz.accuracy.stated.released import union_levels
+from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
+from cocoviz.core.runs import LevelRuns, sums_up
+from cocoviz.measure.measurements import LevelMeasurement, Measurements
+from cocoviz.measure.schedule import check_workers, has_level_kernels, map_level, map_nodes
+from cocoviz.methods.estimators import GroupEstimate
+from cocoviz.plan import Plan
+from cocoviz.release.release import Release
+from cocoviz.release.verify import check_measurements
+
+__all__ = [
+    "post_process",
+    "fit_level",
+    "fit_nodes",
+    "node_fitter",
+    "level_fitter",
+    "consistent_levels",
+    "release_levels",
+]
+
+
+def _prior_of(plan: Plan, level: int, k: int, parent: LevelEstimates | None, correction: bool) -> dict:
+    """The Hcp fit's prior arguments for node ``k`` of ``level`` (``parent``: the parent level's estimates)."""
+    if plan.prior.kind != "parent":
+        return {"prior": plan.prior.for_node(plan.shape.paths[level][k])}
+    if level == 0 or parent is None:  # the root has no parent: uniform
+        return {}
+    up = int(plan.shape.parent_index(level)[k])
+    lo, hi = parent.ptr[up], parent.ptr[up + 1]
+    return {"prior": (parent.sizes[lo:hi], parent.counts[lo:hi].astype(np.float64)), "parent_prior": correction}
+
+
+def node_fitter(
+    plan: Plan,
+    level: int,
+    bounds: np.ndarray | None = None,
+    parent: LevelEstimates | None = None,
+    *,
+    parent_correction: bool = True,
+) -> Callable[[int, np.ndarray], GroupEstimate]:
+    """``fit(k, noisy)``: node ``k`` of ``level``'s estimate from its noisy answer and public facts only.
+
+    ``bounds`` is the K of each node the answers were measured with; ``parent`` the parent level's
+    released estimates, for Hcp levels with the parent prior.
+    """
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    groups = plan.shape.group_counts(level)
+
+    def fit(k: int, noisy: np.ndarray) -> GroupEstimate:
+        bound = int(bounds[k]) if bounds is not None else None
+        extra = _prior_of(plan, level, k, parent, parent_correction) if method.name == "Hcp" else {}
+        return method.fit(noisy, groups=int(groups[k]), epsilon=eps, p=p, max_size=bound, **extra)
+
+    return fit
+
+
+def fit_nodes(
+    plan: Plan,
+    level: int,
+    lo: int,
+    noisy: np.ndarray,
+    ptr: np.ndarray,
+    bounds: np.ndarray | None = None,
+    parent: LevelEstimates | None = None,
+    threads: int | None = 1,
+    *,
+    parent_correction: bool = True,
+) -> LevelEstimates:
+    """The estimates of nodes ``lo, lo + 1, ...`` of ``level`` (a batch of :func:`cocoviz.measure.schedule.map_level`)
+    from their noisy answers, the segments ``ptr`` of ``noisy``, and public facts only.
+
+    Hc and Hg batches are one compiled call; the other methods go node by node, on ``threads`` threads.
+    ``bounds`` is K per node of the level; ``parent`` the parent level's released estimates (Hcp levels with
+    the parent prior).
+    """
+    if has_level_kernels(plan.level_method(level)):
+        return level_fitter(plan, level)(lo, lo + len(ptr) - 1, noisy, ptr)
+    fit = node_fitter(plan, level, bounds, parent, parent_correction=parent_correction)
+    fits = map_nodes(lambda s: fit(lo + s, noisy[ptr[s] : ptr[s + 1]]), len(ptr) - 1, threads)
+    return LevelEstimates.from_nodes(fits)
+
+
+def fit_level(
+    plan: Plan,
+    measured: LevelMeasurement,
+    workers: int | None = None,
+    parent: LevelEstimates | None = None,
+    *,
+    parent_correction: bool = True,
+) -> LevelEstimates:
+    """Independent estimates of every node of one level from its noisy answers and public G, batch by batch
+    (:func:`cocoviz.measure.schedule.map_level`, :func:`fit_nodes`).
+
+    ``parent`` is the parent level's released estimates, for Hcp levels with the parent prior.
+    """
+
+    def batch(lo: int, hi: int, threads: int | None) -> LevelEstimates:
+        ptr = measured.ptr[lo : hi + 1]
+        noisy = measured.values[ptr[0] : ptr[-1]]
+        return fit_nodes(
+            plan, measured.level, lo, noisy, ptr - ptr[0], measured.bounds, parent, threads,
+            parent_correction=parent_correction,
+        )  # fmt: skip
+
+    return LevelEstimates.concat(map_level(plan, measured.level, measured.bounds, batch, workers=workers))
+
+
+def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.ndarray], LevelEstimates]:
+    """``fit(lo, hi, noisy, ptr)``: the estimates of nodes ``lo..hi-1`` of a level with whole-level kernels
+    (Hc, Hg), from their noisy answers (segments ``ptr``) and public G only."""
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    groups = plan.shape.group_counts(level)
+
+    def fit(lo: int, hi: int, noisy: np.ndarray, ptr: np.ndarray) -> LevelEstimates:
+        return method.level_fit(noisy, ptr, groups=groups[lo:hi], epsilon=eps, p=p)
+
+    return fit
+
+
+def consistent_levels(
+    plan: Plan, estimates: Sequence[LevelEstimates | None], stated_out: list | None = None
+) -> list[LevelRuns]:
+    """The released runs of every level from the measured levels' estimates, by the plan's consistency.
+
+    ``stated_out``: a list to receive, per level, the stated variance of every released run's groups
+    (``LevelEstimates.stated``, docs/merge-variances.md; post-processing, no ε): a level's own under
+    ``"none"``, else the leaves' (merged, under top-down) at the leaves and above them the union's
+    (:mod:`cocoviz.accuracy.stated.released`).
+    """
+    shape = plan.shape
+    parents = [None] + [shape.parent_index(level) for level in range(1, shape.depth + 1)]
+    if plan.consistency == "top-down":
+        return top_down(estimates, parents, plan.merge, stated_out)
+    if plan.consistency == "none":
+        return [e.released(stated_out) for e in estimates]
+    n_nodes = [shape.n_nodes(level) for level in range(shape.depth + 1)]
+    if stated_out is None:
+        return sums_up(estimates[shape.depth].runs(), parents, n_nodes)[0]
+    levels, stated = union_levels(estimates[shape.depth], parents, n_nodes)
+    stated_out.extend(stated)
+    return levels
+
+
+def release_levels(
+    plan: Plan, fit: Callable[[int, LevelEstimates | None], LevelEstimates], stated_out: list | None = None
+) -> list[LevelRuns]:
+    """The released runs of every level, with ``fit(level, parent)`` giving a measured level's estimates.
+
+    Without the parent prior the levels are fitted independently (``parent`` None).  With it,
+    level by level: each level sees its parent level's released estimates (the merged groups
+    under top-down, else the parent's own), and consistency runs on the estimates so fitted.
+    ``stated_out``: a list to receive every level's stated variances per released run (:func:`consistent_levels`).
+    """
+    estimates: list[LevelEstimates | None] = [None] * (plan.shape.depth + 1)
+    if plan.prior.kind != "parent":
+        for level in plan.measured_levels():
+            estimates[level] = fit(level, None)
+        return consistent_levels(plan, estimates, stated_out)
+    current = None
+    for level in plan.measured_levels():  # every level: bottom-up refuses the parent prior
+        estimates[level] = fit(level, current)
+        if plan.consistency == "top-down" and level:
+            current = _consistent_children(current, estimates[level], plan.shape.parent_index(level), plan.merge)
+        else:
+            current = estimates[level]
+    return consistent_levels(plan, estimates, stated_out)
+
+
+def post_process(plan: Plan, measurements: Measurements, *, workers: int | None = None) -> Release:
+    """The release of ``measurements``: never reads private data, costs no ε.
+
+    Parameters
+    ----------
+    plan : the plan the measurements were made for
+    measurements : what :func:`cocoviz.measure` returned
+    workers : threads per level for the per-node fits; never changes the result
+
+    Raises
+    ------
+    ParameterError
+        Measurements that are not the plan's (:func:`cocoviz.release.verify.check_measurements`: budget,
+        levels, methods, ε, K, cells per node, whole values within ±2**53), named.
+    """
+    check_measurements(plan, measurements)
+    workers = check_workers(workers)
+
+    def fit(level: int, parent: LevelEstimates | None) -> LevelEstimates:
+        return fit_level(plan, measurements.levels[level], workers, parent)
+
+    stated: list = []
+    levels = release_levels(plan, fit, stated)
+    bounds = [None if m is None else m.bounds for m in measurements.levels]
+    bands = measured_bands(plan, measurements)
+    return Release(plan, levels, measurements.budget, bounds=bounds, bands=bands, stated=stated)

@@ -1,0 +1,104 @@
+"""The package's import graph: no cycles, and the data's way plan → measure → post-process → release never goes back.
+
+The graph is read from the source (every ``import`` and ``from ... import``, those inside functions too), so a
+deferred import that would close a cycle at run time is caught here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "cocoviz"
+
+#: The pipeline's stages in the order the data goes through them; the runners, which call every stage, last.
+#: ``post_process`` makes a :class:`~cocoviz.release.release.Release`, so the release is in its stage (and never
+#: imports it: :func:`test_the_release_never_imports_post_processing`).
+STAGES = [
+    ("plan", ["cocoviz.plan", "cocoviz.plan.plan", "cocoviz.methods.registry", "cocoviz.plan.files"]),
+    ("measure", ["cocoviz.measure.measurements"]),
+    ("post-process and release", ["cocoviz.release.post_process", "cocoviz.release.release"]),
+    ("level step", ["cocoviz.pipeline.level_step"]),
+    ("dask", ["cocoviz.pipeline.distributed"]),
+    ("one call", ["cocoviz.pipeline.estimate"]),
+]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """``{module: the cocoviz modules it imports}``; ``from cocoviz.x import name`` counts as ``cocoviz.x``
+    (or ``cocoviz.x.name`` when that is a module)."""
+    mods = modules()
+
+    def owner(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps |= {owner(a.name) for a in node.names if a.name.split(".")[0] == "cocoviz"}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                if base.split(".")[0] != "cocoviz":
+                    continue
+                deps |= {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else owner(base) for a in node.names}
+        graph[name] = deps - {name, None}
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for dep in graph.get(todo.pop(), ()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def test_the_graph_is_read_from_every_module():
+    graph = import_graph()
+    assert {"cocoviz", "cocoviz.measure.measurements", "cocoviz.pipeline.estimate", "cocoviz.plan.plan"} <= set(graph)
+    assert "cocoviz.measure.measurements" in graph["cocoviz.release.post_process"]
+    # A deferred import counts: pipeline imports distributed inside estimate().
+    assert "cocoviz.pipeline.distributed" in graph["cocoviz.pipeline.estimate"]
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    cycles = sorted(m for m in graph if m in reachable(graph, m))
+    assert not cycles, f"modules on an import cycle: {cycles}"
+
+
+@pytest.mark.parametrize("stage", range(len(STAGES)), ids=[name for name, _ in STAGES])
+def test_no_stage_imports_a_later_one(stage):
+    """Nothing a stage imports, directly or not, belongs to a stage after it."""
+    graph = import_graph()
+    later = {m: name for name, mods in STAGES[stage + 1 :] for m in mods}
+    for module in STAGES[stage][1]:
+        assert module in graph, f"{module} is gone: update STAGES"
+        back = sorted(f"{m} ({later[m]})" for m in reachable(graph, module) if m in later)
+        assert not back, f"{module} ({STAGES[stage][0]}) imports a later stage: {back}"
+
+
+def test_the_release_never_imports_post_processing():
+    assert "cocoviz.release.post_process" not in reachable(import_graph(), "cocoviz.release.release")

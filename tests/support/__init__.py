@@ -1,0 +1,1 @@
+"""Helpers the tests share: strategies, digests, capped runs, file builders, the AppTest harness."""
