@@ -11,7 +11,7 @@ smallest size"), so its cost grows with the number of distinct (size, variance) 
 - :mod:`~cocoviz.consistency.orders`: the sort orders of a level's runs;
 - :mod:`~cocoviz.consistency.mean`: Hay et al.'s mean-consistency on noisy Hc, the real-valued baseline.
 
-Nothing here reads the experimental stated errors (:mod:`cocoviz.accuracy.stated`): they read the matched pairs.
+Nothing here imports a later stage: readers downstream get the matched pairs through ``top_down``'s ``on_pairs``.
 """
 
 from __future__ import annotations

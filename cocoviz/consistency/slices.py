@@ -2,9 +2,8 @@
 back-substitution.
 
 Each slice's matching and merge is handed, as a :class:`MatchedPairs`, to an optional ``on_pairs`` callback: what
-the merge matched and used, for readers downstream (the experimental stated errors of
-:mod:`cocoviz.accuracy.stated` read them on request).  Nothing here depends on them: the release is the same with
-or without a reader.
+the merge matched and used, for readers in later stages.  Nothing here depends on a reader: the release is the
+same with or without one.
 """
 
 from __future__ import annotations
@@ -215,8 +214,8 @@ def top_down(
     parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
     merge : ``"weighted"`` or ``"average"``
     on_pairs : called as ``on_pairs(level, pairs)`` for every slice of every step ``level - 1`` → ``level``, in
-        order, with the :class:`MatchedPairs` the step matched and merged (what it used, for readers such as
-        :mod:`cocoviz.accuracy.stated`); None for none.  It never changes the result.
+        order, with the :class:`MatchedPairs` the step matched and merged (what it used); None for none.  It
+        never changes the result.
 
     Returns
     -------
