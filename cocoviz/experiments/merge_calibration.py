@@ -3,7 +3,7 @@
 Every estimated group carries two variances (:class:`cocoviz.consistency.LevelEstimates`): ``variances``,
 the paper's model, which the weighted merge weighs by, and ``stated`` (issue 24:
 :mod:`cocoviz.accuracy.stated.variances`
-for Hc and Hg, :func:`cocoviz.consistency.merge.merge_stated` after a merge), the one stated to
+for Hc and Hg, :func:`cocoviz.accuracy.stated.merged.merge_stated` after a merge), the one stated to
 users.  Calibrated means ``z² = (estimate − truth)² / V`` averages about 1 over a level's groups; both
 are measured, so the weights' miscalibration stays visible.
 :func:`calibration` pairs each node's estimated groups with its true groups by rank (sorted sizes,

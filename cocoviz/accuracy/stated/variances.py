@@ -3,7 +3,8 @@
 Hg: :func:`hg_size_variances`, below; Hc: the rank-shift rule that follows.
 
 Stated, not weighed by: the top-down merge keeps the paper's count rule as its weights
-(``LevelEstimates.variances``); this one is ``LevelEstimates.stated``.
+(``LevelEstimates.variances``); this one is ``StatedEstimates.stated`` (:mod:`cocoviz.accuracy.stated.topdown`,
+computed on request).
 
 Why not METHOD.md's ``4 / (ε² Ĥ[s])``: that is the variance of a *count* shared out over the
 groups of one size, but what a user needs stated is the error of one group's *size*.  An Hc fit
