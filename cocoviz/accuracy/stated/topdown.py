@@ -212,7 +212,19 @@ def release_statements(
     """The released levels and every level's statements (float32 per released run, root first) under
     ``consistency``: ``"top-down"`` (:class:`TopDownStatements`; ``run_top_down(reader)`` runs the consistency
     step with it, by default :func:`~cocoviz.consistency.top_down` on the fits), ``"bottom-up"`` (the union's,
-    :func:`~cocoviz.accuracy.stated.released.union_levels`) or ``"none"`` (each level's own fit's)."""
+    :func:`~cocoviz.accuracy.stated.released.union_levels`) or ``"none"`` (each level's own fit's).
+
+    A root of four groups over two leaves, every run stating 4 (whole-size errors) and weighed equally: the root
+    states the textbook merge of its pairs, ``(4 + 4) / 4 = 2``; each leaf shares the root's correction with the
+    other leaf (sizes 1 and 3 lie within one standard deviation, 2, of each other): ``4 · ½ + 2 / 2 = 3``.
+
+    >>> root = LevelEstimates(np.array([0, 2]), np.array([1, 3]), np.array([2, 2]), np.array([1.0, 1.0]))
+    >>> leaves = LevelEstimates(np.array([0, 1, 2]), np.array([1, 3]), np.array([2, 2]), np.array([1.0, 1.0]))
+    >>> fitted = [StatedEstimates(root, np.full(2, 4.0)), StatedEstimates(leaves, np.full(2, 4.0))]
+    >>> levels, stated = release_statements("top-down", "weighted", fitted, [None, np.array([0, 0])], [1, 2])
+    >>> levels[0].sizes.tolist(), [s.tolist() for s in stated]
+    ([1, 3], [[2.0, 2.0], [3.0, 3.0]])
+    """
     if consistency == "top-down":
         reader = TopDownStatements(fitted, merge)
         if run_top_down is None:
