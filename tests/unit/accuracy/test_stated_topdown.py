@@ -283,3 +283,47 @@ def test_merge_stated_misplaced_groups(va, vb, sa, sb, m, how):
     assert max(sa, sb * np.sqrt(1 - 1 / m)) - 1e-12 <= merged <= sa + sb + 1e-12
     want = merged if w > 0.5 else sb if w < 0.5 else (merged + sb) / 2
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_a_release_without_stated_errors_computes_none(monkeypatch, toy_public_tree):
+    """Off the hot path: with the default ``stated=False`` no statement rule runs (each one here refuses)."""
+    import cocoviz.accuracy.stated.released as released
+    import cocoviz.accuracy.stated.topdown as topdown
+    import cocoviz.accuracy.stated.variances as variances
+    from cocoviz import estimate, measure, post_process
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a stated-error rule ran")
+
+    for module, names in (
+        (topdown, ("fitted_stated", "hc_stated", "hg_stated_runs", "merge_stated", "step_stated", "union_stated")),
+        (variances, ("hc_stated", "hg_stated_runs", "pool_by_size", "hg_merged_stated")),
+        (released, ("union_levels", "step_stated", "union_stated")),
+    ):
+        for name in names:
+            monkeypatch.setattr(module, name, refuse)
+    for consistency in ("top-down", "bottom-up", "none"):
+        opts = dict(epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0, consistency=consistency)
+        release = estimate(toy_public_tree, **opts)
+        assert release.stated == [None, None]
+        plan = release.plan
+        assert post_process(plan, measure(plan, toy_public_tree, seed=0)).to_frame().equals(release.to_frame())
+    with pytest.raises(AssertionError, match="rule ran"):
+        estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0, stated=True)
+
+
+def test_consistency_imports_no_later_stage():
+    """Algorithm 1 reads as the paper's: cocoviz.consistency imports nothing from accuracy, release or pipeline
+    (lazy imports included), and no statement reaches it."""
+    import ast
+    from pathlib import Path
+
+    package = Path(cocoviz.consistency.__file__).parent
+    later = ("cocoviz.accuracy", "cocoviz.release", "cocoviz.pipeline", "cocoviz.evaluate")
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(later), (path.name, node.module)
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith(later) for a in node.names), path.name
+        assert "stated" not in path.read_text().replace("statement", ""), path.name
