@@ -3,7 +3,8 @@
 Many docstrings end with a doctest but no ``Examples`` heading. The numpy parser then reads ``>>>`` lines as
 prose (a ``[...]`` result becomes a broken Markdown link) or as a malformed parameter. This extension inserts
 the heading before the first ``>>>`` line of any docstring that has none before it, and dedents the rest of the
-docstring to that line's indentation, so the runs render as code. It changes only what the site shows.
+docstring to that line's indentation, so the runs render as code; it also turns Sphinx roles
+(``:func:`x```) into code spans. It changes only what the site shows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ import re
 import griffe
 
 _HEADING = re.compile(r"^Examples\n-{3,}\s*$", re.M)
+_ROLE = re.compile(r":(?:py:)?(?:func|meth|class|mod|attr|data|obj|exc):`~?([^`]+)`")
+
+
+def plain_roles(text: str) -> str:
+    """Sphinx cross-reference roles as code spans (the site does not resolve them).
+
+    >>> plain_roles("Build one with :meth:`build` or :func:`~cocoviz.estimate`.")
+    'Build one with `build` or `cocoviz.estimate`.'
+    """
+    return _ROLE.sub(r"`\1`", text)
 
 
 def examples_heading(text: str) -> str:
@@ -36,8 +47,8 @@ def examples_heading(text: str) -> str:
 
 
 class DoctestExamples(griffe.Extension):
-    """Apply :func:`examples_heading` to every docstring griffe loads."""
+    """Apply :func:`plain_roles` and :func:`examples_heading` to every docstring griffe loads."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:
         if obj.docstring is not None:
-            obj.docstring.value = examples_heading(obj.docstring.value)
+            obj.docstring.value = examples_heading(plain_roles(obj.docstring.value))

@@ -169,6 +169,7 @@ def reconstruction(name: str, J: int, tau: int | None, scale: np.ndarray) -> np.
     return (maps**2 * var[:, None]).sum(axis=0)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("neighbours,tau", [("person", None), ("record", 2)])
 def test_noise_has_the_declared_scale(name, neighbours, tau):

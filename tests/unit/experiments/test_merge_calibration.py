@@ -16,6 +16,8 @@ from cocoviz.experiments.merge_calibration import calibration
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import Plan
 
+pytestmark = pytest.mark.statistical
+
 TRIALS = 200
 
 

@@ -13,6 +13,8 @@ from cocoviz.measure.measurements import open_measurement
 from cocoviz.pipeline.distributed import check_client, estimate_subtrees, subtree_ranges
 from cocoviz.plan import Plan
 
+pytestmark = pytest.mark.dask
+
 distributed = pytest.importorskip("dask.distributed")
 
 

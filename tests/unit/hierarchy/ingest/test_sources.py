@@ -177,6 +177,7 @@ def test_missing_file_and_bad_source():
         sql("mysql://x", "t")
 
 
+@pytest.mark.postgres
 @needs_postgres
 def test_postgres_query_and_error_named():
     name = _to_postgres(GOOD, "persons_query")
