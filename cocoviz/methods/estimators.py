@@ -62,7 +62,7 @@ class GroupEstimate:
     ``counts[r]`` groups have estimated size ``sizes[r]`` and variance
     ``variances[r]``; a size may repeat when its groups carry different
     variances.  ``variances`` is the paper's model, the merge's weights;
-    ``stated`` (issue 24) the calibrated mean squared size error where a
+    ``stated`` the calibrated mean squared size error where a
     better model exists (Hc: :mod:`cocoviz.accuracy.stated.variances`), else ``None``
     (the same as ``variances``); ``stated_runs`` the same before pooling per
     size, where it was pooled (Hg), else ``None``.
@@ -176,7 +176,7 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
     Variance per group (the merge's weights): the estimated H[s] = Hc[s] - Hc[s-1]
     has variance ≈ 2 · 2/ε², shared by its Ĥ[s] groups: ``4 / (ε² Ĥ[s])``.
     Stated variance: the mean squared *size* error of a rank shift by the Hc noise
-    (:mod:`cocoviz.accuracy.stated.variances`, issue 24), calibrated where the count rule is not.
+    (:mod:`cocoviz.accuracy.stated.variances`), calibrated where the count rule is not.
 
     >>> est = fit_hc(np.array([0, 2, 2, 3]), groups=4, epsilon=1.0, p=1)  # Hc = [0, 2, 2, 3, 4]
     >>> est.sizes, est.counts
@@ -198,7 +198,7 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     Variance per group (the merge's weights): ``2 / (|S_i| ε²)`` where S_i is the
     block (run of equal fitted values, before rounding) holding group i.  Stated
     variance: the step model or the block rule of :func:`cocoviz.accuracy.stated.variances.hg_stated_runs`,
-    pooled over the runs of one size (issue 24).
+    pooled over the runs of one size.
 
     >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
     array([2, 6])

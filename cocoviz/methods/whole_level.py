@@ -99,7 +99,7 @@ def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     run_ptr, sizes, counts, variances = fit_hg_segments(noisy, ptr, p, noise)
     # Weights: the block rule; stated: the step model or the block rule of cocoviz.accuracy.stated.variances, pooled
     # over
-    # each node's runs of one size (issue 24).
+    # each node's runs of one size.
     runs = hg_stated_runs(run_ptr, sizes, counts, variances, noise if p == 2 else None)
     return LevelEstimates(run_ptr, sizes, counts, variances, pool_by_size(run_ptr, sizes, counts, runs), runs)
 
@@ -111,7 +111,7 @@ def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
     noisy = np.ascontiguousarray(noisy, np.int64)
     groups = np.asarray(groups, np.int64)
     run_ptr, sizes, counts, variances = fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2)
-    # Weights: the kernel's count rule; stated: the size variances of cocoviz.accuracy.stated.variances (issue 24).
+    # Weights: the kernel's count rule; stated: the size variances of cocoviz.accuracy.stated.variances.
     # K of each node: its segment's length (Hc[0..K-1]).
     stated = hc_stated(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, np.diff(ptr))
     return LevelEstimates(run_ptr, sizes, counts, variances, stated)
