@@ -236,6 +236,8 @@ CASES = [  # (strategy, D, D' one person / one group away, J, neighbours, τ)
 ]
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[4]}" for c in CASES])
 def test_empirical_privacy_on_neighbours(case):
     """Measured outputs (the answer is a post-processing of them) on neighbours: ratio ≤ e^ε, and tight."""

@@ -66,6 +66,7 @@ def test_subtree_ranges_are_each_states_descendants(four_levels):
             assert [p for p in paths if p[:1] == state] == list(paths[lo:hi])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "methods, k_select", [(["Hg", "Hc", "Hg", "Hc"], "public"), (["Hc", "Hc", "Hc", "Hg"], "noisy-max-per-node")]
 )
