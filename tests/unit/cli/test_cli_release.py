@@ -179,6 +179,7 @@ def test_a_release_killed_mid_draw_leaves_its_entry_incomplete(files):
     assert not (files / "out" / "budget.json").exists()
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(
     "COCOVIZ_TEST_POSTGRES" not in os.environ,
     reason="no PostgreSQL: COCOVIZ_TEST_POSTGRES is set by scripts/test.sh, which starts one",
