@@ -138,13 +138,13 @@ def fit_table(
             raise ParameterError(f"a named prior must be one of {PRIOR_CHOICES}, got {prior!r}")
         share = np.full(n.size, owners / groups)
         if prior == "uniform":
-            q, _ = ide(np.ones(2 * n.size), _PARTS(n.size), _targets(n, owners), iterations)
+            q, _ = ide(np.ones(2 * n.size), _PARTS(n.size), _targets(n, owners), iterations, stage1="partition")
             share = _owner_share(q.reshape(n.size, 2), owners / groups)
     else:
         p = np.asarray(prior, dtype=np.float64) if isinstance(prior, (np.ndarray, list, tuple)) else prior
         if not isinstance(p, np.ndarray) or p.shape != (n.size, 2):
             raise ParameterError(f"a region's prior must be a ({n.size}, 2) array of public numbers")
-        q, _ = ide(p.ravel(), _PARTS(n.size), _targets(n, owners), iterations)
+        q, _ = ide(p.ravel(), _PARTS(n.size), _targets(n, owners), iterations, stage1="partition")
         share = _owner_share(q.reshape(n.size, 2), owners / groups)
     own = split_total(owners, share * n, n)
     return np.column_stack([own, n - own])
