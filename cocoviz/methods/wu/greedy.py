@@ -32,6 +32,7 @@ import numpy as np
 
 from cocoviz.core.memory import check_cells
 from cocoviz.errors import ParameterError
+from cocoviz.methods.wu._greedy_kernels import trace_inverse_form
 
 __all__ = ["dyadic_levels", "level_rows", "strategy_delta", "strategy_error", "greedy_h"]
 
@@ -82,14 +83,9 @@ def strategy_error(a: np.ndarray, workload: np.ndarray, neighbours: str = "recor
     a = np.asarray(a, np.float64)
     w = np.asarray(workload, np.float64)
     gram = a.T @ a
-    try:
-        low = np.linalg.cholesky(gram)
-    except np.linalg.LinAlgError:
-        return math.inf
-    if np.diag(low).min() < 1e-6 * np.diag(low).max():  # numerically singular: a bucket barely measured
-        return math.inf
-    half = np.linalg.solve(low, w.T)  # tr(W G⁻¹ Wᵀ) = ‖L⁻¹ Wᵀ‖²_F with G = L Lᵀ
-    return strategy_delta(a, neighbours) ** 2 * float(np.sum(half * half))
+    floor = 1e-6 * math.sqrt(max(float(np.diag(gram).max()), 1e-300))  # a bucket barely measured: singular
+    trace = trace_inverse_form(np.ascontiguousarray(gram), np.ascontiguousarray(w.T), floor)
+    return math.inf if not math.isfinite(trace) else strategy_delta(a, neighbours) ** 2 * float(trace)
 
 
 def greedy_h(J: int, weights: np.ndarray | None = None, *, neighbours: str = "record", sweeps: int = 6) -> np.ndarray:
@@ -116,6 +112,8 @@ def greedy_h(J: int, weights: np.ndarray | None = None, *, neighbours: str = "re
     """
     from scipy.optimize import minimize_scalar  # deferred: SciPy at import costs a fifth of a second
 
+    if neighbours not in ("record", "person"):
+        raise ParameterError(f"neighbours must be 'record' or 'person', got {neighbours!r}")
     rows = level_rows(J)
     w = np.tril(np.ones((J, J)))
     if weights is not None:
@@ -124,8 +122,15 @@ def greedy_h(J: int, weights: np.ndarray | None = None, *, neighbours: str = "re
             raise ParameterError(f"weights must be {J} finite numbers ≥ 0, got shape {weights.shape}")
         w = w * weights[None, :]
 
-    def error(c: np.ndarray) -> float:
-        return strategy_error(np.vstack([x * m for x, m in zip(c, rows)]), w, neighbours)
+    grams = np.stack([m.T @ m for m in rows])  # AᵀA = Σ_l c_l² L_lᵀL_l
+    moves = np.stack([np.abs(np.diff(np.pad(m, ((0, 0), (1, 1))), axis=1)).sum(axis=0) for m in rows])
+    wt = np.ascontiguousarray(w.T)
+
+    def error(c: np.ndarray) -> float:  # strategy_error of the stacked strategy, from the per-level parts
+        delta = float(c.sum()) if neighbours == "record" else float((c @ moves).max())
+        gram = np.tensordot(c * c, grams, axes=1)
+        trace = trace_inverse_form(gram, wt, 1e-6 * math.sqrt(float(np.diag(gram).max())))
+        return math.inf if not math.isfinite(trace) else delta**2 * float(trace)
 
     c = np.ones(len(rows))
     best = error(c)
