@@ -32,7 +32,6 @@ import numpy as np
 
 from cocoviz.core.memory import check_cells
 from cocoviz.errors import ParameterError
-from cocoviz.methods.wu._greedy_kernels import trace_inverse_form
 
 __all__ = ["dyadic_levels", "level_rows", "strategy_delta", "strategy_error", "greedy_h"]
 
@@ -80,6 +79,8 @@ def strategy_error(a: np.ndarray, workload: np.ndarray, neighbours: str = "recor
     >>> round(strategy_error(np.eye(3), np.tril(np.ones((3, 3)))), 9)   # identity: Σ_j j
     6.0
     """
+    from cocoviz.methods.wu._greedy_kernels import trace_inverse_form  # deferred: numba loads on first use
+
     a = np.asarray(a, np.float64)
     w = np.asarray(workload, np.float64)
     gram = a.T @ a
@@ -111,6 +112,8 @@ def greedy_h(J: int, weights: np.ndarray | None = None, *, neighbours: str = "re
     0.41
     """
     from scipy.optimize import minimize_scalar  # deferred: SciPy at import costs a fifth of a second
+
+    from cocoviz.methods.wu._greedy_kernels import trace_inverse_form  # deferred: numba loads on first use
 
     if neighbours not in ("record", "person"):
         raise ParameterError(f"neighbours must be 'record' or 'person', got {neighbours!r}")
