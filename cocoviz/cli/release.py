@@ -56,7 +56,7 @@ def source_spec(source: str, table: str | None, query: str | None, option: str):
     if "://" in source:
         if (table is None) == (query is None):
             raise ParameterError(f"{option} {source} is a database: give its --table or its --query (one of them)")
-        return sql(source, table if table is not None else query)
+        return sql(source, table) if table is not None else sql(source, query=query)
     if table is not None or query is not None:
         raise ParameterError(f"{option} {source} is a file: --table and --query are for a database URL")
     return source
@@ -75,16 +75,27 @@ def load_tree(source, *, group: str, levels: list[str], groups=None):
 
 # ------------------------------------------------------------------ arguments
 def _numbers(text: str | None, option: str, kind=float) -> list | None:
+    """Comma-separated numbers; a blank item (``1,,1``) is refused by its position, never dropped."""
     if text is None:
         return None
+    items = _items(text, option)
     try:
-        return [kind(x) for x in text.split(",") if x.strip()]
+        return [kind(x) for x in items]
     except ValueError:
         raise ParameterError(f"{option} takes comma-separated numbers, one per level, got {text!r}") from None
 
 
-def _words(text: str | None) -> list[str] | None:
-    return None if text is None else [w.strip() for w in text.split(",") if w.strip()]
+def _items(text: str, option: str) -> list[str]:
+    items = [x.strip() for x in text.split(",")]
+    blank = [k + 1 for k, x in enumerate(items) if not x]
+    if blank:
+        where = ", ".join(map(str, blank))
+        raise ParameterError(f"{option} {text!r}: item {where} is blank; give one value per item, no empty ones")
+    return items
+
+
+def _words(text: str | None, option: str = "--levels") -> list[str] | None:
+    return None if text is None else [] if not text.strip() else _items(text, option)
 
 
 def add_release(sub: argparse._SubParsersAction) -> None:

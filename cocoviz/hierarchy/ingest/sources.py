@@ -74,12 +74,15 @@ class Sources:
                 if same:
                     db = Database(databases[0])
                     self._dbs.append(db)
+                    db.read_only()
                     return db, [t.relation for t in self.tables]
             if isinstance(self.tables[0], SqlSource):
                 # The persons stay in their database; the public groups table (one row per group) joins them there.
                 db = Database(self.tables[0])
                 self._dbs.append(db)
-                return db, [self.tables[0].relation, *(self._upload(db, t, k) for k, t in enumerate(self.tables[1:]))]
+                uploaded = [self._upload(db, t, k) for k, t in enumerate(self.tables[1:])]
+                db.read_only()  # the temporary copies are made: from here on nothing may write
+                return db, [self.tables[0].relation, *uploaded]
             db = _duckdb()
             self._dbs.append(db)
             return db, [self._relation(db, t, k) for k, t in enumerate(self.tables)]
@@ -107,13 +110,15 @@ class Sources:
         if isinstance(table, SqlSource):
             # A database table meeting a file: read into the embedded engine.
             remote = Database(table)
+            remote.read_only()
             self._dbs.append(remote)
             frame = remote.query(f"SELECT * FROM {table.relation} AS t")
             db.connection.register(name, frame)
             return name
         if isinstance(table, str) and "://" in table:
             raise ParameterError(
-                f"{table.split('://')[0]}:// is a database: name its table with cocoviz.sql(url, table_or_query)"
+                f"{table.split('://')[0]}:// is a database: name its table with cocoviz.sql(url, table) "
+                "or give cocoviz.sql(url, query=...)"
             )
         if isinstance(table, (str, os.PathLike)):
             relation, pattern = _files(table)
