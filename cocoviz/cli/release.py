@@ -239,7 +239,7 @@ def _plan(args: argparse.Namespace, tree):
     if args.delta is not None:
         budget["delta"] = args.delta
     k = {"k_select": args.k_select or "public", "k_epsilon": args.k_epsilon, "k_beta": args.k_beta}
-    return Plan.build(tree, **budget, methods=_words(args.methods), max_size=max_size, **k)
+    return Plan.build(tree, **budget, methods=_words(args.methods, "--methods"), max_size=max_size, **k)
 
 
 def _out_files(out: str, measurements: str | None = None) -> list[Path]:
