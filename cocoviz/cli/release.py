@@ -321,8 +321,9 @@ def _estimated_bytes(plan) -> int:
 def run_release(args: argparse.Namespace) -> int:
     """The ``release`` subcommand (see the module's docstring for the order of work)."""
     from cocoviz.measure.identity import source_identity
-    from cocoviz.measure.ledger import Ledger, Recorded, check_cap
+    from cocoviz.measure.ledger import Ledger, check_cap
     from cocoviz.measure.measurements import measure
+    from cocoviz.measure.recording import Recorded
     from cocoviz.pipeline.estimate import estimate
     from cocoviz.release.budget_report import EXPLORATION, budget_markdown, budget_report
     from cocoviz.release.post_process import post_process

@@ -72,14 +72,10 @@ __all__ = [
     "Ledger",
     "LEDGER_ENV",
     "NEIGHBOURS",
-    "Recorded",
-    "Draw",
-    "begin_draw",
     "compose",
     "dataset_identity",
     "default_path",
     "check_cap",
-    "resolve_ledger",
     "source_identity",
 ]
 
@@ -243,71 +239,6 @@ def _check_cap(db: sqlite3.Connection, dataset: str, cost: tuple, cap: float | N
             f"{len(recorded)} secure release(s), and this draw would take it to ε = {total:g}{how}; "
             "nothing was drawn"
         )
-
-
-class Recorded:
-    """A draw already recorded by its caller as ledger entry ``entry`` (the command line records the release it
-    writes): :func:`~cocoviz.measure.measurements.measure` and :func:`~cocoviz.pipeline.estimate.estimate`
-    given it record nothing more."""
-
-    def __init__(self, ledger: Ledger, entry: int):
-        self.ledger, self.entry = ledger, int(entry)
-
-    def __repr__(self) -> str:
-        return f"Recorded({self.ledger!r}, {self.entry})"
-
-
-#: What a budget's notes say of a secure draw told not to be recorded (``ledger=False``).
-NOT_RECORDED = "not recorded in a privacy ledger: the caller asked so (ledger=False)"
-
-
-def resolve_ledger(ledger) -> Ledger | Recorded | None:
-    """The ledger a secure draw records in: None or True → the default file (:func:`default_path`); a path → that
-    file; a :class:`Ledger` or :class:`Recorded` as given; False → None (not recorded, said in the budget)."""
-    if ledger is False:
-        return None
-    if ledger is None or ledger is True:
-        return Ledger()
-    if isinstance(ledger, (Ledger, Recorded)):
-        return ledger
-    if isinstance(ledger, (str, os.PathLike)):
-        return Ledger(ledger)
-    raise ParameterError(f"ledger must be a Ledger, a path, None (the default ledger) or False, got {ledger!r}")
-
-
-class Draw:
-    """One secure draw's entry, begun by :func:`begin_draw` before its noise: :meth:`complete` or :meth:`fail`
-    it when the draw ends (both do nothing for a draw that is not recorded)."""
-
-    def __init__(self, ledger: Ledger | None = None, entry: int | None = None):
-        self.ledger, self.entry = ledger, entry
-
-    def complete(self) -> None:
-        if self.ledger is not None and self.entry is not None:
-            self.ledger.complete(self.entry)
-
-    def fail(self, reason: str | BaseException) -> None:
-        if self.ledger is not None and self.entry is not None:
-            self.ledger.fail(self.entry, reason)
-
-
-def begin_draw(ledger, plan, budget, *, secure: bool, dataset: str | None = None) -> tuple[Draw, tuple[str, ...]]:
-    """Record a library draw before its noise: (its :class:`Draw`, the budget notes it adds).
-
-    A fast (seeded) draw is exploration: not recorded, no note.  A secure draw is recorded in
-    :func:`resolve_ledger`'s ledger (the cap checked) unless the caller recorded it (:class:`Recorded`);
-    ``ledger=False`` skips it and says so in the budget's notes.
-    """
-    if not secure:
-        return Draw(), ()
-    book = resolve_ledger(ledger)
-    if book is None:
-        return Draw(), (NOT_RECORDED,)
-    if isinstance(book, Recorded):
-        return Draw(), ()
-    return Draw(
-        book, book.begin(plan, budget, label="library draw", sampler=budget.sampler or "secure", dataset=dataset)
-    ), ()
 
 
 class Ledger:

@@ -32,7 +32,7 @@ import numpy as np
 
 from cocoviz.core.memory import check_plan
 from cocoviz.errors import InputError, ParameterError, PrivacyError
-from cocoviz.measure.ledger import Draw, begin_draw
+from cocoviz.measure.recording import Draw, begin_draw
 from cocoviz.measure.schedule import (
     _PARALLEL_NODES,  # noqa: F401 - tests/test_pipeline.py imports it from here
     check_workers,

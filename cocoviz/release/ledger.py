@@ -7,13 +7,12 @@ from cocoviz.measure.ledger import (  # noqa: F401
     NEIGHBOURS,
     STATUSES,
     Ledger,
-    Recorded,
     check_cap,
     dataset_identity,
     default_path,
-    resolve_ledger,
     source_identity,
 )
+from cocoviz.measure.recording import Recorded, resolve_ledger  # noqa: F401
 
 __all__ = [
     "Ledger",

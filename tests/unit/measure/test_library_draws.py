@@ -9,8 +9,9 @@ import pytest
 import cocoviz
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure.identity import source_identity
-from cocoviz.measure.ledger import NOT_RECORDED, Ledger, compose
+from cocoviz.measure.ledger import Ledger, compose
 from cocoviz.measure.measurements import measure
+from cocoviz.measure.recording import NOT_RECORDED
 from cocoviz.plan import Plan
 from cocoviz.privacy.accounting import zcdp_epsilon
 
