@@ -166,3 +166,34 @@ def test_blank_items_and_two_budgets_are_refused(files, capsys, flags, message):
     assert main(args("state,county", *flags)) == 2
     assert message in capsys.readouterr().err
     assert not Path("out").exists() and Ledger().entries().empty
+
+
+_KILLED_RUN = """
+import os, signal, sys
+import cocoviz.cli.release as r
+from cocoviz.cli.main import main
+real = r.write_text
+def killed(path, text):
+    real(path, text)
+    os.kill(os.getpid(), signal.SIGKILL)  # kill -9 between release.parquet + budget.json and budget.md
+r.write_text = killed
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_kill_9_mid_write_leaves_the_old_state_a_named_leftover_and_an_incomplete_entry(files, capsys):
+    import os
+
+    argv = args("state", "--epsilons", "1,1", "--methods", "Hg,Hg")
+    root = str(Path(cocoviz.cli.release.__file__).parents[2])  # this checkout's cocoviz, not an installed one
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_RUN, *argv], capture_output=True, env=env)
+    assert killed.returncode == -9
+    assert not Path("out").exists()  # the folder did not appear half-written
+    (leftover,) = Path(".").glob(".out.partial-*")  # named by its process
+    assert (leftover / "release.parquet").exists() and not (leftover / "budget.md").exists()
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "incomplete"  # its process is gone: its ε counts as spent
+    assert main(argv) == 0  # a rerun into the same --out is not refused: the leftover is removed
+    assert "removed" in capsys.readouterr().err and not leftover.exists()
+    assert sorted(p.name for p in Path("out").iterdir()) == ["budget.json", "budget.md", "release.parquet"]
