@@ -308,8 +308,9 @@ def _load_cached(name: str, scale: float | None, seed: int, folder: str) -> Hier
             table = pd.read_parquet(path)
         except Exception as exc:  # noqa: BLE001 - pyarrow's errors vary (ArrowInvalid, OSError): name the file
             raise InputError(
-                f"the bundled file {str(path)!r} of {name!r} cannot be read ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else 'corrupt'}); delete it to regenerate it"
+                f"unreadable file: the bundled file {str(path)!r} of {name!r} cannot be read "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'corrupt'}); "
+                "delete it to regenerate it"
             ) from None
         return spec.build(table)
     # The toy table lives in code; a missing bundle is regenerated (same seed, same data).
