@@ -114,7 +114,7 @@ def budget_markdown(report: dict) -> str:
         f"- sampler: {report['sampler']}",
         *([f"- source: {report['source']}"] if report.get("source") else []),
         *(
-            [f"- dataset identity (hash of the public levels, nodes, G): `{report['dataset']}`"]
+            [f"- dataset identity in the privacy ledger (a hash of the persons source): `{report['dataset']}`"]
             if report["dataset"]
             else []
         ),
