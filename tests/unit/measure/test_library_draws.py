@@ -84,3 +84,10 @@ def test_an_old_ledger_is_upgraded_in_place(tmp_path):
     db.close()
     entries = Ledger(path).entries()
     assert entries["accounting"].tolist() == ["pure-ε"] and Ledger(path).spent("d") == 2.0
+
+
+def test_a_secure_selection_is_one_draw_of_its_whole_cost(tree):
+    release = cocoviz.select_mix(tree, [["Hg", "Hg"], ["Hc", "Hg"]], epsilons=[1, 1], epsilon_select=0.5, secure=True,
+                                 max_size=5)  # fmt: skip
+    (entry,) = Ledger().entries().itertuples()
+    assert entry.status == "complete" and entry.epsilon == release.budget.total == 2 * 2 + 0.5
