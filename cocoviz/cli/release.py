@@ -178,6 +178,12 @@ def add_release(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the noisy-measurement file (Parquet; publishable: noisy answers and the public plan only)",
     )
+    parser.add_argument(
+        "--stated-errors",
+        action="store_true",
+        help="also compute and write the experimental stated error of every released group size (post-processing, "
+        "no ε; slower)",
+    )
     parser.set_defaults(handler=run_release)
 
 
@@ -371,10 +377,12 @@ def run_release(args: argparse.Namespace) -> int:
         with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
             book = Recorded(ledger, entry) if secure else False
             if args.measurements is None:
-                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed, ledger=book)
+                release = estimate(
+                    tree, **plan.options(), secure=secure, seed=args.seed, stated=args.stated_errors, ledger=book
+                )
             else:  # kept whole to be written: the release is their post-processing
                 measurements = measure(plan, tree, secure=secure, seed=args.seed, ledger=book)
-                release = post_process(plan, measurements)
+                release = post_process(plan, measurements, stated=args.stated_errors)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
             # Each file is written whole or not at all (cocoviz.core.atomic), in the partial folder.
             release.save(staged[0])

@@ -55,6 +55,7 @@ def estimate(
     k_beta_scope: str = "node",
     ledger=None,
     dataset: str | None = None,
+    stated: bool = False,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -105,6 +106,8 @@ def estimate(
     ledger, dataset : where a secure draw is recorded before its noise, and the identity of its persons
         (see :func:`~cocoviz.measure.measurements.measure`); the default ledger unless ``ledger`` is given,
         ``ledger=False`` to skip it (said in the budget's notes)
+    stated : also compute the experimental stated errors (:meth:`~cocoviz.Release.stated_errors`); off by
+        default: they cost time and never change the released numbers
 
     Returns
     -------
@@ -141,7 +144,7 @@ def estimate(
             ledger=ledger,
             dataset=dataset,
         )
-        return post_process(plan, measurements, workers=workers)
+        return post_process(plan, measurements, workers=workers, stated=stated)
     if level_cache is not None and not isinstance(level_cache, MutableMapping):
         raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
     if progress is not None and not callable(progress):
@@ -151,7 +154,9 @@ def estimate(
         plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, ledger=ledger, dataset=dataset
     )
     try:
-        release = _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client, workers, progress)
+        release = _estimate_opened(
+            plan, tree, opened, level_cache, seed, rng, source, client, workers, progress, stated
+        )
     except BaseException as exc:
         opened.draw.fail(exc)
         raise
@@ -159,7 +164,7 @@ def estimate(
     return release
 
 
-def _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client, workers, progress) -> Release:
+def _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client, workers, progress, stated) -> Release:
     """The release of an opened measurement (its noise drawn level by level, fitted as it comes)."""
     noise, bounds = opened.sampler, opened.bounds
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
@@ -211,9 +216,8 @@ def _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client,
             progress(len(keys), n_measured)
         return hit
 
-    stated: list = []
-    levels = release_levels(plan, fit, stated)
-    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=stated)
+    levels, statements = release_levels(plan, fit, stated=stated, bounds=bounds)
+    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=statements if stated else None)
 
 
 def compile_kernels() -> None:

@@ -169,6 +169,7 @@ def reconstruction(name: str, J: int, tau: int | None, scale: np.ndarray) -> np.
     return (maps**2 * var[:, None]).sum(axis=0)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("neighbours,tau", [("person", None), ("record", 2)])
 def test_noise_has_the_declared_scale(name, neighbours, tau):
@@ -235,6 +236,8 @@ CASES = [  # (strategy, D, D' one person / one group away, J, neighbours, τ)
 ]
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[4]}" for c in CASES])
 def test_empirical_privacy_on_neighbours(case):
     """Measured outputs (the answer is a post-processing of them) on neighbours: ratio ≤ e^ε, and tight."""
