@@ -469,7 +469,10 @@ class Ledger:
             row = db.execute("SELECT plan FROM draws WHERE id = ?", (entry,)).fetchone()
         if row is None:
             raise InputError(f"the privacy ledger {str(self.path)!r} has no entry {entry!r}")
-        return Plan.from_dict(json.loads(row[0]))
+        data = json.loads(row[0])
+        if data.get("kind") == "tenure margin":
+            raise InputError(f"entry {entry} of the privacy ledger is a tenure margin's draw, not a release's plan")
+        return Plan.from_dict(data)
 
     def to_csv(self, path: str | os.PathLike | None = None, dataset: str | None = None) -> str | None:
         """The ledger as CSV: written to ``path`` (whole or not at all), or returned as text when ``path`` is None."""
