@@ -64,7 +64,10 @@ def release_report_html(
     """
     budget, plan = release.budget, release.plan
     names = list(level_names) if level_names is not None else ["(root)", *plan.shape.levels]
-    figures = [budget_figure(budget.per_level(), level_names=names, extra=dict(budget.extra))]
+    if budget.accounting == "zCDP":  # ρ add across levels; the (ε, δ) readings of levels do not
+        figures = [budget_figure(budget.per_level_rho(), level_names=names, unit="ρ")]
+    else:
+        figures = [budget_figure(budget.per_level(), level_names=names, extra=dict(budget.extra))]
     figures.append(_released_figure(release, (), names[0]))
     if plan.shape.depth >= 1:
         # Only the charted nodes' paths are made: the first level may hold thousands.
@@ -74,13 +77,26 @@ def release_report_html(
     charts = "".join(
         fig.to_html(full_html=False, include_plotlyjs=(k == 0), default_width="100%") for k, fig in enumerate(figures)
     )
+    zcdp = plan.rhos is not None
+    # Under zCDP a level spends ρ and draws discrete Gaussian noise of σ²; it has no privacy ε of its own.
+    spent = (
+        {"ρ": list(plan.rhos), "σ² (discrete Gaussian)": [float(plan.level_noise(k).sigma2) for k in range(len(names))]}
+        if zcdp
+        else {"ε": list(plan.epsilons)}
+    )
     parameters = pd.DataFrame(
         {
             "level": names,
-            "ε": list(plan.epsilons),
+            **spent,
             "method": list(plan.methods),
             "nodes": [plan.shape.n_nodes(k) for k in range(plan.shape.depth + 1)],
         }
+    )
+    total = (
+        f"Total ρ = <b>{budget.total_rho:g}</b> (ρ-zCDP; as (ε, δ)-DP: ε = {budget.epsilon_delta():.4g} at "
+        f"δ = {budget.delta:g})"
+        if zcdp
+        else f"Total ε = <b>{budget.total:g}</b>"
     )
     fast = release.sampler.startswith("fast")
     sampler = (
@@ -93,7 +109,7 @@ def release_report_html(
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>Private count-of-counts release — {html.escape(dataset)}</h1>",
         f"<p>Made {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by cocoviz. "
-        f"Noise: {sampler}. Total ε = <b>{budget.total:g}</b>; K = {plan.max_size:,}; consistency "
+        f"Noise: {sampler}. {total}; K = {plan.max_size:,}; consistency "
         f"{html.escape(plan.consistency)}, merge {html.escape(plan.merge)}.</p>",
         "<h2>Publishable: the plan and the release</h2>",
         parameters.to_html(index=False),

@@ -234,7 +234,8 @@ class Release:
         plan = self.plan
         return {
             "levels": ["(root)", *plan.shape.levels],
-            "epsilons": list(plan.epsilons),
+            # Under zCDP a level spends ρ (below), not an ε: no privacy ε per level is stated.
+            "epsilons": list(plan.epsilons) if plan.rhos is None else None,
             "methods": list(plan.methods),
             "p": list(plan.ps),
             "max_size": plan.max_size,
@@ -243,7 +244,15 @@ class Release:
             "sampler": self.sampler,
             "epsilon_spent": self.budget.total,
             **(
-                {"accounting": "zCDP", "rhos": list(plan.rhos), "rho_spent": self.budget.total_rho, "delta": plan.delta}
+                {
+                    "accounting": "zCDP",
+                    "rhos": list(plan.rhos),
+                    "noise": "discrete Gaussian",
+                    "sigma2s": [float(plan.level_noise(k).sigma2) for k in range(len(plan.rhos))],
+                    "rho_spent": self.budget.total_rho,
+                    "delta": plan.delta,
+                    "epsilon_spent_reading": "(ε, δ) reading of rho_spent at delta",
+                }
                 if plan.rhos is not None
                 else {}
             ),

@@ -183,7 +183,8 @@ def test_missing_file_and_bad_source():
 @needs_postgres
 def test_postgres_query_and_error_named():
     name = _to_postgres(GOOD, "persons_query")
-    tree = Hierarchy.from_persons(sql(POSTGRES, f"SELECT * FROM {name} WHERE state = 'a'"), group="hh", levels=LEVELS)
+    persons = sql(POSTGRES, query=f"SELECT * FROM {name} WHERE state = 'a'")
+    tree = Hierarchy.from_persons(persons, group="hh", levels=LEVELS)
     assert tree.groups(()) == 2
     with pytest.raises(ValueError, match="nosuchtable"):
         Hierarchy.from_persons(sql(POSTGRES, "nosuchtable"), group="hh", levels=LEVELS)
@@ -201,7 +202,7 @@ def test_a_label_of_two_types_is_refused(tmp_path):
 
 
 def test_a_database_url_alone_says_how_to_name_its_table():
-    with pytest.raises(ValueError, match=r"cocoviz.sql\(url, table_or_query\)"):
+    with pytest.raises(ValueError, match=r"cocoviz.sql\(url, table\) or give cocoviz.sql\(url, query=...\)"):
         Hierarchy.from_persons("postgresql://me@/census", group="hh", levels=[])
 
 
