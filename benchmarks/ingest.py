@@ -1,16 +1,21 @@
 """Ingestion at census scale: a persons Parquet file -> Hierarchy, against the engines' own group-by.
 
 Generates (in chunks, under ``--data``, by default /tmp/cocoviz-ingest; never in the repository) a
-synthetic persons file of ``--scale`` x 330M rows in about 134M/330M as many households (sizes 1..7, mean 2.47), with integer-coded state /
-county / tract / block group, households in id order; then prints, each phase in a fresh
-process (its peak resident memory is that process's):
+synthetic persons file of ``--scale`` x 330M rows in about 134M/330M as many households (sizes 1..7,
+mean 2.47), with integer-coded state / county / tract / block group, households in id order
+(``--order sorted``) or the rows in a random order (``--order shuffled``, as a database export may come);
+then prints, each phase in a fresh process (its peak resident memory is that process's):
 
-- ``Hierarchy.from_persons(path, ...)`` (DuckDB, checks included) against DuckDB's plain
+- ``Hierarchy.from_persons(path, ...)`` (DuckDB, checks included), without and with the public groups
+  table (``groups``), against DuckDB's plain
   ``GROUP BY household`` of the same file (target: within 2x, <= 3 min, <= 4 GB at full scale).
   With integer household ids the hierarchy groups them in passes of about 20M rows, each a range
-  of ids (``cocoviz/io/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB to disk
-  under the 3 GB limit; in passes nothing spills, and, the file being in household order, each pass
-  reads its own row groups only (passes are taken only where the footers show that; otherwise one).
+  of ids (``cocoviz/hierarchy/ingest/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB
+  to disk under the 3 GB limit; in passes nothing spills, and, the file being in household order, each
+  pass reads its own row groups only (where the footers show that).  In any other order the households
+  are spread over passes of about 60M rows by id (each pass reads every row and keeps its share), so that
+  no grouping spills; ``--spill-check`` measures that choice at a size that fits, under a smaller memory
+  limit, against one grouping.
   Measured at 330M on the 2 shared cores: hierarchy 27.5 s wall /
   41.7 CPU s, peak 1.08 GB, against 28.7 s / 23.5 CPU s for the plain group-by (0.96x wall, 1.77x
   CPU; load average 5 to 7); a second run 36.4 s / 44.6 against 14.6 s / 23.6 (2.50x wall, 1.89x
@@ -97,6 +102,8 @@ def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000, o
 
 
 def _phase(name: str, args: dict, out: mp.Queue) -> None:
+    if "memory" in args:  # the engine's memory limit, read when its module is imported
+        os.environ["COCOVIZ_DUCKDB_MEMORY"] = args.pop("memory")
     # Imports are not timed (numba and friends take seconds); their memory is in the peak.
     import duckdb  # noqa: F401
 
@@ -133,10 +140,18 @@ def hierarchy(path: str) -> str:
     return repr(tree)
 
 
-def hierarchy_groups(path: str) -> str:
-    """``from_persons`` with the public groups table beside the file (every person's group checked there)."""
+def hierarchy_groups(path: str, passes: int | None = None) -> str:
+    """``from_persons`` with the public groups table beside the file (every person's group checked there);
+    ``passes``: that many passes whatever the row order (1: one grouping), else the package's choice."""
     from cocoviz.hierarchy import Hierarchy
+    from cocoviz.hierarchy.ingest import leaf_key
 
+    if passes is not None:
+        import pyarrow.parquet as pq
+
+        rows = sum(pq.ParquetFile(p).metadata.num_rows for p in [path, groups_path(Path(path))])
+        size = 10**15 if passes == 1 else -(-rows // passes)
+        leaf_key.PASS_ROWS = leaf_key.SPREAD_PASS_ROWS = size
     tree = Hierarchy.from_persons(path, group="hh", levels=LEVELS, groups=str(groups_path(Path(path))))
     return repr(tree)
 
@@ -266,6 +281,12 @@ def main() -> None:
     )
     parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "cocoviz-ingest"), help="data folder")
     parser.add_argument("--skip-frame", action="store_true")
+    parser.add_argument(
+        "--spill-check",
+        metavar="MEMORY",
+        help="also time the groups phase in 1, 2, 3 and 5 passes and the plain group-by under this engine memory "
+        "limit (e.g. 300MB at 9.9M rows: the 3 GB of 140M rows, scaled), to choose the pass size by measurement",
+    )
     parser.add_argument("--skip-release", action="store_true")
     opts = parser.parse_args()
     persons = int(US_PERSONS * opts.scale)
@@ -297,6 +318,19 @@ def main() -> None:
                 f"hierarchy (DuckDB, checks) / Polars streaming (no checks): "
                 f"{results['hierarchy'] / results['polars']:.2f}x"
             )
+        if opts.spill_check:
+            seconds, gb, detail = run("duckdb", path=str(path), memory=opts.spill_check)
+            base = float(detail.split()[1])
+            print(f"limit {opts.spill_check}: duckdb  {seconds:7.1f} s  peak {gb:5.2f} GB  {detail}")
+            for passes in [1, 2, 3, 5]:
+                seconds, gb, detail = run("groups", path=str(path), passes=passes, memory=opts.spill_check)
+                results[f"groups_{passes}_passes_{opts.spill_check}"] = seconds
+                cpu[f"groups_{passes}_passes_{opts.spill_check}"] = float(detail.split()[1])
+                peak[f"groups_{passes}_passes_{opts.spill_check}"] = gb
+                print(
+                    f"limit {opts.spill_check}: {passes} pass(es) {seconds:7.1f} s  peak {gb:5.2f} GB  "
+                    f"{float(detail.split()[1]) / base:.2f}x the group-by's CPU; {detail[:60]}"
+                )
         if not opts.skip_frame:
             seconds, gb, detail = run("frame", rows=opts.frame_rows)
             print(f"frame      {detail}; process peak {gb:.2f} GB (target <= 5 s)")
