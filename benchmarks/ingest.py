@@ -13,9 +13,9 @@ then prints, each phase in a fresh process (its peak resident memory is that pro
   of ids (``cocoviz/hierarchy/ingest/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB
   to disk under the 3 GB limit; in passes nothing spills, and, the file being in household order, each
   pass reads its own row groups only (where the footers show that).  In any other order the households
-  are spread over passes of about 60M rows by id (each pass reads every row and keeps its share), so that
-  no grouping spills; ``--spill-check`` measures that choice at a size that fits, under a smaller memory
-  limit, against one grouping.
+  are spread over passes of about 250M rows by id (each pass reads every row and keeps its share), so that
+  no grouping spills heavily; ``--spill-check`` measures that choice at a size that fits, under a smaller
+  memory limit, against one grouping.
   Measured at 330M on the 2 shared cores: hierarchy 27.5 s wall /
   41.7 CPU s, peak 1.08 GB, against 28.7 s / 23.5 CPU s for the plain group-by (0.96x wall, 1.77x
   CPU; load average 5 to 7); a second run 36.4 s / 44.6 against 14.6 s / 23.6 (2.50x wall, 1.89x

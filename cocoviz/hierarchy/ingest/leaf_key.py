@@ -145,9 +145,13 @@ def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool, part
 PASS_ROWS = 20_000_000
 
 
-# Rows per pass when the rows come in no group order (see :func:`_parts`): each such pass reads every row, so
-# they are taken larger, only where one grouping would outgrow the engine's memory and spill.
-SPREAD_PASS_ROWS = 60_000_000
+# Rows (persons and groups table together) per pass when they come in no group order (see :func:`_parts`).
+# Each such pass reads every row again, which costs more than a light spill: 9.9M shuffled persons with their
+# groups table (13.9M rows, 4.0M groups) under a 300 MB engine limit took 6.1 CPU s in one grouping, 8.3 in 2
+# spread passes, 9.8 in 3; under 150 MB (where the plain group-by ran out of memory) 10.0 and 10.2.  So they
+# are taken only where the engine's 3 GB would be about that short for one grouping: some 37 bytes a group
+# or less, about 80M groups, 250M rows with the groups table (benchmarks/ingest.py --spill-check).
+SPREAD_PASS_ROWS = 250_000_000
 
 
 def _parts(tables: Sequence[Any], group: str, key: LeafKey) -> list[str]:
