@@ -165,7 +165,8 @@ def _parts(tables: Sequence[Any], group: str, key: LeafKey) -> list[str]:
       their footer statistics (:func:`_read_once`);
     - rows in any other order, frames, or text ids: the groups spread over passes by their id (its residue
       modulo the number of passes, or a hash of its text), of ``SPREAD_PASS_ROWS`` rows or so.  Each pass
-      reads every row but keeps only its share of the groups, so no grouping outgrows memory and spills.
+      reads every row but keeps only its share of the groups, so no grouping outgrows memory far enough to
+      spill heavily (a light spill costs less than a pass).
 
     A database other than the embedded engine (it manages its own memory) takes one pass, as does any table
     of at most ``PASS_ROWS`` rows (or ``SPREAD_PASS_ROWS`` for the second kind).
