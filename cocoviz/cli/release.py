@@ -13,9 +13,10 @@ arguments; load the source into a tree; build the plan (flags or ``--plan FILE``
 and check what a secure release refuses (G from private rows, K read from the
 data); check the output folder; record the draw in the privacy ledger (the cap is
 checked here, before any noise); draw; write the release, ``budget.json`` and
-``budget.md`` (and, with ``--measurements FILE``, the publishable noisy-measurement file the
-release was post-processed from); mark the ledger entry complete.  A failure after the ledger entry
-marks it incomplete and removes the files of this run.
+``budget.md``, ``accuracy.parquet`` (every node's band at ``--confidence`` and ``--band-scope``:
+post-processing, no ε; :mod:`cocoviz.release.files.accuracy_file`) (and, with ``--measurements FILE``, the
+publishable noisy-measurement file the release was post-processed from); mark the ledger entry complete.
+A failure after the ledger entry marks it incomplete and removes the files of this run.
 
 With ``--seed`` the fast seeded sampler draws: the files and the output say
 "exploration, not for release", and the ledger does not record it (it is not a
@@ -29,16 +30,18 @@ import contextlib
 import json
 from pathlib import Path
 
+from cocoviz.accuracy.intervals.widths import check_confidence
 from cocoviz.core.atomic import write_text
 from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.plan.split import SPLITS
 from cocoviz.privacy.truncation import K_SELECT
+from cocoviz.release.files.accuracy_file import save_accuracy
 from cocoviz.release.files.measurements_file import save_measurements
 
 __all__ = ["add_release", "source_spec", "load_tree", "OUTPUTS"]
 
 #: The files a release writes in ``--out``.
-OUTPUTS = ("release.parquet", "budget.json", "budget.md")
+OUTPUTS = ("release.parquet", "budget.json", "budget.md", "accuracy.parquet")
 _FROM_DATA = ("data", "auto")
 
 
@@ -145,6 +148,15 @@ def add_release(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the noisy-measurement file (Parquet; publishable: noisy answers and the public plan only)",
     )
+    parser.add_argument(
+        "--confidence", type=float, default=0.9, help="accuracy.parquet: the bands' confidence (default 0.9)"
+    )
+    parser.add_argument(
+        "--band-scope",
+        default="node",
+        choices=("node", "level"),
+        help="accuracy.parquet: the confidence holds per node (default) or for all nodes of a level at once",
+    )
     parser.set_defaults(handler=run_release)
 
 
@@ -223,6 +235,7 @@ def run_release(args: argparse.Namespace) -> int:
 
     secure = args.seed is None
     cap = check_cap(args.budget_cap)
+    check_confidence(args.confidence)  # refused before anything is read or drawn
     if secure and args.max_size is not None and args.max_size.strip().lower() in _FROM_DATA:
         raise PrivacyError(
             "a secure release needs a K from public knowledge: K read from the private data "
@@ -272,9 +285,11 @@ def run_release(args: argparse.Namespace) -> int:
             write_text(files[1], json.dumps(report, ensure_ascii=False, indent=1) + "\n")
             written.append(files[2])
             write_text(files[2], budget_markdown(report))
+            written.append(files[3])
+            save_accuracy(release, files[3], confidence=args.confidence, scope=args.band_scope)
             if args.measurements is not None:
-                written.append(files[3])
-                save_measurements(measurements, files[3])
+                written.append(files[4])
+                save_measurements(measurements, files[4])
         except BaseException:
             for path in written:
                 path.unlink(missing_ok=True)

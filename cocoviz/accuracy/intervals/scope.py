@@ -1,0 +1,186 @@
+"""What a band's confidence is about: one node (``scope="node"``) or every node of its level at once
+(``scope="level"``), and the whole release's bands as one publishable frame (:func:`accuracy_frame`).
+
+**Per node.**  :func:`~cocoviz.accuracy.intervals.bands.node_intervals` gives node ``k`` the event ``E_k`` (its
+noisy cells within their whole tolerances) with ``P(E_k) ≥ c``; all of the node's bounds hold on ``E_k``.  That
+is a statement about one node: over the ``n`` nodes of a level, some fail together in far more than ``1 - c``
+of the draws (``P(∩ E_k) ≈ c^n``).
+
+**Per level, exactly.**  The nodes of a level are disjoint sets of groups measured with independent noise
+(parallel composition draws each node's cells from its own stream), so the events ``E_1, …, E_n`` are
+independent.  Choosing every node's tolerances for the confidence ``c_node = c^(1/n)`` gives
+
+    P(E_1 ∩ … ∩ E_n) = Π_k P(E_k) ≥ Π_k c^(1/n) = c,
+
+so every bound of every node of the level holds at once with probability at least ``c``.  ``n`` counts all the
+level's nodes; a node with no groups has no noisy cell (``P(E_k) = 1``), so counting it only raises the
+guarantee.  The tolerances read ``n``, ``c`` and the law only (public facts), never the noisy values.
+
+>>> round(node_confidence(0.9, "level", 58), 6), node_confidence(0.9, "node", 58)
+(0.998185, 0.9)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.accuracy.intervals.bands import band_refusal, node_intervals
+from cocoviz.accuracy.intervals.widths import check_confidence
+from cocoviz.errors import ParameterError
+from cocoviz.hierarchy.tree import node_label
+
+__all__ = ["SCOPES", "check_scope", "node_confidence", "scoped_intervals", "accuracy_frame", "ACCURACY_COLUMNS"]
+
+#: What a band's confidence can be about.
+SCOPES = ("node", "level")
+
+#: The columns of :func:`accuracy_frame`, in order.
+ACCURACY_COLUMNS = (
+    "level",
+    "node",
+    "size",
+    "size_to",
+    "cumulative_low",
+    "cumulative_high",
+    "cumulative",
+    "count_low",
+    "count_high",
+    "count",
+    "persons_low",
+    "persons_high",
+    "persons",
+)
+
+
+def check_scope(scope: object) -> str:
+    """``scope`` if it is one of :data:`SCOPES` (refused otherwise, named)."""
+    if scope not in SCOPES:
+        raise ParameterError(f"scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
+    return str(scope)
+
+
+def node_confidence(confidence: float, scope: str, nodes: int) -> float:
+    """The confidence each node's band is built for so that the statement holds at ``confidence`` over ``scope``:
+    ``confidence`` itself per node, ``confidence^(1/nodes)`` for a level of ``nodes`` independent nodes.
+
+    >>> node_confidence(0.81, "level", 2)
+    0.9
+    """
+    confidence = check_confidence(confidence)
+    if check_scope(scope) == "node" or nodes <= 1:
+        return confidence
+    return math.exp(math.log(confidence) / nodes)
+
+
+def scoped_intervals(plan, bands, level: int, k: int, sizes, counts, confidence: float = 0.9, scope: str = "node"):
+    """:func:`~cocoviz.accuracy.intervals.bands.node_intervals` at the scope's per-node confidence.
+
+    ``attrs`` then say what the bounds are about: ``confidence`` (the statement's), ``scope``, ``level_nodes``
+    (the nodes it holds over together: 1 for ``"node"``), ``node_confidence`` (what each node's tolerances
+    were chosen for) and ``exact_confidence`` (the guarantee the whole tolerances give for the scope:
+    the node's ``P(E)``, or the product over the level's nodes when every node has as many cells as this one —
+    otherwise at least ``confidence``).  The note says it in words.
+    """
+    confidence = check_confidence(confidence)
+    scope = check_scope(scope)
+    nodes = int(len(plan.shape.group_counts(level))) if scope == "level" else 1
+    per_node = node_confidence(confidence, scope, nodes)
+    frame = node_intervals(plan, bands, level, k, np.asarray(sizes), np.asarray(counts), per_node)
+    node_exact = frame.attrs["exact_confidence"]
+    frame.attrs.update(confidence=confidence, scope=scope, level_nodes=nodes, node_confidence=per_node)
+    if scope == "level":
+        frame.attrs["node_exact_confidence"] = node_exact
+        frame.attrs["exact_confidence"] = None
+        frame.attrs["note"] = frame.attrs["note"].replace(
+            f"Simultaneous {per_node:.0%} bounds",
+            f"Simultaneous {confidence:.0%} bounds, holding for all {nodes:,} nodes of level {level} at once "
+            f"(each node's band at {per_node:.4%}; the nodes' noises are independent)",
+            1,
+        )
+    else:
+        frame.attrs["note"] = frame.attrs["note"] + f" The {confidence:.0%} is per node, not for all nodes at once."
+    return frame
+
+
+def _stretches(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a node's frame where its released count is positive or its cumulative band or released
+    cumulative changes, each with ``size_to``, the last size before the next kept row."""
+    low, high, released = (frame[c].to_numpy() for c in ("cumulative_low", "cumulative_high", "cumulative"))
+    keep = np.ones(len(frame), bool)
+    keep[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (released[1:] != released[:-1])
+    kept = frame.loc[keep].copy()
+    starts = kept["size"].to_numpy()
+    kept.insert(1, "size_to", np.append(starts[1:] - 1, frame["size"].iat[-1]).astype(np.int64))
+    return kept
+
+
+def accuracy_frame(release, confidence: float = 0.9, scope: str = "node") -> pd.DataFrame:
+    """Every node's band of a release, as one publishable frame (post-processing: no ε).
+
+    One row per node and *stretch* of sizes: a row starts wherever the node's released count is positive or
+    its cumulative bounds or released cumulative change, and covers sizes ``size`` to ``size_to``.  Columns
+    (:data:`ACCURACY_COLUMNS`): ``level``, ``node`` (its label), then the columns of
+    :meth:`cocoviz.Release.intervals` at the row's first size.  Sizes inside a stretch after its first keep
+    that row's cumulative bounds and released cumulative, released count 0 and count bounds
+    ``[0, cumulative_high - cumulative_low]``; the persons bounds are at the row's first size.
+
+    ``scope="node"``: each node's bounds hold together with probability ≥ ``confidence``; ``"level"``: all the
+    bounds of all the nodes of a level at once (:mod:`cocoviz.accuracy.intervals.scope`).  Levels without a
+    band (not measured, a method without bands, a release without its envelopes) have no rows; ``attrs``
+    name them under ``skipped`` with the reason, and hold ``confidence``, ``scope`` and per level its
+    ``node_confidence``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cocoviz.core.runs import LevelRuns
+    >>> from cocoviz.plan import Plan, Shape
+    >>> from cocoviz.release.post_process import post_process
+    >>> from cocoviz.measure.measurements import measure
+    >>> from cocoviz.hierarchy import Hierarchy
+    >>> import pandas as pd
+    >>> tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}),
+    ...                              size="size", levels=["region"])
+    >>> plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=8)
+    >>> release = post_process(plan, measure(plan, tree, seed=0))
+    >>> frame = accuracy_frame(release, confidence=0.9, scope="level")
+    >>> sorted(frame["node"].unique()), frame.attrs["scope"]
+    (['(root)', 'a', 'b'], 'level')
+    """
+    confidence = check_confidence(confidence)
+    scope = check_scope(scope)
+    plan = release.plan
+    parts, skipped, per_level = [], {}, {}
+    for level in range(plan.shape.depth + 1):
+        why = band_refusal(plan, release.bands, level)
+        if why is not None:
+            skipped[level] = why
+            continue
+        nodes = release.nodes(level)
+        per_level[level] = node_confidence(confidence, scope, len(nodes))
+        runs = release.runs(level)
+        for k, path in enumerate(nodes):
+            frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_level[level])
+            kept = _stretches(frame)
+            kept.insert(0, "node", node_label(path))
+            kept.insert(0, "level", level)
+            parts.append(kept)
+    if parts:
+        out = pd.concat(parts, ignore_index=True)[list(ACCURACY_COLUMNS)]
+    else:
+        out = pd.DataFrame({c: pd.Series(dtype=object if c == "node" else np.int64) for c in ACCURACY_COLUMNS})
+    out.attrs.update(
+        confidence=confidence,
+        scope=scope,
+        node_confidence=per_level,
+        skipped=skipped,
+        note=(
+            f"Simultaneous {confidence:.0%} bounds on every node's true histogram, "
+            + ("per node" if scope == "node" else "for all nodes of a level at once")
+            + ", from each node's own noisy measurement and public facts only: post-processing, no ε."
+        ),
+    )
+    return out
