@@ -1,0 +1,205 @@
+"""Hg bands that use runs of equal sizes: simultaneous bounds from averages over intervals of ranks.
+
+A Hg node measures ``y = t + Z`` over its ``n`` ranks (``t`` the sorted true sizes, non-decreasing whole
+numbers ≥ 0; ``Z`` i.i.d. double-geometric of scale b = Δ/ε, or N_ℤ(0, σ²)).  The per-cell band
+(:mod:`cocoviz.accuracy.intervals.bands`) bounds each ``t_i`` within about ``b ln(n / (1 - c))``: on a long run
+of equal sizes it cannot tell size 1 from size 14, so the count of a size can be anything between 0 and
+the run.  The isotonic fit is far better there because it averages: a run of ``m`` equal cells has mean
+noise of scale ``~ b / √m``.  This band states that accuracy, with a proof (Dümbgen's multiscale idea,
+"Optimal confidence bands for shape-restricted curves", Bernoulli 2003, on a dyadic family).
+
+**The family.**  Scale 0: every single rank.  Scales ``s ≥ 1``: intervals ``I = [a, a + m)`` of length
+``m = 2^s ≥ g`` starting at every multiple of ``h = max(g, m / 2)`` with ``a + m ≤ n``, where ``g`` (the
+*grain*, a power of two) is public: intervals then start and end at multiples of ``g``, so the band needs
+only the prefix sums of ``y`` at multiples of ``g`` and the single cells' envelopes.  ``N_s`` intervals at
+scale ``s``; ``S`` scales with at least one.
+
+**The event.**  ``E = E_0 ∩ E_1 ∩ … ∩ E_S`` with ``E_0 = {|Z_i| ≤ w_0 for every i}`` and
+``E_s = {|Σ_{i ∈ I} Z_i| ≤ w_s for every interval I of scale s}``.  Error budget ``δ = 1 - c``, half to the
+single cells and half shared equally by the scales (with no scale ≥ 1, all to the cells):
+
+* ``w_0`` = :func:`~cocoviz.accuracy.intervals.widths.half_width` at confidence ``1 - δ/2``, so
+  ``P(E_0ᶜ) = 1 - (1 - P(|Z| > w_0))^n ≤ δ/2`` exactly (independent cells);
+* ``w_s`` the smallest whole ``w`` with ``2 N_s · T_m(w) ≤ δ / (2S)``, where ``T_m(w) ≥ P(Σ_{i<m} Z_i > w)``
+  (:func:`sum_tail`: exact for the double-geometric — the sum of ``m`` of them is the difference of two
+  i.i.d. negative binomials — and for one discrete Gaussian; for ``m ≥ 2`` discrete Gaussians the
+  sub-Gaussian bound ``exp(-w²/(2mσ²))``, valid as ``E e^{λZ} ≤ e^{λ²σ²/2}``, Canonne, Kamath and Steinke
+  2020).  The law is symmetric, so the two sides of ``|·|`` each add ``T_m``.
+
+By the union bound over the scales and over the intervals of a scale,
+``P(Eᶜ) ≤ P(E_0ᶜ) + Σ_s 2 N_s T_m(w_s) ≤ δ``, so ``P(E) ≥ c``; :attr:`MultiscaleWidths.guarantee` is that
+lower bound computed from the chosen ``w`` (at or just above ``c``).  Every ``w`` reads ``n``, ``g``, the law
+and ``c`` only — public facts — never the noisy values.
+
+**The band.**  Let ``Y_I = Σ_{i ∈ I} y_i``.  Under E and ``t`` non-decreasing, for ``I = [a, b]`` of length
+``m``: ``t_b ≥ mean_I t ≥ (Y_I - w)/m`` and ``t_a ≤ mean_I t ≤ (Y_I + w)/m``; ``t`` is whole, so
+
+    low_j  = max(0, max_{i ≤ j} (y_i - w_0), max_{I: b ≤ j} ⌈(Y_I - w_s)/m⌉)
+    high_j = min(min_{i ≥ j} (y_i + w_0), min_{I: a ≥ j} ⌊(Y_I + w_s)/m⌋)
+
+hold for every rank ``j`` at once on E (for ``b ≤ j``: ``t_j ≥ t_b``; for ``a ≥ j``: ``t_j ≤ t_a``).  So
+``P(low ≤ t ≤ high everywhere) ≥ P(E) ≥ c``.  Integer arithmetic throughout (floor divisions of whole
+sums).  Both bounds are non-decreasing in ``j``; where they cross (only off E) they are swapped, which
+keeps every band E makes true.  The counts follow as for the per-cell band:
+``#{i: high_i ≤ j} ≤ Hc[j] ≤ #{i: low_i ≤ j}``, simultaneously for every j.
+
+Contains the per-cell band's scale 0 at the stricter ``1 - δ/2``: on a node with no runs it is a little wider
+than the per-cell band (``b ln 2`` more per side under ε); on a run of length ``r`` it pins the size inside
+to within about ``b √(8 ln(4 S N_s/δ) / r)`` and its ends to within ``~ g`` ranks.
+
+>>> y = np.array([1, 0, 2, 1, 1, 0, 2, 1] * 8 + [5, 4, 6, 5] * 4)
+>>> widths = multiscale_widths(1.0, y.size, 0.9)
+>>> low, high = multiscale_rank_bounds(y, widths)
+>>> int(low[60]), int(high[0]), int(low[-1]), widths.guarantee >= 0.9
+(0, 2, 3, True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from cocoviz.accuracy.intervals.widths import check_confidence, half_width, tail_probability
+from cocoviz.errors import ParameterError
+from cocoviz.privacy.noise import GaussianNoise
+
+__all__ = ["sum_tail", "MultiscaleWidths", "multiscale_widths", "multiscale_rank_bounds", "rank_counts"]
+
+
+def sum_tail(noise: float | GaussianNoise, m: int, w: int) -> float:
+    """An upper bound on ``P(Z_1 + … + Z_m > w)`` for ``m`` i.i.d. noises of the law (module docstring).
+
+    Double-geometric (scale ``noise``): exact, ``Z = A - B`` summed, ``A, B`` i.i.d. negative binomial
+    ``NB(m, 1 - α)``, ``P(ΣZ > w) = Σ_k P(B = k) P(A > w + k)``.  Discrete Gaussian: exact for ``m = 1``, the
+    sub-Gaussian bound ``exp(-w² / (2 m σ²))`` for ``m ≥ 2``.
+
+    >>> round(sum_tail(1.0, 1, 3), 10) == round(float(tail_probability(1.0, 3)) / 2, 10)
+    True
+    >>> round(sum_tail(1.0, 2, 0), 4)  # P(Z1 + Z2 > 0), the law symmetric: (1 - P(sum = 0)) / 2
+    0.3598
+    """
+    if m <= 0:
+        return 0.0 if w >= 0 else 1.0
+    if isinstance(noise, GaussianNoise):
+        if m == 1:
+            return float(tail_probability(noise, max(w, 0))) / 2 if w >= 0 else 1.0
+        return 1.0 if w <= 0 else math.exp(-(w * w) / (2 * m * float(noise.sigma2)))
+    from scipy.stats import nbinom
+
+    alpha = math.exp(-1.0 / float(noise))
+    p = 1.0 - alpha
+    top = int(nbinom.isf(1e-18, m, p)) + 2
+    k = np.arange(top + 1)
+    return float(np.sum(nbinom.pmf(k, m, p) * nbinom.sf(w + k, m, p)))
+
+
+def _smallest_width(noise, m: int, tail: float) -> int:
+    """The smallest whole ``w ≥ 0`` with ``sum_tail(noise, m, w) ≤ tail`` (the tail is non-increasing in w)."""
+    sd = math.sqrt(m * (float(noise.sigma2) if isinstance(noise, GaussianNoise) else 2.0 * float(noise) ** 2))
+    hi = max(1, int(sd * math.sqrt(2 * math.log(1 / tail))) + 1)
+    while sum_tail(noise, m, hi) > tail:
+        hi *= 2
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sum_tail(noise, m, mid) <= tail:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@dataclass(frozen=True)
+class MultiscaleWidths:
+    """The multiscale band's public tolerances for a node of ``cells`` ranks (module docstring).
+
+    ``single`` is ``w_0``; ``scales`` holds ``(m, h, count, w)`` per scale ≥ 1 (length, start step, intervals,
+    tolerance of the sum); ``guarantee`` the lower bound on ``P(E)`` they give (≥ the confidence asked).
+    """
+
+    cells: int
+    grain: int
+    confidence: float
+    single: int
+    scales: tuple[tuple[int, int, int, int], ...]
+    guarantee: float
+
+
+def _family(cells: int, grain: int) -> list[tuple[int, int, int]]:
+    """``(m, h, count)`` of every scale ≥ 1 with at least one interval."""
+    out, m = [], 2
+    while m <= cells:
+        if m >= grain:
+            h = max(grain, m // 2)
+            count = (cells - m) // h + 1
+            out.append((m, h, count))
+        m *= 2
+    return out
+
+
+def multiscale_widths(
+    noise: float | GaussianNoise, cells: int, confidence: float = 0.9, *, grain: int = 1
+) -> MultiscaleWidths:
+    """The tolerances ``w_0, w_1, …`` of a node of ``cells`` ranks, from public facts only (module docstring).
+
+    >>> w = multiscale_widths(1.0, 1000, 0.9)
+    >>> w.single, [s[3] for s in w.scales][:3], w.guarantee >= 0.9
+    (10, [14, 16, 19], True)
+    """
+    confidence = check_confidence(confidence)
+    if grain < 1 or grain & (grain - 1):
+        raise ParameterError(f"grain must be a power of two ≥ 1, got {grain!r}")
+    if cells <= 0:
+        return MultiscaleWidths(max(cells, 0), grain, confidence, 0, (), 1.0)
+    delta = 1.0 - confidence
+    family = _family(cells, grain)
+    to_cells = delta / 2 if family else delta
+    single = half_width(noise, cells, 1.0 - to_cells)
+    miss = -math.expm1(cells * math.log1p(-float(tail_probability(noise, single))))
+    scales = []
+    for m, h, count in family:
+        w = _smallest_width(noise, m, delta / (2 * len(family)) / (2 * count))
+        scales.append((m, h, count, w))
+        miss += 2 * count * sum_tail(noise, m, w)
+    return MultiscaleWidths(cells, grain, confidence, single, tuple(scales), 1.0 - miss)
+
+
+def multiscale_rank_bounds(values: np.ndarray, widths: MultiscaleWidths) -> tuple[np.ndarray, np.ndarray]:
+    """Per rank, whole bounds ``(low, high)`` on the true sorted sizes from one node's noisy Hg ``values``.
+
+    Reads the single cells' running max and min and the prefix sums at multiples of the grain only.
+    """
+    y = np.asarray(values, np.int64)
+    n = y.size
+    if n != widths.cells:
+        raise ParameterError(f"the widths are for {widths.cells} cells, the values have {n}")
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = np.maximum.accumulate(y - widths.single)
+    high = np.minimum.accumulate((y + widths.single)[::-1])[::-1]
+    g = widths.grain
+    prefix = np.concatenate([[0], np.cumsum(y)])[::g]  # P at ranks 0, g, 2g, …
+    at_end = np.full(n, np.iinfo(np.int64).min)
+    at_start = np.full(n, np.iinfo(np.int64).max)
+    for m, h, count, w in widths.scales:
+        starts = np.arange(count, dtype=np.int64) * h
+        sums = prefix[(starts + m) // g] - prefix[starts // g]
+        np.maximum.at(at_end, starts + m - 1, -((w - sums) // m))  # ⌈(Y - w)/m⌉
+        np.minimum.at(at_start, starts, (sums + w) // m)  # ⌊(Y + w)/m⌋
+    low = np.maximum(np.maximum(low, np.maximum.accumulate(at_end)), 0)
+    high = np.minimum(high, np.minimum.accumulate(at_start[::-1])[::-1])
+    high = np.maximum(high, 0)
+    return np.minimum(low, high), np.maximum(low, high)
+
+
+def rank_counts(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on Hc[0..J] from bounds on the sorted sizes: ``#{i: high_i ≤ j} ≤ Hc[j] ≤ #{i: low_i ≤ j}``,
+    J the largest upper bound (where both reach G).
+
+    >>> [v.tolist() for v in rank_counts(np.array([0, 1, 1]), np.array([1, 1, 3]))]
+    [[0, 2, 2, 3], [1, 3, 3, 3]]
+    """
+    sizes = np.arange(int(high[-1]) + 1 if high.size else 1)
+    return np.searchsorted(high, sizes, side="right"), np.searchsorted(low, sizes, side="right")
