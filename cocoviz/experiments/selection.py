@@ -19,8 +19,9 @@ The candidates are public: all-Hc, all-Hg, and Hg on the top ``j`` levels above 
 size (:attr:`Hierarchy.max_size`, as in ``benchmarks/intervals.py``), not 100,000: that keeps every Hc level
 small enough to run the whole block in minutes on a shared 2-core machine.
 
-Run:  ``python -m cocoviz.experiments.selection --trials 3`` (every bundled 3-level workload at ε_T = 1 and 4;
-``--datasets taxi --trials 5`` for a quick look).
+Run:  ``python -m cocoviz.experiments.selection --trials 5`` (the bundled 3-level workloads but housing-west,
+whose 35M groups take minutes per release, at ε_T = 0.5, 2 and 8, both candidate families;
+``--datasets taxi --trials 3`` for a quick look).
 
 >>> candidate_mixes(3)
 [('Hc', 'Hc', 'Hc'), ('Hg', 'Hc', 'Hc'), ('Hg', 'Hg', 'Hc'), ('Hg', 'Hg', 'Hg')]
@@ -49,15 +50,24 @@ __all__ = [
 ]
 
 #: The bundled workloads of the block (three levels each).
-DATASETS = ("taxi", "hawaiian", "white", "housing")
+DATASETS = ("taxi", "hawaiian", "hawaiian-west", "white", "white-west", "housing")
 #: The total ε of every arm (selection included).
-TOTALS = (1.0, 4.0)
+TOTALS = (0.5, 2.0, 8.0)
 #: ε_select as a share of the total: the score's sensitivity is the number of levels, so a little suffices.
 SELECT_SHARE = 0.02
 
 
-def candidate_mixes(levels: int) -> list[tuple[str, ...]]:
-    """The public candidates: all-Hc, then Hg on the top j levels above Hc (j = 1 … levels)."""
+def candidate_mixes(levels: int, family: str = "ladder") -> list[tuple[str, ...]]:
+    """The public candidates.  ``"ladder"``: all-Hc, then Hg on the top j levels above Hc (j = 1 … levels);
+    ``"pair"``: all-Hc and all-Hg only.
+
+    >>> candidate_mixes(2, "pair")
+    [('Hc', 'Hc'), ('Hg', 'Hg')]
+    """
+    if family == "pair":
+        return [("Hc",) * levels, ("Hg",) * levels]
+    if family != "ladder":
+        raise ValueError(f"family must be 'ladder' or 'pair', got {family!r}")
     return [tuple(["Hg"] * j + ["Hc"] * (levels - j)) for j in range(levels + 1)]
 
 
@@ -80,12 +90,13 @@ def run_selection(
     share: float = SELECT_SHARE,
     max_size: int | None = None,
     dataset: str = "data",
+    family: str = "ladder",
 ) -> pd.DataFrame:
     """One row per (total, trial, arm): ``arm`` is ``"fixed"`` (``mix`` the candidate) or ``"select"``
     (``mix`` the chosen one), with ``emd`` (all nodes), ``root_emd``, ``leaf_emd``, ``spent`` (the release's
     whole ε) and ``seconds``."""
     levels = tree.depth + 1
-    mixes = candidate_mixes(levels)
+    mixes = candidate_mixes(levels, family)
     k = int(max_size if max_size is not None else max(int(tree.max_size), 1))
     rows = []
     for total in totals:
@@ -99,6 +110,7 @@ def run_selection(
                 rows.append(
                     dict(
                         dataset=dataset,
+                        candidates=family,
                         total=total,
                         trial=trial,
                         arm="fixed",
@@ -118,6 +130,7 @@ def run_selection(
             rows.append(
                 dict(
                     dataset=dataset,
+                    candidates=family,
                     total=total,
                     trial=trial,
                     arm="select",
@@ -137,7 +150,7 @@ def summarize_selection(frame: pd.DataFrame) -> pd.DataFrame:
     regret (against the best mean and per draw), how often it picked the best, and against which fixed mixes
     it pays (its mean emd lower)."""
     rows = []
-    for (dataset, total), part in frame.groupby(["dataset", "total"], sort=False):
+    for (dataset, family, total), part in frame.groupby(["dataset", "candidates", "total"], sort=False):
         fixed = part[part["arm"] == "fixed"]
         chosen = part[part["arm"] == "select"].set_index("trial")
         means = fixed.groupby("mix", sort=False)["emd"].mean()
@@ -145,7 +158,8 @@ def summarize_selection(frame: pd.DataFrame) -> pd.DataFrame:
         per_draw = fixed.groupby("trial")["emd"].min()
         select_mean = chosen["emd"].mean()
         spread = fixed[fixed["mix"] == best]["emd"].std(ddof=1) if len(per_draw) > 1 else 0.0
-        row = {"dataset": dataset, "total ε": total, "trials": len(chosen)}
+        row = {"dataset": dataset, "candidates": f"{family} ({fixed['mix'].nunique()})", "total ε": total}
+        row["trials"] = len(chosen)
         row.update({f"fixed {m}": v for m, v in means.items()})
         row.update(
             {
@@ -176,6 +190,7 @@ def main(argv=None) -> None:
     parser.add_argument("--totals", nargs="*", type=float, default=list(TOTALS))
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--share", type=float, default=SELECT_SHARE, help="ε_select as a share of the total")
+    parser.add_argument("--candidates", nargs="*", default=["ladder", "pair"], help="candidate families")
     parser.add_argument("--out", default=None, help="also write the rows as CSV here")
     args = parser.parse_args(argv)
     from cocoviz.datasets import load_dataset
@@ -183,9 +198,13 @@ def main(argv=None) -> None:
     frames = []
     for name in args.datasets:
         start = time.perf_counter()
-        frames.append(
-            run_selection(load_dataset(name), totals=args.totals, trials=args.trials, share=args.share, dataset=name)
-        )
+        tree = load_dataset(name)
+        for family in args.candidates:
+            frames.append(
+                run_selection(
+                    tree, totals=args.totals, trials=args.trials, share=args.share, dataset=name, family=family
+                )
+            )
         print(f"{name}: {time.perf_counter() - start:.0f} s", flush=True)
     frame = pd.concat(frames, ignore_index=True)
     if args.out:
