@@ -157,6 +157,13 @@ def add_release(sub: argparse._SubParsersAction) -> None:
         choices=("node", "level"),
         help="accuracy.parquet: the confidence holds per node (default) or for all nodes of a level at once",
     )
+    parser.add_argument(
+        "--hg-band",
+        default="runs",
+        choices=("runs", "cells"),
+        help="accuracy.parquet: Hg levels' band from averages over runs of equal sizes (default; keeps the noisy "
+        "answers in memory until written) or cell by cell",
+    )
     parser.set_defaults(handler=run_release)
 
 
@@ -271,9 +278,10 @@ def run_release(args: argparse.Namespace) -> int:
     written: list[Path] = []
     with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
         try:
-            if args.measurements is None:
-                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
-            else:  # kept whole to be written: the release is their post-processing
+            runs_band = args.hg_band == "runs" and "Hg" in plan.methods
+            if args.measurements is None and not runs_band:
+                release, measurements = estimate(tree, **plan.options(), secure=secure, seed=args.seed), None
+            else:  # kept whole to be written or to bound Hg levels: the release is their post-processing
                 measurements = measure(plan, tree, secure=secure, seed=args.seed)
                 release = post_process(plan, measurements)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
@@ -286,7 +294,13 @@ def run_release(args: argparse.Namespace) -> int:
             written.append(files[2])
             write_text(files[2], budget_markdown(report))
             written.append(files[3])
-            save_accuracy(release, files[3], confidence=args.confidence, scope=args.band_scope)
+            save_accuracy(
+                release,
+                files[3],
+                confidence=args.confidence,
+                scope=args.band_scope,
+                measurements=measurements if runs_band else None,
+            )
             if args.measurements is not None:
                 written.append(files[4])
                 save_measurements(measurements, files[4])

@@ -71,6 +71,7 @@ __all__ = [
     "multiscale_widths",
     "multiscale_rank_bounds",
     "rank_counts",
+    "multiscale_cumulative",
     "multiscale_frame",
 ]
 
@@ -214,6 +215,21 @@ def rank_counts(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.searchsorted(high, sizes, side="right"), np.searchsorted(low, sizes, side="right")
 
 
+def multiscale_cumulative(measurements, level: int, k: int, confidence: float, *, grain: int = 1):
+    """Node ``k`` of Hg ``level``: bounds ``(low, high)`` on Hc[0..J] holding with probability ≥ ``confidence``
+    (the node's own), with the :class:`MultiscaleWidths` and the per-rank bounds: ``(low, high, widths,
+    rank_low, rank_high)``.  Refused, named, for a level not measured with Hg."""
+    measured = measurements.levels[level] if level < len(measurements.levels) else None
+    if measured is None or measured.method != "Hg":
+        what = "not measured" if measured is None else f"measured with {measured.method}"
+        raise ParameterError(f"level {level} is {what}: the multiscale band is for Hg levels")
+    values = measured.node(k)
+    widths = multiscale_widths(measurements.plan.level_noise(level), values.size, confidence, grain=grain)
+    rank_low, rank_high = multiscale_rank_bounds(values, widths)
+    low, high = rank_counts(rank_low, rank_high)
+    return low, high, widths, rank_low, rank_high
+
+
 def multiscale_frame(measurements, level: int, k: int, confidence: float = 0.9, scope: str = "node", *, grain: int = 1):
     """Node ``k`` of Hg ``level``: the multiscale band as bounds on its counts, from its noisy measurement.
 
@@ -243,15 +259,11 @@ def multiscale_frame(measurements, level: int, k: int, confidence: float = 0.9, 
     from cocoviz.accuracy.intervals.bands import count_bounds, persons_bounds
     from cocoviz.accuracy.intervals.scope import node_confidence
 
-    measured = measurements.levels[level] if level < len(measurements.levels) else None
-    if measured is None or measured.method != "Hg":
-        what = "not measured" if measured is None else f"measured with {measured.method}"
-        raise ParameterError(f"level {level} is {what}: the multiscale band is for Hg levels")
-    per_node = node_confidence(confidence, scope, measured.n_nodes)
-    values = measured.node(k)
-    widths = multiscale_widths(measurements.plan.level_noise(level), values.size, per_node, grain=grain)
-    rank_low, rank_high = multiscale_rank_bounds(values, widths)
-    low, high = rank_counts(rank_low, rank_high)
+    if level >= len(measurements.levels) or measurements.levels[level] is None:
+        raise ParameterError(f"level {level} is not measured: the multiscale band is for Hg levels")
+    n_nodes = measurements.levels[level].n_nodes
+    per_node = node_confidence(confidence, scope, n_nodes)
+    low, high, widths, rank_low, rank_high = multiscale_cumulative(measurements, level, k, per_node, grain=grain)
     count_low, count_high = count_bounds(low, high)
     persons_low, persons_high = persons_bounds(low, high)
     frame = pd.DataFrame(
@@ -277,7 +289,7 @@ def multiscale_frame(measurements, level: int, k: int, confidence: float = 0.9, 
         rank_high=rank_high,
         note=(
             f"Simultaneous {confidence:.0%} bounds on the true histogram "
-            + ("(per node)" if scope == "node" else f"(all {measured.n_nodes:,} nodes of level {level} at once)")
+            + ("(per node)" if scope == "node" else f"(all {n_nodes:,} nodes of level {level} at once)")
             + f", from this node's own Hg measurement averaged over {len(widths.scales)} scales of rank intervals "
             "and public facts only: post-processing, no ε."
         ),

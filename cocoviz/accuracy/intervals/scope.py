@@ -27,12 +27,21 @@ import math
 import numpy as np
 import pandas as pd
 
-from cocoviz.accuracy.intervals.bands import band_refusal, node_intervals
+from cocoviz.accuracy.intervals.bands import band_refusal, count_bounds, emd_bound, node_intervals, persons_bounds
+from cocoviz.accuracy.intervals.multiscale import multiscale_cumulative
 from cocoviz.accuracy.intervals.widths import check_confidence
 from cocoviz.errors import ParameterError
 from cocoviz.hierarchy.tree import node_label
 
-__all__ = ["SCOPES", "check_scope", "node_confidence", "scoped_intervals", "accuracy_frame", "ACCURACY_COLUMNS"]
+__all__ = [
+    "SCOPES",
+    "check_scope",
+    "node_confidence",
+    "scoped_intervals",
+    "runs_intervals",
+    "accuracy_frame",
+    "ACCURACY_COLUMNS",
+]
 
 #: What a band's confidence can be about.
 SCOPES = ("node", "level")
@@ -75,8 +84,70 @@ def node_confidence(confidence: float, scope: str, nodes: int) -> float:
     return math.exp(math.log(confidence) / nodes)
 
 
-def scoped_intervals(plan, bands, level: int, k: int, sizes, counts, confidence: float = 0.9, scope: str = "node"):
-    """:func:`~cocoviz.accuracy.intervals.bands.node_intervals` at the scope's per-node confidence.
+def _uses_runs(measurements, level: int) -> bool:
+    """Whether ``level``'s band is the multiscale one: an Hg level whose noisy answers are at hand."""
+    if measurements is None or level >= len(measurements.levels):
+        return False
+    measured = measurements.levels[level]
+    return measured is not None and measured.method == "Hg"
+
+
+def runs_intervals(plan, measurements, level: int, k: int, sizes, counts, confidence: float, *, grain: int = 1):
+    """The frame of :func:`~cocoviz.accuracy.intervals.bands.node_intervals` (same columns) for node ``k`` of an Hg
+    level, from the multiscale band (:mod:`cocoviz.accuracy.intervals.multiscale`) at the node's own
+    ``confidence``: its bounds use the runs of equal sizes.  ``attrs["band"] = "runs"``, ``attrs["guarantee"]``
+    the proven lower bound on the node's coverage (``exact_confidence`` is None: a union bound, not exact)."""
+    low, high, widths, _, _ = multiscale_cumulative(measurements, level, k, confidence, grain=grain)
+    sizes, counts = np.asarray(sizes, np.int64), np.asarray(counts, np.int64)
+    released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
+    released_h[sizes] = counts
+    released = np.cumsum(released_h)
+    emd = emd_bound(low, high, released)
+    n = len(released)
+    low, high = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high))
+    count_low, count_high = count_bounds(low, high)
+    persons_low, persons_high = persons_bounds(low, high)
+    size = np.arange(n, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "size": size,
+            "cumulative_low": low,
+            "cumulative_high": high,
+            "cumulative": released,
+            "count_low": count_low,
+            "count_high": count_high,
+            "count": released_h,
+            "persons_low": persons_low,
+            "persons_high": persons_high,
+            "persons": np.cumsum(size * released_h),
+        }
+    )
+    frame.attrs.update(
+        confidence=confidence,
+        exact_confidence=None,
+        guarantee=widths.guarantee,
+        half_width=widths.single,
+        cells=widths.cells,
+        method="Hg",
+        band="runs",
+        level=level,
+        emd_bound=emd,
+        note=(
+            f"Simultaneous {confidence:.0%} bounds on the true histogram, from this node's own Hg measurement "
+            f"averaged over intervals of ranks ({len(widths.scales)} scales; a run of equal sizes pins its size) "
+            "and public facts only: post-processing, no ε. The released histogram (after consistency) may lie "
+            "outside them."
+        ),
+    )
+    return frame
+
+
+def scoped_intervals(
+    plan, bands, level: int, k: int, sizes, counts, confidence: float = 0.9, scope: str = "node", measurements=None
+):
+    """:func:`~cocoviz.accuracy.intervals.bands.node_intervals` at the scope's per-node confidence; with
+    ``measurements`` (the release's noisy answers), an Hg level's band is the multiscale one
+    (:func:`runs_intervals`).
 
     ``attrs`` then say what the bounds are about: ``confidence`` (the statement's), ``scope``, ``level_nodes``
     (the nodes it holds over together: 1 for ``"node"``), ``node_confidence`` (what each node's tolerances
@@ -88,7 +159,11 @@ def scoped_intervals(plan, bands, level: int, k: int, sizes, counts, confidence:
     scope = check_scope(scope)
     nodes = int(len(plan.shape.group_counts(level))) if scope == "level" else 1
     per_node = node_confidence(confidence, scope, nodes)
-    frame = node_intervals(plan, bands, level, k, np.asarray(sizes), np.asarray(counts), per_node)
+    if _uses_runs(measurements, level):
+        frame = runs_intervals(plan, measurements, level, k, sizes, counts, per_node)
+    else:
+        frame = node_intervals(plan, bands, level, k, np.asarray(sizes), np.asarray(counts), per_node)
+        frame.attrs["band"] = "cells"
     node_exact = frame.attrs["exact_confidence"]
     frame.attrs.update(confidence=confidence, scope=scope, level_nodes=nodes, node_confidence=per_node)
     if scope == "level":
@@ -117,7 +192,7 @@ def _stretches(frame: pd.DataFrame) -> pd.DataFrame:
     return kept
 
 
-def accuracy_frame(release, confidence: float = 0.9, scope: str = "node") -> pd.DataFrame:
+def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measurements=None) -> pd.DataFrame:
     """Every node's band of a release, as one publishable frame (post-processing: no ε).
 
     One row per node and *stretch* of sizes: a row starts wherever the node's released count is positive or
@@ -131,7 +206,9 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node") -> pd.
     bounds of all the nodes of a level at once (:mod:`cocoviz.accuracy.intervals.scope`).  Levels without a
     band (not measured, a method without bands, a release without its envelopes) have no rows; ``attrs``
     name them under ``skipped`` with the reason, and hold ``confidence``, ``scope`` and per level its
-    ``node_confidence``.
+    ``node_confidence``.  With ``measurements`` (the release's noisy answers, publishable), Hg levels get the
+    multiscale band that uses runs of equal sizes (:func:`runs_intervals`); ``attrs["band"]`` names each
+    level's band (``"cells"`` or ``"runs"``).
 
     Examples
     --------
@@ -153,17 +230,22 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node") -> pd.
     confidence = check_confidence(confidence)
     scope = check_scope(scope)
     plan = release.plan
-    parts, skipped, per_level = [], {}, {}
+    parts, skipped, per_level, kinds = [], {}, {}, {}
     for level in range(plan.shape.depth + 1):
-        why = band_refusal(plan, release.bands, level)
+        runs_band = _uses_runs(measurements, level)
+        why = None if runs_band else band_refusal(plan, release.bands, level)
         if why is not None:
             skipped[level] = why
             continue
         nodes = release.nodes(level)
         per_level[level] = node_confidence(confidence, scope, len(nodes))
         runs = release.runs(level)
+        kinds[level] = "runs" if runs_band else "cells"
         for k, path in enumerate(nodes):
-            frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_level[level])
+            if runs_band:
+                frame = runs_intervals(plan, measurements, level, k, *runs.node(k), per_level[level])
+            else:
+                frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_level[level])
             kept = _stretches(frame)
             kept.insert(0, "node", node_label(path))
             kept.insert(0, "level", level)
@@ -176,6 +258,7 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node") -> pd.
         confidence=confidence,
         scope=scope,
         node_confidence=per_level,
+        band=kinds,
         skipped=skipped,
         note=(
             f"Simultaneous {confidence:.0%} bounds on every node's true histogram, "

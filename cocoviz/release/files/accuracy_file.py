@@ -23,8 +23,11 @@ __all__ = ["ACCURACY_META_KEY", "save_accuracy", "load_accuracy"]
 ACCURACY_META_KEY = b"cocoviz_accuracy"
 
 
-def save_accuracy(release, path: str | os.PathLike, *, confidence: float = 0.9, scope: str = "node") -> pd.DataFrame:
-    """Write ``release``'s :func:`~cocoviz.accuracy.intervals.scope.accuracy_frame` to ``path`` and return it.
+def save_accuracy(
+    release, path: str | os.PathLike, *, confidence: float = 0.9, scope: str = "node", measurements=None
+) -> pd.DataFrame:
+    """Write ``release``'s :func:`~cocoviz.accuracy.intervals.scope.accuracy_frame` to ``path`` and return it
+    (with ``measurements``, its Hg levels' bands use the runs of equal sizes).
 
     Examples
     --------
@@ -42,12 +45,13 @@ def save_accuracy(release, path: str | os.PathLike, *, confidence: float = 0.9, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    frame = accuracy_frame(release, confidence=confidence, scope=scope)
+    frame = accuracy_frame(release, confidence=confidence, scope=scope, measurements=measurements)
     meta = {
         "confidence": frame.attrs["confidence"],
         "scope": frame.attrs["scope"],
         "node_confidence": {str(k): v for k, v in frame.attrs["node_confidence"].items()},
         "skipped": {str(k): v for k, v in frame.attrs["skipped"].items()},
+        "band": {str(k): v for k, v in frame.attrs["band"].items()},
         "note": frame.attrs["note"],
     }
     table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -66,5 +70,6 @@ def load_accuracy(path: str | os.PathLike) -> pd.DataFrame:
     meta = json.loads((table.schema.metadata or {}).get(ACCURACY_META_KEY, b"{}"))
     meta["node_confidence"] = {int(k): v for k, v in meta.get("node_confidence", {}).items()}
     meta["skipped"] = {int(k): v for k, v in meta.get("skipped", {}).items()}
+    meta["band"] = {int(k): v for k, v in meta.get("band", {}).items()}
     frame.attrs.update(meta)
     return frame

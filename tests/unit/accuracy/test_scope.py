@@ -86,3 +86,26 @@ def test_levels_without_a_band_are_named_not_raised(tree):
     frame = accuracy_frame(release)
     assert set(frame["level"]) == {1} and "not measured" in frame.attrs["skipped"][0]
     assert math.isclose(frame.attrs["confidence"], 0.9)
+
+
+def test_with_its_measurements_an_hg_level_is_bounded_from_the_runs(tree):
+    from cocoviz import Plan, measure, post_process
+    from cocoviz.accuracy.intervals.bands import truth_covered
+
+    plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10)
+    measurements = measure(plan, tree, seed=7)
+    release = post_process(plan, measurements)
+    for scope in ("node", "level"):
+        runs = release.intervals((), 0.9, scope=scope, measurements=measurements)
+        cells = release.intervals((), 0.9, scope=scope)
+        assert runs.attrs["band"] == "runs" and cells.attrs["band"] == "cells"
+        assert runs.attrs["guarantee"] >= runs.attrs["node_confidence"] and runs.attrs["scope"] == scope
+        assert truth_covered(runs, *tree.runs(0).node(0))
+        assert (runs["count_high"] - runs["count_low"]).sum() < (cells["count_high"] - cells["count_low"]).sum()
+    leaf = release.intervals(("a",), 0.9, scope="level", measurements=measurements)  # an Hc level: unchanged
+    pd.testing.assert_frame_equal(leaf, release.intervals(("a",), 0.9, scope="level"))
+    frame = accuracy_frame(release, measurements=measurements)
+    assert frame.attrs["band"] == {0: "runs", 1: "cells"}
+    root = frame[frame["level"] == 0]
+    full = release.intervals((), measurements=measurements).set_index("size").loc[root["size"]]
+    assert (full["count_low"].to_numpy() == root["count_low"].to_numpy()).all()

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import cocoviz.pipeline.estimate
-from cocoviz import Plan, load_release
+from cocoviz import Plan, load_measurements, load_release
 from cocoviz.cli.main import main
 from cocoviz.hierarchy.tree import node_label
 from cocoviz.release.files.accuracy_file import load_accuracy
@@ -81,10 +81,12 @@ def test_a_secure_release_writes_its_files_and_its_ledger_entry(files, capsys):
     accuracy = load_accuracy(files / "out" / "accuracy.parquet")
     assert accuracy.attrs["scope"] == "node" and accuracy.attrs["confidence"] == 0.9
     assert set(accuracy["level"]) == {0, 1, 2} and not accuracy.attrs["skipped"]
+    assert accuracy.attrs["band"] == {0: "runs", 1: "runs", 2: "cells"}  # Hg levels use the runs by default
 
 
 def test_the_accuracy_file_holds_every_node_at_the_chosen_scope(files):
-    assert main(release_args(*FLAGS, "--confidence", "0.8", "--band-scope", "level", "--seed", "3")) == 0
+    argv = release_args(*FLAGS, "--confidence", "0.8", "--band-scope", "level", "--seed", "3", "--hg-band", "cells")
+    assert main(argv) == 0
     release = load_release(files / "out" / "release.parquet")
     accuracy = load_accuracy(files / "out" / "accuracy.parquet")
     assert accuracy.attrs["scope"] == "level" and accuracy.attrs["confidence"] == 0.8
@@ -97,6 +99,23 @@ def test_the_accuracy_file_holds_every_node_at_the_chosen_scope(files):
             full = frame.set_index("size").loc[rows["size"]]
             assert (full["cumulative_low"].to_numpy() == rows["cumulative_low"].to_numpy()).all()
             assert (full["count_high"].to_numpy() == rows["count_high"].to_numpy()).all()
+
+
+def test_the_accuracy_file_bounds_hg_levels_from_the_runs(files):
+    measurements_path = files / "noisy.parquet"
+    argv = release_args(*FLAGS, "--seed", "5", "--measurements", str(measurements_path))
+    assert main(argv) == 0
+    release = load_release(files / "out" / "release.parquet")
+    measurements = load_measurements(measurements_path)
+    accuracy = load_accuracy(files / "out" / "accuracy.parquet")
+    assert accuracy.attrs["band"] == {0: "runs", 1: "runs", 2: "cells"}
+    for level in range(3):
+        for node in release.nodes(level):
+            frame = release.intervals(node, measurements=measurements)
+            assert frame.attrs["band"] == ("runs" if level < 2 else "cells")
+            rows = accuracy[(accuracy["level"] == level) & (accuracy["node"] == node_label(node))]
+            full = frame.set_index("size").loc[rows["size"]]
+            assert (full["cumulative_high"].to_numpy() == rows["cumulative_high"].to_numpy()).all()
 
 
 def test_a_bad_confidence_is_refused_before_anything_is_drawn(files, capsys):
