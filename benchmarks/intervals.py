@@ -27,6 +27,11 @@ Targets, printed beside each figure:
   (:mod:`cocoviz.accuracy.intervals.multiscale`, grain 1 and 16), both at 90% per node; the same for the
   cumulative band over the emd; whether each band held the truth.  Target: multiscale ratio ≤ 10.  Written to
   ``benchmarks/results/intervals_runs.json``.
+- scope (``--only scope``, not in the default run): per dataset, method and level, ε = 1, ``--trials`` seeded draws
+  (at most 500): the share of draws in which each node's band holds (mean over nodes) and in which every node of
+  the level holds at once, for bands built per node (``scope="node"``) and per level (``scope="level"``:
+  c^(1/n) per node), beside the exact products; and the widest tolerance each needs.  Written to
+  ``benchmarks/results/intervals_scope.json``.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
   stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
 """
@@ -322,9 +327,58 @@ def runs_bands(name: str, trials: int = 3, per_level: int = 3) -> list[dict]:
     return rows
 
 
+def scope_coverage(name: str, method: str, trials: int) -> list[dict]:
+    """Per measured level with more than one node: coverage per node and of the whole level, for both scopes."""
+    import cocoviz
+    from cocoviz.accuracy.intervals.bands import WIDER_FIRST, LevelBands, covered_nodes, half_widths
+    from cocoviz.accuracy.intervals.scope import node_confidence
+    from cocoviz.privacy.noise import FastSampler
+
+    tree = cocoviz.load_dataset(name)
+    plan = _plan(tree, method, zcdp=False)
+    rows = []
+    for level in plan.measured_levels():
+        runs, m = tree.runs(level), plan.level_method(level)
+        if runs.n_nodes < 2:
+            continue
+        bounds = np.full(runs.n_nodes, plan.max_size, np.int64) if m.needs_k else None
+        truth, _ = m.level_query(runs, 0, runs.n_nodes, bounds)
+        cells = np.array([m.level_query(runs, k, k + 1, bounds)[0].size for k in range(runs.n_nodes)])
+        ptr = np.concatenate([[0], np.cumsum(cells)])
+        noise, groups = plan.level_noise(level), plan.shape.group_counts(level)
+        for scope in ("node", "level"):
+            c_node = node_confidence(0.9, scope, runs.n_nodes)
+            chosen = {int(c): half_widths(noise, int(c), c_node, first=WIDER_FIRST[method]) for c in np.unique(cells)}
+            widths = [chosen[int(c)] for c in cells]
+            exact = np.array([w.confidence(noise) for w in widths])
+            hits = np.zeros(runs.n_nodes, np.int64)
+            together = 0
+            for trial in range(trials):
+                noisy = FastSampler(seed=(38, level, trial)).draw_level(truth.copy(), ptr, noise, level)
+                covered = covered_nodes(LevelBands.of(method, noisy, ptr), truth, widths, groups)
+                hits += covered
+                together += bool(covered.all())
+            rows.append(
+                {
+                    "dataset": name,
+                    "method": method,
+                    "level": level,
+                    "nodes": runs.n_nodes,
+                    "scope": scope,
+                    "trials": trials,
+                    "per_node": float((hits / trials).mean()),
+                    "per_node_exact": float(exact.mean()),
+                    "level_at_once": together / trials,
+                    "level_exact": float(np.prod(exact)),
+                    "a_mean": float(np.mean([w.widest for w in widths])),
+                }
+            )
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("coverage", "width", "sides", "time", "memory", "runs"))
+    parser.add_argument("--only", choices=("coverage", "width", "sides", "time", "memory", "runs", "scope"))
     parser.add_argument("--scale", type=float, default=0.01, help="memory: housing-us-blocks' scale (default 0.01)")
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
@@ -357,6 +411,16 @@ def main(argv=None) -> None:
     if args.only == "memory":
         print("bands' memory per level, housing-us-blocks, all-Hc with a private K per node")
         print(pd.DataFrame(memory(args.scale)).round({"MiB": 2}).to_string(index=False), flush=True)
+    if args.only == "scope":
+        import json
+
+        trials = min(args.trials, 500)
+        print(f"coverage per node and of whole levels, nominal 90%, {trials} draws, ε = 1 (scope node vs level)")
+        rows = [r for name in args.datasets for method in ("Hc", "Hg") for r in scope_coverage(name, method, trials)]
+        out = ROOT / "benchmarks" / "results" / "intervals_scope.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(rows, indent=1) + "\n")
+        print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
     if args.only == "runs":
         import json
 
