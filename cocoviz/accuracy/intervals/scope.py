@@ -22,15 +22,12 @@ guarantee.  The tolerances read ``n``, ``c`` and the law only (public facts), ne
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from cocoviz.accuracy.intervals.bands import band_refusal, count_bounds, emd_bound, node_intervals, persons_bounds
 from cocoviz.accuracy.intervals.multiscale import multiscale_cumulative
-from cocoviz.accuracy.intervals.widths import check_confidence
-from cocoviz.errors import ParameterError
+from cocoviz.accuracy.intervals.widths import SCOPES, check_confidence, check_scope, node_confidence
 from cocoviz.hierarchy.tree import node_label
 
 __all__ = [
@@ -42,9 +39,6 @@ __all__ = [
     "accuracy_frame",
     "ACCURACY_COLUMNS",
 ]
-
-#: What a band's confidence can be about.
-SCOPES = ("node", "level")
 
 #: The columns of :func:`accuracy_frame`, in order.
 ACCURACY_COLUMNS = (
@@ -62,26 +56,6 @@ ACCURACY_COLUMNS = (
     "persons_high",
     "persons",
 )
-
-
-def check_scope(scope: object) -> str:
-    """``scope`` if it is one of :data:`SCOPES` (refused otherwise, named)."""
-    if scope not in SCOPES:
-        raise ParameterError(f"scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
-    return str(scope)
-
-
-def node_confidence(confidence: float, scope: str, nodes: int) -> float:
-    """The confidence each node's band is built for so that the statement holds at ``confidence`` over ``scope``:
-    ``confidence`` itself per node, ``confidence^(1/nodes)`` for a level of ``nodes`` independent nodes.
-
-    >>> node_confidence(0.81, "level", 2)
-    0.9
-    """
-    confidence = check_confidence(confidence)
-    if check_scope(scope) == "node" or nodes <= 1:
-        return confidence
-    return math.exp(math.log(confidence) / nodes)
 
 
 def _uses_runs(measurements, level: int) -> bool:
