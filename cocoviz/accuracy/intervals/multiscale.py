@@ -56,6 +56,7 @@ to within about ``b √(8 ln(4 S N_s/δ) / r)`` and its ends to within ``~ g`` r
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -95,14 +96,23 @@ def sum_tail(noise: float | GaussianNoise, m: int, w: int) -> float:
         if m == 1:
             return float(tail_probability(noise, max(w, 0))) / 2 if w >= 0 else 1.0
         return 1.0 if w <= 0 else math.exp(-(w * w) / (2 * m * float(noise.sigma2)))
+    lo, pmf, sf = _negative_binomial(float(noise), m)
+    # P(A > x) for x = w + k: below lo it is at most 1, above hi at most sf(hi) ≤ 10⁻¹⁸ (upper bounds both).
+    at = np.arange(pmf.size) + w
+    upper = np.where(at < 0, 1.0, sf[np.clip(at, 0, sf.size - 1)])
+    return min(1.0, float(pmf @ upper) + 2e-18)
+
+
+@functools.lru_cache(maxsize=256)
+def _negative_binomial(scale: float, m: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(lo, pmf, sf)`` of ``NB(m, 1 - α)``, α = exp(-1/scale), on ``lo..hi``: all but 10⁻¹⁸ of each tail.
+    B's values outside carry at most 2·10⁻¹⁸ together (added whole by :func:`sum_tail`)."""
     from scipy.stats import nbinom
 
-    alpha = math.exp(-1.0 / float(noise))
-    p = 1.0 - alpha
-    # B's values outside [lo, hi] carry at most 2·10⁻¹⁸ together; added whole, the sum stays an upper bound.
+    p = -math.expm1(-1.0 / scale)
     lo, hi = max(int(nbinom.ppf(1e-18, m, p)) - 1, 0), int(nbinom.isf(1e-18, m, p)) + 2
     k = np.arange(lo, hi + 1)
-    return min(1.0, float(np.sum(nbinom.pmf(k, m, p) * nbinom.sf(w + k, m, p))) + 2e-18)
+    return lo, nbinom.pmf(k, m, p), nbinom.sf(k, m, p)
 
 
 def _smallest_width(noise, m: int, tail: float) -> int:
@@ -159,8 +169,14 @@ def multiscale_widths(
     (10, [14, 16, 19], True)
     """
     confidence = check_confidence(confidence)
-    if grain < 1 or grain & (grain - 1):
+    if not isinstance(grain, (int, np.integer)) or grain < 1 or grain & (grain - 1):
         raise ParameterError(f"grain must be a power of two ≥ 1, got {grain!r}")
+    return _widths(noise if isinstance(noise, GaussianNoise) else float(noise), int(cells), confidence, int(grain))
+
+
+@functools.lru_cache(maxsize=4096)
+def _widths(noise, cells: int, confidence: float, grain: int) -> MultiscaleWidths:
+    """:func:`multiscale_widths` for checked arguments (cached: a level's nodes share the scales' laws)."""
     if cells <= 0:
         return MultiscaleWidths(max(cells, 0), grain, confidence, 0, (), 1.0)
     delta = 1.0 - confidence
