@@ -154,15 +154,16 @@ def scoped_intervals(
     return frame
 
 
-def _stretches(frame: pd.DataFrame) -> pd.DataFrame:
+def _stretches(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """The rows of a node's frame where its released count is positive or its cumulative band or released
-    cumulative changes, each with ``size_to``, the last size before the next kept row."""
-    low, high, released = (frame[c].to_numpy() for c in ("cumulative_low", "cumulative_high", "cumulative"))
-    keep = np.ones(len(frame), bool)
+    cumulative changes, as arrays by column, each row with ``size_to``, the last size before the next kept row."""
+    columns = {c: frame[c].to_numpy() for c in ACCURACY_COLUMNS[2:] if c != "size_to"}
+    low, high, released = columns["cumulative_low"], columns["cumulative_high"], columns["cumulative"]
+    keep = np.ones(low.size, bool)
     keep[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (released[1:] != released[:-1])
-    kept = frame.loc[keep].copy()
-    starts = kept["size"].to_numpy()
-    kept.insert(1, "size_to", np.append(starts[1:] - 1, frame["size"].iat[-1]).astype(np.int64))
+    kept = {c: v[keep] for c, v in columns.items()}
+    starts = kept["size"]
+    kept["size_to"] = np.append(starts[1:] - 1, columns["size"][-1]).astype(np.int64)
     return kept
 
 
@@ -220,14 +221,17 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measur
                 frame = runs_intervals(plan, measurements, level, k, *runs.node(k), per_level[level])
             else:
                 frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_level[level])
+            frame.attrs = {}  # read column by column below: pandas would deep-copy the attrs at every access
             kept = _stretches(frame)
-            kept.insert(0, "node", node_label(path))
-            kept.insert(0, "level", level)
+            kept["level"] = np.full(kept["size"].size, level, np.int64)
+            kept["node"] = np.full(kept["size"].size, node_label(path), dtype=object)
             parts.append(kept)
-    if parts:
-        out = pd.concat(parts, ignore_index=True)[list(ACCURACY_COLUMNS)]
-    else:
-        out = pd.DataFrame({c: pd.Series(dtype=object if c == "node" else np.int64) for c in ACCURACY_COLUMNS})
+    out = pd.DataFrame(
+        {
+            c: np.concatenate([p[c] for p in parts]) if parts else np.zeros(0, object if c == "node" else np.int64)
+            for c in ACCURACY_COLUMNS
+        }
+    )
     out.attrs.update(
         confidence=confidence,
         scope=scope,
