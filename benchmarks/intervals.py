@@ -25,13 +25,13 @@ Targets, printed beside each figure:
   total width ``Σ_j (count_high - count_low)`` over the realised count error ``Σ_j |Ĥ_j - H_j|`` of the node's own
   Hg fit (p = 2, rounded), for the per-cell band and the multiscale band
   (:mod:`cocoviz.accuracy.intervals.multiscale`, grain 1 and 16), both at 90% per node; the same for the
-  cumulative band over the emd; whether each band held the truth.  Target: multiscale ratio ≤ 10.  Written to
-  ``benchmarks/results/intervals_runs.json``.
+  cumulative band over the emd; whether each band held the truth.  Target: multiscale ratio ≤ 10.  Recorded as
+  ``benchmarks/results/intervals-runs-<UTC time>.json``.
 - scope (``--only scope``, not in the default run): per dataset, method and level, ε = 1, ``--trials`` seeded draws
   (at most 500): the share of draws in which each node's band holds (mean over nodes) and in which every node of
   the level holds at once, for bands built per node (``scope="node"``) and per level (``scope="level"``:
-  c^(1/n) per node), beside the exact products; and the widest tolerance each needs.  Written to
-  ``benchmarks/results/intervals_scope.json``.
+  c^(1/n) per node), beside the exact products; and the widest tolerance each needs.  Recorded as
+  ``benchmarks/results/intervals-scope-<UTC time>.json``.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
   stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
 """
@@ -412,25 +412,21 @@ def main(argv=None) -> None:
         print("bands' memory per level, housing-us-blocks, all-Hc with a private K per node")
         print(pd.DataFrame(memory(args.scale)).round({"MiB": 2}).to_string(index=False), flush=True)
     if args.only == "scope":
-        import json
+        from results_json import record
 
         trials = min(args.trials, 500)
         print(f"coverage per node and of whole levels, nominal 90%, {trials} draws, ε = 1 (scope node vs level)")
         rows = [r for name in args.datasets for method in ("Hc", "Hg") for r in scope_coverage(name, method, trials)]
-        out = ROOT / "benchmarks" / "results" / "intervals_scope.json"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(rows, indent=1) + "\n")
+        out = record("intervals-scope", rows)
         print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
     if args.only == "runs":
-        import json
+        from results_json import record
 
         print("dense Hg nodes: count band width over the realised count error, per-cell vs multiscale (90% per node)")
         names = args.datasets if args.datasets != list(DATASETS) else list(RUNS_DATASETS)
         rows = [row for name in names for row in runs_bands(name, trials=min(args.trials, 3))]
         frame = pd.DataFrame(rows)
-        out = ROOT / "benchmarks" / "results" / "intervals_runs.json"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(rows, indent=1) + "\n")
+        out = record("intervals-runs", rows)
         columns = [
             "dataset",
             "level",

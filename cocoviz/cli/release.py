@@ -164,6 +164,12 @@ def add_release(sub: argparse._SubParsersAction) -> None:
         help="accuracy.parquet: Hg levels' band from averages over runs of equal sizes (default; keeps the noisy "
         "answers in memory until written) or cell by cell",
     )
+    parser.add_argument(
+        "--stated-errors",
+        action="store_true",
+        help="also compute and write the experimental stated error of every released group size (post-processing, "
+        "no ε; slower)",
+    )
     parser.set_defaults(handler=run_release)
 
 
@@ -280,10 +286,11 @@ def run_release(args: argparse.Namespace) -> int:
         try:
             runs_band = args.hg_band == "runs" and "Hg" in plan.methods
             if args.measurements is None and not runs_band:
-                release, measurements = estimate(tree, **plan.options(), secure=secure, seed=args.seed), None
+                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed, stated=args.stated_errors)
+                measurements = None
             else:  # kept whole to be written or to bound Hg levels: the release is their post-processing
                 measurements = measure(plan, tree, secure=secure, seed=args.seed)
-                release = post_process(plan, measurements)
+                release = post_process(plan, measurements, stated=args.stated_errors)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
             files[0].parent.mkdir(exist_ok=True)
             # Each file is written whole or not at all (cocoviz.core.atomic); on failure this run's files go.

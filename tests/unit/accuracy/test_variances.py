@@ -6,10 +6,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
+from cocoviz.accuracy.stated.topdown import fitted_stated
 from cocoviz.accuracy.stated.variances import (
     hc_node_variances,
     hc_size_variances,
@@ -21,7 +23,15 @@ from cocoviz.accuracy.stated.variances import (
     pool_by_size,
     short_side_walk,
 )
+from cocoviz.consistency import LevelEstimates
 from cocoviz.methods.estimators import fit_hc, fit_hg
+
+
+def stated_of(method: str, est, epsilon: float, p: int = 2, bound: int | None = None) -> np.ndarray:
+    """The stated variances of one node's fit, as a release computes them on request (``stated=True``)."""
+    level = LevelEstimates.from_nodes([est])
+    bounds = None if bound is None else np.array([bound])
+    return fitted_stated(method, level, epsilon=epsilon, p=p, bounds=bounds).stated
 
 
 def brute(sizes, counts, b):
@@ -32,6 +42,7 @@ def brute(sizes, counts, b):
     return brute_with_top(sizes, counts, b, last, last - sizes[-1])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40)), min_size=1, max_size=6, unique_by=lambda t: t[0]),
@@ -50,10 +61,12 @@ def test_hc_fit_states_the_size_variance_and_weighs_by_the_count_rule():
     est = fit_hc(np.array([2, 2, 4, 5]), groups=5, epsilon=1.0, p=1)
     np.testing.assert_array_equal(est.sizes, [0, 2, 3])
     np.testing.assert_allclose(est.variances, 4.0 / np.array([2, 2, 1]))  # the paper's model: the weights
-    np.testing.assert_array_equal(est.stated, hc_node_variances(est.sizes, est.counts, 1.0, 4))  # K = 4
-    assert (est.stated > 0).all()
+    stated = stated_of("Hc", est, 1.0, 1, 4)  # K = 4
+    np.testing.assert_array_equal(stated, hc_node_variances(est.sizes, est.counts, 1.0, 4))
+    assert (stated > 0).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(1e-6, 400.0), min_size=1, max_size=20))
 def test_hg_rule_is_rounding_or_step_whichever_is_larger(s2):
@@ -85,6 +98,7 @@ def test_pooling_states_each_node_and_size_the_mean_of_its_runs(rows):
         np.testing.assert_allclose(got[mine], (stated[mine] * counts[mine]).sum() / counts[mine].sum())
 
 
+@pytest.mark.statistical
 def test_hc_stated_variance_is_calibrated_per_size_class_on_a_long_tailed_node():
     """Simulated: the stated variance of dense sizes, of a sparse middle and of lone outliers each within 4x of
     the fit's realised mean squared size error.  The rule before whole ranks and gap-wide blocks stated the
@@ -103,7 +117,7 @@ def test_hc_stated_variance_is_calibrated_per_size_class_on_a_long_tailed_node()
         noisy = cumulative + rng.geometric(q, len(h)) - rng.geometric(q, len(h))
         est = fit_hc(noisy, groups=groups, epsilon=1.0, p=1)
         released = np.repeat(est.sizes, est.counts)
-        stated = np.repeat(est.stated, est.counts)
+        stated = np.repeat(stated_of("Hc", est, 1.0, 1, len(noisy)), est.counts)
         for name, (a, b) in classes.items():
             mine = (released >= a) & (released <= b)
             sums[name][0] += ((released[mine] - true_sizes[mine]) ** 2).sum()
@@ -138,6 +152,7 @@ def test_hg_step_model_states_resolved_steps_and_keeps_the_block_rule_elsewhere(
     np.testing.assert_array_equal(hg_stated_runs(ptr, sizes, counts, variances, None, floor=0.0), block)
 
 
+@pytest.mark.statistical
 def test_hg_step_model_is_calibrated_on_a_staircase():
     """Simulated, 100 trials of a node of sizes 1–4 by the thousand at ε = 0.5 (double-geometric noise, as Hg is
     measured): mean z² over its groups 0.81 (the block rule: 0.65, out of 0.7–1.5: its short blocks' rounding terms
@@ -149,10 +164,13 @@ def test_hg_step_model_is_calibrated_on_a_staircase():
     for _ in range(100):
         noisy = truth + rng.geometric(q, truth.size) - rng.geometric(q, truth.size)
         est = fit_hg(noisy, groups=truth.size, epsilon=0.5)
-        z2.append(((np.repeat(est.sizes, est.counts) - truth) ** 2 / np.repeat(est.stated, est.counts)).mean())
+        stated = np.repeat(stated_of("Hg", est, 0.5), est.counts)
+        z2.append(((np.repeat(est.sizes, est.counts) - truth) ** 2 / stated).mean())
     assert 0.7 <= np.mean(z2) <= 1.5, np.mean(z2)
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 def test_short_side_walk_against_a_monte_carlo_of_the_walk():
     """E[D⁺], P(D⁺ > 0) and E[D⁻] of the argmin of the two-sided walk (drift ½ per rank away from the step, Gaussian
     noise of variance σ² per rank, the left side long, the right side L ranks) against 10,000 seeded walks each, for
@@ -189,6 +207,7 @@ def hawaiian_state(zeros: int) -> np.ndarray:
     return np.concatenate([np.zeros(zeros, np.int64), np.repeat(sizes, counts)])
 
 
+@pytest.mark.slow
 def test_a_zero_run_beside_a_short_side_states_what_the_short_walk_misplaces():
     """A run of 2,000 zeros with 150 groups above it at ε = 0.1 (σ² = 200: the zeros are resolved, 4σ² = 800, and
     nothing above them is): 3,000 seeded trials (double-geometric noise, as Hg is measured).  The zero run states
@@ -206,7 +225,7 @@ def test_a_zero_run_beside_a_short_side_states_what_the_short_walk_misplaces():
         noisy = truth + rng.geometric(q, truth.size) - rng.geometric(q, truth.size)
         est = fit_hg(noisy, groups=truth.size, epsilon=0.1)
         released = np.repeat(est.sizes, est.counts)
-        z = (released - truth) ** 2 / np.repeat(est.stated, est.counts)
+        z = (released - truth) ** 2 / np.repeat(stated_of("Hg", est, 0.1), est.counts)
         z2.append(z.mean())
         zeros[0] += z[released == 0].sum()
         zeros[1] += (released == 0).sum()
@@ -375,7 +394,7 @@ def small_node_z2(truth: np.ndarray, bound: int, epsilon: float, trials: int, se
         noisy = cumulative + rng.geometric(q, bound) - rng.geometric(q, bound)
         est = fit_hc(noisy, groups=truth.size, epsilon=epsilon, p=1)
         released = np.repeat(est.sizes, est.counts)
-        z2 += ((released - truth) ** 2 / np.repeat(est.stated, est.counts)).mean()
+        z2 += ((released - truth) ** 2 / np.repeat(stated_of("Hc", est, epsilon, 1, bound), est.counts)).mean()
     return z2 / trials
 
 
