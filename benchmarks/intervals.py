@@ -20,6 +20,18 @@ Targets, printed beside each figure:
   bottom cells first, split evenly, or ``± a`` everywhere (what :data:`cocoviz.accuracy.intervals.bands.WIDER_FIRST`
   chose).
 - memory (``--only memory --scale 0.01``, not in the default run): the bytes of a release's bands per level.
+- runs (``--only runs``, not in the default run): on the dense Hg nodes of the bundled datasets (per dataset and
+  level, the three largest nodes with 20,000 to 3,000,000 groups), ε = 1, 3 seeded draws each: the count band's
+  total width ``Σ_j (count_high - count_low)`` over the realised count error ``Σ_j |Ĥ_j - H_j|`` of the node's own
+  Hg fit (p = 2, rounded), for the per-cell band and the multiscale band
+  (:mod:`cocoviz.accuracy.intervals.multiscale`, grain 1 and 16), both at 90% per node; the same for the
+  cumulative band over the emd; whether each band held the truth.  Target: multiscale ratio ≤ 10.  Recorded as
+  ``benchmarks/results/intervals-runs-<UTC time>.json``.
+- scope (``--only scope``, not in the default run): per dataset, method and level, ε = 1, ``--trials`` seeded draws
+  (at most 500): the share of draws in which each node's band holds (mean over nodes) and in which every node of
+  the level holds at once, for bands built per node (``scope="node"``) and per level (``scope="level"``:
+  c^(1/n) per node), beside the exact products; and the widest tolerance each needs.  Recorded as
+  ``benchmarks/results/intervals-scope-<UTC time>.json``.
 - time: a release at 10M groups with the bands against the same release without them (their envelopes
   stubbed out), five interleaved runs each, best against best (and median against median): at most 1.2x.
 """
@@ -38,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 DATASETS = ("toy", "taxi", "hawaiian", "white", "housing")
+RUNS_DATASETS = ("taxi", "hawaiian", "hawaiian-west", "white", "white-west", "housing", "housing-west")
 
 
 def _plan(tree, method: str, zcdp: bool, rho: float = 0.5):
@@ -256,9 +269,116 @@ def timing(groups: int = 10_000_000, repeats: int = 5) -> list[dict]:
     return rows
 
 
+def runs_bands(name: str, trials: int = 3, per_level: int = 3) -> list[dict]:
+    """Per dense node: the count and cumulative bands' width over the realised error, per-cell and multiscale."""
+    from scipy.optimize import isotonic_regression
+
+    import cocoviz
+    from cocoviz.accuracy.intervals.bands import WIDER_FIRST, LevelBands, count_bounds, cumulative_bounds, half_widths
+    from cocoviz.accuracy.intervals.multiscale import multiscale_rank_bounds, multiscale_widths, rank_counts
+    from cocoviz.hierarchy.tree import node_label
+    from cocoviz.privacy.noise import FastSampler
+
+    def pad(v: np.ndarray, n: int, fill: int) -> np.ndarray:
+        return np.pad(v, (0, n - v.size), constant_values=fill)
+
+    tree = cocoviz.load_dataset(name)
+    rows = []
+    for level in range(tree.depth + 1):
+        runs = tree.runs(level)
+        groups = np.array([int(runs.node(k)[1].sum()) for k in range(runs.n_nodes)])
+        dense = [k for k in np.argsort(-groups, kind="stable") if 20_000 <= groups[k] <= 3_000_000][:per_level]
+        for k in dense:
+            sizes, counts = runs.node(k)
+            t = np.repeat(sizes, counts).astype(np.int64)
+            n = t.size
+            start = time.perf_counter()
+            cell = half_widths(1.0, n, 0.9, first=WIDER_FIRST["Hg"])
+            multi = {g: multiscale_widths(1.0, n, 0.9, grain=g) for g in (1, 16)}
+            widths_seconds = time.perf_counter() - start
+            for trial in range(trials):
+                y = FastSampler(seed=(38, level, int(k), trial)).draw_level(t.copy(), np.array([0, n]), 1.0, level)
+                fit = np.clip(np.rint(isotonic_regression(y.astype(np.float64)).x), 0, None).astype(np.int64)
+                top = int(max(fit[-1], t[-1])) + 1
+                true_h, fit_h = np.bincount(t, minlength=top), np.bincount(fit, minlength=top)
+                count_error = int(np.abs(fit_h - true_h).sum())
+                emd = int(np.abs(np.cumsum(fit_h) - np.cumsum(true_h)).sum())
+                bands = {"cell": cumulative_bounds(LevelBands.of("Hg", y, np.array([0, n])), 0, groups=n, a=cell)}
+                held = {"cell": None}
+                for g, w in multi.items():
+                    low, high = multiscale_rank_bounds(y, w)
+                    held[f"multi{g}"] = bool((low <= t).all() and (t <= high).all())
+                    bands[f"multi{g}"] = rank_counts(low, high)
+                row = {"dataset": name, "level": level, "node": node_label(tree.nodes(level)[k]), "groups": n}
+                row.update(trial=trial, count_error=count_error, emd=emd, w0=multi[1].single, widths_s=widths_seconds)
+                for key, (low, high) in bands.items():
+                    size = max(low.size, top)
+                    low, high = pad(low, size, n), pad(high, size, n)
+                    count_low, count_high = count_bounds(low, high)
+                    row[f"{key}_count_ratio"] = float((count_high - count_low).sum()) / max(count_error, 1)
+                    row[f"{key}_cum_ratio"] = float((high - low).sum()) / max(emd, 1)
+                    row[f"{key}_size1"] = f"{int(count_low[1])}..{int(count_high[1])}" if size > 1 else ""
+                    truth_c = pad(np.cumsum(true_h), size, n)
+                    if held.get(key) is None:
+                        held[key] = bool(((low <= truth_c) & (truth_c <= high)).all())
+                    row[f"{key}_held"] = held[key]
+                row["true_size1"] = int(true_h[1]) if top > 1 else 0
+                rows.append(row)
+    return rows
+
+
+def scope_coverage(name: str, method: str, trials: int) -> list[dict]:
+    """Per measured level with more than one node: coverage per node and of the whole level, for both scopes."""
+    import cocoviz
+    from cocoviz.accuracy.intervals.bands import WIDER_FIRST, LevelBands, covered_nodes, half_widths
+    from cocoviz.accuracy.intervals.scope import node_confidence
+    from cocoviz.privacy.noise import FastSampler
+
+    tree = cocoviz.load_dataset(name)
+    plan = _plan(tree, method, zcdp=False)
+    rows = []
+    for level in plan.measured_levels():
+        runs, m = tree.runs(level), plan.level_method(level)
+        if runs.n_nodes < 2:
+            continue
+        bounds = np.full(runs.n_nodes, plan.max_size, np.int64) if m.needs_k else None
+        truth, _ = m.level_query(runs, 0, runs.n_nodes, bounds)
+        cells = np.array([m.level_query(runs, k, k + 1, bounds)[0].size for k in range(runs.n_nodes)])
+        ptr = np.concatenate([[0], np.cumsum(cells)])
+        noise, groups = plan.level_noise(level), plan.shape.group_counts(level)
+        for scope in ("node", "level"):
+            c_node = node_confidence(0.9, scope, runs.n_nodes)
+            chosen = {int(c): half_widths(noise, int(c), c_node, first=WIDER_FIRST[method]) for c in np.unique(cells)}
+            widths = [chosen[int(c)] for c in cells]
+            exact = np.array([w.confidence(noise) for w in widths])
+            hits = np.zeros(runs.n_nodes, np.int64)
+            together = 0
+            for trial in range(trials):
+                noisy = FastSampler(seed=(38, level, trial)).draw_level(truth.copy(), ptr, noise, level)
+                covered = covered_nodes(LevelBands.of(method, noisy, ptr), truth, widths, groups)
+                hits += covered
+                together += bool(covered.all())
+            rows.append(
+                {
+                    "dataset": name,
+                    "method": method,
+                    "level": level,
+                    "nodes": runs.n_nodes,
+                    "scope": scope,
+                    "trials": trials,
+                    "per_node": float((hits / trials).mean()),
+                    "per_node_exact": float(exact.mean()),
+                    "level_at_once": together / trials,
+                    "level_exact": float(np.prod(exact)),
+                    "a_mean": float(np.mean([w.widest for w in widths])),
+                }
+            )
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("coverage", "width", "sides", "time", "memory"))
+    parser.add_argument("--only", choices=("coverage", "width", "sides", "time", "memory", "runs", "scope"))
     parser.add_argument("--scale", type=float, default=0.01, help="memory: housing-us-blocks' scale (default 0.01)")
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--datasets", nargs="*", default=list(DATASETS))
@@ -291,6 +411,53 @@ def main(argv=None) -> None:
     if args.only == "memory":
         print("bands' memory per level, housing-us-blocks, all-Hc with a private K per node")
         print(pd.DataFrame(memory(args.scale)).round({"MiB": 2}).to_string(index=False), flush=True)
+    if args.only == "scope":
+        from results_json import record
+
+        trials = min(args.trials, 500)
+        print(f"coverage per node and of whole levels, nominal 90%, {trials} draws, ε = 1 (scope node vs level)")
+        rows = [r for name in args.datasets for method in ("Hc", "Hg") for r in scope_coverage(name, method, trials)]
+        out = record("intervals-scope", rows)
+        print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
+    if args.only == "runs":
+        from results_json import record
+
+        print("dense Hg nodes: count band width over the realised count error, per-cell vs multiscale (90% per node)")
+        names = args.datasets if args.datasets != list(DATASETS) else list(RUNS_DATASETS)
+        rows = [row for name in names for row in runs_bands(name, trials=min(args.trials, 3))]
+        frame = pd.DataFrame(rows)
+        out = record("intervals-runs", rows)
+        columns = [
+            "dataset",
+            "level",
+            "node",
+            "groups",
+            "count_error",
+            "cell_count_ratio",
+            "multi1_count_ratio",
+            "multi16_count_ratio",
+            "cell_cum_ratio",
+            "multi1_cum_ratio",
+            "multi1_held",
+            "cell_held",
+        ]
+        summary = frame.groupby(["dataset", "level", "node", "groups"], sort=False)[columns[4:]].mean().reset_index()
+        print(summary.round(1).to_string(index=False), flush=True)
+        print("size-1 counts (first draw):")
+        first = frame[frame["trial"] == 0]
+        print(
+            first[["dataset", "node", "true_size1", "cell_size1", "multi1_size1", "multi16_size1"]].to_string(
+                index=False
+            )
+        )
+        ratios = summary["multi1_count_ratio"]
+        print(
+            f"multiscale count ratio over nodes: median {ratios.median():.1f}, "
+            f"range {ratios.min():.1f}-{ratios.max():.1f}"
+            f" (per-cell: {summary['cell_count_ratio'].min():.0f}-{summary['cell_count_ratio'].max():.0f}); "
+            f"held: multiscale {frame['multi1_held'].mean():.3f}, per-cell {frame['cell_held'].mean():.3f}"
+            f" of {len(frame)} draws; wrote {out}"
+        )
     if args.only in (None, "time"):
         print("release time with the bands against without, 10M groups (target ≤ 1.2x)")
         print(pd.DataFrame(timing(repeats=args.repeats)).round(3).to_string(index=False), flush=True)

@@ -17,8 +17,10 @@ into a tree; build the plan (flags or ``--plan FILE``) and check what a secure r
 (G from private rows, K read from the data); make the folder the files are written in (beside
 ``--out``, named ``.<out>.partial-<pid>``) and check its free space for the estimated files;
 record the draw in the privacy ledger (the cap is checked here, before any noise); draw; write
-the release, ``budget.json`` and ``budget.md`` (and, with ``--measurements FILE``, the publishable
-noisy-measurement file the release was post-processed from) in that folder; rename it to ``--out``;
+the release, ``budget.json``, ``budget.md`` and ``accuracy.parquet`` (every node's band at
+``--confidence`` and ``--band-scope``: post-processing, no ε; :mod:`cocoviz.release.files.accuracy_file`) (and,
+with ``--measurements FILE``, the publishable noisy-measurement file the release was post-processed from) in
+that folder; rename it to ``--out``;
 mark the ledger entry complete.  ``--out`` appears whole or not at all: a failure after the ledger
 entry marks it incomplete and removes the partial folder; after a kill the partial folder stays,
 named by its process, and the next release into the same ``--out`` removes it (and says so) once
@@ -42,16 +44,18 @@ import os
 import shutil
 from pathlib import Path
 
+from cocoviz.accuracy.intervals.widths import check_confidence
 from cocoviz.core.atomic import write_text
 from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.plan.split import SPLITS
 from cocoviz.privacy.truncation import K_SELECT
+from cocoviz.release.files.accuracy_file import save_accuracy
 from cocoviz.release.files.measurements_file import save_measurements
 
 __all__ = ["add_release", "source_spec", "load_tree", "OUTPUTS"]
 
 #: The files a release writes in ``--out``.
-OUTPUTS = ("release.parquet", "budget.json", "budget.md")
+OUTPUTS = ("release.parquet", "budget.json", "budget.md", "accuracy.parquet")
 _FROM_DATA = ("data", "auto")
 
 
@@ -177,6 +181,22 @@ def add_release(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="FILE",
         help="also write the noisy-measurement file (Parquet; publishable: noisy answers and the public plan only)",
+    )
+    parser.add_argument(
+        "--confidence", type=float, default=0.9, help="accuracy.parquet: the bands' confidence (default 0.9)"
+    )
+    parser.add_argument(
+        "--band-scope",
+        default="node",
+        choices=("node", "level"),
+        help="accuracy.parquet: the confidence holds per node (default) or for all nodes of a level at once",
+    )
+    parser.add_argument(
+        "--hg-band",
+        default="runs",
+        choices=("runs", "cells"),
+        help="accuracy.parquet: Hg levels' band from averages over runs of equal sizes (default; keeps the noisy "
+        "answers in memory until written) or cell by cell",
     )
     parser.add_argument(
         "--stated-errors",
@@ -336,6 +356,7 @@ def run_release(args: argparse.Namespace) -> int:
 
     secure = args.seed is None
     cap = check_cap(args.budget_cap)
+    check_confidence(args.confidence)  # refused before anything is read or drawn
     if secure and args.max_size is not None and args.max_size.strip().lower() in _FROM_DATA:
         raise PrivacyError(
             "a secure release needs a K from public knowledge: K read from the private data "
@@ -376,11 +397,13 @@ def run_release(args: argparse.Namespace) -> int:
         )
         with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
             book = Recorded(ledger, entry) if secure else False
-            if args.measurements is None:
+            runs_band = args.hg_band == "runs" and "Hg" in plan.methods
+            if args.measurements is None and not runs_band:
                 release = estimate(
                     tree, **plan.options(), secure=secure, seed=args.seed, stated=args.stated_errors, ledger=book
                 )
-            else:  # kept whole to be written: the release is their post-processing
+                measurements = None
+            else:  # kept whole to be written or to bound Hg levels: the release is their post-processing
                 measurements = measure(plan, tree, secure=secure, seed=args.seed, ledger=book)
                 release = post_process(plan, measurements, stated=args.stated_errors)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
@@ -388,13 +411,20 @@ def run_release(args: argparse.Namespace) -> int:
             release.save(staged[0])
             write_text(staged[1], json.dumps(report, ensure_ascii=False, indent=1) + "\n")
             write_text(staged[2], budget_markdown(report))
+            save_accuracy(
+                release,
+                staged[3],
+                confidence=args.confidence,
+                scope=args.band_scope,
+                measurements=measurements if runs_band else None,
+            )
             if args.measurements is not None:
-                save_measurements(measurements, staged[3])
+                save_measurements(measurements, staged[4])
             os.replace(stage, out)  # the folder appears whole (an empty --out is replaced) or not at all
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
-        if args.measurements is not None and staged[3] == files[3] and files[3].exists() and not out.exists():
-            files[3].unlink(missing_ok=True)
+        if args.measurements is not None and staged[4] == files[4] and files[4].exists() and not out.exists():
+            files[4].unlink(missing_ok=True)
         raise
     kind = "secure release" if secure else f"{EXPLORATION} (fast seeded sampler, seed {args.seed})"
     spent = (

@@ -158,19 +158,28 @@ class Release:
         at = np.searchsorted(sizes, np.asarray(js, np.int64), side="right")
         return np.where(at > 0, running[np.maximum(at - 1, 0)], 0).astype(np.int64)
 
-    def intervals(self, node: Sequence[str], confidence: float = 0.9) -> pd.DataFrame:
+    def intervals(
+        self, node: Sequence[str], confidence: float = 0.9, scope: str = "node", measurements=None
+    ) -> pd.DataFrame:
         """Simultaneous bounds on ``node``'s true histogram from its own noisy measurement: publishable, no ε.
 
         One row per size j: ``cumulative_low``/``cumulative_high`` bound Hc[j] (groups of size ≤ j),
         ``count_low``/``count_high`` H[j], ``persons_low``/``persons_high`` the persons in groups of size
-        ≤ j, beside the released values; all hold together with probability ≥ ``confidence``.
-        ``attrs["emd_bound"]`` bounds the released histogram's emd to the truth.  Hc and Hg levels only,
-        of a release that carries its measurements' envelopes (:mod:`cocoviz.accuracy.intervals.bands`).
+        ≤ j, beside the released values.  ``scope="node"``: all of the node's bounds hold together with
+        probability ≥ ``confidence``; ``scope="level"``: they hold, with every other node's of the level, all at
+        once with probability ≥ ``confidence`` (each node's band at ``confidence^(1/n)`` over the level's ``n``
+        independent nodes: :mod:`cocoviz.accuracy.intervals.scope`).  ``attrs`` say which (``scope``,
+        ``confidence``, ``node_confidence``); ``attrs["emd_bound"]`` bounds the released histogram's emd to the
+        truth.  Levels measured with a band method, of a release that carries its measurements' envelopes
+        (:mod:`cocoviz.accuracy.intervals.bands`).  Given the release's ``measurements`` (its noisy answers, from
+        :func:`cocoviz.measure` or a noisy-measurement file), an Hg level's band is the multiscale one that uses
+        runs of equal sizes (:mod:`cocoviz.accuracy.intervals.multiscale`; ``attrs["band"] == "runs"``).
         """
-        from cocoviz.accuracy.intervals.bands import node_intervals
+        from cocoviz.accuracy.intervals.scope import scoped_intervals
 
         level, k = self.shape.locate(node)
-        return node_intervals(self.plan, self.bands, level, k, *self._levels[level].node(k), confidence)
+        runs = self._levels[level].node(k)
+        return scoped_intervals(self.plan, self.bands, level, k, *runs, confidence, scope, measurements)
 
     def stated_errors(self, node: Sequence[str]) -> pd.DataFrame:
         """The stated standard error of one group's size, per released size of ``node``: publishable, no ε.

@@ -103,6 +103,7 @@ __all__ = [
     "persons_bounds",
     "emd_bound",
     "node_intervals",
+    "band_refusal",
     "truth_covered",
     "covered_nodes",
 ]
@@ -333,7 +334,7 @@ def emd_bound(low: np.ndarray, high: np.ndarray, released: np.ndarray) -> int:
     return int(np.maximum(np.abs(low - released), np.abs(high - released)).sum())
 
 
-def _refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | None:
+def band_refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | None:
     """Why node bands of ``level`` cannot be given, or None."""
     if level not in plan.measured_levels():
         return (
@@ -369,7 +370,7 @@ def node_intervals(
     import pandas as pd
 
     confidence = check_confidence(confidence)
-    why = _refusal(plan, bands, level)
+    why = band_refusal(plan, bands, level)
     if why is not None:
         raise ParameterError(f"no intervals for this node: {why}")
     level_bands = bands[level]

@@ -17,7 +17,19 @@ import numpy as np
 from cocoviz.errors import ParameterError
 from cocoviz.privacy.noise import GaussianNoise
 
-__all__ = ["check_confidence", "tail_probability", "half_width", "Widths", "half_widths"]
+__all__ = [
+    "SCOPES",
+    "check_confidence",
+    "check_scope",
+    "node_confidence",
+    "tail_probability",
+    "half_width",
+    "Widths",
+    "half_widths",
+]
+
+#: What a band's confidence can be about (:mod:`cocoviz.accuracy.intervals.scope`).
+SCOPES = ("node", "level")
 
 
 def check_confidence(confidence: object) -> float:
@@ -28,6 +40,26 @@ def check_confidence(confidence: object) -> float:
     if not 0 < value < 1:
         raise ParameterError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     return value
+
+
+def check_scope(scope: object) -> str:
+    """``scope`` if it is one of :data:`SCOPES` (refused otherwise, named)."""
+    if scope not in SCOPES:
+        raise ParameterError(f"scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
+    return str(scope)
+
+
+def node_confidence(confidence: float, scope: str, nodes: int) -> float:
+    """The confidence each node's band is built for so that the statement holds at ``confidence`` over ``scope``:
+    ``confidence`` itself per node, ``confidence^(1/nodes)`` for a level of ``nodes`` independent nodes.
+
+    >>> node_confidence(0.81, "level", 2)
+    0.9
+    """
+    confidence = check_confidence(confidence)
+    if check_scope(scope) == "node" or nodes <= 1:
+        return confidence
+    return math.exp(math.log(confidence) / nodes)
 
 
 def _gaussian_tails(sigma2: float, span: int) -> np.ndarray:

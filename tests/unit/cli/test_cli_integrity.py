@@ -146,6 +146,7 @@ def test_a_killed_release_leaves_a_named_partial_folder_the_next_run_removes(fil
     captured = capsys.readouterr()
     assert f"removed {leftover.absolute()}" in captured.err
     assert not leftover.exists() and sorted(p.name for p in Path("out").iterdir()) == [
+        "accuracy.parquet",
         "budget.json",
         "budget.md",
         "release.parquet",
@@ -196,4 +197,9 @@ def test_a_kill_9_mid_write_leaves_the_old_state_a_named_leftover_and_an_incompl
     assert entry.status == "incomplete"  # its process is gone: its ε counts as spent
     assert main(argv) == 0  # a rerun into the same --out is not refused: the leftover is removed
     assert "removed" in capsys.readouterr().err and not leftover.exists()
-    assert sorted(p.name for p in Path("out").iterdir()) == ["budget.json", "budget.md", "release.parquet"]
+    assert sorted(p.name for p in Path("out").iterdir()) == [
+        "accuracy.parquet",
+        "budget.json",
+        "budget.md",
+        "release.parquet",
+    ]

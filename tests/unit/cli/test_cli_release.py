@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 
 import cocoviz.pipeline.estimate
-from cocoviz import Plan, load_release
+from cocoviz import Plan, load_measurements, load_release
 from cocoviz.cli.main import main
+from cocoviz.hierarchy.tree import node_label
+from cocoviz.release.files.accuracy_file import load_accuracy
 from cocoviz.release.ledger import Ledger
 from cocoviz.release.release import Release
 
@@ -75,7 +77,50 @@ def test_a_secure_release_writes_its_files_and_its_ledger_entry(files, capsys):
     assert "| 2 (county) | all 4 nodes | Hc[0..9] | 40 | 1 (L1) |" in markdown and "exploration" not in markdown
     (entry,) = Ledger().entries().itertuples()
     assert entry.status == "complete" and entry.epsilon == 2.5 and entry.label == "persons.parquet"
-    assert entry.dataset == report["dataset"] and entry.files.count("out/") == 3
+    assert entry.dataset == report["dataset"] and entry.files.count("out/") == 4
+    accuracy = load_accuracy(files / "out" / "accuracy.parquet")
+    assert accuracy.attrs["scope"] == "node" and accuracy.attrs["confidence"] == 0.9
+    assert set(accuracy["level"]) == {0, 1, 2} and not accuracy.attrs["skipped"]
+    assert accuracy.attrs["band"] == {0: "runs", 1: "runs", 2: "cells"}  # Hg levels use the runs by default
+
+
+def test_the_accuracy_file_holds_every_node_at_the_chosen_scope(files):
+    argv = release_args(*FLAGS, "--confidence", "0.8", "--band-scope", "level", "--seed", "3", "--hg-band", "cells")
+    assert main(argv) == 0
+    release = load_release(files / "out" / "release.parquet")
+    accuracy = load_accuracy(files / "out" / "accuracy.parquet")
+    assert accuracy.attrs["scope"] == "level" and accuracy.attrs["confidence"] == 0.8
+    assert accuracy.attrs["node_confidence"][2] == pytest.approx(0.8 ** (1 / 4))
+    for level in range(3):
+        for node in release.nodes(level):
+            frame = release.intervals(node, 0.8, scope="level")
+            label = node_label(node)
+            rows = accuracy[(accuracy["level"] == level) & (accuracy["node"] == label)]
+            full = frame.set_index("size").loc[rows["size"]]
+            assert (full["cumulative_low"].to_numpy() == rows["cumulative_low"].to_numpy()).all()
+            assert (full["count_high"].to_numpy() == rows["count_high"].to_numpy()).all()
+
+
+def test_the_accuracy_file_bounds_hg_levels_from_the_runs(files):
+    measurements_path = files / "noisy.parquet"
+    argv = release_args(*FLAGS, "--seed", "5", "--measurements", str(measurements_path))
+    assert main(argv) == 0
+    release = load_release(files / "out" / "release.parquet")
+    measurements = load_measurements(measurements_path)
+    accuracy = load_accuracy(files / "out" / "accuracy.parquet")
+    assert accuracy.attrs["band"] == {0: "runs", 1: "runs", 2: "cells"}
+    for level in range(3):
+        for node in release.nodes(level):
+            frame = release.intervals(node, measurements=measurements)
+            assert frame.attrs["band"] == ("runs" if level < 2 else "cells")
+            rows = accuracy[(accuracy["level"] == level) & (accuracy["node"] == node_label(node))]
+            full = frame.set_index("size").loc[rows["size"]]
+            assert (full["cumulative_high"].to_numpy() == rows["cumulative_high"].to_numpy()).all()
+
+
+def test_a_bad_confidence_is_refused_before_anything_is_drawn(files, capsys):
+    assert main(release_args(*FLAGS, "--confidence", "1.5")) == 2
+    assert "confidence" in capsys.readouterr().err and not (files / "out").exists()
 
 
 def test_a_seeded_release_is_labelled_exploration_and_not_recorded(files, capsys):

@@ -1,0 +1,247 @@
+"""What a band's confidence is about: one node (``scope="node"``) or every node of its level at once
+(``scope="level"``), and the whole release's bands as one publishable frame (:func:`accuracy_frame`).
+
+**Per node.**  :func:`~cocoviz.accuracy.intervals.bands.node_intervals` gives node ``k`` the event ``E_k`` (its
+noisy cells within their whole tolerances) with ``P(E_k) ≥ c``; all of the node's bounds hold on ``E_k``.  That
+is a statement about one node: over the ``n`` nodes of a level, some fail together in far more than ``1 - c``
+of the draws (``P(∩ E_k) ≈ c^n``).
+
+**Per level, exactly.**  The nodes of a level are disjoint sets of groups measured with independent noise
+(parallel composition draws each node's cells from its own stream), so the events ``E_1, …, E_n`` are
+independent.  Choosing every node's tolerances for the confidence ``c_node = c^(1/n)`` gives
+
+    P(E_1 ∩ … ∩ E_n) = Π_k P(E_k) ≥ Π_k c^(1/n) = c,
+
+so every bound of every node of the level holds at once with probability at least ``c``.  ``n`` counts all the
+level's nodes; a node with no groups has no noisy cell (``P(E_k) = 1``), so counting it only raises the
+guarantee.  The tolerances read ``n``, ``c`` and the law only (public facts), never the noisy values.
+
+>>> round(node_confidence(0.9, "level", 58), 6), node_confidence(0.9, "node", 58)
+(0.998185, 0.9)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from cocoviz.accuracy.intervals.bands import band_refusal, count_bounds, emd_bound, node_intervals, persons_bounds
+from cocoviz.accuracy.intervals.multiscale import multiscale_cumulative
+from cocoviz.accuracy.intervals.widths import SCOPES, check_confidence, check_scope, node_confidence
+from cocoviz.hierarchy.tree import node_label
+
+__all__ = [
+    "SCOPES",
+    "check_scope",
+    "node_confidence",
+    "scoped_intervals",
+    "runs_intervals",
+    "accuracy_frame",
+    "ACCURACY_COLUMNS",
+]
+
+#: The columns of :func:`accuracy_frame`, in order.
+ACCURACY_COLUMNS = (
+    "level",
+    "node",
+    "size",
+    "size_to",
+    "cumulative_low",
+    "cumulative_high",
+    "cumulative",
+    "count_low",
+    "count_high",
+    "count",
+    "persons_low",
+    "persons_high",
+    "persons",
+)
+
+
+def _uses_runs(measurements, level: int) -> bool:
+    """Whether ``level``'s band is the multiscale one: an Hg level whose noisy answers are at hand."""
+    if measurements is None or level >= len(measurements.levels):
+        return False
+    measured = measurements.levels[level]
+    return measured is not None and measured.method == "Hg"
+
+
+def runs_intervals(plan, measurements, level: int, k: int, sizes, counts, confidence: float, *, grain: int = 1):
+    """The frame of :func:`~cocoviz.accuracy.intervals.bands.node_intervals` (same columns) for node ``k`` of an Hg
+    level, from the multiscale band (:mod:`cocoviz.accuracy.intervals.multiscale`) at the node's own
+    ``confidence``: its bounds use the runs of equal sizes.  ``attrs["band"] = "runs"``, ``attrs["guarantee"]``
+    the proven lower bound on the node's coverage (``exact_confidence`` is None: a union bound, not exact)."""
+    low, high, widths, _, _ = multiscale_cumulative(measurements, level, k, confidence, grain=grain)
+    sizes, counts = np.asarray(sizes, np.int64), np.asarray(counts, np.int64)
+    released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
+    released_h[sizes] = counts
+    released = np.cumsum(released_h)
+    emd = emd_bound(low, high, released)
+    n = len(released)
+    low, high = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high))
+    count_low, count_high = count_bounds(low, high)
+    persons_low, persons_high = persons_bounds(low, high)
+    size = np.arange(n, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "size": size,
+            "cumulative_low": low,
+            "cumulative_high": high,
+            "cumulative": released,
+            "count_low": count_low,
+            "count_high": count_high,
+            "count": released_h,
+            "persons_low": persons_low,
+            "persons_high": persons_high,
+            "persons": np.cumsum(size * released_h),
+        }
+    )
+    frame.attrs.update(
+        confidence=confidence,
+        exact_confidence=None,
+        guarantee=widths.guarantee,
+        half_width=widths.single,
+        cells=widths.cells,
+        method="Hg",
+        band="runs",
+        level=level,
+        emd_bound=emd,
+        note=(
+            f"Simultaneous {confidence:.0%} bounds on the true histogram, from this node's own Hg measurement "
+            f"averaged over intervals of ranks ({len(widths.scales)} scales; a run of equal sizes pins its size) "
+            "and public facts only: post-processing, no ε. The released histogram (after consistency) may lie "
+            "outside them."
+        ),
+    )
+    return frame
+
+
+def scoped_intervals(
+    plan, bands, level: int, k: int, sizes, counts, confidence: float = 0.9, scope: str = "node", measurements=None
+):
+    """:func:`~cocoviz.accuracy.intervals.bands.node_intervals` at the scope's per-node confidence; with
+    ``measurements`` (the release's noisy answers), an Hg level's band is the multiscale one
+    (:func:`runs_intervals`).
+
+    ``attrs`` then say what the bounds are about: ``confidence`` (the statement's), ``scope``, ``level_nodes``
+    (the nodes it holds over together: 1 for ``"node"``), ``node_confidence`` (what each node's tolerances
+    were chosen for) and ``exact_confidence`` (the guarantee the whole tolerances give for the scope:
+    the node's ``P(E)``, or the product over the level's nodes when every node has as many cells as this one —
+    otherwise at least ``confidence``).  The note says it in words.
+    """
+    confidence = check_confidence(confidence)
+    scope = check_scope(scope)
+    nodes = int(len(plan.shape.group_counts(level))) if scope == "level" else 1
+    per_node = node_confidence(confidence, scope, nodes)
+    if _uses_runs(measurements, level):
+        frame = runs_intervals(plan, measurements, level, k, sizes, counts, per_node)
+    else:
+        frame = node_intervals(plan, bands, level, k, np.asarray(sizes), np.asarray(counts), per_node)
+        frame.attrs["band"] = "cells"
+    node_exact = frame.attrs["exact_confidence"]
+    frame.attrs.update(confidence=confidence, scope=scope, level_nodes=nodes, node_confidence=per_node)
+    if scope == "level":
+        frame.attrs["node_exact_confidence"] = node_exact
+        frame.attrs["exact_confidence"] = None
+        frame.attrs["note"] = frame.attrs["note"].replace(
+            f"Simultaneous {per_node:.0%} bounds",
+            f"Simultaneous {confidence:.0%} bounds, holding for all {nodes:,} nodes of level {level} at once "
+            f"(each node's band at {per_node:.4%}; the nodes' noises are independent)",
+            1,
+        )
+    else:
+        frame.attrs["note"] = frame.attrs["note"] + f" The {confidence:.0%} is per node, not for all nodes at once."
+    return frame
+
+
+def _stretches(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The rows of a node's frame where its released count is positive or its cumulative band or released
+    cumulative changes, as arrays by column, each row with ``size_to``, the last size before the next kept row."""
+    columns = {c: frame[c].to_numpy() for c in ACCURACY_COLUMNS[2:] if c != "size_to"}
+    low, high, released = columns["cumulative_low"], columns["cumulative_high"], columns["cumulative"]
+    keep = np.ones(low.size, bool)
+    keep[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (released[1:] != released[:-1])
+    kept = {c: v[keep] for c, v in columns.items()}
+    starts = kept["size"]
+    kept["size_to"] = np.append(starts[1:] - 1, columns["size"][-1]).astype(np.int64)
+    return kept
+
+
+def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measurements=None) -> pd.DataFrame:
+    """Every node's band of a release, as one publishable frame (post-processing: no ε).
+
+    One row per node and *stretch* of sizes: a row starts wherever the node's released count is positive or
+    its cumulative bounds or released cumulative change, and covers sizes ``size`` to ``size_to``.  Columns
+    (:data:`ACCURACY_COLUMNS`): ``level``, ``node`` (its label), then the columns of
+    :meth:`cocoviz.Release.intervals` at the row's first size.  Sizes inside a stretch after its first keep
+    that row's cumulative bounds and released cumulative, released count 0 and count bounds
+    ``[0, cumulative_high - cumulative_low]``; the persons bounds are at the row's first size.
+
+    ``scope="node"``: each node's bounds hold together with probability ≥ ``confidence``; ``"level"``: all the
+    bounds of all the nodes of a level at once (:mod:`cocoviz.accuracy.intervals.scope`).  Levels without a
+    band (not measured, a method without bands, a release without its envelopes) have no rows; ``attrs``
+    name them under ``skipped`` with the reason, and hold ``confidence``, ``scope`` and per level its
+    ``node_confidence``.  With ``measurements`` (the release's noisy answers, publishable), Hg levels get the
+    multiscale band that uses runs of equal sizes (:func:`runs_intervals`); ``attrs["band"]`` names each
+    level's band (``"cells"`` or ``"runs"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cocoviz.core.runs import LevelRuns
+    >>> from cocoviz.plan import Plan, Shape
+    >>> from cocoviz.release.post_process import post_process
+    >>> from cocoviz.measure.measurements import measure
+    >>> from cocoviz.hierarchy import Hierarchy
+    >>> import pandas as pd
+    >>> tree = Hierarchy.from_groups(pd.DataFrame({"region": list("aabb"), "size": [4, 1, 2, 1]}),
+    ...                              size="size", levels=["region"])
+    >>> plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=8)
+    >>> release = post_process(plan, measure(plan, tree, seed=0))
+    >>> frame = accuracy_frame(release, confidence=0.9, scope="level")
+    >>> sorted(frame["node"].unique()), frame.attrs["scope"]
+    (['(root)', 'a', 'b'], 'level')
+    """
+    confidence = check_confidence(confidence)
+    scope = check_scope(scope)
+    plan = release.plan
+    parts, skipped, per_level, kinds = [], {}, {}, {}
+    for level in range(plan.shape.depth + 1):
+        runs_band = _uses_runs(measurements, level)
+        why = None if runs_band else band_refusal(plan, release.bands, level)
+        if why is not None:
+            skipped[level] = why
+            continue
+        nodes = release.nodes(level)
+        per_level[level] = node_confidence(confidence, scope, len(nodes))
+        runs = release.runs(level)
+        kinds[level] = "runs" if runs_band else "cells"
+        for k, path in enumerate(nodes):
+            if runs_band:
+                frame = runs_intervals(plan, measurements, level, k, *runs.node(k), per_level[level])
+            else:
+                frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_level[level])
+            frame.attrs = {}  # read column by column below: pandas would deep-copy the attrs at every access
+            kept = _stretches(frame)
+            kept["level"] = np.full(kept["size"].size, level, np.int64)
+            kept["node"] = np.full(kept["size"].size, node_label(path), dtype=object)
+            parts.append(kept)
+    out = pd.DataFrame(
+        {
+            c: np.concatenate([p[c] for p in parts]) if parts else np.zeros(0, object if c == "node" else np.int64)
+            for c in ACCURACY_COLUMNS
+        }
+    )
+    out.attrs.update(
+        confidence=confidence,
+        scope=scope,
+        node_confidence=per_level,
+        band=kinds,
+        skipped=skipped,
+        note=(
+            f"Simultaneous {confidence:.0%} bounds on every node's true histogram, "
+            + ("per node" if scope == "node" else "for all nodes of a level at once")
+            + ", from each node's own noisy measurement and public facts only: post-processing, no ε."
+        ),
+    )
+    return out
