@@ -75,7 +75,8 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 st.stop()
             slot.empty()
         return engine.estimate(data_key, tree, params, label=info.label)
-    guess = engine.estimated_seconds(plan) * calibration.factor("release")
+    model = engine.estimated_seconds(plan)  # the plan's cells at this machine's rate
+    guess = calibration.gate_seconds(model, "release")  # bounded: a slow past run never locks the page
     cached = engine.is_cached(data_key, params)
     if guess > engine.CONFIRM_SECONDS and not cached:
         st.warning(
@@ -85,10 +86,10 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
-    with st.spinner(f"Computing the release (≈{guess:,.1f} s, {calibration.describe('release')})…"):
+    with st.spinner(f"Computing the release (about {guess:,.1f} s)…"):
         timed = engine.estimate(data_key, tree, params)
     if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
-        calibration.observe("release", guess / calibration.factor("release"), timed.seconds)
+        calibration.observe("release", model, timed.seconds)
     return timed
 
 
