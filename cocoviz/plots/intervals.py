@@ -201,8 +201,9 @@ def uninformative_reason(frame: pd.DataFrame) -> str | None:
     >>> frame = pd.DataFrame({"size": [0, 1, 2], "count": [0, 90, 10], "count_low": [0, 0, 0],
     ...                       "count_high": [0, 95, 60]})
     >>> frame.attrs.update(emd_bound=500)
-    >>> print(uninformative_reason(frame))
-    between 0 and 95 groups have size 1, of 100 groups in all; the error bound (500 members) is above the 110 members released
+    >>> print(uninformative_reason(frame).replace("; ", ";\n"))
+    between 0 and 95 groups have size 1, of 100 groups in all;
+    the error bound (500 members) is above the 110 members released
     >>> frame.attrs.update(emd_bound=5)
     >>> frame["count_low"] = [0, 88, 8]; frame["count_high"] = [0, 92, 12]
     >>> uninformative_reason(frame) is None
@@ -216,7 +217,8 @@ def uninformative_reason(frame: pd.DataFrame) -> str | None:
     low, high = int(row["count_low"]), int(row["count_high"])
     reasons = []
     if groups and high - low > WIDE_SHARE * groups:
-        reasons.append(f"between {low:,} and {high:,} groups have size {int(row['size']):,}, of {groups:,} groups in all")
+        size = int(row["size"])
+        reasons.append(f"between {low:,} and {high:,} groups have size {size:,}, of {groups:,} groups in all")
     bound = frame.attrs.get("emd_bound")
     if bound is not None and persons and bound >= persons:
         reasons.append(f"the error bound ({int(bound):,} members) is above the {persons:,} members released")
