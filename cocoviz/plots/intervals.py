@@ -201,8 +201,9 @@ def uninformative_reason(frame: pd.DataFrame) -> str | None:
     >>> frame = pd.DataFrame({"size": [0, 1, 2], "count": [0, 90, 10], "count_low": [0, 0, 0],
     ...                       "count_high": [0, 95, 60]})
     >>> frame.attrs.update(emd_bound=500)
-    >>> print(uninformative_reason(frame).replace("; ", ";\n"))
-    between 0 and 95 groups have size 1, of 100 groups in all;
+    >>> for reason in uninformative_reason(frame).split("; "):
+    ...     print(reason)
+    between 0 and 95 groups have size 1, of 100 groups in all
     the error bound (500 members) is above the 110 members released
     >>> frame.attrs.update(emd_bound=5)
     >>> frame["count_low"] = [0, 88, 8]; frame["count_high"] = [0, 92, 12]
