@@ -18,7 +18,20 @@ from cocoviz.evaluate.against_truth import (
 )
 from cocoviz.hierarchy import node_label
 from cocoviz.privacy.truncation import bound_from_release
-from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state, summaries
+from pages.common import (
+    calibration,
+    controls,
+    data,
+    downloads,
+    engine,
+    leads,
+    ledger,
+    links,
+    picker,
+    planner,
+    state,
+    summaries,
+)
 from pages.common.controls import fmt
 from pages.common.help import HELP
 from pages.common.intervals import intervals_tab
@@ -382,6 +395,7 @@ def main() -> None:
         if about.open:
             about.markdown(card)
 
+    planner.planner(tree, params, names)
     timed = release_section(tree, info, params, k_from_data)
     release = timed.release
     errors = engine.evaluate((*info.key, tuple(tree.levels)), tree, params, release)
