@@ -54,7 +54,8 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         if k_from_data and any(cocoviz.METHODS[m].needs_k for m in params.methods):
             st.error(
                 "A secure release needs a K from public knowledge: the K in the sidebar is the suggestion read "
-                "from the private data. Type the public bound you know (or use Hg, which needs no K).",
+                'from the private data. Type the public bound you know, or tick "is a bound I know from public '
+                'facts" under it when it is the same number (or use Hg, which needs no K).',
                 icon=":material/lock:",
             )
             st.stop()

@@ -104,14 +104,22 @@ def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[
         hi=MAX_K,
         help=HELP["K"],
     )
+    public = False
     if from_data:
         box.caption(
             f"Suggested K = {suggested:,}: the largest group rounded up — read from the data itself, so "
             "**exploration only**; a secure release needs a K you know from public facts (type it)."
         )
+        if value == suggested:  # typing the same number changes nothing a box can see: say so instead
+            public = box.checkbox(
+                f"K = {suggested:,} is a bound I know from public facts",
+                **state.bind(f"K.public.{info.label}", False),
+                help="Tick it when the K shown is also your public bound (typing the same number changes "
+                "nothing the box can see): a secure release then uses it.",
+            )
     else:
         box.caption(f"Suggested K = {suggested:,}: the public bound from the data card.")
-    return value, from_data and value == suggested
+    return value, from_data and value == suggested and not public
 
 
 K_CHOICES = {
