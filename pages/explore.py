@@ -217,6 +217,8 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c2.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
     c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
     c4.metric("emd / yardstick", plain_number(row["ratio"]), help=HELP["omniscient"])
+    if np.isfinite(row["ratio"]) and row["ratio"] < 1:
+        st.caption(HELP["below_yardstick"])
     c1, c2, _, _ = st.columns(4)
     c1.metric("Persons misplaced per group", plain_number(row["emd_per_group"]), help=HELP["per_group"])
     c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])

@@ -22,3 +22,18 @@ def test_plan_by_accuracy_fills_the_sidebar_and_the_release_meets_the_target():
     assert any("± 3" in c.value or "± 2" in c.value for c in at.caption if "noisy cells" in c.value), [
         c.value for c in at.caption
     ]
+
+
+def test_a_ratio_below_the_yardstick_is_explained_on_explore():
+    from pages.common.help import HELP
+
+    BELOW_YARDSTICK = HELP["below_yardstick"]  # noqa: N806
+
+    for eps in (0.05, 0.2, 1.0, 3.0):  # the toy root's ratio at some small ε falls below 1
+        at = new_app(**{"cv.eps.0": eps, "cv.eps.1": eps, "cv.eps.split": "custom"})
+        assert_clean(at)
+        ratio = next(m.value for m in at.metric if m.label == "emd / yardstick")
+        if float(ratio.replace(",", "")) < 1:
+            assert any(c.value == BELOW_YARDSTICK for c in at.caption)
+            return
+        assert not any(c.value == BELOW_YARDSTICK for c in at.caption)
