@@ -1,7 +1,7 @@
 """Mean z² = (estimate − truth)² / V of the merged group sizes, per dataset, mix, ε and level (issue 24).
 
-Calibrated variances give about 1 (target 0.7–1.5).  Both variances of
-:class:`cocoviz.consistency.LevelEstimates`: ``stated`` (``z2``, ``z2_own``) and the weights'
+Calibrated variances give about 1 (target 0.7–1.5).  Both variances of a level:
+the experimental ``stated`` (:mod:`cocoviz.accuracy.stated.topdown`; ``z2``, ``z2_own``) and the weights'
 ``variances`` (``w_z2``, ``w_own``: the paper's model, which the merge still weighs by).
 Two levels of each bundled dataset (the figure-4
 data: root and states; the toy's root and regions), Hc and Hg mixes, ε per level 1 and 0.1, seeded.

@@ -434,7 +434,9 @@ def main() -> None:
         lambda: sums_tab(tree, release, node, row),
         lambda: levels_tab(tree, release, errors, node, names, ((*info.key, tuple(tree.levels)), params)),
         lambda: consistency_tab(tree, release, node, h_priv, params.consistency),
-        lambda: intervals_tab(info, release, node),
+        lambda: intervals_tab(
+            info, engine.with_stated_errors((*info.key, tuple(tree.levels)), tree, params, release), node
+        ),
         lambda: downloads.downloads_tab(tree, info, release, params, names, errors),
     ]
     for tab, body in zip(tabs, bodies):

@@ -145,6 +145,12 @@ def add_release(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the noisy-measurement file (Parquet; publishable: noisy answers and the public plan only)",
     )
+    parser.add_argument(
+        "--stated-errors",
+        action="store_true",
+        help="also compute and write the experimental stated error of every released group size (post-processing, "
+        "no ε; slower)",
+    )
     parser.set_defaults(handler=run_release)
 
 
@@ -259,10 +265,10 @@ def run_release(args: argparse.Namespace) -> int:
     with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
         try:
             if args.measurements is None:
-                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed)
+                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed, stated=args.stated_errors)
             else:  # kept whole to be written: the release is their post-processing
                 measurements = measure(plan, tree, secure=secure, seed=args.seed)
-                release = post_process(plan, measurements)
+                release = post_process(plan, measurements, stated=args.stated_errors)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
             files[0].parent.mkdir(exist_ok=True)
             # Each file is written whole or not at all (cocoviz.core.atomic); on failure this run's files go.

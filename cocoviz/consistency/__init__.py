@@ -4,11 +4,14 @@ Everything here runs on runs of equal-sized groups (Algorithm 2 only ever looks 
 smallest size"), so its cost grows with the number of distinct (size, variance) runs per node, not with G.
 
 - :mod:`~cocoviz.consistency.matching`: Algorithm 2, the optimal matching of one parent's groups to its children's;
-- :mod:`~cocoviz.consistency.level_estimates`: a level's estimated runs with their two variances;
-- :mod:`~cocoviz.consistency.slices`: Algorithm 1, every level merged into its children in slices of whole parents;
-- :mod:`~cocoviz.consistency.sharing`: how many children share a parent's correction (the stated variance's m);
+- :mod:`~cocoviz.consistency.level_estimates`: a level's estimated runs with the variances the merge weighs by;
+- :mod:`~cocoviz.consistency.merge`: how two estimates of one group's size merge;
+- :mod:`~cocoviz.consistency.slices`: Algorithm 1, every level merged into its children in slices of whole parents,
+  each slice's matched pairs handed to an optional reader (:class:`MatchedPairs`);
 - :mod:`~cocoviz.consistency.orders`: the sort orders of a level's runs;
 - :mod:`~cocoviz.consistency.mean`: Hay et al.'s mean-consistency on noisy Hc, the real-valued baseline.
+
+Nothing here imports a later stage: readers downstream get the matched pairs through ``top_down``'s ``on_pairs``.
 """
 
 from __future__ import annotations
@@ -21,17 +24,16 @@ from cocoviz.consistency.mean import mean_consistency
 from cocoviz.consistency.orders import _joint_key as _joint_key
 from cocoviz.consistency.orders import _parent_size_order as _parent_size_order
 from cocoviz.consistency.orders import _run_order as _run_order
-from cocoviz.consistency.sharing import SHARING_CAP as SHARING_CAP
-from cocoviz.consistency.sharing import _sharing as _sharing
-from cocoviz.consistency.sharing import _sharing_within as _sharing_within
+from cocoviz.consistency.slices import MatchedPairs, merge_children, top_down
 from cocoviz.consistency.slices import _consistent_children as _consistent_children
 from cocoviz.consistency.slices import _consistent_slice as _consistent_slice
-from cocoviz.consistency.slices import top_down
 
 __all__ = [
     "match_groups",
     "match_runs",
     "top_down",
+    "merge_children",
+    "MatchedPairs",
     "LevelEstimates",
     "mean_consistency",
 ]

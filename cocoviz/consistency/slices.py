@@ -1,29 +1,70 @@
 """Top-down consistency (Algorithm 1): every level merged into its children, in slices of whole parents, then
-back-substitution; with the stated variances of what each level releases."""
+back-substitution.
+
+Each slice's matching and merge is handed, as a :class:`MatchedPairs`, to an optional ``on_pairs`` callback: what
+the merge matched and used, for readers in later stages.  Nothing here depends on a reader: the release is the
+same with or without one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
+from dataclasses import dataclass
 
 import numpy as np
 
-from cocoviz.accuracy.stated.released import StepStatements, step_stated, union_stated
-from cocoviz.accuracy.stated.variances import hg_merged_stated, pool_by_size
 from cocoviz.consistency.level_estimates import LevelEstimates
-from cocoviz.consistency.merge import MERGES, merge_estimates, merge_stated
+from cocoviz.consistency.merge import MERGES, merge_estimates
 from cocoviz.consistency.orders import _parent_size_order, _run_order
-from cocoviz.consistency.sharing import _sharing_within
 from cocoviz.core.runs import LevelRuns, sums_up
 from cocoviz.errors import ParameterError
 
-__all__ = ["top_down"]
+__all__ = ["top_down", "merge_children", "MatchedPairs"]
 
 
 #: Child runs per slice of :func:`_consistent_children`: a level of millions of blocks is matched and merged a
 #: slice of whole parents at a time, so its temporaries (a dozen arrays per matched segment, and the matching
-#: kernel's buffer of 48 bytes per run) stay bounded instead of growing with the level (issue 26: 9.4 GB).
+#: kernel's buffer of 48 bytes per run) stay bounded instead of growing with the level.
 CONSISTENCY_SLICE_RUNS = 1 << 20
+
+
+@dataclass(frozen=True)
+class MatchedPairs:
+    """One slice's matching (Algorithm 2) and merge: parents ``parent_lo..`` of a level and all their children.
+
+    Attributes
+    ----------
+    parents, children : the slice's :class:`LevelEstimates` (the parents already merged with theirs); their runs
+        start at run ``parent_run_lo`` / ``child_run_lo`` and their nodes at ``parent_lo`` / ``child_lo`` of the
+        whole level
+    child_of_run, parent_of_run : per child run, its child and its parent (slice indices)
+    order : the child runs by (parent, size, child, position), as the matching reads them; ``bot_ptr`` each
+        parent's first run in that order
+    top, bottom, counts : per matched pair (segment): the parent run, the child run, and its groups
+    merged : per pair, the merged size before rounding (:func:`merge_estimates` of the two sides' sizes and
+        ``variances``)
+    pair_order, run_starts : the pairs sorted by (child, rounded size, variance), and where each merged run of
+        ``result`` starts in that order (its groups: the pairs combined into it)
+    result : the merged children, the runs handed down to the next level
+    """
+
+    parents: LevelEstimates
+    children: LevelEstimates
+    parent_lo: int
+    child_lo: int
+    parent_run_lo: int
+    child_run_lo: int
+    child_of_run: np.ndarray
+    parent_of_run: np.ndarray
+    order: np.ndarray
+    bot_ptr: np.ndarray
+    top: np.ndarray
+    bottom: np.ndarray
+    counts: np.ndarray
+    merged: np.ndarray
+    pair_order: np.ndarray
+    run_starts: np.ndarray
+    result: LevelEstimates
 
 
 def _consistent_children(
@@ -32,8 +73,7 @@ def _consistent_children(
     parent_of: np.ndarray,
     merge: str,
     runs: bool = False,
-    stated_out: list | None = None,
-    step_out: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None,
+    on_pairs: Callable[[MatchedPairs], None] | None = None,
 ) -> LevelEstimates | LevelRuns:
     """Match every parent's groups with its children's, and merge each pair into the child.
 
@@ -41,15 +81,13 @@ def _consistent_children(
     come in parent order (a hierarchy's levels do) the level goes in slices of whole parents
     (:data:`CONSISTENCY_SLICE_RUNS` child runs or so each) and the slices' results, joined, are the whole
     level's bit for bit.  ``runs``: return only the children's released runs (:meth:`LevelEstimates.runs`),
-    taken slice by slice, so the leaves' merged estimates are never held whole (their stated variances appended
-    to ``stated_out``, slice by slice, with a list: :meth:`LevelEstimates.released`).  ``step_out``: called per
-    slice with the step's statement of the union at the parents' level (:func:`_consistent_slice`), its parent
-    node indices global.
+    taken slice by slice, so the leaves' merged estimates are never held whole.  ``on_pairs``: called with each
+    slice's :class:`MatchedPairs`, in order.
     """
     n_parents, n_children = len(parents.ptr) - 1, len(children.ptr) - 1
     if len(children.sizes) <= CONSISTENCY_SLICE_RUNS or n_children == 0 or np.any(np.diff(parent_of) < 0):
-        whole = _consistent_slice(parents, children, parent_of, merge, step_out)
-        return whole.released(stated_out) if runs else whole
+        whole = _consistent_slice(parents, children, parent_of, merge, on_pairs)
+        return whole.runs() if runs else whole
     # first_child[k]: the first child of parent k (children are in parent order), and the run it starts at.
     first_child = np.searchsorted(parent_of, np.arange(n_parents + 1))
     first_run = children.ptr[first_child]
@@ -63,15 +101,33 @@ def _consistent_children(
             _node_slice(children, c_lo, c_hi),
             np.asarray(parent_of[c_lo:c_hi], np.int64) - lo,
             merge,
-            None if step_out is None else partial(_offset_nodes, step_out, lo),
+            on_pairs,
+            (lo, c_lo, int(parents.ptr[lo]), int(children.ptr[c_lo])),
         )
-        parts.append(part.released(stated_out) if runs else part)
+        parts.append(part.runs() if runs else part)
         lo = hi
     return _concat_runs(parts) if runs else LevelEstimates.concat(parts)
 
 
-def _offset_nodes(step_out: Callable, offset: int, node: np.ndarray, *rest: np.ndarray) -> None:
-    step_out(node + offset, *rest)
+def merge_children(
+    parents: LevelEstimates,
+    children: LevelEstimates,
+    parent_of: np.ndarray,
+    merge: str = "weighted",
+    on_pairs: Callable[[MatchedPairs], None] | None = None,
+) -> LevelEstimates:
+    """One step of Algorithm 1: every parent's groups matched with its children's (``parent_of``: each child's
+    parent), each pair merged into the child; the merged children, whose runs the next step matches.
+    ``on_pairs``: called with each slice's :class:`MatchedPairs`, in order.
+
+    >>> root = LevelEstimates(np.array([0, 1]), np.array([2]), np.array([2]), np.array([1.0]))
+    >>> kids = LevelEstimates(np.array([0, 1, 2]), np.array([1, 4]), np.array([1, 1]), np.array([1.0, 1.0]))
+    >>> merge_children(root, kids, np.array([0, 0])).sizes.tolist()
+    [2, 3]
+    """
+    if merge not in MERGES:
+        raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
+    return _consistent_children(parents, children, parent_of, merge, on_pairs=on_pairs)
 
 
 def _concat_runs(parts: Sequence[LevelRuns]) -> LevelRuns:
@@ -85,12 +141,7 @@ def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
     """Nodes ``lo..hi-1`` of ``estimates`` (views of its runs)."""
     a, b = int(estimates.ptr[lo]), int(estimates.ptr[hi])
     return LevelEstimates(
-        estimates.ptr[lo : hi + 1] - a,
-        estimates.sizes[a:b],
-        estimates.counts[a:b],
-        estimates.variances[a:b],
-        estimates.stated[a:b],
-        None if estimates._stated_runs is None else estimates._stated_runs[a:b],
+        estimates.ptr[lo : hi + 1] - a, estimates.sizes[a:b], estimates.counts[a:b], estimates.variances[a:b]
     )
 
 
@@ -99,12 +150,13 @@ def _consistent_slice(
     children: LevelEstimates,
     parent_of: np.ndarray,
     merge: str,
-    step_out: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None,
+    on_pairs: Callable[[MatchedPairs], None] | None = None,
+    offsets: tuple[int, int, int, int] = (0, 0, 0, 0),
 ) -> LevelEstimates:
-    """:func:`_consistent_children` on all of ``parents`` and ``children`` at once; with ``step_out``, called with
-    every matched segment's parent, merged size, groups and the statement at the parents' level of the union of
-    the merged children (:func:`cocoviz.accuracy.stated.released.step_stated`: what the parents' released level
-    states)."""
+    """:func:`_consistent_children` on all of ``parents`` and ``children`` at once: match (Algorithm 2), merge each
+    pair into the child (:func:`~cocoviz.consistency.merge.merge_estimates`), round, and combine each child's
+    pairs of equal merged size and variance into runs.  ``on_pairs`` receives the :class:`MatchedPairs`
+    (``offsets``: the slice's first parent, child, parent run and child run in the whole level)."""
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
     # Bottom runs grouped by parent, then by size, child and position.
@@ -114,51 +166,45 @@ def _consistent_slice(
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
     from cocoviz.consistency._matching_kernels import match_level
 
-    sorted_sizes, sorted_child = children.sizes[order], child_of_run[order]
     seg_top, seg_bot, seg_cnt = match_level(
-        parents.ptr, parents.sizes, parents.counts, bot_ptr, sorted_sizes, children.counts[order], sorted_child
-    )
+        parents.ptr, parents.sizes, parents.counts, bot_ptr, children.sizes[order], children.counts[order],
+        child_of_run[order],
+    )  # fmt: skip
     bottom = order[seg_bot]
-    va, vb = parents.variances[seg_top], children.variances[bottom]
-    sa, sb = parents.stated[seg_top], children.stated[bottom]
-    size, variance = merge_estimates(parents.sizes[seg_top], va, children.sizes[bottom], vb, merge)
-    sharing = _sharing_within(bot_ptr, sorted_sizes, sorted_child, children.stated[order])[seg_bot]
-    stated = merge_stated(va, vb, sa, sb, merge, sharing, parents.stated_runs[seg_top])
-    if children._stated_runs is not None:  # an Hg child: its variances are its blocks' noise ("Small Hg nodes")
-        stated = hg_merged_stated(stated, sa, sb, parents, parent_of_run[bottom], children, bottom, size)
-    del sa, sb
-    size = np.rint(size).astype(np.int64)
-    if step_out is not None:
-        union = union_stated(child_of_run, parent_of_run, children.sizes, children.counts, children.stated)
-        node = parent_of_run[bottom]
-        at_parent = step_stated(parents, children, union, node, seg_top, bottom, va, vb, merge, seg_cnt)
-        step_out(node, size, seg_cnt, at_parent)
-        del union
+    merged, variance = merge_estimates(
+        parents.sizes[seg_top], parents.variances[seg_top], children.sizes[bottom], children.variances[bottom], merge
+    )
+    size = np.rint(merged).astype(np.int64)
     owner = child_of_run[bottom]
-    # New runs per child: sort by (child, size, variance) and combine equal ones (the stated variance does not
-    # split runs: a combined run states its groups' mean, which keeps the expected sum of z² over its groups).
-    order = _run_order(owner, size, variance)
-    owner, size, variance, count, stated = owner[order], size[order], variance[order], seg_cnt[order], stated[order]
-    if len(order):
+    # New runs per child: sort by (child, size, variance) and combine equal ones.
+    pair_order = _run_order(owner, size, variance)
+    owner, size, variance, count = owner[pair_order], size[pair_order], variance[pair_order], seg_cnt[pair_order]
+    starts = np.zeros(0, np.int64)
+    if len(pair_order):
         new = np.concatenate(
             [[True], (owner[1:] != owner[:-1]) | (size[1:] != size[:-1]) | (variance[1:] != variance[:-1])]
         )
         starts = np.flatnonzero(new)
-        weighted = np.add.reduceat(stated * count, starts)
         owner, size, variance, count = owner[starts], size[starts], variance[starts], np.add.reduceat(count, starts)
-        stated = np.divide(weighted, count, out=np.zeros_like(weighted), where=count > 0)
     n_children = len(children.ptr) - 1
     ptr = np.zeros(n_children + 1, np.int64)
     np.cumsum(np.bincount(owner, minlength=n_children), out=ptr[1:])
-    # A child's runs of one size (split by the weights' variance) state one variance: their mean (issue 24).
-    return LevelEstimates(ptr, size, count, variance, pool_by_size(ptr, size, count, stated))
+    result = LevelEstimates(ptr, size, count, variance)
+    if on_pairs is not None:
+        on_pairs(
+            MatchedPairs(
+                parents, children, *offsets, child_of_run, parent_of_run, order, bot_ptr, seg_top, bottom, seg_cnt,
+                merged, pair_order, starts, result,
+            )
+        )  # fmt: skip
+    return result
 
 
 def top_down(
     estimates: Sequence[LevelEstimates],
     parents: Sequence[np.ndarray],
     merge: str = "weighted",
-    stated_out: list | None = None,
+    on_pairs: Callable[[int, MatchedPairs], None] | None = None,
 ) -> list[LevelRuns]:
     """Algorithm 1's consistency step on independent per-level estimates.
 
@@ -167,36 +213,40 @@ def top_down(
     estimates : one :class:`LevelEstimates` per level, root first
     parents : ``parents[l]`` maps each node of level ``l`` (>= 1) to its parent's index
     merge : ``"weighted"`` or ``"average"``
-    stated_out : a list to receive, per level, the stated variance of every released run: the leaves' merged
-        groups', and above them the union's (:mod:`cocoviz.accuracy.stated.released`: each step A → A + 1 states the
-        union
-        at A of the merged children; a released size the step lacks keeps the leaves' pooled up); None for none
+    on_pairs : called as ``on_pairs(level, pairs)`` for every slice of every step ``level - 1`` → ``level``, in
+        order, with the :class:`MatchedPairs` the step matched and merged (what it used); None for none.  It
+        never changes the result.
 
     Returns
     -------
     One :class:`LevelRuns` per level: the leaves' merged groups, and above them
     their sums (back-substitution), so every parent equals the sum of its children.
+
+    Examples
+    --------
+    A root with four groups over two leaves: the leaves' merged groups, and the root their union.
+
+    >>> root = LevelEstimates(np.array([0, 2]), np.array([1, 3]), np.array([2, 2]), np.array([1.0, 1.0]))
+    >>> leaves = LevelEstimates(np.array([0, 1, 2]), np.array([1, 3]), np.array([2, 2]), np.array([1.0, 1.0]))
+    >>> released = top_down([root, leaves], [None, np.array([0, 0])])
+    >>> released[0].sizes.tolist(), released[0].counts.tolist(), released[1].ptr.tolist()
+    ([1, 3], [2, 2], [0, 1, 2])
     """
     if merge not in MERGES:
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
     current, last = estimates[0], len(estimates) - 1
-    pieces = None if stated_out is None else []
-    steps = None if stated_out is None else StepStatements(last)
     for level in range(1, last + 1):  # the leaves straight to runs: their merged estimates never held whole
-        leaves = level == last
         current = _consistent_children(
             current,
             estimates[level],
             parents[level],
             merge,
-            runs=leaves,
-            stated_out=pieces if leaves else None,
-            step_out=None if steps is None else partial(steps.add, level - 1),
+            runs=level == last,
+            on_pairs=None if on_pairs is None else _at_level(on_pairs, level),
         )
-    leaves = current if last else current.released(pieces)
-    stated = None if pieces is None else np.concatenate(pieces)
-    del pieces
-    result, means = sums_up(leaves, parents, [len(e.ptr) - 1 for e in estimates], stated)
-    if stated_out is not None:
-        stated_out.extend([steps.released(a, result[a], means[a]) for a in range(last)] + [means[last]])
-    return result
+    leaves = current if last else current.runs()
+    return sums_up(leaves, parents, [len(e.ptr) - 1 for e in estimates])[0]
+
+
+def _at_level(on_pairs: Callable[[int, MatchedPairs], None], level: int) -> Callable[[MatchedPairs], None]:
+    return lambda pairs: on_pairs(level, pairs)

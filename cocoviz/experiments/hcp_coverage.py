@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.consistency import LevelEstimates, _consistent_children
+from cocoviz.consistency import LevelEstimates, merge_children
 from cocoviz.measure.measurements import measure
 from cocoviz.methods.hcp import DENSE_TOP
 from cocoviz.plan import Plan
@@ -40,7 +40,7 @@ def merged_leaves(tree, plan: Plan, seed, *, parent_correction: bool = True) -> 
     levels, current = [], None
     for level in range(plan.shape.depth + 1):
         own = fit_level(plan, measured.levels[level], 1, current, parent_correction=parent_correction)
-        current = own if level == 0 else _consistent_children(current, own, plan.shape.parent_index(level), plan.merge)
+        current = own if level == 0 else merge_children(current, own, plan.shape.parent_index(level), plan.merge)
         levels.append(current)
     return levels
 

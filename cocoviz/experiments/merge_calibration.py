@@ -3,7 +3,7 @@
 Every estimated group carries two variances (:class:`cocoviz.consistency.LevelEstimates`): ``variances``,
 the paper's model, which the weighted merge weighs by, and ``stated`` (issue 24:
 :mod:`cocoviz.accuracy.stated.variances`
-for Hc and Hg, :func:`cocoviz.consistency.merge.merge_stated` after a merge), the one stated to
+for Hc and Hg, :func:`cocoviz.accuracy.stated.merged.merge_stated` after a merge), the one stated to
 users.  Calibrated means ``z² = (estimate − truth)² / V`` averages about 1 over a level's groups; both
 are measured, so the weights' miscalibration stays visible.
 :func:`calibration` pairs each node's estimated groups with its true groups by rank (sorted sizes,
@@ -38,15 +38,16 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from cocoviz.consistency import LevelEstimates, _consistent_children
-from cocoviz.measure.measurements import measure
+from cocoviz.accuracy.stated.topdown import StatedEstimates, fitted_stated, merged_statements
+from cocoviz.consistency import LevelEstimates
+from cocoviz.measure.measurements import level_bounds, measure
 from cocoviz.plan import Plan
 from cocoviz.release.post_process import fit_level, release_levels
 
 __all__ = ["calibration", "level_z2"]
 
 
-def level_z2(tree, level: int, est: LevelEstimates, max_size: int, which: str = "stated") -> np.ndarray:
+def level_z2(tree, level: int, est: StatedEstimates, max_size: int, which: str = "stated") -> np.ndarray:
     """z² of every group of ``level`` against its ``which`` variance (``"stated"`` or ``"variances"``):
     estimated and true groups of each node paired by rank, equal sizes in the order the runs are stored,
     which is the order the merge matches them in (merged levels: by the weights' variance; an Hg fit's
@@ -86,11 +87,18 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
         current = None
         fits: dict[int, LevelEstimates] = {}
         for level in plan.measured_levels():  # bottom-up: the leaves alone, z2 their own fit's
-            fitted = fits[level] = fit_level(plan, measured.levels[level], 1, None)
+            fits[level] = fit_level(plan, measured.levels[level], 1, None)
+            fitted = fitted_stated(
+                plan.level_method(level).name,
+                fits[level],
+                epsilon=plan.level_epsilon(level),
+                p=plan.ps[level],
+                bounds=level_bounds(plan, level, measured.levels[level].bounds),
+            )
             if level == 0 or plan.consistency != "top-down":
                 current = fitted
             else:
-                current = _consistent_children(current, fitted, plan.shape.parent_index(level), plan.merge)
+                current = merged_statements(current, fitted, plan.shape.parent_index(level), plan.merge)
             for col, est, which in zip(
                 cols[:4], (current, fitted) * 2, ("stated", "stated", "variances", "variances"), strict=True
             ):
@@ -101,8 +109,9 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
         def fit(level: int, parent: LevelEstimates | None, fits=fits, measured=measured) -> LevelEstimates:
             return fits[level] if parent is None else fit_level(plan, measured.levels[level], 1, parent)
 
-        stated: list = []
-        for level, runs in enumerate(release_levels(plan, fit, stated)):
+        bounds = [None if m is None else m.bounds for m in measured.levels]
+        levels, stated = release_levels(plan, fit, stated=True, bounds=bounds)
+        for level, runs in enumerate(levels):
             released = SimpleNamespace(ptr=runs.ptr, sizes=runs.sizes, counts=runs.counts, stated=stated[level])
             z2 = level_z2(tree, level, released, plan.max_size)
             groups[level] = z2.size

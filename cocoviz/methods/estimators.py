@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cocoviz.accuracy.stated.variances import hc_node_variances, hg_stated_runs, pool_by_size
 from cocoviz.methods.isotonic import isotonic
 
 __all__ = [
@@ -61,18 +60,14 @@ class GroupEstimate:
 
     ``counts[r]`` groups have estimated size ``sizes[r]`` and variance
     ``variances[r]``; a size may repeat when its groups carry different
-    variances.  ``variances`` is the paper's model, the merge's weights;
-    ``stated`` (issue 24) the calibrated mean squared size error where a
-    better model exists (Hc: :mod:`cocoviz.accuracy.stated.variances`), else ``None``
-    (the same as ``variances``); ``stated_runs`` the same before pooling per
-    size, where it was pooled (Hg), else ``None``.
+    variances.  ``variances`` is the paper's model, the merge's weights (the
+    experimental stated errors are computed from the estimate on request:
+    :mod:`cocoviz.accuracy.stated`).
     """
 
     sizes: np.ndarray
     counts: np.ndarray
     variances: np.ndarray
-    stated: np.ndarray | None = None
-    stated_runs: np.ndarray | None = None
 
     @property
     def groups(self) -> int:
@@ -175,8 +170,6 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
 
     Variance per group (the merge's weights): the estimated H[s] = Hc[s] - Hc[s-1]
     has variance ≈ 2 · 2/ε², shared by its Ĥ[s] groups: ``4 / (ε² Ĥ[s])``.
-    Stated variance: the mean squared *size* error of a rank shift by the Hc noise
-    (:mod:`cocoviz.accuracy.stated.variances`, issue 24), calibrated where the count rule is not.
 
     >>> est = fit_hc(np.array([0, 2, 2, 3]), groups=4, epsilon=1.0, p=1)  # Hc = [0, 2, 2, 3, 4]
     >>> est.sizes, est.counts
@@ -187,18 +180,14 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
     hc_hat[:-1] = np.rint(isotonic(noisy, p=p, lower=0, upper=groups))
     hc_hat[-1] = groups
     h_hat = np.diff(hc_hat, prepend=0)
-    est = _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
-    stated = hc_node_variances(est.sizes, est.counts, epsilon / HC_SENSITIVITY, len(noisy))  # K = len(noisy)
-    return GroupEstimate(est.sizes, est.counts, est.variances, stated)
+    return _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
 
 
 def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:
     """Isotonic regression of noisy Hg with x ≥ 0, rounding, runs per block.
 
     Variance per group (the merge's weights): ``2 / (|S_i| ε²)`` where S_i is the
-    block (run of equal fitted values, before rounding) holding group i.  Stated
-    variance: the step model or the block rule of :func:`cocoviz.accuracy.stated.variances.hg_stated_runs`,
-    pooled over the runs of one size (issue 24).
+    block (run of equal fitted values, before rounding) holding group i.
 
     >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
     array([2, 6])
@@ -209,9 +198,4 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     lengths = np.diff(np.append(starts, fit.size))
     block_sizes = np.rint(fit[starts]).astype(np.int64)
     variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
-    est = _coalesce(block_sizes, lengths, variances)
-    ptr = np.array([0, len(est.sizes)])
-    noise = hg_noise_variance(epsilon) if p == 2 else None  # the step model is the L2 fit's
-    runs = hg_stated_runs(ptr, est.sizes, est.counts, est.variances, noise)
-    stated = pool_by_size(ptr, est.sizes, est.counts, runs)
-    return GroupEstimate(est.sizes, est.counts, est.variances, stated, runs)
+    return _coalesce(block_sizes, lengths, variances)

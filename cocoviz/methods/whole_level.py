@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cocoviz.accuracy.stated.variances import hc_stated, hg_stated_runs, pool_by_size
 from cocoviz.consistency import LevelEstimates
 from cocoviz.core.runs import LevelRuns
 from cocoviz.methods.estimators import HC_SENSITIVITY, hg_noise_variance
@@ -96,12 +95,7 @@ def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
 
     noisy = np.ascontiguousarray(noisy, np.int64)
     noise = hg_noise_variance(epsilon)
-    run_ptr, sizes, counts, variances = fit_hg_segments(noisy, ptr, p, noise)
-    # Weights: the block rule; stated: the step model or the block rule of cocoviz.accuracy.stated.variances, pooled
-    # over
-    # each node's runs of one size (issue 24).
-    runs = hg_stated_runs(run_ptr, sizes, counts, variances, noise if p == 2 else None)
-    return LevelEstimates(run_ptr, sizes, counts, variances, pool_by_size(run_ptr, sizes, counts, runs), runs)
+    return LevelEstimates(*fit_hg_segments(noisy, ptr, p, noise))  # the weights: the block rule
 
 
 def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsilon: float, p: int) -> LevelEstimates:
@@ -110,11 +104,8 @@ def fit_hc_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsi
 
     noisy = np.ascontiguousarray(noisy, np.int64)
     groups = np.asarray(groups, np.int64)
-    run_ptr, sizes, counts, variances = fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2)
-    # Weights: the kernel's count rule; stated: the size variances of cocoviz.accuracy.stated.variances (issue 24).
-    # K of each node: its segment's length (Hc[0..K-1]).
-    stated = hc_stated(run_ptr, sizes, counts, HC_SENSITIVITY / epsilon, np.diff(ptr))
-    return LevelEstimates(run_ptr, sizes, counts, variances, stated)
+    # The weights: the kernel's count rule.
+    return LevelEstimates(*fit_hc_segments(noisy, ptr, groups, p, 4 * HC_SENSITIVITY**2 / epsilon**2))
 
 
 def stream_hg_node(
@@ -166,9 +157,7 @@ def stream_hg_node(
     out_sizes, out_counts, out_vars = np.empty(top, np.int64), np.empty(top, np.int64), np.empty(top, np.float64)
     noise = hg_noise_variance(epsilon)
     at = hg_blocks_to_runs(means, lengths, noise, out_sizes, out_counts, out_vars, 0)
-    ptr, sizes, counts, variances = np.array([0, at]), out_sizes[:at], out_counts[:at], out_vars[:at]
-    runs = hg_stated_runs(ptr, sizes, counts, variances, noise)  # a stream is fitted in L2 (pava_push)
-    return LevelEstimates(ptr, sizes, counts, variances, pool_by_size(ptr, sizes, counts, runs), runs)
+    return LevelEstimates(np.array([0, at]), out_sizes[:at], out_counts[:at], out_vars[:at])
 
 
 def join_segments(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

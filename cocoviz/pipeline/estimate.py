@@ -53,6 +53,7 @@ def estimate(
     rhos: Sequence[float] | None = None,
     delta: float | None = None,
     k_beta_scope: str = "node",
+    stated: bool = False,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -100,6 +101,8 @@ def estimate(
         progress bar); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.methods.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
+    stated : also compute the experimental stated errors (:meth:`~cocoviz.Release.stated_errors`); off by
+        default: they cost time and never change the released numbers
 
     Returns
     -------
@@ -126,7 +129,7 @@ def estimate(
     if source is not None and client is None:
         # Two phases: the Hg level's noisy answers give K to the levels below, so they are measured whole.
         measurements = measure(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, workers=workers)
-        return post_process(plan, measurements, workers=workers)
+        return post_process(plan, measurements, workers=workers, stated=stated)
     if level_cache is not None and not isinstance(level_cache, MutableMapping):
         raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
     if progress is not None and not callable(progress):
@@ -183,9 +186,8 @@ def estimate(
             progress(len(keys), n_measured)
         return hit
 
-    stated: list = []
-    levels = release_levels(plan, fit, stated)
-    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=stated)
+    levels, statements = release_levels(plan, fit, stated=stated, bounds=bounds)
+    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=statements if stated else None)
 
 
 def compile_kernels() -> None:

@@ -36,10 +36,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from cocoviz.accuracy.intervals.bands import measured_bands
-from cocoviz.accuracy.stated.released import union_levels
-from cocoviz.consistency import LevelEstimates, _consistent_children, top_down
+from cocoviz.consistency import LevelEstimates, merge_children, top_down
 from cocoviz.core.runs import LevelRuns, sums_up
-from cocoviz.measure.measurements import LevelMeasurement, Measurements
+from cocoviz.measure.measurements import LevelMeasurement, Measurements, level_bounds
 from cocoviz.measure.schedule import check_workers, has_level_kernels, map_level, map_nodes
 from cocoviz.methods.estimators import GroupEstimate
 from cocoviz.plan import Plan
@@ -156,55 +155,85 @@ def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.n
 
 
 def consistent_levels(
-    plan: Plan, estimates: Sequence[LevelEstimates | None], stated_out: list | None = None
-) -> list[LevelRuns]:
-    """The released runs of every level from the measured levels' estimates, by the plan's consistency.
+    plan: Plan,
+    estimates: Sequence[LevelEstimates | None],
+    *,
+    stated: bool = False,
+    bounds: Sequence[np.ndarray | None] | None = None,
+) -> tuple[list[LevelRuns], list[np.ndarray | None]]:
+    """The released runs of every level from the measured levels' estimates, by the plan's consistency, and
+    per level the experimental stated variance of every released run's groups (float32; None per level unless
+    ``stated``).
 
-    ``stated_out``: a list to receive, per level, the stated variance of every released run's groups
-    (``LevelEstimates.stated``, docs/merge-variances.md; post-processing, no ε): a level's own under
-    ``"none"``, else the leaves' (merged, under top-down) at the leaves and above them the union's
-    (:mod:`cocoviz.accuracy.stated.released`).
+    ``stated``: compute the statements (:func:`cocoviz.accuracy.stated.topdown.release_statements`;
+    post-processing, no ε), reading the fits and, under top-down, the pairs the consistency step matched; the
+    released runs are the same either way.  ``bounds``: K per node of each level the answers were measured with
+    (None: the plan's public K), which the Hc statements read.
     """
     shape = plan.shape
     parents = [None] + [shape.parent_index(level) for level in range(1, shape.depth + 1)]
-    if plan.consistency == "top-down":
-        return top_down(estimates, parents, plan.merge, stated_out)
-    if plan.consistency == "none":
-        return [e.released(stated_out) for e in estimates]
     n_nodes = [shape.n_nodes(level) for level in range(shape.depth + 1)]
-    if stated_out is None:
-        return sums_up(estimates[shape.depth].runs(), parents, n_nodes)[0]
-    levels, stated = union_levels(estimates[shape.depth], parents, n_nodes)
-    stated_out.extend(stated)
-    return levels
+    if stated:
+        from cocoviz.accuracy.stated.topdown import fitted_stated, release_statements
+
+        fitted = [
+            fitted_stated(
+                plan.level_method(level).name,
+                e,
+                epsilon=plan.level_epsilon(level),
+                p=plan.ps[level],
+                bounds=level_bounds(plan, level, None if bounds is None else bounds[level]),
+            )
+            for level, e in enumerate(estimates)
+            if e is not None
+        ]
+        if plan.consistency == "bottom-up":  # only the leaves are measured
+            fitted = [None] * shape.depth + fitted
+        levels, statements = release_statements(plan.consistency, plan.merge, fitted, parents, n_nodes)
+        if plan.consistency == "bottom-up":  # the release's runs are the leaves' summed up, as without statements
+            levels = sums_up(estimates[shape.depth].runs(), parents, n_nodes)[0]
+        return levels, statements
+    if plan.consistency == "top-down":
+        levels = top_down(estimates, parents, plan.merge)
+    elif plan.consistency == "none":
+        levels = [e.runs() for e in estimates]
+    else:
+        levels = sums_up(estimates[shape.depth].runs(), parents, n_nodes)[0]
+    return levels, [None] * len(levels)
 
 
 def release_levels(
-    plan: Plan, fit: Callable[[int, LevelEstimates | None], LevelEstimates], stated_out: list | None = None
-) -> list[LevelRuns]:
-    """The released runs of every level, with ``fit(level, parent)`` giving a measured level's estimates.
+    plan: Plan,
+    fit: Callable[[int, LevelEstimates | None], LevelEstimates],
+    *,
+    stated: bool = False,
+    bounds: Sequence[np.ndarray | None] | None = None,
+) -> tuple[list[LevelRuns], list[np.ndarray | None]]:
+    """The released runs of every level, with ``fit(level, parent)`` giving a measured level's estimates, and
+    their stated variances (:func:`consistent_levels`: None per level unless ``stated``).
 
     Without the parent prior the levels are fitted independently (``parent`` None).  With it,
     level by level: each level sees its parent level's released estimates (the merged groups
     under top-down, else the parent's own), and consistency runs on the estimates so fitted.
-    ``stated_out``: a list to receive every level's stated variances per released run (:func:`consistent_levels`).
     """
     estimates: list[LevelEstimates | None] = [None] * (plan.shape.depth + 1)
     if plan.prior.kind != "parent":
         for level in plan.measured_levels():
             estimates[level] = fit(level, None)
-        return consistent_levels(plan, estimates, stated_out)
+        return consistent_levels(plan, estimates, stated=stated, bounds=bounds)
     current = None
     for level in plan.measured_levels():  # every level: bottom-up refuses the parent prior
         estimates[level] = fit(level, current)
         if plan.consistency == "top-down" and level:
-            current = _consistent_children(current, estimates[level], plan.shape.parent_index(level), plan.merge)
+            current = merge_children(current, estimates[level], plan.shape.parent_index(level), plan.merge)
         else:
             current = estimates[level]
-    return consistent_levels(plan, estimates, stated_out)
+    return consistent_levels(plan, estimates, stated=stated, bounds=bounds)
 
 
-def post_process(plan: Plan, measurements: Measurements, *, workers: int | None = None) -> Release:
+def post_process(
+    plan: Plan, measurements: Measurements, *, workers: int | None = None, stated: bool = False
+) -> Release:
     """The release of ``measurements``: never reads private data, costs no ε.
 
     Parameters
@@ -212,6 +241,8 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     plan : the plan the measurements were made for
     measurements : what :func:`cocoviz.measure` returned
     workers : threads per level for the per-node fits; never changes the result
+    stated : also compute the experimental stated errors (:meth:`~cocoviz.Release.stated_errors`,
+        :mod:`cocoviz.accuracy.stated.topdown`); off by default, they never change the released numbers
 
     Raises
     ------
@@ -225,8 +256,7 @@ def post_process(plan: Plan, measurements: Measurements, *, workers: int | None 
     def fit(level: int, parent: LevelEstimates | None) -> LevelEstimates:
         return fit_level(plan, measurements.levels[level], workers, parent)
 
-    stated: list = []
-    levels = release_levels(plan, fit, stated)
     bounds = [None if m is None else m.bounds for m in measurements.levels]
+    levels, statements = release_levels(plan, fit, stated=stated, bounds=bounds)
     bands = measured_bands(plan, measurements)
-    return Release(plan, levels, measurements.budget, bounds=bounds, bands=bands, stated=stated)
+    return Release(plan, levels, measurements.budget, bounds=bounds, bands=bands, stated=statements if stated else None)

@@ -67,9 +67,9 @@ class Release:
         (:class:`~cocoviz.accuracy.intervals.bands.LevelBands`, DP outputs too), which :meth:`intervals` reads; None
         elsewhere.
         Kept by :meth:`save` and read back by :func:`load_release`
-    stated : per level, the stated (calibrated) variance of the groups of every released run
-        (float32, :meth:`stated_errors`; post-processing, no ε); None where not carried (a selection, or a file
-        saved with ``stated=False``)
+    stated : per level, the experimental stated (calibrated) variance of the groups of every released run
+        (float32, :meth:`stated_errors`; post-processing, no ε); None where not computed (the default: made
+        without ``stated=True``) or not carried (a selection, or a file saved with ``stated=False``)
     """
 
     def __init__(
@@ -175,6 +175,9 @@ class Release:
     def stated_errors(self, node: Sequence[str]) -> pd.DataFrame:
         """The stated standard error of one group's size, per released size of ``node``: publishable, no ε.
 
+        **Experimental** (:mod:`cocoviz.accuracy.stated.topdown`, its measured limits there): computed only for a
+        release made with ``stated=True`` (``estimate``, ``post_process``; ``cocoviz release --stated-errors``).
+
         One row per released size: ``size``, ``count`` (released groups of that size), ``stated_variance``
         (the calibrated mean squared error of such a group's size, docs/merge-variances.md) and ``stated_se``
         (its square root, in members).  Computed from the fitted runs, ε and the plan only — post-processing
@@ -192,9 +195,10 @@ class Release:
         level, k = self.shape.locate(node)
         if self.stated[level] is None:
             raise ParameterError(
-                f"this release does not carry the stated variances of its groups at level {level} (a release chosen "
-                "by select_mix, or read from a file saved without them): recompute it with cocoviz.estimate or "
-                "cocoviz.post_process"
+                f"the stated errors of level {level} were not computed for this release: they are experimental and "
+                "computed on request only (estimate(..., stated=True), post_process(..., stated=True), or "
+                "cocoviz release --stated-errors); a release chosen by select_mix, or read from a file saved "
+                "without them, carries none"
             )
         sizes, counts = self._levels[level].node(k)
         ptr = self._levels[level].ptr

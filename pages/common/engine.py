@@ -177,8 +177,23 @@ def _level_cache(data_key: tuple) -> SharedMemo:
 
 def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None, progress=None) -> Timed:
     start = time.perf_counter()
-    release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache, progress=progress)
+    # A secure release cannot be drawn again for its stated errors: they are computed with it (post-processing).
+    release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache, progress=progress, stated=params.secure)
     return Timed(release, time.perf_counter() - start)
+
+
+def with_stated_errors(data_key: tuple, tree: Hierarchy, params: Params, release: cocoviz.Release) -> cocoviz.Release:
+    """``release`` with its experimental stated errors (:meth:`cocoviz.Release.stated_errors`), for the Intervals
+    tab: a fast release is made again with ``stated=True`` from the shared per-level estimates (the same seeded
+    release, only its consistency step and statements recomputed) and kept for every session; a secure one
+    carries them already."""
+    if params.secure or any(v is not None for v in release.stated):
+        return release
+
+    def compute() -> cocoviz.Release:
+        return cocoviz.estimate(tree, **params.kwargs(), level_cache=_level_cache(data_key), stated=True)
+
+    return guard(releases().get_or_compute, (data_key, params, "stated"), compute)
 
 
 def _estimate_fast(data_key: tuple, params: Params, tree: Hierarchy) -> Timed:

@@ -25,8 +25,8 @@ released runs, identical to summing the leaves' straight into every ancestor).
 
 **Top-down, one step per level** (:func:`step_stated`). The merge hands each child's group the matched pair's
 merged size, so the union at A of the merged children of the step A → A + 1 is the m = 1 merge
-(:func:`cocoviz.consistency.merge.merge_stated` with ``sharing=1``) of two estimates of A's groups: A's merged groups
-(their own statement, an Hg parent's per run) and the union at A of the children's own fits (above). The parent
+(:func:`cocoviz.accuracy.stated.merged.merge_stated` with ``sharing=1``) of two estimates of A's groups: A's merged
+groups (their own statement, an Hg parent's per run) and the union at A of the children's own fits (above). The parent
 pins the union's boundary where its side wins the pair (w > ½); the children's union takes over where theirs does.
 So in dense runs a released boundary is off by exactly the parent side's error plus the disagreeing pairs the
 children win, toward the union's boundary; each boundary states its expected error given those pairs
@@ -46,8 +46,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from cocoviz.accuracy.stated.merged import UNIT_ERRORS, merge_stated
 from cocoviz.accuracy.stated.variances import VARIANCE_FLOOR as FLOOR
-from cocoviz.consistency.merge import UNIT_ERRORS, merge_estimates, merge_stated
+from cocoviz.consistency.merge import merge_estimates
 from cocoviz.core.runs import LevelRuns
 
 __all__ = [
@@ -331,7 +332,7 @@ class StepStatements:
 def union_levels(leaves, parents, n_nodes) -> tuple[list[LevelRuns], list[np.ndarray]]:
     """Bottom-up: every level's runs summed up from the leaves' (``leaves``, their own fits'
     :class:`cocoviz.consistency.LevelEstimates`; :func:`cocoviz.core.runs.sums_up`), and every level's statement
-    (float32, root first): the leaves' own (:meth:`~cocoviz.consistency.LevelEstimates.released`), above them
+    (float32, root first): the leaves' own (pooled per node and size), above them
     the union's (:func:`union_stated` at every ancestor), summed level by level: a node's dense misplaced groups
     of a size (Σ n v over its runs stating v < 1: one count error) squared, and its whole-size ones (v ≥ 1), are
     each a sum over the nodes below."""

@@ -3,7 +3,8 @@
 Hg: :func:`hg_size_variances`, below; Hc: the rank-shift rule that follows.
 
 Stated, not weighed by: the top-down merge keeps the paper's count rule as its weights
-(``LevelEstimates.variances``); this one is ``LevelEstimates.stated``.
+(``LevelEstimates.variances``); this one is ``StatedEstimates.stated`` (:mod:`cocoviz.accuracy.stated.topdown`,
+computed on request).
 
 Why not METHOD.md's ``4 / (ε² Ĥ[s])``: that is the variance of a *count* shared out over the
 groups of one size, but what a user needs stated is the error of one group's *size*.  An Hc fit
@@ -422,8 +423,8 @@ def hg_parent_posterior(
 
 
 def hg_merged_stated(stated, sa, sb, parents, node, children, bottom, merged) -> np.ndarray:
-    """The merged statement ``stated`` of an Hg child's groups (:func:`cocoviz.consistency.merge.merge_stated`), capped
-    where it states size errors (``max(sa, sb) ≥ 1``) by :func:`hg_parent_posterior` under ``parents`` (runs with
+    """The merged statement ``stated`` of an Hg child's groups (:func:`cocoviz.accuracy.stated.merged.merge_stated`),
+    capped where it states size errors (``max(sa, sb) ≥ 1``) by :func:`hg_parent_posterior` under ``parents`` (runs with
     ``ptr``, ``sizes``, ``counts``, ``stated``; ``node``: each pair's parent; ``children``: the Hg fit, with ``ptr``,
     ``sizes``, ``counts``, ``stated_runs`` and its blocks' noise ``variances``; ``bottom``: each pair's child run).
     Dense runs (misplaced groups, not size errors) keep ``stated``.
@@ -438,7 +439,7 @@ def hg_merged_stated(stated, sa, sb, parents, node, children, bottom, merged) ->
     under its root at ε = 0.1: with the parent's whole histogram, mean z² 0.96 → 2.5).
     """
     from cocoviz.accuracy.stated._variance_kernels import resolved_between
-    from cocoviz.consistency.merge import UNIT_ERRORS
+    from cocoviz.accuracy.stated.merged import UNIT_ERRORS
 
     stated = np.asarray(stated, np.float64)
     pairs = np.flatnonzero(np.maximum(sa, sb) >= UNIT_ERRORS)

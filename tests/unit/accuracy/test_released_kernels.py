@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cocoviz.accuracy.stated.merged import UNIT_ERRORS
 from cocoviz.accuracy.stated.released import _by_node_size, _groups, union_stated
-from cocoviz.consistency.merge import UNIT_ERRORS
 
 
 def _runs(seed: int, nodes: int = 12, sorted_sizes: bool = True):

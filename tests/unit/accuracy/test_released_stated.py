@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import cocoviz.accuracy.stated.released
+from cocoviz.accuracy.stated.merged import merge_stated
 from cocoviz.accuracy.stated.released import (
     StepStatements,
     between_boundaries,
@@ -14,13 +15,23 @@ from cocoviz.accuracy.stated.released import (
     given_both_sizes,
     union_stated,
 )
-from cocoviz.consistency import LevelEstimates, top_down
-from cocoviz.consistency.merge import merge_stated
+from cocoviz.accuracy.stated.topdown import StatedEstimates, release_statements
+from cocoviz.consistency import LevelEstimates
 from cocoviz.core.runs import LevelRuns, aggregate_weighted
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure.measurements import measure
 from cocoviz.plan import Plan
 from cocoviz.release.post_process import post_process
+
+
+def _stated(ptr, sizes, counts, variances, stated, runs=None) -> StatedEstimates:
+    """A level's estimates with their stated variances (pooled per size, and run by run where ``runs``)."""
+    return StatedEstimates(LevelEstimates(ptr, sizes, counts, variances), stated, runs)
+
+
+def _top_down(fitted, parents, merge) -> list:
+    """Every released level's statements under top-down (what ``post_process(..., stated=True)`` computes)."""
+    return release_statements("top-down", merge, fitted, parents, [len(f.ptr) - 1 for f in fitted])[1]
 
 
 def _tree(regions: int = 6) -> Hierarchy:
@@ -61,7 +72,7 @@ def test_the_released_root_states_its_union_where_the_regions_errors_cancel(cons
     plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=methods, max_size=8, consistency=consistency)
     new, old = [], []
     for t in range(30):
-        release = post_process(plan, measure(plan, tree, seed=(7, t)))
+        release = post_process(plan, measure(plan, tree, seed=(7, t)), stated=True)
         new.append(_root_z2(release, tree))
         release.stated[0] = _pooled_root(release, tree).astype(np.float32)
         old.append(_root_z2(release, tree))
@@ -160,7 +171,7 @@ def test_at_depth_one_the_step_rule_states_what_the_branch_carried(consistency, 
     tree = _four_regions()
     plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=list(methods), max_size=16, consistency=consistency,
                       merge=merge)  # fmt: skip
-    release = post_process(plan, measure(plan, tree, seed=seed))
+    release = post_process(plan, measure(plan, tree, seed=seed), stated=True)
     np.testing.assert_allclose(release.stated[0], BRANCH_ROOT[consistency, methods, merge, seed], rtol=3e-7)
 
 
@@ -171,12 +182,11 @@ def test_top_down_states_the_m1_merge_of_two_count_errors_where_the_root_and_its
     0.004 · 200 = 0.8 and the union's √(3² + 1²) = 3.16: 0.776), less than the smaller side.  Under the plain
     average the root states the m = 1 merge pair by pair (the bound was measured worse there): half the pairs the
     union's rate."""
-    root = LevelEstimates(np.array([0, 1]), np.array([2]), np.array([200]), np.array([0.01]), np.array([0.004]))
-    kids = LevelEstimates(np.array([0, 1, 2]), np.array([2, 2]), np.array([100, 100]), np.array([0.04, 0.02]),
+    root = _stated(np.array([0, 1]), np.array([2]), np.array([200]), np.array([0.01]), np.array([0.004]))
+    kids = _stated(np.array([0, 1, 2]), np.array([2, 2]), np.array([100, 100]), np.array([0.04, 0.02]),
                           np.array([0.03, 0.01]))  # fmt: skip
     parents = [None, np.array([0, 0])]
-    stated: list = []
-    top_down([root, kids], parents, merge, stated)
+    stated = _top_down([root, kids], parents, merge)
     union = np.sqrt(3.0**2 + 1.0**2) / 200
     want = merge_stated(np.array([0.01] * 2), np.array([0.04, 0.02]), np.array([0.004] * 2), np.full(2, union),
                         merge, 1).mean()  # fmt: skip
@@ -195,12 +205,11 @@ def test_an_hg_roots_children_union_is_not_charged_to_the_pairs_its_long_block_w
     5.9 · 14.1 / √(5.9² + 14.1²) = 5.44 groups: 0.00544 (the bound of branch ``upstate2``: the smaller side, 5.9).
     The rule before that charged the union's whole error to the long block's pairs (0.0142, 2.4 times more:
     housing's, white's and taxi's Hg roots over Hg children read 0.27–0.51)."""
-    root = LevelEstimates(np.array([0, 2]), np.array([1, 1]), np.array([900, 100]), np.array([0.01, 0.1]),
+    root = _stated(np.array([0, 2]), np.array([1, 1]), np.array([900, 100]), np.array([0.01, 0.1]),
                           np.array([0.0059, 0.0059]), np.array([0.001, 0.05]))  # fmt: skip
-    kids = LevelEstimates(np.array([0, 1, 2]), np.array([1, 1]), np.array([500, 500]), np.array([0.04, 0.04]),
+    kids = _stated(np.array([0, 1, 2]), np.array([1, 1]), np.array([500, 500]), np.array([0.04, 0.04]),
                           np.array([0.02, 0.02]))  # fmt: skip
-    stated: list = []
-    top_down([root, kids], [None, np.array([0, 0])], "weighted", stated)
+    stated = _top_down([root, kids], [None, np.array([0, 0])], "weighted")
     union = np.sqrt(200.0)
     np.testing.assert_allclose(stated[0], [5.9 * union / np.sqrt(5.9**2 + union**2) / 1000], rtol=1e-5)
 
@@ -267,12 +276,11 @@ def test_a_winner_is_not_stated_exact_on_its_losers_word():
     """A whole-size pair the parent wins (weight 0.75): the parent states 31.5, the children's union 10⁻¹² (a lone
     group its own fit stated exact, four sizes off at housing's depth-2 states).  Both at 9,839: the pair keeps the
     m = 1 merge (17.7), not the 10⁻¹² that the normal posterior given both sides' sizes states (tried)."""
-    root = LevelEstimates(np.array([0, 2]), np.array([2, 9839]), np.array([200, 1]), np.array([0.01, 1.33]),
+    root = _stated(np.array([0, 2]), np.array([2, 9839]), np.array([200, 1]), np.array([0.01, 1.33]),
                           np.array([0.004, 31.5]))  # fmt: skip
-    kids = LevelEstimates(np.array([0, 2]), np.array([2, 9839]), np.array([200, 1]), np.array([0.04, 4.0]),
+    kids = _stated(np.array([0, 2]), np.array([2, 9839]), np.array([200, 1]), np.array([0.04, 4.0]),
                           np.array([0.03, 1e-12]))  # fmt: skip
-    stated: list = []
-    top_down([root, kids], [None, np.array([0])], "weighted", stated)
+    stated = _top_down([root, kids], [None, np.array([0])], "weighted")
     m1 = merge_stated(np.array([1.33]), np.array([4.0]), np.array([31.5]), np.array([1e-12]), "weighted", 1)
     assert stated[0][1] == pytest.approx(float(m1[0]), rel=1e-6) and m1[0] > 17
 
@@ -298,9 +306,9 @@ def test_an_hg_root_over_hg_regions_is_stated_within_the_band_where_the_bound_ov
     tree = _tree()
     plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], max_size=8)
     measured = [measure(plan, tree, seed=(7, t)) for t in range(30)]
-    new = np.mean([_root_z2(post_process(plan, m), tree) for m in measured])
+    new = np.mean([_root_z2(post_process(plan, m, stated=True), tree) for m in measured])
     monkeypatch.setattr(cocoviz.accuracy.stated.released, "between_boundaries", _upstate2_bound)
-    old = np.mean([_root_z2(post_process(plan, m), tree) for m in measured])
+    old = np.mean([_root_z2(post_process(plan, m, stated=True), tree) for m in measured])
     assert 0.75 <= new <= 1.3, (new, old)
     assert old < 0.7, (new, old)
 
@@ -309,12 +317,11 @@ def test_a_lone_group_keeps_the_m1_merge():
     """A root's lone group of size 9 stated exact (10⁻⁹) and a child's (0.5, whose weight wins the pair): the bound
     would state the smaller side, 10⁻⁹ (housing's Hg×Hc×Hc root read 10⁵ on such a group); a lone group is no run's
     boundary, so it keeps the m = 1 merge: the child's 0.5."""
-    root = LevelEstimates(np.array([0, 2]), np.array([2, 9]), np.array([200, 1]), np.array([0.01, 0.01]),
+    root = _stated(np.array([0, 2]), np.array([2, 9]), np.array([200, 1]), np.array([0.01, 0.01]),
                           np.array([0.004, 1e-9]))  # fmt: skip
-    kids = LevelEstimates(np.array([0, 2, 3]), np.array([2, 9, 2]), np.array([100, 1, 100]),
+    kids = _stated(np.array([0, 2, 3]), np.array([2, 9, 2]), np.array([100, 1, 100]),
                           np.array([0.04, 0.001, 0.04]), np.array([0.03, 0.5, 0.01]))  # fmt: skip
-    stated: list = []
-    top_down([root, kids], [None, np.array([0, 0])], "weighted", stated)
+    stated = _top_down([root, kids], [None, np.array([0, 0])], "weighted")
     assert stated[0][1] == pytest.approx(0.5, rel=1e-6)
 
 
@@ -339,7 +346,7 @@ def test_a_pair_whose_sides_are_two_sizes_apart_is_stated_given_both_sizes():
     whole by the root they read 10⁻¹² (the root's mean z² 3·10⁸ on this trial); given both sizes about 1."""
     tree = _tree(12)
     plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hg"], max_size=8)
-    release = post_process(plan, measure(plan, tree, seed=(7, 20)))
+    release = post_process(plan, measure(plan, tree, seed=(7, 20)), stated=True)
     runs = release.runs(0)
     assert 7 in runs.sizes.tolist() and 7 > tree.runs(0).sizes.max()
     assert 0.9 <= release.stated[0][runs.sizes == 7][0] <= 1.1  # its groups' pairs pooled: 0.95

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
+from cocoviz.accuracy.stated.topdown import fitted_stated
 from cocoviz.accuracy.stated.variances import (
     hc_node_variances,
     hc_size_variances,
@@ -21,7 +22,15 @@ from cocoviz.accuracy.stated.variances import (
     pool_by_size,
     short_side_walk,
 )
+from cocoviz.consistency import LevelEstimates
 from cocoviz.methods.estimators import fit_hc, fit_hg
+
+
+def stated_of(method: str, est, epsilon: float, p: int = 2, bound: int | None = None) -> np.ndarray:
+    """The stated variances of one node's fit, as a release computes them on request (``stated=True``)."""
+    level = LevelEstimates.from_nodes([est])
+    bounds = None if bound is None else np.array([bound])
+    return fitted_stated(method, level, epsilon=epsilon, p=p, bounds=bounds).stated
 
 
 def brute(sizes, counts, b):
@@ -50,8 +59,9 @@ def test_hc_fit_states_the_size_variance_and_weighs_by_the_count_rule():
     est = fit_hc(np.array([2, 2, 4, 5]), groups=5, epsilon=1.0, p=1)
     np.testing.assert_array_equal(est.sizes, [0, 2, 3])
     np.testing.assert_allclose(est.variances, 4.0 / np.array([2, 2, 1]))  # the paper's model: the weights
-    np.testing.assert_array_equal(est.stated, hc_node_variances(est.sizes, est.counts, 1.0, 4))  # K = 4
-    assert (est.stated > 0).all()
+    stated = stated_of("Hc", est, 1.0, 1, 4)  # K = 4
+    np.testing.assert_array_equal(stated, hc_node_variances(est.sizes, est.counts, 1.0, 4))
+    assert (stated > 0).all()
 
 
 @settings(max_examples=50, deadline=None)
@@ -103,7 +113,7 @@ def test_hc_stated_variance_is_calibrated_per_size_class_on_a_long_tailed_node()
         noisy = cumulative + rng.geometric(q, len(h)) - rng.geometric(q, len(h))
         est = fit_hc(noisy, groups=groups, epsilon=1.0, p=1)
         released = np.repeat(est.sizes, est.counts)
-        stated = np.repeat(est.stated, est.counts)
+        stated = np.repeat(stated_of("Hc", est, 1.0, 1, len(noisy)), est.counts)
         for name, (a, b) in classes.items():
             mine = (released >= a) & (released <= b)
             sums[name][0] += ((released[mine] - true_sizes[mine]) ** 2).sum()
@@ -149,7 +159,8 @@ def test_hg_step_model_is_calibrated_on_a_staircase():
     for _ in range(100):
         noisy = truth + rng.geometric(q, truth.size) - rng.geometric(q, truth.size)
         est = fit_hg(noisy, groups=truth.size, epsilon=0.5)
-        z2.append(((np.repeat(est.sizes, est.counts) - truth) ** 2 / np.repeat(est.stated, est.counts)).mean())
+        stated = np.repeat(stated_of("Hg", est, 0.5), est.counts)
+        z2.append(((np.repeat(est.sizes, est.counts) - truth) ** 2 / stated).mean())
     assert 0.7 <= np.mean(z2) <= 1.5, np.mean(z2)
 
 
@@ -206,7 +217,7 @@ def test_a_zero_run_beside_a_short_side_states_what_the_short_walk_misplaces():
         noisy = truth + rng.geometric(q, truth.size) - rng.geometric(q, truth.size)
         est = fit_hg(noisy, groups=truth.size, epsilon=0.1)
         released = np.repeat(est.sizes, est.counts)
-        z = (released - truth) ** 2 / np.repeat(est.stated, est.counts)
+        z = (released - truth) ** 2 / np.repeat(stated_of("Hg", est, 0.1), est.counts)
         z2.append(z.mean())
         zeros[0] += z[released == 0].sum()
         zeros[1] += (released == 0).sum()
@@ -375,7 +386,7 @@ def small_node_z2(truth: np.ndarray, bound: int, epsilon: float, trials: int, se
         noisy = cumulative + rng.geometric(q, bound) - rng.geometric(q, bound)
         est = fit_hc(noisy, groups=truth.size, epsilon=epsilon, p=1)
         released = np.repeat(est.sizes, est.counts)
-        z2 += ((released - truth) ** 2 / np.repeat(est.stated, est.counts)).mean()
+        z2 += ((released - truth) ** 2 / np.repeat(stated_of("Hc", est, epsilon, 1, bound), est.counts)).mean()
     return z2 / trials
 
 

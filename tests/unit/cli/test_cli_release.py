@@ -264,3 +264,14 @@ def test_k_by_noisy_max_on_the_command_line_adds_its_epsilon(files, capsys):
     assert capsys.readouterr().out.startswith("secure release: ε = 2.6 over 3 levels")
     plan = load_release(files / "out" / "release.parquet").plan
     assert (plan.k_select, plan.k_epsilon, plan.k_beta, plan.max_size) == ("noisy-max", 0.1, 1e-3, 10)
+
+
+def test_stated_errors_are_written_only_on_request(files, capsys):
+    """``--stated-errors`` adds the experimental statements to the release file; the released numbers are the
+    same with or without them."""
+    assert main(release_args(*FLAGS, "--seed", "4", out="plain")) == 0
+    assert main(release_args(*FLAGS, "--seed", "4", "--stated-errors", out="stated")) == 0
+    plain, stated = (load_release(files / out / "release.parquet") for out in ("plain", "stated"))
+    pd.testing.assert_frame_equal(plain.to_frame(), stated.to_frame())
+    assert all(v is None for v in plain.stated) and all(v is not None for v in stated.stated)
+    assert (stated.stated_errors(("CA",))["stated_se"] > 0).all()

@@ -11,13 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-import cocoviz.accuracy.stated.released
 import cocoviz.consistency
 import cocoviz.consistency._matching_kernels
 import cocoviz.consistency.slices
 from cocoviz import match_groups
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, top_down
-from cocoviz.consistency.merge import merge_estimates, merge_stated
+from cocoviz.consistency.merge import merge_estimates
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.methods.estimators import GroupEstimate
 from cocoviz.privacy.budget import double_geometric_variance
@@ -300,7 +299,7 @@ def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_ru
     finally:
         cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = saved
     for a, b in zip(whole, sliced):
-        for name in ("ptr", "sizes", "counts", "variances", "stated"):
+        for name in ("ptr", "sizes", "counts", "variances"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
             assert getattr(a, name).dtype == getattr(b, name).dtype
     expected = [whole[-1].runs()] + top_down(estimates, parents, merge)
@@ -487,202 +486,3 @@ def test_run_order_is_the_three_key_lexsort(seed):
     variance = rng.choice([0.5, 1.0 / 3.0, 2.0, np.nan, 0.25], 600)
     assert np.array_equal(_run_order(owner, size, variance), np.lexsort((variance, size, owner)))
     assert np.array_equal(_run_order(owner, size - 2, variance), np.lexsort((variance, size - 2, owner)))
-
-
-# ------------------------------------------------------------------ the stated variance (issue 24)
-@settings(max_examples=60, deadline=None)
-@given(estimate_trees(), st.sampled_from(["weighted", "average"]), st.integers(0, 2**31))
-def test_the_stated_variance_never_changes_the_release(tree, merge, seed):
-    estimates, parents, _ = tree
-    rng = np.random.default_rng(seed)
-    restated = [
-        LevelEstimates(e.ptr, e.sizes, e.counts, e.variances, rng.uniform(0.01, 50, len(e.sizes))) for e in estimates
-    ]
-    for a, b in zip(top_down(estimates, parents, merge), top_down(restated, parents, merge)):
-        for name in ("ptr", "sizes", "counts"):
-            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    current = restated[0]
-    for level in range(1, len(restated)):
-        current = cocoviz.consistency._consistent_children(current, restated[level], parents[level], merge)
-        assert current.stated.shape == current.variances.shape and np.all(current.stated > 0)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 5)), max_size=30))
-def test_sharing_counts_the_children_holding_a_size(rows):
-    rows = sorted(set(rows), key=lambda r: r[0])  # runs in child order; a child's parent is child % 2
-    child = np.array([r[0] for r in rows], np.int64)
-    sizes = np.array([r[1] for r in rows], np.int64)
-    parent = child % 2
-    order = cocoviz.consistency._parent_size_order(parent, sizes)
-    bot_ptr = np.zeros(3, np.int64)  # two parents, 0 and 1
-    np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
-    got = cocoviz.consistency._sharing(bot_ptr, sizes[order], child[order])
-    want = [len({c for c, s in zip(child, sizes) if c % 2 == p and s == z}) for p, z in zip(parent, sizes)]
-    np.testing.assert_array_equal(got, np.array(want, np.int64)[order])
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 5), st.integers(0, 30), st.sampled_from([0.1, 0.9, 1.0, 4.0, 30.0, 400.0])),
-        max_size=40,
-    )
-)
-def test_sharing_within_counts_the_children_holding_a_size_within_one_standard_deviation(rows):
-    by_key = {(c, s): v for c, s, v in rows}  # one run per child and size; a child's parent is child % 2
-    rows = sorted(((c, s, v) for (c, s), v in by_key.items()), key=lambda r: r[0])
-    child = np.array([r[0] for r in rows], np.int64)
-    sizes = np.array([r[1] for r in rows], np.int64)
-    stated = np.array([r[2] for r in rows], np.float64)
-    parent = child % 2
-    order = cocoviz.consistency._parent_size_order(parent, sizes)
-    bot_ptr = np.zeros(3, np.int64)
-    np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
-    got = cocoviz.consistency._sharing_within(bot_ptr, sizes[order], child[order], stated[order])
-    radius = [int(np.sqrt(v)) if v >= 1 else 0 for v in stated]
-    want = [
-        min(
-            max(
-                len({c for c, s in zip(child, sizes) if c % 2 == p and abs(s - z) <= r}),
-                len({c for c, s in zip(child, sizes) if c % 2 == p and s == z}),
-            ),
-            max(cocoviz.consistency.SHARING_CAP, len({c for c, s in zip(child, sizes) if c % 2 == p and s == z})),
-        )
-        for p, z, r in zip(parent, sizes, radius)
-    ]
-    np.testing.assert_array_equal(got, np.array(want, np.int64)[order])
-
-
-def test_a_sparse_tail_merged_under_many_children_keeps_most_of_its_own_variance():
-    """Housing's counties at ε = 0.1 (Hc): beyond size 100 the merge left the realised error as it was and
-    stated it 20 times smaller, each tail size being held by one county.  Ten children whose one tail group
-    each lies within the others' error radius share the parent's correction ten ways."""
-    parent = LevelEstimates(np.array([0, 1]), np.array([1000]), np.array([10]), np.array([100.0]), np.array([400.0]))
-    sizes = np.array([1000 + 2 * c for c in range(10)])
-    kids = LevelEstimates(np.arange(11), sizes, np.ones(10, np.int64), np.full(10, 100.0), np.full(10, 400.0))
-    merged = cocoviz.consistency._consistent_children(parent, kids, np.zeros(10, np.int64), "weighted")
-    alone = merge_stated(np.array([100.0]), np.array([100.0]), np.array([400.0]), np.array([400.0]), "weighted", 1)
-    assert alone[0] == pytest.approx(200.0)  # the textbook merge: as if the pair were the same group
-    np.testing.assert_allclose(merged.stated, 400.0 * 0.9 + 200.0 / 10)
-
-
-@given(
-    st.floats(0.01, 100),
-    st.floats(0.01, 100),
-    st.floats(1, 100),
-    st.floats(0.01, 100),
-    st.integers(1, 6),
-    st.sampled_from(["weighted", "average"]),
-)
-def test_merge_stated(va, vb, sa, sb, m, how):
-    """Size errors (a stated variance ≥ 1): the linear rule."""
-    va, vb, sa, sb = (np.array([x]) for x in (va, vb, sa, sb))
-    got = merge_stated(va, vb, sa, sb, how, m)
-    # The stated variance lies between the combination's error and the child's own.
-    w = vb / (va + vb) if how == "weighted" else 0.5
-    combined = w * w * sa + (1 - w) ** 2 * sb
-    assert min(combined[0], sb[0]) - 1e-9 <= got[0] <= max(combined[0], sb[0]) + 1e-9
-    if m == 1:
-        np.testing.assert_allclose(got, combined)
-    # Stated = the weights' variances (size errors: ≥ 1) and m = 1: the textbook merge of merge_estimates.
-    va, vb = va + 1, vb + 1
-    np.testing.assert_allclose(merge_stated(va, vb, va, vb, how, 1), merge_estimates(va, va, vb, vb, how)[1])
-
-
-def test_an_hg_parents_short_blocks_stay_off_the_pairs_its_long_block_wins():
-    """An Hg parent's size is a long block (nearly exact) and short ones at the step (often wrong), so its stated
-    variance, pooled per size, is mostly theirs; the merge reads each run's own (``stated_runs``): the long block
-    wins its pairs (w > ½) and passes its own small error, the short ones lose theirs to the children (w < ½).
-    On the pooled value the children's merged groups read 9·10⁻³, 60 times their error (issue 24, zcal3)."""
-    from cocoviz.accuracy.stated.variances import pool_by_size
-
-    ptr, sizes, counts = np.array([0, 2]), np.array([5, 5]), np.array([1000, 10])
-    runs = np.array([1e-4, 0.9])
-    parent = LevelEstimates(ptr, sizes, counts, 2.0 / counts, pool_by_size(ptr, sizes, counts, runs), runs)
-    children = LevelEstimates(np.array([0, 1, 2]), np.array([5, 5]), np.array([505, 505]), np.full(2, 4 / 505))
-    children.stated = np.full(2, 1e-4)
-    merged = cocoviz.consistency._consistent_children(parent, children, np.array([0, 0]), "weighted")
-    assert parent.stated[0] > 8e-3 and parent.stated_runs[0] == 1e-4
-    assert np.all(merged.stated < 2e-4), merged.stated
-
-
-def _pooled(node_of_run, sizes, counts, stated) -> dict:
-    """Brute force: per (node, size), the count-weighted mean of ``stated`` over the runs."""
-    total: dict = {}
-    for key in zip(node_of_run.tolist(), sizes.tolist(), counts.tolist(), stated.tolist()):
-        weight, mass = total.get(key[:2], (0.0, 0))
-        total[key[:2]] = (weight + key[3] * key[2], mass + key[2])
-    return {key: weight / mass for key, (weight, mass) in total.items() if mass}
-
-
-@settings(max_examples=40, deadline=None)
-@given(estimate_trees(), st.sampled_from(["weighted", "average"]), st.integers(1, 6), st.integers(0, 2**16))
-def test_top_down_states_each_released_run_pooled_from_the_merged_leaves(tree, merge, slice_runs, seed):
-    """Per level, the stated variance of every released run, in slices or whole; the runs themselves unchanged.
-    At the leaves: the count-weighted mean over the merged leaves' runs of its node and size.  Above: the mean
-    over the step A → A + 1's matched segments of its node and merged size of their statement of the union
-    (cocoviz.accuracy.stated.released.step_stated), every released run of the leaves' parents found there; a size the
-    step lacks (higher up) keeps the leaves' pooled."""
-    estimates, parents, _ = tree
-    rng = np.random.default_rng(seed)
-    for e in estimates:  # stated apart from the weights' variances, so the test sees which one is carried
-        e.stated = rng.uniform(0.1, 9.0, len(e.sizes)) * rng.choice([0.01, 1.0], len(e.sizes))
-    whole, steps = [estimates[0]], []
-    for level in range(1, len(estimates)):
-        step: dict = {}
-
-        def collect(node, size, count, value, step=step):
-            for key in zip(node.tolist(), size.tolist(), count.tolist(), value.tolist()):
-                weight, mass = step.get(key[:2], (0.0, 0))
-                step[key[:2]] = (weight + key[3] * key[2], mass + key[2])
-
-        slice_ = cocoviz.consistency._consistent_slice
-        whole.append(slice_(whole[-1], estimates[level], parents[level], merge, collect))
-        steps.append({key: weight / mass for key, (weight, mass) in step.items() if mass})
-    leaves = whole[-1]
-    owner = leaves.node_ids()
-    saved = cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS, cocoviz.accuracy.stated.released.STEP_SEGMENTS
-    # In slices, and the step's statement in passes of whole parents within them.
-    cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = cocoviz.accuracy.stated.released.STEP_SEGMENTS = slice_runs
-    try:
-        stated: list = []
-        released = top_down(estimates, parents, merge, stated)
-    finally:
-        cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS, cocoviz.accuracy.stated.released.STEP_SEGMENTS = saved
-    plain = top_down(estimates, parents, merge)
-    assert len(stated) == len(released) == len(plain)
-    last = len(released) - 1
-    for level in range(last, -1, -1):
-        runs = released[level]
-        np.testing.assert_array_equal(runs.sizes, plain[level].sizes)
-        np.testing.assert_array_equal(runs.counts, plain[level].counts)
-        expected = _pooled(owner, leaves.sizes, leaves.counts, leaves.stated)
-        if level < last:
-            if level == last - 1:
-                assert set(expected) <= set(steps[level])
-            expected = {key: steps[level].get(key, pooled) for key, pooled in expected.items()}
-        got = dict(zip(zip(runs.node_ids().tolist(), runs.sizes.tolist()), stated[level].tolist()))
-        assert got.keys() == expected.keys() and stated[level].dtype == np.float32
-        np.testing.assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-5)
-        if level:
-            owner = parents[level][owner]
-
-
-@given(
-    st.floats(0.01, 100),
-    st.floats(0.01, 100),
-    st.floats(1e-6, 0.99),
-    st.floats(1e-6, 0.99),
-    st.integers(1, 6),
-    st.sampled_from(["weighted", "average"]),
-)
-def test_merge_stated_misplaced_groups(va, vb, sa, sb, m, how):
-    """Dense runs (both stated variances < 1): the side with the larger weight takes a unit disagreement whole,
-    the parent's rate arrives undiluted and the child's kept part adds in quadrature."""
-    got = merge_stated(np.array([va]), np.array([vb]), np.array([sa]), np.array([sb]), how, m)[0]
-    w = vb / (va + vb) if how == "weighted" else 0.5
-    merged = np.sqrt(sb * sb * (1 - 1 / m) + sa * sa)
-    assert max(sa, sb * np.sqrt(1 - 1 / m)) - 1e-12 <= merged <= sa + sb + 1e-12
-    want = merged if w > 0.5 else sb if w < 0.5 else (merged + sb) / 2
-    assert got == pytest.approx(want, rel=1e-12)

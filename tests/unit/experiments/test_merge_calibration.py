@@ -103,8 +103,8 @@ def _two_regions() -> Hierarchy:
 @pytest.mark.parametrize("epsilon", [1.0, 0.1])
 def test_merged_dense_runs_under_an_hg_parent_are_calibrated(epsilon):
     """An Hc level under an Hg parent, m ≤ 2: dense runs, whose errors are groups one size off
-    (cocoviz.consistency.merge.merge_stated's second regime).  Measured, 100 trials: children 0.90 at ε = 1, 1.42 at
-    ε = 0.1; the linear rule alone stated 1.69 and 1.63 (this test fails on it).  Since the Hc rule counts whole
+    (cocoviz.accuracy.stated.merged.merge_stated's second regime).  Measured, 100 trials: children 0.90 at ε = 1,
+    1.42 at ε = 0.1; the linear rule alone stated 1.69 and 1.63 (this test fails on it).  Since the Hc rule counts whole
     ranks and gap-wide blocks (cocoviz.accuracy.stated.variances), the children read 0.91 and 1.51 (95% interval from
     1.46):
     at ε = 0.1 the band's upper edge is loosened to 1.55, the one row of this test past it, and said so."""

@@ -170,7 +170,7 @@ def test_k_from_an_hg_level_on_the_cluster_is_the_local_release(client, four_lev
     """from-hg in two phases on a cluster: the Hg level measured here once (K for the levels below from its
     noisy answers, no ε), the rest on the workers: the local release, bit for bit, with its K (and the bands of
     the levels fitted here: a level fitted on the workers carries none, as without from-hg)."""
-    opts = dict(epsilons=[0.5, 1.0, 1.0, 2.0], methods=methods, max_size=60, seed=7, k_select="from-hg")
+    opts = dict(epsilons=[0.5, 1.0, 1.0, 2.0], methods=methods, max_size=60, seed=7, k_select="from-hg", stated=True)
     local = estimate(four_levels, **opts)
     remote = estimate(four_levels, client=client, **opts)
     pd.testing.assert_frame_equal(remote.to_frame(), local.to_frame())

@@ -32,7 +32,7 @@ def tree() -> Hierarchy:
 
 
 def assert_same(a, b):
-    for name in ("ptr", "sizes", "counts", "variances", "stated"):
+    for name in ("ptr", "sizes", "counts", "variances"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
 

@@ -278,7 +278,7 @@ def test_stated_error_table_shows_a_releases_stated_errors_in_plain_numbers():
     from cocoviz import estimate
     from cocoviz.datasets import load_dataset
 
-    release = estimate(load_dataset("toy"), epsilons=[0.3, 0.3], methods=["Hc", "Hg"], max_size=8, seed=2)
+    release = estimate(load_dataset("toy"), epsilons=[0.3, 0.3], methods=["Hc", "Hg"], max_size=8, seed=2, stated=True)
     for node in [(), ("a",)]:
         errors = release.stated_errors(node)
         table = plots.stated_error_table(errors)

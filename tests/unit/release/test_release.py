@@ -120,16 +120,21 @@ def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
     leaves' own at the leaves and their union's above (dense runs in quadrature), brute force; stated_errors is
     their square root beside the runs."""
     from cocoviz import measure, post_process
+    from cocoviz.accuracy.stated.topdown import fitted_stated
+    from cocoviz.measure.measurements import level_bounds
     from cocoviz.release.post_process import fit_level
 
     rt = data.draw(random_trees())
     options = data.draw(release_options(rt.tree.depth + 1, rt.tree.max_size))
-    release = estimate(rt.tree, **options)
+    release = estimate(rt.tree, **options, stated=True)
     plan = release.plan
     measurements = measure(plan, rt.tree, seed=options["seed"])
-    split = post_process(plan, measurements)
+    split = post_process(plan, measurements, stated=True)
     cache: dict = {}
-    cached = [estimate(rt.tree, **options, level_cache=cache) for _ in range(2)][-1]
+    cached = [estimate(rt.tree, **options, level_cache=cache, stated=stated) for stated in (False, True)][-1]
+    plain = estimate(rt.tree, **options)  # without the statements: the same release, and none stated
+    pd.testing.assert_frame_equal(plain.to_frame(), release.to_frame())
+    assert all(s is None for s in plain.stated)
     for other in (split, cached):
         for a, b in zip(release.stated, other.stated):
             np.testing.assert_array_equal(a, b)
@@ -137,8 +142,11 @@ def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
         depth = rt.tree.depth
         for level in plan.measured_levels() if options["consistency"] == "none" else [depth]:
             est = fit_level(plan, measurements.levels[level])
+            bounds = level_bounds(plan, level, measurements.levels[level].bounds)
+            method, epsilon = plan.level_method(level).name, plan.level_epsilon(level)
+            own_stated = fitted_stated(method, est, epsilon=epsilon, p=plan.ps[level], bounds=bounds)
             runs_of_fit = [((int(n), int(s)), (float(v) * c, int(c))) for n, s, c, v in
-                           zip(est.node_ids(), est.sizes, est.counts, est.stated)]  # fmt: skip
+                           zip(est.node_ids(), est.sizes, est.counts, own_stated.stated)]  # fmt: skip
             own: dict = {}
             for key, (weight, mass) in runs_of_fit:  # a fit may hold two runs of one size (split by variance)
                 d, s, m = own.get(key, (0.0, 0.0, 0))
@@ -167,18 +175,30 @@ def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
 def test_stated_errors_are_refused_where_the_release_does_not_carry_them(tmp_path, toy_public_tree):
     from cocoviz import ParameterError
 
-    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
+    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0, stated=True)
     assert (release.stated_errors(("a",))["stated_se"] > 0).all()
     release.save(tmp_path / "r.parquet", stated=False)
-    with pytest.raises(ParameterError, match="does not carry the stated variances"):
+    with pytest.raises(ParameterError, match="not computed for this release"):
         load_release(tmp_path / "r.parquet").stated_errors(("a",))
+
+
+def test_a_release_made_without_stated_errors_says_so_and_saves_none(tmp_path, toy_public_tree):
+    """The default: no statements computed; asked for them, the release names the way to get them."""
+    from cocoviz import ParameterError
+
+    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
+    assert release.stated == [None, None]
+    with pytest.raises(ParameterError, match=r"stated=True"):
+        release.stated_errors(("a",))
+    release.save(tmp_path / "r.parquet")
+    assert load_release(tmp_path / "r.parquet").stated == [None, None]
 
 
 def test_a_saved_release_states_the_same_errors_and_its_signature_covers_them(tmp_path, toy_public_tree):
     from cocoviz import InputError
     from tests.support import files as file_support
 
-    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0)
+    release = estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0, stated=True)
     key = "a data holder's key of 16+ bytes"
     release.save(tmp_path / "r.parquet", key=key)
     loaded = load_release(tmp_path / "r.parquet", key=key)
@@ -210,7 +230,7 @@ def test_malformed_stated_variances_are_refused_by_name(tmp_path, toy_public_tre
     from cocoviz import InputError
     from tests.support import files as file_support
 
-    estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0).save(
+    estimate(toy_public_tree, epsilons=[1.0, 1.0], methods=["Hc", "Hg"], max_size=10, seed=0, stated=True).save(
         tmp_path / "r.parquet"
     )
     file_support.edit_file(tmp_path / "r.parquet", tmp_path / "e.parquet", change)

@@ -1,15 +1,15 @@
 """How many children share a parent's correction of a run (the ``m`` of
-:func:`cocoviz.consistency.merge.merge_stated`): at its size, or within its error for a run of size errors."""
+:func:`cocoviz.accuracy.stated.merged.merge_stated`): at its size, or within its error for a run of size errors."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from cocoviz.consistency.merge import UNIT_ERRORS
+from cocoviz.accuracy.stated.merged import UNIT_ERRORS
 
 
 def _sharing(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray) -> np.ndarray:
-    """Per child run, in the order of :func:`~cocoviz.consistency.orders._parent_size_order` (runs grouped by
+    """Per child run, in the order of the consistency step's parent-size order (runs grouped by
     parent as ``bot_ptr`` says,
     then by size and child; ``sizes`` and ``child`` in that order): how many children of its parent hold a run
     of its size.  One linear pass.
@@ -46,7 +46,7 @@ def _sharing_within(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray, s
     error unchanged by the merge beyond size 100, stated 20× smaller).  Dense runs (stated < 1) are counted by
     size, as before.
     """
-    from cocoviz.consistency._sharing_kernels import children_within
+    from cocoviz.accuracy.stated._sharing_kernels import children_within
 
     exact = _sharing(bot_ptr, sizes, child)
     radius = np.where(stated >= UNIT_ERRORS, np.floor(np.sqrt(np.maximum(stated, 0.0))), 0.0).astype(np.int64)

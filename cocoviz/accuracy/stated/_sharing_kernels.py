@@ -1,7 +1,7 @@
-"""The compiled pass of :func:`cocoviz.consistency.sharing._sharing_within` (numba): how many children of a parent hold
-a run within a radius of a run's size.
+"""The compiled pass of :func:`cocoviz.accuracy.stated.sharing._sharing_within` (numba): how many children of a
+parent hold a run within a radius of a run's size.
 
-Imported on first use by :mod:`cocoviz.consistency.sharing`, so ``import cocoviz`` does not load numba.
+Imported on first use by :mod:`cocoviz.accuracy.stated.sharing`, so ``import cocoviz`` does not load numba.
 """
 
 from __future__ import annotations
