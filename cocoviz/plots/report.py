@@ -31,6 +31,8 @@ __all__ = ["release_report_html", "svg_histogram", "methods_statement", "CONFIDE
 CONFIDENTIAL_HEADING = "CONFIDENTIAL — for the data holder only, never to publish"
 #: Nodes listed per level in the released tables (the first ones, in the release's order).
 TABLE_NODES = 25
+#: A histogram with more distinct sizes than this is drawn as this many log-spaced bins (the file stays small).
+MAX_POINTS = 200
 #: Sizes with a column of their own in the released tables; larger ones are summed in the last column.
 TABLE_SIZES = 5
 _STYLE = (
@@ -72,7 +74,17 @@ def svg_histogram(h: np.ndarray, title: str, *, width: int = 520, height: int = 
         parts.append(f"<text x='{left}' y='{height // 2}'>no group of size ≥ 1 released</text></svg>")
         return "".join(parts)
     counts = h[sizes].astype(float)
-    xs, ys = _log_ticks(1, max(float(sizes.max()), 10)), _log_ticks(1, max(float(counts.max()), 10))
+    binned = sizes.size > MAX_POINTS
+    if binned:  # a point per log-spaced bin of sizes: the mean groups per size in it (the file stays small)
+        edges = np.unique(np.floor(np.logspace(0, math.log10(sizes.max() + 1), MAX_POINTS)).astype(np.int64))
+        edges = np.append(edges[edges <= sizes.max()], sizes.max() + 1)
+        which = np.searchsorted(edges, sizes, side="right") - 1
+        totals = np.bincount(which, weights=counts, minlength=edges.size - 1)
+        held = np.flatnonzero(totals)
+        span = np.diff(edges)[held]
+        sizes, counts = np.sqrt(edges[held] * (edges[held] + span - 1)), totals[held] / span
+    xs = _log_ticks(1, max(float(sizes.max()), 10))
+    ys = _log_ticks(min(1.0, float(counts.min())), max(float(counts.max()), 10))
     x0, x1, y0, y1 = math.log10(xs[0]), math.log10(xs[-1]), math.log10(ys[0]), math.log10(ys[-1])
 
     def px(v: float) -> float:
@@ -96,7 +108,13 @@ def svg_histogram(h: np.ndarray, title: str, *, width: int = 520, height: int = 
     )
     for s, c in zip(sizes, counts):
         parts.append(
-            f"<circle cx='{px(s):.1f}' cy='{py(c):.1f}' r='2.5' fill='#E07B00'><title>{s:,}: {c:,.0f}</title></circle>"
+            f"<circle cx='{px(s):.1f}' cy='{py(c):.1f}' r='2.5' fill='#E07B00'>"
+            f"<title>{s:,.0f}: {c:,.3g}</title></circle>"
+        )
+    if binned:
+        parts.append(
+            f"<text x='{width - right}' y='{top + 10}' text-anchor='end'>sizes in log-spaced bins: "
+            "mean groups per size</text>"
         )
     if h[0]:
         parts.append(
