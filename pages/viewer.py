@@ -83,7 +83,8 @@ def node_choice(release: cocoviz.Release, key: str) -> tuple:
     """A level and a node of it, found by a search on its label."""
     depth = len(release.plan.methods)
     a, b = st.columns([1, 3])
-    level = a.selectbox("Level", list(range(depth)), key=f"{key}.level", format_func=lambda k: f"level {k}")
+    names = ["root", *release.shape.levels]
+    level = a.selectbox("Level", list(range(depth)), key=f"{key}.level", format_func=lambda k: names[k])
     nodes = release.nodes(level)
     query = b.text_input("Find a node", key=f"{key}.find", placeholder="part of its name")
     found = [n for n in nodes if query.lower() in node_label(n).lower()] if query else nodes
@@ -104,9 +105,8 @@ def node_section(release: cocoviz.Release, node: tuple, other: cocoviz.Release |
         figure.data = tuple(t for t in figure.data if t.name != "")
     else:
         figure = plots.histogram_figure(
-            other.histogram(node), h, layout="side", log_x=log_x, log_y=log_y, title=node_label(node),
-            names=(names[1], names[0]),
-        )  # fmt: skip
+            h, other.histogram(node), layout="side", log_x=log_x, log_y=log_y, title=node_label(node), names=names
+        )
     st.plotly_chart(figure, key="viewer.hist")
     groups, persons = int(h.sum()), release.persons(node)
     st.markdown(f"**{node_label(node)}**: {groups:,} groups, {persons:,} persons released.")

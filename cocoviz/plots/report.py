@@ -173,7 +173,7 @@ def _level_table(release: Release, level: int) -> pd.DataFrame:
                 "largest size": int(held[-1]) if held.size else 0,
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).map(lambda v: f"{v:,}" if isinstance(v, (int, np.integer)) else v)
 
 
 def _accuracy_table(release: Release, level: int) -> pd.DataFrame | None:
@@ -187,8 +187,8 @@ def _accuracy_table(release: Release, level: int) -> pd.DataFrame | None:
         rows.append(
             {
                 "node": node_label(node),
-                "90% half-width per count": frame.attrs.get("half_width"),
-                "90% error bound (members misplaced)": frame.attrs.get("emd_bound"),
+                "90% ± on each cumulative count (groups ≤ j)": f"{frame.attrs.get('half_width'):,}",
+                "90% error bound (persons misplaced)": f"{frame.attrs.get('emd_bound'):,}",
                 "from": f"{frame.attrs.get('method')} at level {frame.attrs.get('level')}",
             }
         )
@@ -270,9 +270,10 @@ def release_report_html(
         bounds = _accuracy_table(release, level)
         if bounds is not None:
             parts.append(
-                "<p>Accuracy, publishable (from the release's own noisy measurements, no ε): with 90% confidence "
-                "every count of groups of a size is within the half-width, and the histogram within the error "
-                "bound of persons misplaced.</p>" + bounds.to_html(index=False, na_rep="–")
+                "<p>Accuracy, publishable (from the release's own noisy measurements, no ε): with 90% confidence, "
+                "together, every cumulative count of a node (its groups of size at most j, each j) is within ± the "
+                "value shown of the truth, and its histogram within the error bound of persons misplaced.</p>"
+                + bounds.to_html(index=False, na_rep="–")
             )
     if accuracy is not None:
         parts += [

@@ -33,7 +33,13 @@ def planner(tree, params: engine.Params, names: list[str]) -> None:
     level = a.selectbox(
         "At level", list(range(len(names))), format_func=lambda k: names[k], **state.bind("plan.level", len(names) - 1)
     )
-    target = b.number_input("Every count within ±", min_value=1, step=1, **state.bind("plan.target", 10))
+    target = b.number_input(
+        "Every cumulative count within ±",
+        min_value=1,
+        step=1,
+        help="The band on each count of groups of size ≤ j at every node of the level, as the Intervals tab draws it.",
+        **state.bind("plan.target", 10),
+    )
     confidence = c.select_slider(
         "Confidence",
         CONFIDENCES,
@@ -47,7 +53,7 @@ def planner(tree, params: engine.Params, names: list[str]) -> None:
         return
     box.markdown(
         f"At **{names[level]}**, {found.kind} = **{found.budget:.4g}** is the smallest budget with every node's "
-        f"{confidence:.0%} band within **± {found.half_width}** on each of its counts (its widest node has "
+        f"{confidence:.0%} band within **± {found.half_width}** on each of its cumulative counts (its widest node has "
         f"{found.cells:,} cells, {plan.methods[level]}); with the other levels as they are the total is "
         f"**{found.kind} = {found.total:.4g}**."
     )

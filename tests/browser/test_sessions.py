@@ -29,7 +29,8 @@ def test_five_sessions_editing_explore_at_once_lose_no_edit(server, browser):  #
         page.set_default_timeout(300_000)
         page.goto(server, wait_until="commit")  # all five open at once: none waits for another's page
         pages.append(page)
-    boxes = [p.locator('[data-testid="stNumberInput"]').filter(has_text="Total ε").first.locator("input") for p in pages]
+    total = '[data-testid="stNumberInput"]'
+    boxes = [p.locator(total).filter(has_text="Total ε").first.locator("input") for p in pages]
     for box in boxes:
         box.wait_for()
     start = time.perf_counter()

@@ -19,7 +19,7 @@ def test_the_publishable_report_holds_plan_budget_and_charts_and_nothing_true():
     assert "<script" not in page and "https://" not in page  # inline SVG: opens offline, no script
     assert page.count("<svg") == 3 and "group size j (log)" in page  # the root and the two regions, log axes
     assert "Methods statement" in page and "one person added to or removed from one group" in page
-    assert "Released table — region" in page and "90% half-width per count" in page
+    assert "Released table — region" in page and "90% ± on each cumulative count" in page
     assert CONFIDENTIAL_HEADING not in page and "mean_emd" not in page
 
 
