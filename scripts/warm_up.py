@@ -43,12 +43,16 @@ def wait_for_health(url: str, *, timeout: float = 1800.0, pause: float = 0.5) ->
         time.sleep(pause)
 
 
-def warm_up(url: str, *, attempts: int = 5, say: Callable[[str], None] = print) -> bool:
-    """Run the app once through the server's script health check; True once a run finished without error.
+def warm_up(url: str, *, health_timeout: float = 1800.0, attempts: int = 5, say: Callable[[str], None] = print) -> bool:
+    """Wait for the server's health, then run the app once through its script health check; True once a run
+    finished without error.
 
     Each attempt waits at most Streamlit's own 60 s; the caches a stopped attempt filled are kept, so the
     next gets further.  Every outcome other than success is said with ``say`` in a plain sentence.
     """
+    if not wait_for_health(url, timeout=health_timeout):
+        say(f"warm-up skipped: the server at {url} did not answer its health check in {health_timeout:.0f} s.")
+        return False
     for attempt in range(1, attempts + 1):
         try:
             with urllib.request.urlopen(url + "/_stcore/script-health-check", timeout=120) as answer:

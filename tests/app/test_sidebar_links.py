@@ -91,6 +91,7 @@ def test_bad_link_values_get_a_message_not_a_traceback():
     text = " ".join(w.value for w in at.warning)
     for part in ("dataset='nope'", "'x' is not a number", "'Hq'", "k", "seed", "node='zz'", "merge='max'", "colour"):
         assert part in text, part
+    assert "the bundled ones:" in text and ", upload)" not in text  # "upload" is not listed as a dataset name
     # The defaults, nothing half-applied.
     assert at.session_state["cv.eps.0"] == 1.0 and at.session_state["cv.method.0"] == "Hc"
     assert at.session_state["cv.seed"] == 0
