@@ -67,7 +67,7 @@ def svg_histogram(h: np.ndarray, title: str, *, width: int = 520, height: int = 
     h = np.asarray(h)
     sizes = np.flatnonzero(h)
     sizes = sizes[sizes > 0]
-    left, right, top, bottom = 60, 15, 28, 40
+    left, right, top, bottom = 84, 30, 28, 40
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' role='img'>"]
     parts.append(f"<text x='{left}' y='16' style='font-weight:600'>{html.escape(title)}</text>")
     if not sizes.size:
