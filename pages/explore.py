@@ -107,6 +107,10 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
     return timed
 
 
+#: The budget table's noise column in words: Laplace on integers is the double-geometric law.
+NOISE_NAMES = {"laplace": "double-geometric (discrete Laplace)", "gaussian": "discrete Gaussian"}
+
+
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
@@ -179,7 +183,8 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
     with panel:
         if release.sampler.startswith("fast"):
             st.warning(
-                "Noise from the **fast sampler** — seeded numpy: **exploration only, not for release**.",
+                "Noise from the **fast sampler** — seeded Philox counter streams: "
+                "**exploration only, not for release**.",
                 icon=":material/science:",
             )
         else:
@@ -190,6 +195,8 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             key="budget_fig",
         )
         summary = budget.summary().copy()
+        if "noise" in summary:  # the law's name as the rest of the page says it (integers: double-geometric)
+            summary["noise"] = summary["noise"].map(NOISE_NAMES).fillna(summary["noise"])
         if not summary.empty:
             summary.insert(1, "level name", [names[int(k)] if pd.notna(k) else "whole data" for k in summary["level"]])
         st.dataframe(

@@ -42,7 +42,7 @@ _STYLE = (
     ".secret h2{color:#c62828}pre{white-space:pre-wrap;background:#f7f7f7;padding:1em}"
     ".figs{display:flex;flex-wrap:wrap;gap:1em}svg text{font:11px system-ui,sans-serif;fill:#333}"
 )
-_NOISE = {"laplace": "Laplace (double-geometric on integers)", "gaussian": "discrete Gaussian"}
+_NOISE = {"laplace": "double-geometric (discrete Laplace)", "gaussian": "discrete Gaussian"}
 
 
 def _log_ticks(low: float, high: float) -> list[float]:
@@ -256,7 +256,7 @@ def release_report_html(
         "<h3>Accounting</h3>",
         parameters.to_html(index=False, na_rep="–"),
         "<h3>Privacy budget</h3>",
-        budget.summary().to_html(index=False, na_rep="–"),
+        budget.summary().replace({"noise": _NOISE}).to_html(index=False, na_rep="–"),
         f"<pre>{html.escape(budget.describe())}</pre>",
     ]
     if ledger:
