@@ -154,6 +154,7 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
     else:
         per_level = " · ".join(f"{names[k]} {eps:g}" for k, eps in budget.per_level().items())
         st.markdown(f"ε per level: {per_level} — total **{budget.total:g}** · {note}")
+    st.markdown("Method per level: " + " · ".join(f"{names[k]} **{m}**" for k, m in enumerate(release.plan.methods)))
     for text in budget.notes:
         if "not private" in text:
             st.warning(text, icon=":material/visibility:")

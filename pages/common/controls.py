@@ -343,6 +343,13 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         # settings are kept while hidden, and a refused per-level ε opens them so that its message is seen.
         if any(isinstance(e, Refused) for e in eps):
             state.put("per_level", True)
+        # A custom split, or methods that differ by level (typed, or from a link), are per-level settings:
+        # the panel that shows them opens, instead of leaving them out of sight.
+        # Opened when they first appear (a later close is kept): the last run's view is remembered.
+        shown = (state.get("eps.split") == "custom", tuple(methods) if len(set(methods)) > 1 else None)
+        if shown != state.get("per_level.seen", (False, None)) and (shown[0] or shown[1]):
+            state.put("per_level", True)
+        state.put("per_level.seen", shown)
         if sb.toggle(
             "Per level: ε, method and p of each level", help=budget.PER_LEVEL_HELP, **state.bind("per_level", False)
         ):

@@ -174,3 +174,16 @@ def test_a_link_with_k_from_hg_opens_it():
     assert at.segmented_control(key="w.k_select").value == "from-hg"
     assert metric(at, "Total ε spent") == "2.5"  # from-hg spends no ε of its own
     assert at.query_params["k"] == ["from-hg"] or at.query_params["k"] == "from-hg"
+
+
+def test_a_custom_split_and_per_level_methods_are_shown_where_they_are_set():
+    """A link with per-level methods (Hg, Hc, Hc) opens the per-level panel and names them on the page."""
+    at = _linked(methods="Hg,Hc,Hc")
+    assert_clean(at)
+    assert at.session_state["cv.per_level"] is True
+    assert "w.method.0" in keys(at) and "w.method.1" in keys(at)
+    shown = [m.value for m in at.markdown if m.value.startswith("Method per level:")]
+    assert shown and "**Hg**" in shown[0] and "**Hc**" in shown[0]
+    at = new_app(**{"cv.eps.split": "custom"})
+    assert_clean(at)
+    assert "w.eps_n.0" in keys(at)  # the custom split's per-level boxes are drawn at once
