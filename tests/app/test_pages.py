@@ -67,6 +67,8 @@ def test_explore_panels_and_tabs_open_on_request():
         "Parameters as JSON",
         "Accuracy per node as CSV (confidential)",
         "Release report (HTML)",
+        "Plan file (TOML)",
+        "Python script",
     ]
     # With the true counts inside, the table says so in its label (and its file name: ..._CONFIDENTIAL_true_counts).
     next(c for c in at.checkbox if c.label.startswith("Include the true counts")).check().run()
