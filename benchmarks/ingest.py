@@ -1,16 +1,21 @@
 """Ingestion at census scale: a persons Parquet file -> Hierarchy, against the engines' own group-by.
 
-Generates (in chunks, under artifacts/ingest/, not committed) a synthetic persons file of
-``--scale`` x 330M rows in about 134M/330M as many households (sizes 1..7, mean 2.47), with integer-coded state /
-county / tract / block group, households in id order; then prints, each phase in a fresh
-process (its peak resident memory is that process's):
+Generates (in chunks, under ``--data``, by default /tmp/cocoviz-ingest; never in the repository) a
+synthetic persons file of ``--scale`` x 330M rows in about 134M/330M as many households (sizes 1..7,
+mean 2.47), with integer-coded state / county / tract / block group, households in id order
+(``--order sorted``) or the rows in a random order (``--order shuffled``, as a database export may come);
+then prints, each phase in a fresh process (its peak resident memory is that process's):
 
-- ``Hierarchy.from_persons(path, ...)`` (DuckDB, checks included) against DuckDB's plain
+- ``Hierarchy.from_persons(path, ...)`` (DuckDB, checks included), without and with the public groups
+  table (``groups``), against DuckDB's plain
   ``GROUP BY household`` of the same file (target: within 2x, <= 3 min, <= 4 GB at full scale).
   With integer household ids the hierarchy groups them in passes of about 20M rows, each a range
-  of ids (``cocoviz/io/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB to disk
-  under the 3 GB limit; in passes nothing spills, and, the file being in household order, each pass
-  reads its own row groups only (passes are taken only where the footers show that; otherwise one).
+  of ids (``cocoviz/hierarchy/ingest/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB
+  to disk under the 3 GB limit; in passes nothing spills, and, the file being in household order, each
+  pass reads its own row groups only (where the footers show that).  In any other order the households
+  are spread over passes of about 250M rows by id (each pass reads every row and keeps its share), so that
+  no grouping spills heavily; ``--spill-check`` measures that choice at a size that fits, under a smaller
+  memory limit, against one grouping.
   Measured at 330M on the 2 shared cores: hierarchy 27.5 s wall /
   41.7 CPU s, peak 1.08 GB, against 28.7 s / 23.5 CPU s for the plain group-by (0.96x wall, 1.77x
   CPU; load average 5 to 7); a second run 36.4 s / 44.6 against 14.6 s / 23.6 (2.50x wall, 1.89x
@@ -61,8 +66,9 @@ def groups_path(path: Path) -> Path:
     return path.with_name(path.stem + "_groups.parquet")
 
 
-def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000) -> None:
-    """Persons in household order, and the public groups table (one row per household)."""
+def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000, order: str = "sorted") -> None:
+    """Persons in household order (``order="sorted"``) or in a uniformly random row order (``"shuffled"``, as
+    an export from a database may come), and the public groups table (one row per household, in id order)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -77,9 +83,13 @@ def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000) -
     assert households <= drawn, "the margin of households drawn is too small"
     tmp = path.with_suffix(".tmp")
     schema = pa.schema([("hh", pa.int64())] + [(c, pa.int32()) for c in LEVELS])
+    # Shuffled: one permutation of the rows (8 bytes a row in memory), written in the same chunks.
+    order_of = rng.permutation(persons) if order == "shuffled" else None
     with pq.ParquetWriter(tmp, schema) as writer:
         for start in range(0, persons, chunk):
             rows = np.arange(start, min(start + chunk, persons))
+            if order_of is not None:
+                rows = order_of[rows]
             hh = np.searchsorted(ends, rows, side="right").astype(np.int64)
             writer.write_table(pa.table({"hh": hh, **_regions(hh, households)}))
     groups_tmp = groups_path(path).with_suffix(".tmp")
@@ -92,6 +102,8 @@ def generate(path: Path, persons: int, seed: int = 0, chunk: int = 10_000_000) -
 
 
 def _phase(name: str, args: dict, out: mp.Queue) -> None:
+    if "memory" in args:  # the engine's memory limit, read when its module is imported
+        os.environ["COCOVIZ_DUCKDB_MEMORY"] = args.pop("memory")
     # Imports are not timed (numba and friends take seconds); their memory is in the peak.
     import duckdb  # noqa: F401
 
@@ -125,6 +137,22 @@ def hierarchy(path: str) -> str:
     from cocoviz.hierarchy import Hierarchy
 
     tree = Hierarchy.from_persons(path, group="hh", levels=LEVELS)
+    return repr(tree)
+
+
+def hierarchy_groups(path: str, passes: int | None = None) -> str:
+    """``from_persons`` with the public groups table beside the file (every person's group checked there);
+    ``passes``: that many passes whatever the row order (1: one grouping), else the package's choice."""
+    from cocoviz.hierarchy import Hierarchy
+    from cocoviz.hierarchy.ingest import leaf_key
+
+    if passes is not None:
+        import pyarrow.parquet as pq
+
+        rows = sum(pq.ParquetFile(p).metadata.num_rows for p in [path, groups_path(Path(path))])
+        size = 10**15 if passes == 1 else -(-rows // passes)
+        leaf_key.PASS_ROWS = leaf_key.SPREAD_PASS_ROWS = size
+    tree = Hierarchy.from_persons(path, group="hh", levels=LEVELS, groups=str(groups_path(Path(path))))
     return repr(tree)
 
 
@@ -166,7 +194,8 @@ def postgres(url: str, table: str) -> str:
     return repr(Hierarchy.from_persons(sql(url, table), group="hh", levels=LEVELS))
 
 
-PHASES = {"hierarchy": hierarchy, "duckdb": duckdb_groupby, "polars": polars_runs, "frame": frame_10m}
+PHASES = {"hierarchy": hierarchy, "groups": hierarchy_groups, "duckdb": duckdb_groupby, "polars": polars_runs}
+PHASES["frame"] = frame_10m
 PHASES["postgres"] = postgres
 
 
@@ -247,33 +276,64 @@ def main() -> None:
     parser.add_argument(
         "--release-epsilons", default="1,1,1,1,1", help="the release phase's ε per level, root first (5 levels)"
     )
+    parser.add_argument(
+        "--order", choices=["sorted", "shuffled"], default="sorted", help="the persons' row order; default sorted"
+    )
+    parser.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "cocoviz-ingest"), help="data folder")
+    parser.add_argument("--skip-frame", action="store_true")
+    parser.add_argument(
+        "--spill-check",
+        metavar="MEMORY",
+        help="also time the groups phase in 1, 2, 3 and 5 passes and the plain group-by under this engine memory "
+        "limit (e.g. 300MB at 9.9M rows: the 3 GB of 140M rows, scaled), to choose the pass size by measurement",
+    )
+    parser.add_argument("--skip-release", action="store_true")
     opts = parser.parse_args()
     persons = int(US_PERSONS * opts.scale)
-    folder = ROOT / "artifacts" / "ingest"
+    folder = Path(opts.data)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"persons_{persons}.parquet"
+    path = folder / f"persons_{persons}_{opts.order}.parquet"
     if not (path.exists() and groups_path(path).exists()):
         start = time.perf_counter()
-        generate(path, persons)
+        generate(path, persons, order=opts.order)
         print(f"generated {path.name} ({path.stat().st_size / 2**30:.2f} GB) in {time.perf_counter() - start:.0f} s")
-    print(f"persons {persons:,}, cores {os.cpu_count()} (shared with other work: times are upper bounds)")
-    results, cpu = {}, {}
+    print(
+        f"persons {persons:,} in {opts.order} order, cores {os.cpu_count()}, load {os.getloadavg()[0]:.1f} "
+        "(shared with other work: times are upper bounds)"
+    )
+    results, cpu, peak = {}, {}, {}
+    target = 1.5 if persons >= 50_000_000 else 2.0  # from_persons / plain group-by in CPU seconds
     if not opts.release_only:
-        for name in ["duckdb", "hierarchy", *([] if opts.skip_polars else ["polars"])]:
+        for name in ["duckdb", "hierarchy", "groups", *([] if opts.skip_polars else ["polars"])]:
             seconds, gb, detail = run(name, path=str(path))
-            results[name], cpu[name] = seconds, float(detail.split()[1])
+            results[name], cpu[name], peak[name] = seconds, float(detail.split()[1]), gb
             print(f"{name:10s} {seconds:7.1f} s  peak {gb:5.2f} GB  {detail}")
-        print(
-            f"hierarchy / DuckDB plain group-by: {results['hierarchy'] / results['duckdb']:.2f}x (target <= 2); "
-            f"in CPU seconds {cpu['hierarchy'] / cpu['duckdb']:.2f}x"
-        )
+        for name in ["hierarchy", "groups"]:
+            print(
+                f"{name} / DuckDB plain group-by ({opts.order}): {results[name] / results['duckdb']:.2f}x wall; "
+                f"in CPU seconds {cpu[name] / cpu['duckdb']:.2f}x (target <= {target})"
+            )
         if "polars" in results:
             print(
                 f"hierarchy (DuckDB, checks) / Polars streaming (no checks): "
                 f"{results['hierarchy'] / results['polars']:.2f}x"
             )
-        seconds, gb, detail = run("frame", rows=opts.frame_rows)
-        print(f"frame      {detail}; process peak {gb:.2f} GB (target <= 5 s)")
+        if opts.spill_check:
+            seconds, gb, detail = run("duckdb", path=str(path), memory=opts.spill_check)
+            base = float(detail.split()[1])
+            print(f"limit {opts.spill_check}: duckdb  {seconds:7.1f} s  peak {gb:5.2f} GB  {detail}")
+            for passes in [1, 2, 3, 5]:
+                seconds, gb, detail = run("groups", path=str(path), passes=passes, memory=opts.spill_check)
+                results[f"groups_{passes}_passes_{opts.spill_check}"] = seconds
+                cpu[f"groups_{passes}_passes_{opts.spill_check}"] = float(detail.split()[1])
+                peak[f"groups_{passes}_passes_{opts.spill_check}"] = gb
+                print(
+                    f"limit {opts.spill_check}: {passes} pass(es) {seconds:7.1f} s  peak {gb:5.2f} GB  "
+                    f"{float(detail.split()[1]) / base:.2f}x the group-by's CPU; {detail[:60]}"
+                )
+        if not opts.skip_frame:
+            seconds, gb, detail = run("frame", rows=opts.frame_rows)
+            print(f"frame      {detail}; process peak {gb:.2f} GB (target <= 5 s)")
         if opts.postgres:
             rows = min(persons, 10_000_000)
             table = load_postgres(opts.postgres, path, rows)
@@ -283,13 +343,25 @@ def main() -> None:
                 f"postgres   {seconds:.1f} s via cocoviz.hierarchy.ingest.sql vs {reference:.1f} s in psql: "
                 f"{seconds / reference:.2f}x (target <= 2); {detail}"
             )
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        command = release_command(path, Path(tmp), opts.release_epsilons)
-        print("release    python " + " ".join(command[1:]))
-        seconds, gb, detail = release_end_to_end(command)
-        results["release"] = seconds
-        print(f"release    {seconds:7.1f} s  peak {gb:5.2f} GB  end to end (target <= 300 s); {detail}")
+    if not opts.skip_release:
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            command = release_command(path, Path(tmp), opts.release_epsilons)
+            print("release    python " + " ".join(command[1:]))
+            seconds, gb, detail = release_end_to_end(command)
+            results["release"], cpu["release"], peak["release"] = seconds, float(detail.split()[1]), gb
+            print(f"release    {seconds:7.1f} s  peak {gb:5.2f} GB  end to end (target <= 300 s); {detail}")
     print(json.dumps({k: round(v, 2) for k, v in results.items()}))
+    from results_json import record
+
+    rows = [
+        {"phase": k, "wall_s": round(results[k], 2), "cpu_s": cpu[k], "peak_gb": round(peak[k], 3)} for k in results
+    ]
+    for row in rows:
+        if row["phase"] in ("hierarchy", "groups") and "duckdb" in cpu:
+            row["cpu_ratio_to_groupby"] = round(row["cpu_s"] / cpu["duckdb"], 3)
+            row["target"] = f"<= {target}x the plain group-by in CPU seconds"
+            row["met"] = row["cpu_ratio_to_groupby"] <= target
+    print("wrote", record(f"ingest_{opts.order}_{persons}", rows, persons=persons, order=opts.order))
 
 
 if __name__ == "__main__":

@@ -63,9 +63,10 @@ def machine() -> dict:
     }
 
 
-def record(name: str, rows: Sequence[dict], *, folder: str | os.PathLike | None = None) -> str:
+def record(name: str, rows: Sequence[dict], *, folder: str | os.PathLike | None = None, **context) -> str:
     """Write ``rows`` (one dict per figure: wall and CPU seconds, peak memory, its target and whether it was met)
-    as ``<folder>/<name>-<UTC time>.json`` with the date, commit, machine and load; return the path.
+    as ``<folder>/<name>-<UTC time>.json`` with the date, commit, machine and load, and ``context`` (the run's
+    parameters, e.g. its size); return the path.
 
     The file is written whole then renamed, so a reader never sees half of it.
     """
@@ -79,6 +80,7 @@ def record(name: str, rows: Sequence[dict], *, folder: str | os.PathLike | None 
         "commit": commit(),
         "machine": machine(),
         "load": load(),
+        **context,
         "rows": list(rows),
     }
     part = path.with_suffix(".json.part")

@@ -4,7 +4,7 @@ Run:  python benchmarks/startup.py [--runs 7]
 
 Each import runs in a fresh interpreter, alternating, and the medians are compared.  numba, SciPy's
 optimizers, OpenDP and pyarrow load on first use, so the package costs little more than numpy and
-pandas (goal: at most 1.5x).
+pandas (goal: at most 1.5x). The figure is also written to ``benchmarks/results/`` (:mod:`results`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results import Timer, record  # noqa: E402  (benchmarks/ is not a package)
 
 
 def seconds(code: str) -> float:
@@ -30,14 +33,26 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     base, package = [], []
-    for _ in range(args.runs):
-        base.append(seconds("import numpy, pandas"))
-        package.append(seconds("import cocoviz"))
+    with Timer() as timer:
+        for _ in range(args.runs):
+            base.append(seconds("import numpy, pandas"))
+            package.append(seconds("import cocoviz"))
     b, p = statistics.median(base), statistics.median(package)
     print(
         f"import numpy, pandas: median {b:.2f} s; import cocoviz: median {p:.2f} s; ratio {p / b:.2f} "
         f"({args.runs} runs each, alternating)"
     )
+    path = record(
+        "startup",
+        target="import cocoviz against import numpy, pandas (median ratio)",
+        figure=f"{p / b:.2f}x ({p:.2f} s against {b:.2f} s)",
+        goal="<= 1.5x",
+        met=p / b <= 1.5,
+        timer=timer,
+        command=f"python benchmarks/startup.py --runs {args.runs}",
+        values={"import_cocoviz_s": p, "import_numpy_pandas_s": b, "runs": args.runs},
+    )
+    print(f"written to {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

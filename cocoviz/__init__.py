@@ -20,6 +20,7 @@ from cocoviz.evaluate.metrics import emd, error_by_size, omniscient_emd
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.hierarchy.ingest import load_upload, read_table, sql
 from cocoviz.measure.measurements import Measurements, measure
+from cocoviz.methods.priors import ide
 from cocoviz.pipeline.estimate import compile_kernels, estimate
 from cocoviz.pipeline.selection import select_mix, selection_cost
 from cocoviz.plan import METHODS, Plan, Shape
@@ -53,6 +54,7 @@ __all__ = [
     "emd",
     "omniscient_emd",
     "compile_kernels",
+    "ide",
     "Hierarchy",
     "dataset_names",
     "load_dataset",

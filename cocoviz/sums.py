@@ -45,10 +45,24 @@ Derivations (``d`` = LCA depth, ``h`` = ⌈log₂ J⌉ the height of the dyadic 
 * ``total`` (:func:`direct_total`): Σ_s w_s·H[s] over all sizes.  Person:
   w_{s+1} − w_s ≤ 1, **Δ = 1**.  Record: **Δ = τ** (unbounded without τ).
 
-The hierarchical strategies use an explicit dyadic strategy matrix over the
-size intervals (padded to a power of two, intervals clipped to 1..J) and
-least squares (its pseudo-inverse) in place of Wu's GreedyH strategy, which
-is not available here (ektelo is not a dependency).  ``tests/test_sums.py``
+The hierarchical strategies ``tamm`` and ``timm`` use the plain dyadic strategy
+over the size intervals (padded to a power of two, intervals clipped to 1..J)
+and least squares (its pseudo-inverse); they stay as baselines.
+
+* ``greedyh`` (Wu's TaMM with GreedyH): the same dyadic interval counts of
+  H[1..J], each level l scaled by the weight c_l that
+  :func:`cocoviz.methods.wu.greedy_h` chooses for the weighted workload
+  ``P = tril·diag(w)`` and the neighbour relation (its expected error is never
+  above the plain dyadic strategy's).  **Δ = Δ(A)** of the weighted strategy A
+  (:func:`cocoviz.methods.wu.greedy.strategy_delta`; record: Σ c_l = 1).  A row
+  ``c_l·q + Lap(Δ/ε)`` is ``c_l·(q + Lap(Δ/(ε c_l)))``, so each level's integer
+  counts get double-geometric noise of scale ``Δ/(ε c_l)`` and the answer is
+  the weighted least-squares fit ``A⁺(c ⊙ ỹ)``.  A level of weight 0 is not
+  measured.
+
+A threshold τ chosen from the data spends budget of its own:
+:func:`trunc_svt_tau` (Wu's TruncSVT, record level) is re-exported here from
+:mod:`cocoviz.methods.wu`.  ``tests/test_sums.py``
 checks every Δ against :func:`matrix_sensitivity` and by brute force over
 every neighbour of small random histograms.
 
@@ -74,6 +88,8 @@ from cocoviz.core.memory import check_cells
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy.tables import MAX_GROUP_SIZE
 from cocoviz.methods.isotonic import isotonic as _isotonic
+from cocoviz.methods.wu import TauChoice, greedy_h, strategy_error, svt_grid, trunc_svt_pmf, trunc_svt_tau
+from cocoviz.methods.wu.greedy import dyadic_levels, level_rows, strategy_delta
 from cocoviz.privacy.budget import Charge
 from cocoviz.privacy.noise import check_epsilon
 
@@ -91,6 +107,13 @@ __all__ = [
     "matrix_sensitivity",
     "query_matrix",
     "dyadic_matrix",
+    "greedy_h",
+    "strategy_error",
+    "trunc_svt_tau",
+    "trunc_svt_pmf",
+    "svt_grid",
+    "TauChoice",
+    "dyadic_levels",
 ]
 
 #: Neighbour models: ``person`` (one group's size ± 1, G public) and ``record`` (one group added or removed).
@@ -247,7 +270,27 @@ STRATEGIES: dict[str, Strategy] = {
         ),
     ]
 }
+STRATEGIES["greedyh"] = Strategy(
+    "greedyh",
+    "GreedyH-weighted dyadic interval counts of H[1..J]",
+    lambda h, J, w: dyadic_sums(h[1 : J + 1]),
+    lambda y, J, w: np.cumsum(w[1:] * y),  # y: the weighted least-squares fit of H[1..J] (see answer)
+    lambda J, nb, tau: _greedy(J, nb, tau)[1],
+)
 STRATEGIES["cumulative"] = STRATEGIES["workload"]  # noise on the prefix sums directly: Wu's Workload
+
+
+@functools.lru_cache(maxsize=64)
+def _greedy(J: int, neighbours: str, tau: int | None) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """GreedyH for the weighted prefix sums: (A, Δ(A), each row's level weight, A's pseudo-inverse); read-only."""
+    a = greedy_h(int(J), weights(J + 1, tau)[1:].astype(np.float64), neighbours=neighbours)
+    rows = level_rows(int(J))
+    first = np.cumsum([0] + [m.shape[0] for m in rows[:-1]])
+    scale = np.concatenate([np.full(m.shape[0], a[f].max()) for f, m in zip(first, rows)])
+    pinv = np.linalg.pinv(a)
+    for x in (a, scale, pinv):
+        x.flags.writeable = False
+    return a, strategy_delta(a, neighbours), scale, pinv
 
 
 def _strategy(name: str) -> Strategy:
@@ -345,6 +388,14 @@ def answer(
     w = weights(J + 1, tau)
     true = plan.query(buckets(h, J), J, w)
     delta = plan.delta(J, neighbours, tau)
+    if plan.name == "greedyh":  # per level: c_l·(counts + noise of scale Δ/(ε c_l)), then weighted least squares
+        a, delta, scale, pinv = _greedy(int(J), neighbours, tau)
+        noisy = np.zeros(len(true))
+        for c in np.unique(scale[scale > 0]):
+            rows = np.flatnonzero(scale == c)
+            noisy[rows] = c * sampler.draw(true[rows], float(delta / (epsilon * c)), (*key, 1000 + int(rows[0])))
+        charge = Charge(level, node, plan.quantity, len(true), float(delta), epsilon)
+        return SumEstimate(plan.name, np.asarray(plan.answer(pinv @ noisy, J, w), np.float64), (charge,))
     if plan.name == "sqm":  # ε/J per query, each with its own Δ_j: scale Δ_j·J/ε
         noisy = np.array([sampler.draw(true[j : j + 1], float(delta[j]) * J / epsilon, (*key, j))[0] for j in range(J)])
         charge = Charge(level, node, plan.quantity, J, J, epsilon)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the tests need into .venv (and Debian's Chromium for the real-browser test),
 # start a throw-away PostgreSQL for the database tests (scripts/postgres.sh), then check lint and
-# format with ruff and run every test, doctests included, warnings as errors.
+# format with ruff, build the documentation site strictly (a broken link or reference fails it) and run
+# every test, doctests included, warnings as errors, on two workers (pytest-xdist).
 # Idempotent: safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 # Not exec: the EXIT trap of scripts/postgres.sh stops the server and removes its folder after pytest.
 source scripts/postgres.sh
 .venv/bin/python -m pytest -n 2 "$@"

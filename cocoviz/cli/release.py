@@ -8,14 +8,25 @@
 ``--k-select from-hg`` takes K per node from the noisy Hg of an Hg level above (no ε of its own; ``--max-size``
 is then the ceiling of K̂), measured in two phases.
 
+``--rhos`` (ρ per level) or ``--total-rho`` (with ``--split``) draw a ρ-zCDP release with discrete
+Gaussian noise; ``--delta`` is the δ of its (ε, δ) reading.
+
 Order of work, so that a refusal writes nothing and spends nothing: read the
-arguments; load the source into a tree; build the plan (flags or ``--plan FILE``)
-and check what a secure release refuses (G from private rows, K read from the
-data); check the output folder; record the draw in the privacy ledger (the cap is
-checked here, before any noise); draw; write the release, ``budget.json`` and
-``budget.md`` (and, with ``--measurements FILE``, the publishable noisy-measurement file the
-release was post-processed from); mark the ledger entry complete.  A failure after the ledger entry
-marks it incomplete and removes the files of this run.
+arguments; check the output folder (no release in it) and the ledger file; load the source
+into a tree; build the plan (flags or ``--plan FILE``) and check what a secure release refuses
+(G from private rows, K read from the data); make the folder the files are written in (beside
+``--out``, named ``.<out>.partial-<pid>``) and check its free space for the estimated files;
+record the draw in the privacy ledger (the cap is checked here, before any noise); draw; write
+the release, ``budget.json`` and ``budget.md`` (and, with ``--measurements FILE``, the publishable
+noisy-measurement file the release was post-processed from) in that folder; rename it to ``--out``;
+mark the ledger entry complete.  ``--out`` appears whole or not at all: a failure after the ledger
+entry marks it incomplete and removes the partial folder; after a kill the partial folder stays,
+named by its process, and the next release into the same ``--out`` removes it (and says so) once
+that process is gone; the ledger reads the killed draw as incomplete.
+
+The ledger's dataset identity is the persons source (:func:`cocoviz.measure.identity.source_identity`:
+the files' resolved paths, or the database URL and relation), so every hierarchy of the same
+persons counts against one ``--budget-cap``.
 
 With ``--seed`` the fast seeded sampler draws: the files and the output say
 "exploration, not for release", and the ledger does not record it (it is not a
@@ -27,6 +38,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import shutil
 from pathlib import Path
 
 from cocoviz.core.atomic import write_text
@@ -56,7 +69,7 @@ def source_spec(source: str, table: str | None, query: str | None, option: str):
     if "://" in source:
         if (table is None) == (query is None):
             raise ParameterError(f"{option} {source} is a database: give its --table or its --query (one of them)")
-        return sql(source, table if table is not None else query)
+        return sql(source, table) if table is not None else sql(source, query=query)
     if table is not None or query is not None:
         raise ParameterError(f"{option} {source} is a file: --table and --query are for a database URL")
     return source
@@ -75,16 +88,27 @@ def load_tree(source, *, group: str, levels: list[str], groups=None):
 
 # ------------------------------------------------------------------ arguments
 def _numbers(text: str | None, option: str, kind=float) -> list | None:
+    """Comma-separated numbers; a blank item (``1,,1``) is refused by its position, never dropped."""
     if text is None:
         return None
+    items = _items(text, option)
     try:
-        return [kind(x) for x in text.split(",") if x.strip()]
+        return [kind(x) for x in items]
     except ValueError:
         raise ParameterError(f"{option} takes comma-separated numbers, one per level, got {text!r}") from None
 
 
-def _words(text: str | None) -> list[str] | None:
-    return None if text is None else [w.strip() for w in text.split(",") if w.strip()]
+def _items(text: str, option: str) -> list[str]:
+    items = [x.strip() for x in text.split(",")]
+    blank = [k + 1 for k, x in enumerate(items) if not x]
+    if blank:
+        where = ", ".join(map(str, blank))
+        raise ParameterError(f"{option} {text!r}: item {where} is blank; give one value per item, no empty ones")
+    return items
+
+
+def _words(text: str | None, option: str = "--levels") -> list[str] | None:
+    return None if text is None else [] if not text.strip() else _items(text, option)
 
 
 def add_release(sub: argparse._SubParsersAction) -> None:
@@ -112,6 +136,15 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--split", default=None, help="with --total-epsilon: equal (default), leaves (1:2:…:n) or weights, e.g. 1,1,2"
+    )
+    parser.add_argument(
+        "--rhos", default=None, help="ρ per level, root first (ρ-zCDP, discrete Gaussian noise), e.g. 0.1,0.1,0.2"
+    )
+    parser.add_argument(
+        "--total-rho", default=None, metavar="RHO", help="a total ρ (zCDP) shared over the levels by --split (exact)"
+    )
+    parser.add_argument(
+        "--delta", type=float, default=None, help="with --rhos / --total-rho: the δ of the (ε, δ) reading (1e-10)"
     )
     parser.add_argument("--methods", default=None, help="method per level, root first, e.g. Hc,Hg,Hc")
     parser.add_argument("--max-size", default=None, metavar="K", help="the public bound K on group size")
@@ -160,6 +193,9 @@ def _plan(args: argparse.Namespace, tree):
     flags = {
         "--epsilons": args.epsilons,
         "--total-epsilon": args.total_epsilon,
+        "--rhos": args.rhos,
+        "--total-rho": args.total_rho,
+        "--delta": args.delta,
         "--split": args.split,
         "--methods": args.methods,
         "--max-size": args.max_size,
@@ -172,12 +208,22 @@ def _plan(args: argparse.Namespace, tree):
         if given:
             raise ParameterError(f"give the plan as --plan FILE or as flags, not both ({', '.join(given)} given)")
         return Plan.load(args.plan, shape=Shape.of(tree))
-    if (args.epsilons is None and args.total_epsilon is None) or args.methods is None:
+    budgets = {
+        "--epsilons": args.epsilons,
+        "--total-epsilon": args.total_epsilon,
+        "--rhos": args.rhos,
+        "--total-rho": args.total_rho,
+    }
+    given = [f for f, v in budgets.items() if v is not None]
+    if len(given) != 1 or args.methods is None:
         raise ParameterError(
-            "give --epsilons and --methods (one per level, root first; or --total-epsilon), or --plan FILE"
+            "give one budget — --epsilons or --rhos (one per level, root first), or --total-epsilon or --total-rho "
+            f"(with --split) — and --methods, or --plan FILE; got {', '.join(given) or 'no budget'}"
         )
-    if args.epsilons is not None and (args.total_epsilon is not None or args.split is not None):
-        raise ParameterError("give --epsilons or --total-epsilon (with --split), not both")
+    if args.split is not None and given[0] in ("--epsilons", "--rhos"):
+        raise ParameterError(f"--split shares a --total-epsilon or --total-rho over the levels: not with {given[0]}")
+    if args.delta is not None and given[0] in ("--epsilons", "--total-epsilon"):
+        raise ParameterError(f"--delta is the δ of a zCDP plan's (ε, δ) reading: not with {given[0]}")
     max_size = args.max_size
     if max_size is not None and max_size.strip().lower() in _FROM_DATA:
         max_size = tree.max_size  # exploration only: run_release refused it for a secure release
@@ -186,25 +232,34 @@ def _plan(args: argparse.Namespace, tree):
         if len(max_size) != 1:
             raise ParameterError(f"--max-size takes one whole number, got {args.max_size!r}")
         max_size = max_size[0]
-    if args.total_epsilon is not None:
-        total = _numbers(args.total_epsilon, "--total-epsilon")
+    option = given[0]
+    key = option.lstrip("-").replace("-", "_")
+    if key.startswith("total_"):
+        total = _numbers(budgets[option], option)
         if len(total) != 1:
-            raise ParameterError(f"--total-epsilon takes one number, got {args.total_epsilon!r}")
+            raise ParameterError(f"{option} takes one number, got {budgets[option]!r}")
         split = args.split if args.split is None or args.split.strip() in SPLITS else _numbers(args.split, "--split")
-        budget = {"total_epsilon": total[0], "split": split.strip() if isinstance(split, str) else split}
+        budget = {key: total[0], "split": split.strip() if isinstance(split, str) else split}
     else:
-        budget = {"epsilons": _numbers(args.epsilons, "--epsilons")}
+        budget = {key: _numbers(budgets[option], option)}
+    if args.delta is not None:
+        budget["delta"] = args.delta
     k = {"k_select": args.k_select or "public", "k_epsilon": args.k_epsilon, "k_beta": args.k_beta}
-    return Plan.build(tree, **budget, methods=_words(args.methods), max_size=max_size, **k)
+    return Plan.build(tree, **budget, methods=_words(args.methods, "--methods"), max_size=max_size, **k)
 
 
 def _out_files(out: str, measurements: str | None = None) -> list[Path]:
-    """The files a release writes (the noisy-measurement file last, when asked), refused if any is taken."""
+    """The files a release writes (the noisy-measurement file last, when asked), refused if any is taken.
+
+    ``--out`` must be a new folder or an empty one: it is made whole by renaming (:func:`_stage`)."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ParameterError(f"--out {out}: exists and is not a folder")
     if not folder.absolute().parent.is_dir():
         raise ParameterError(f"--out {out}: the folder {folder.absolute().parent} does not exist")
+    if folder.is_dir() and any(folder.iterdir()):
+        held = ", ".join(sorted(p.name for p in folder.iterdir())[:5])
+        raise ParameterError(f"--out {out} is not empty (it holds {held}): choose a new folder (nothing drawn)")
     files = [folder / name for name in OUTPUTS]
     if measurements is not None:
         path = Path(measurements)
@@ -219,12 +274,64 @@ def _out_files(out: str, measurements: str | None = None) -> list[Path]:
     return files
 
 
+def _partial_name(folder: Path, pid: int) -> Path:
+    return folder.absolute().parent / f".{folder.name}.partial-{pid}"
+
+
+def _clean_partials(folder: Path) -> None:
+    """Remove the partial folders a killed release into ``folder`` left (their process gone), saying so."""
+    import sys
+
+    for leftover in folder.absolute().parent.glob(f".{folder.name}.partial-*"):
+        try:
+            pid = int(leftover.name.rsplit("-", 1)[1])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(leftover, ignore_errors=True)
+            print(
+                f"removed {leftover}: the partial files of a release that was stopped (process {pid})", file=sys.stderr
+            )
+        except (ValueError, OSError):
+            continue
+
+
+def _stage(out: Path, files: list[Path], plan) -> Path:
+    """Make the folder the release is written in, beside ``out`` (to be renamed to it), and check its space.
+
+    A refusal names the folder and the reason; nothing is drawn before it."""
+    stage = _partial_name(out, os.getpid())
+    try:
+        stage.mkdir()
+    except OSError as exc:
+        raise ParameterError(
+            f"--out {out}: cannot write in {stage.parent}: {exc.strerror or exc} (nothing drawn)"
+        ) from None
+    needed = _estimated_bytes(plan)
+    free = shutil.disk_usage(stage).free
+    if free < needed:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise ParameterError(
+            f"--out {out}: {free:,} bytes free in {stage.parent}, the release's files need about {needed:,} "
+            "(nothing drawn)"
+        )
+    return stage
+
+
+def _estimated_bytes(plan) -> int:
+    """A generous bound on the files' size: 64 bytes a released cell (sizes, counts, bands, stated), twice for
+    the noisy-measurement file, and 1 MB for the reports."""
+    cells = sum(c.cells for c in plan.cost().charges)
+    return 2 * 64 * cells + 1_000_000
+
+
 def run_release(args: argparse.Namespace) -> int:
     """The ``release`` subcommand (see the module's docstring for the order of work)."""
+    from cocoviz.measure.identity import source_identity
+    from cocoviz.measure.ledger import Ledger, check_cap
     from cocoviz.measure.measurements import measure
+    from cocoviz.measure.recording import Recorded
     from cocoviz.pipeline.estimate import estimate
     from cocoviz.release.budget_report import EXPLORATION, budget_markdown, budget_report
-    from cocoviz.release.ledger import Ledger, check_cap, dataset_identity
     from cocoviz.release.post_process import post_process
 
     secure = args.seed is None
@@ -249,46 +356,53 @@ def run_release(args: argparse.Namespace) -> int:
         raise ParameterError(
             "--seed draws an exploration, which the ledger does not record: drop --ledger and --budget-cap"
         )
-    ledger = Ledger(args.ledger) if secure else None
+    ledger = Ledger(args.ledger) if secure else None  # a ledger that cannot be written is refused now
+    out = Path(args.out)
+    _clean_partials(out)
     files = _out_files(args.out, args.measurements)  # before the data is read: a taken folder costs nothing
     tree = load_tree(source, group=args.group, levels=levels, groups=groups)
     plan = _plan(args, tree)
-    dataset = dataset_identity(plan.shape)
+    dataset = source_identity(source)
     files = _out_files(args.out, args.measurements)  # again: the folder may have filled while the data was read
-    recording = (
-        ledger.draw(plan, label=args.label or args.source, files=[f.absolute() for f in files], cap=cap)
-        if secure
-        else contextlib.nullcontext()
-    )
-    created = not files[0].parent.exists()
-    written: list[Path] = []
-    with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
-        try:
+    stage = _stage(out, files, plan)  # writable, with room: checked before the ledger records anything
+    staged = [stage / f.name if f.absolute().parent == out.absolute() else f for f in files]
+    try:
+        recording = (
+            ledger.draw(
+                plan, label=args.label or args.source, files=[f.absolute() for f in files], cap=cap, dataset=dataset
+            )
+            if secure
+            else contextlib.nullcontext()
+        )
+        with recording as entry:  # begun here (the cap checked, before any noise); complete or incomplete after
+            book = Recorded(ledger, entry) if secure else False
             if args.measurements is None:
-                release = estimate(tree, **plan.options(), secure=secure, seed=args.seed, stated=args.stated_errors)
+                release = estimate(
+                    tree, **plan.options(), secure=secure, seed=args.seed, stated=args.stated_errors, ledger=book
+                )
             else:  # kept whole to be written: the release is their post-processing
-                measurements = measure(plan, tree, secure=secure, seed=args.seed)
+                measurements = measure(plan, tree, secure=secure, seed=args.seed, ledger=book)
                 release = post_process(plan, measurements, stated=args.stated_errors)
             report = budget_report(release, secure=secure, dataset=dataset, source=args.source)
-            files[0].parent.mkdir(exist_ok=True)
-            # Each file is written whole or not at all (cocoviz.core.atomic); on failure this run's files go.
-            written.append(files[0])
-            release.save(files[0])
-            written.append(files[1])
-            write_text(files[1], json.dumps(report, ensure_ascii=False, indent=1) + "\n")
-            written.append(files[2])
-            write_text(files[2], budget_markdown(report))
+            # Each file is written whole or not at all (cocoviz.core.atomic), in the partial folder.
+            release.save(staged[0])
+            write_text(staged[1], json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+            write_text(staged[2], budget_markdown(report))
             if args.measurements is not None:
-                written.append(files[3])
-                save_measurements(measurements, files[3])
-        except BaseException:
-            for path in written:
-                path.unlink(missing_ok=True)
-            if created and files[0].parent.is_dir() and not any(files[0].parent.iterdir()):
-                files[0].parent.rmdir()
-            raise
+                save_measurements(measurements, staged[3])
+            os.replace(stage, out)  # the folder appears whole (an empty --out is replaced) or not at all
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        if args.measurements is not None and staged[3] == files[3] and files[3].exists() and not out.exists():
+            files[3].unlink(missing_ok=True)
+        raise
     kind = "secure release" if secure else f"{EXPLORATION} (fast seeded sampler, seed {args.seed})"
-    print(f"{kind}: ε = {release.budget.total:g} over {plan.shape.depth + 1} levels")
+    spent = (
+        f"ρ = {release.budget.total_rho:g} (ε = {release.budget.total:.4g} at δ = {release.budget.delta:g})"
+        if release.budget.accounting == "zCDP"
+        else f"ε = {release.budget.total:g}"
+    )
+    print(f"{kind}: {spent} over {plan.shape.depth + 1} levels")
     for path in files:
         print(f"wrote {path}")
     if secure:

@@ -38,7 +38,7 @@ _HOUSEHOLD_PROFILE = np.array([0.267, 0.336, 0.158, 0.132, 0.062, 0.025, 0.012])
 OUTLIERS_PER_STATE = 50
 _OUTLIER_MAX = 10_000
 #: How a scale below 1 treats the outliers: "full" keeps all of them (the bundled files), "scaled"
-#: keeps the first ``scale`` share of them (the recipe before issue 15, for comparison).
+#: keeps the first ``scale`` share of them (the earlier recipe, kept for comparison).
 OUTLIERS = ("full", "scaled")
 
 #: How the housing data is made, for its data card.
@@ -184,7 +184,7 @@ def generate_housing(
     outliers : {"full", "scaled"}
         ``"full"`` (default): every state keeps its 50 outliers at any scale
         up to 1.  ``"scaled"``: only the first ``scale`` share of them
-        (randomly rounded; the recipe of the bundled files before issue 15).
+        (randomly rounded; the earlier recipe of the bundled files).
 
     Returns
     -------

@@ -11,7 +11,7 @@ import pandas as pd
 from cocoviz.datasets import census, housing, race, taxi, toy
 from cocoviz.datasets.common import PAPER_MAX_SIZE, _check_scale, _check_seed
 from cocoviz.datasets.geography import WEST_COAST
-from cocoviz.errors import ParameterError
+from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import Hierarchy
 
 __all__ = [
@@ -304,6 +304,14 @@ def _load_cached(name: str, scale: float | None, seed: int, folder: str) -> Hier
     spec = _BY_NAME[name]
     path = Path(folder) / spec.filename
     if scale is None and seed == BUNDLE_SEED and spec.name != "toy" and spec.bundled and path.exists():
-        return spec.build(pd.read_parquet(path))
+        try:
+            table = pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow's errors vary (ArrowInvalid, OSError): name the file
+            raise InputError(
+                f"unreadable file: the bundled file {str(path)!r} of {name!r} cannot be read "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'corrupt'}); "
+                "delete it to regenerate it"
+            ) from None
+        return spec.build(table)
     # The toy table lives in code; a missing bundle is regenerated (same seed, same data).
     return spec.build(generate(name, scale=scale, seed=seed))

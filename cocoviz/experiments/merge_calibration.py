@@ -1,10 +1,9 @@
 """Are the variances calibrated?  Mean (error)² / V per level, over many seeded trials.
 
 Every estimated group carries two variances (:class:`cocoviz.consistency.LevelEstimates`): ``variances``,
-the paper's model, which the weighted merge weighs by, and ``stated`` (issue 24:
-:mod:`cocoviz.accuracy.stated.variances`
-for Hc and Hg, :func:`cocoviz.accuracy.stated.merged.merge_stated` after a merge), the one stated to
-users.  Calibrated means ``z² = (estimate − truth)² / V`` averages about 1 over a level's groups; both
+the paper's model, which the weighted merge weighs by, and ``stated`` (:mod:`cocoviz.accuracy.stated.variances`
+for Hc and Hg, :func:`cocoviz.accuracy.stated.merged.merge_stated` after a merge), the one stated to users.
+Calibrated means ``z² = (estimate − truth)² / V`` averages about 1 over a level's groups; both
 are measured, so the weights' miscalibration stays visible.
 :func:`calibration` pairs each node's estimated groups with its true groups by rank (sorted sizes,
 the pairing of the emd), at every level after the top-down merge (the root: its own fit), and
@@ -51,9 +50,9 @@ def level_z2(tree, level: int, est: StatedEstimates, max_size: int, which: str =
     """z² of every group of ``level`` against its ``which`` variance (``"stated"`` or ``"variances"``):
     estimated and true groups of each node paired by rank, equal sizes in the order the runs are stored,
     which is the order the merge matches them in (merged levels: by the weights' variance; an Hg fit's
-    runs: by rank, its blocks in order; sorting an Hg fit's equal sizes by variance instead moved its
-    longest block onto the ranks next to the neighbouring size: housing's Hg root 0.019 → 0.22 with the
-    block rule).  The stated variances are pooled per node and size, so their score does not depend on it."""
+    runs: by rank, its blocks in order; sorting an Hg fit's equal sizes by variance instead would move
+    its longest block onto the ranks next to the neighbouring size).  The stated variances are pooled per
+    node and size, so their score does not depend on it."""
     runs = tree.runs(level)
     out = []
     for k in range(runs.n_nodes):

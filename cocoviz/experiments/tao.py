@@ -25,6 +25,10 @@ population);
 ``mismatched`` (the three-way effect reversed, other jitter); ``similar, 6+ unseen`` (``similar``
 with sizes 6 and 7+ zeroed, run with ``reduce_domain=True``).
 
+**Stage 1** (both run on the same targets): ``partition`` fits each margin's noisy targets alone
+(Algorithm 1); ``lp`` solves the paper's eq. 2, one linear program over the three margins at once
+(:func:`cocoviz.methods.ide_lp.stage1_lp`), and IPF then moves the prior toward its answers.
+
 **Reported** per update: ‖Wq − ỹ‖₁ (against the targets as given) and KL(q‖p); per run: the
 stage-1 optimum ``min ‖Wz − ỹ‖₁`` over distributions z (a linear program; on the prior's support
 for the reduced run), the margin error ‖Wq − Wx‖₁ and the joint error ‖q − x‖₁.
@@ -46,7 +50,7 @@ from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
 from cocoviz.methods.priors import ide, marginal_blocks
 
-__all__ = ["SHAPE", "PAIRS", "E6_EPSILONS", "synthetic_joint", "e6_priors", "run_e6", "E6"]
+__all__ = ["SHAPE", "PAIRS", "E6_EPSILONS", "STAGE1S", "synthetic_joint", "e6_priors", "run_e6", "E6"]
 
 SHAPE = (7, 2, 3)
 AXES = ("size", "tenure", "age")
@@ -55,6 +59,8 @@ E6_EPSILONS = (0.1, 1.0, 10.0)
 HOUSEHOLDS = 5_000
 SWEEPS = 40
 DELTA = 4.0
+#: The stage-1 variants compared (see :func:`cocoviz.methods.priors.ide`).
+STAGE1S = ("partition", "lp")
 #: The partitions' names in the trials frame ("prior" is the row before any update).
 MARGIN_NAMES = tuple("×".join(AXES[a] for a in pair) for pair in PAIRS)
 
@@ -140,6 +146,7 @@ def run_e6(
     sweeps: int = SWEEPS,
     progress=None,
     journal=None,
+    stage1s: Sequence[str] = STAGE1S,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run E6: the per-update frame (``trials``) and the per-run frame (``runs``).
 
@@ -147,8 +154,8 @@ def run_e6(
     (from :meth:`RunOptions.journal_for`) records every run as it finishes, so a killed run resumes.
 
     >>> trials, runs = run_e6(epsilons=[1.0], trials=1, households=500, sweeps=2)
-    >>> len(trials), sorted(runs["targets"].unique())       # 5 priors × 2 target sets × (1 + 6 updates)
-    (70, ['exact', 'noisy'])
+    >>> len(trials), sorted(runs["targets"].unique())  # 2 stage 1s × 5 priors × 2 target sets × (1 + 6 updates)
+    (140, ['exact', 'noisy'])
     """
     if not epsilons or any(not (float(e) > 0 and np.isfinite(e)) for e in epsilons):
         raise ParameterError(f"tao-e6 needs finite ε > 0, got {list(epsilons)}")
@@ -168,17 +175,27 @@ def run_e6(
         ]
     priors = e6_priors(data_seed)
     per_update, per_run = [], []
-    total, done = len(priors) * len(cases), 0
+    total, done = len(stage1s) * len(priors) * len(cases), 0
     journal = NoJournal() if journal is None else journal
-    for name, (prior, reduce) in priors.items():
+    for stage1, (name, (prior, reduce)) in ((st, item) for st in stage1s for item in priors.items()):
         cells = np.flatnonzero(prior > 0) if reduce else np.arange(prior.size)
         for kind, eps, trial, targets in cases:
 
             def one_run(
-                name=name, prior=prior, reduce=reduce, cells=cells, kind=kind, eps=eps, trial=trial, targets=targets
+                name=name,
+                prior=prior,
+                reduce=reduce,
+                cells=cells,
+                kind=kind,
+                eps=eps,
+                trial=trial,
+                targets=targets,
+                stage1=stage1,
             ):
-                q, report = ide(prior, partitions, targets, len(partitions) * sweeps, reduce_domain=reduce)
-                key = {"prior": name, "targets": kind, "epsilon": eps, "trial": trial}
+                q, report = ide(
+                    prior, partitions, targets, len(partitions) * sweeps, stage1=stage1, reduce_domain=reduce
+                )
+                key = {"stage1": stage1, "prior": name, "targets": kind, "epsilon": eps, "trial": trial}
                 updates = report.assign(
                     **key, partition=report["partition"].map(lambda k: "prior" if pd.isna(k) else MARGIN_NAMES[k])
                 )
@@ -206,7 +223,7 @@ def run_e6(
             done += 1
             if progress is not None:
                 progress(done, total)
-    columns = ["prior", "targets", "epsilon", "trial", "iteration", "partition", "l1", "kl"]
+    columns = ["stage1", "prior", "targets", "epsilon", "trial", "iteration", "partition", "l1", "kl"]
     return pd.concat(per_update, ignore_index=True)[columns], pd.concat(per_run, ignore_index=True)
 
 
@@ -225,7 +242,7 @@ SUMMARY_METRICS = (
 
 def summarize_e6(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard error (ddof 1, over trials) of every per-run metric, per prior, targets and ε."""
-    groups = runs.groupby(["prior", "targets", "epsilon"], sort=False)
+    groups = runs.groupby(["stage1", "prior", "targets", "epsilon"], sort=False)
     out = groups.size().rename("trials").reset_index()
     for m in SUMMARY_METRICS:
         out[m] = groups[m].mean().to_numpy()
@@ -235,11 +252,12 @@ def summarize_e6(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _convergence(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for (prior, kind, eps), part in runs.groupby(["prior", "targets", "epsilon"], sort=False):
+    for (stage1, prior, kind, eps), part in runs.groupby(["stage1", "prior", "targets", "epsilon"], sort=False):
         reached = part["updates_to_gap_1e-3"]
         rel = part["gap"] / part["stage1_optimum"] if kind == "noisy" or part["stage1_optimum"].gt(0).all() else None
         rows.append(
             {
+                "stage 1": stage1,
                 "targets": kind if kind == "exact" else f"ε = {eps:g}",
                 "prior": prior,
                 "updates to gap ≤ 1e-3": "never" if (reached < 0).any() else f"{reached.median():g}",
@@ -263,6 +281,7 @@ def _report(trials: pd.DataFrame, runs: pd.DataFrame, summary: pd.DataFrame, con
     label = summary["targets"].where(summary["targets"] == "exact", "ε = " + summary["epsilon"].map("{:g}".format))
     table = pd.DataFrame(
         {
+            "stage 1": summary["stage1"],
             "targets": label,
             "prior": summary["prior"],
             "‖Wq − ỹ‖₁ at T": [
@@ -281,7 +300,9 @@ def _report(trials: pd.DataFrame, runs: pd.DataFrame, summary: pd.DataFrame, con
         [
             f"IDE with the pairwise margins of size × tenure × age ({config['households']:,} households, "
             f"{config['iterations']} updates = {config['sweeps']} cycles over the 3 margins, Δ = {config['delta']:g}, "
-            f"{config['trials']} noisy trials per ε; mean ± s.e. over trials). The gap is ‖Wq − ỹ‖₁ at T minus the "
+            f"{config['trials']} noisy trials per ε; mean ± s.e. over trials). Stage 1 `partition` fits each "
+            "margin alone (Algorithm 1), `lp` solves the paper's linear program over all margins at once. "
+            "The gap is ‖Wq − ỹ‖₁ at T minus the "
             "stage-1 optimum (0 for exact targets).",
             markdown_table(table),
             "Convergence: updates until ‖Wq − ỹ‖₁ is within 1e-3 of the stage-1 optimum (median over trials; "
@@ -291,7 +312,11 @@ def _report(trials: pd.DataFrame, runs: pd.DataFrame, summary: pd.DataFrame, con
         ]
     )
     panels = [("exact", np.inf)] + [("noisy", float(e)) for e in config["epsilons"]]
-    mean = trials.groupby(["targets", "epsilon", "prior", "iteration"], sort=False)[["l1", "kl"]].mean().reset_index()
+    mean = (
+        trials.groupby(["stage1", "targets", "epsilon", "prior", "iteration"], sort=False)[["l1", "kl"]]
+        .mean()
+        .reset_index()
+    )
     figures = {}
     for metric, title in (("l1", "‖Wq − ỹ‖₁ per update"), ("kl", "KL(q‖p) per update")):
         fig = make_subplots(
@@ -301,18 +326,26 @@ def _report(trials: pd.DataFrame, runs: pd.DataFrame, summary: pd.DataFrame, con
             subplot_titles=[f"noisy, ε = {e:g}" if k == "noisy" else "exact targets" for k, e in panels],
         )
         for col, (kind, eps) in enumerate(panels, start=1):
-            for k, prior in enumerate(config["priors"]):
-                s = mean[(mean["targets"] == kind) & (mean["epsilon"] == eps) & (mean["prior"] == prior)]
+            for (k, prior), stage1 in ((item, st) for st in config["stage1s"] for item in enumerate(config["priors"])):
+                s = mean[
+                    (mean["stage1"] == stage1)
+                    & (mean["targets"] == kind)
+                    & (mean["epsilon"] == eps)
+                    & (mean["prior"] == prior)
+                ]
                 y = s[metric].clip(lower=1e-16) if metric == "l1" else s[metric]
                 fig.add_trace(
                     go.Scatter(
                         x=s["iteration"],
                         y=y,
                         mode="lines",
-                        name=prior,
-                        legendgroup=prior,
+                        name=f"{prior} ({stage1})",
+                        legendgroup=f"{prior} ({stage1})",
                         showlegend=col == 1,
-                        line={"color": SERIES_COLORS[k % len(SERIES_COLORS)]},
+                        line={
+                            "color": SERIES_COLORS[k % len(SERIES_COLORS)],
+                            "dash": "solid" if stage1 == "lp" else "dash",
+                        },
                     ),
                     row=1,
                     col=col,
@@ -353,7 +386,7 @@ def _e6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         households=households,
         sweeps=SWEEPS,
         progress=run.progress,
-        journal=run.journal_for(exp.name, epsilons, run.trials, run.seed, run.data_seed, households, SWEEPS),
+        journal=run.journal_for(exp.name, epsilons, run.trials, run.seed, run.data_seed, households, SWEEPS, STAGE1S),
     )
     summary = summarize_e6(runs)
     config = {
@@ -372,6 +405,7 @@ def _e6(exp: Experiment, run: RunOptions) -> ExperimentResult:
         "domain": dict(zip(AXES, SHAPE)),
         "partitions": [[AXES[a] for a in p] for p in PAIRS],
         "priors": list(e6_priors(run.data_seed)),
+        "stage1s": list(STAGE1S),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "pandas": pd.__version__,

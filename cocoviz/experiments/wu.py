@@ -9,7 +9,12 @@
   across states): the same total 2ε.
 * **wu-e3** (Wu's record-level neighbours: one group added or removed): the
   same strategies with truncation at τ (the truth is untruncated, so the
-  bias counts).  The releases are left out: with G private, Hg's length and
+  bias counts), plus ``τ = svt``: each node's τ chosen by Wu's TruncSVT
+  (:func:`cocoviz.sums.trunc_svt_tau`, record level, with a private ñ) on
+  :data:`WU_SVT_SHARE` of ε, the strategy answering on the rest, so every
+  row spends the same ε per level (**the threshold's ε counts**).  GreedyH
+  (``greedyh``, Wu's TaMM with a workload-weighted strategy) is a strategy
+  of both experiments.  The releases are left out: with G private, Hg's length and
   Hc's last cell (= G) are not record-level private, so there is nothing
   equal to compare.
 
@@ -35,16 +40,20 @@ from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import _pm, markdown_table
 from cocoviz.privacy.noise import FastSampler
-from cocoviz.sums import answer, direct_total, prefix_sums
+from cocoviz.sums import answer, direct_total, prefix_sums, trunc_svt_tau
 
-__all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "node_errors", "run_wu"]
+__all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "WU_SVT_SHARE", "WU_SVT", "node_errors", "run_wu"]
 
 #: Workload bounds J (queries P(1..J)).
 WU_J_GRID = (10, 100)
 #: Truncation thresholds of E3 (None: no truncation).
-WU_TAUS = (2, 4, 8, 16, 32, None)
-#: Wu's strategies, in table order.
-WU_STRATEGIES = ("identity", "sqm", "workload", "tamm", "timm")
+WU_TAUS = (2, 4, 8, 16, 32, None, "svt")
+#: Wu's strategies, in table order (``tamm``/``timm`` on the plain dyadic strategy; ``greedyh``: GreedyH).
+WU_STRATEGIES = ("identity", "sqm", "workload", "tamm", "timm", "greedyh")
+#: The share of a level's ε that TruncSVT spends on τ (the strategy answers on the rest).
+WU_SVT_SHARE = 0.2
+#: TruncSVT's parameters (Wu's ρ, θ₀, β; ñ gets half of the threshold's ε).
+WU_SVT = {"rho": 0.95, "theta0": 1.0, "beta": 2.0, "split": 0.5}
 KEYS = ["dataset", "epsilon", "J", "tau", "level", "method", "isotonic"]
 
 
@@ -65,7 +74,7 @@ def _trial_rows(
     trial_seed: tuple[int, ...],
     eps: float,
     js: Sequence[int],
-    taus: Sequence[int | None],
+    taus: Sequence[int | None | str],
     neighbours: str,
     releases: Sequence[str],
     max_size: int,
@@ -84,6 +93,13 @@ def _trial_rows(
             h = _histogram(tree, node)
             base = {"level": level, "node": k}
             persons = int(np.dot(np.arange(len(h)), h))
+            chosen = {}  # τ label -> (τ, the ε left for the strategy)
+            for tau in taus:
+                if tau == "svt":  # one private τ per node, on a share of ε; the nodes of a level are disjoint
+                    pick = trunc_svt_tau(h, WU_SVT_SHARE * eps, sampler, ceiling=max_size, key=(level, k, 77), **WU_SVT)
+                    chosen["svt"] = (pick.tau, (1 - WU_SVT_SHARE) * eps)
+                else:
+                    chosen[str(tau or "none")] = (tau, eps)
             for m, release in made.items():
                 rows.append(
                     {
@@ -96,15 +112,18 @@ def _trial_rows(
                         "rel": abs(release.persons(node) - persons) / max(persons, 1),
                     }
                 )
-            for tau in taus:
+            for label, (tau, spend) in chosen.items():
                 if tau is not None or neighbours == "person":
-                    est = direct_total(h, eps, sampler, neighbours=neighbours, tau=tau, key=(level, k, 99, tau or 0))
+                    flag = int(label == "svt")
+                    est = direct_total(
+                        h, spend, sampler, neighbours=neighbours, tau=tau, key=(level, k, 99, tau or 0, flag)
+                    )
                     err = abs(float(est.raw[0]) - persons)
                     rows.append(
                         {
                             **base,
                             "J": 0,
-                            "tau": str(tau or "none"),
+                            "tau": label,
                             "method": "direct total",
                             "isotonic": False,
                             "mae": err,
@@ -126,17 +145,17 @@ def _trial_rows(
                             "rel": rel,
                         }
                     )
-                for tau in taus:
+                for label, (tau, spend) in chosen.items():
                     for s, name in enumerate(WU_STRATEGIES):
                         est = answer(
                             h,
-                            eps,
+                            spend,
                             J,
                             sampler,
                             strategy=name,
                             neighbours=neighbours,
                             tau=tau,
-                            key=(level, k, s, J, tau or 0),
+                            key=(level, k, s, J, tau or 0, int(label == "svt")),
                         )
                         for iso in (False, True):
                             mae, rel = node_errors(est.estimate(isotonic=iso), truth)
@@ -144,7 +163,7 @@ def _trial_rows(
                                 {
                                     **base,
                                     "J": J,
-                                    "tau": str(tau or "none"),
+                                    "tau": label,
                                     "method": name,
                                     "isotonic": iso,
                                     "mae": mae,
@@ -155,7 +174,7 @@ def _trial_rows(
 
 
 def run_wu(
-    exp: Experiment, run: RunOptions, *, neighbours: str, taus: Sequence[int | None], releases: Sequence[str]
+    exp: Experiment, run: RunOptions, *, neighbours: str, taus: Sequence[int | None | str], releases: Sequence[str]
 ) -> ExperimentResult:
     """Run E2 (``neighbours="person"``, the releases) or E3 (``"record"``, τ grid) on root + states."""
     config = run.config(exp)
@@ -163,7 +182,8 @@ def run_wu(
         J=list(WU_J_GRID),
         taus=[str(t or "none") for t in taus],
         neighbours=neighbours,
-        budget="ε per level (root, states): total 2ε for every method",
+        budget="ε per level (root, states): total 2ε for every method (τ = svt: TruncSVT's share counts)",
+        svt={**WU_SVT, "share": WU_SVT_SHARE, "ceiling": "max_size"} if "svt" in taus else None,
     )
     frames = []
     datasets = config["datasets"]

@@ -275,6 +275,8 @@ class Hierarchy:
             keeps each G exactly, so a person added in a new group is seen with
             certainty; :attr:`public_groups` is False for such a tree.
 
+        Examples
+        --------
         >>> persons = pd.DataFrame({"group": [1, 1, 2], "region": ["a", "a", "b"]})
         >>> listed = pd.DataFrame({"group": [1, 2, 3], "region": ["a", "b", "b"]})
         >>> tree = Hierarchy.from_persons(persons, group="group", levels=["region"], groups=listed)

@@ -20,9 +20,18 @@ with two given margins is their product): shown to make that plain; a mapping ``
 tenure (the owner rate by size): both margins come from the measurements whatever it says.
 
 **Consistency.**  The size margin is consistent across the hierarchy (as released) and so is the
-tenure margin after :func:`~cocoviz.joint.margin.consistent_owners`' top-down step; the cells of
-the joint table are not: each region's table is fitted on its own, and the children's tables need
-not add up to the parent's (only their margins do).
+tenure margin after :func:`~cocoviz.joint.margin.consistent_owners`' top-down step.  The cells:
+
+* ``cells="sum of children"`` (the default with top-down margins): the regions of the deepest
+  level are fitted as above, and every other region's table is the **sum of its children's**.
+  Its margins are then the sums of the children's margins, which are its own released margins
+  (both margins add up level by level), so every table keeps its margins exactly, is whole and
+  ≥ 0, and **the children's cells add up to the parent's, cell by cell**.  The priors of the
+  regions above the deepest level are not used: a parent's size × tenure interaction is the sum
+  of its children's.
+* ``cells="per region"`` (the default when the tenure margin is not made consistent): each region's
+  table is fitted on its own; the children's tables need not add up to the parent's (only their
+  margins do).
 
 Never reads private data: a :class:`~cocoviz.hierarchy.Hierarchy` or a data frame passed as a
 prior (or as a region's prior) is refused with :class:`~cocoviz.errors.PrivacyError`.
@@ -47,6 +56,7 @@ from cocoviz.release.release import Release
 
 __all__ = [
     "PRIOR_CHOICES",
+    "CELLS",
     "ITERATIONS",
     "JointRelease",
     "fit_table",
@@ -55,6 +65,8 @@ __all__ = [
     "joint_sampler",
 ]
 
+#: How the cells of the regions' tables relate across levels (module docstring).
+CELLS = ("sum of children", "per region")
 #: The named priors.
 PRIOR_CHOICES = ("independent", "uniform")
 #: IDE updates per region (alternating the two margins): 2-way IPF settles well before.
@@ -79,6 +91,7 @@ class JointRelease:
     budget: Budget = field(repr=False)
     consistency: str = "top-down"
     samplers: dict[str, str] = field(default_factory=dict)
+    cells: str = "per region"
 
     @property
     def sampler(self) -> str:
@@ -138,13 +151,13 @@ def fit_table(
             raise ParameterError(f"a named prior must be one of {PRIOR_CHOICES}, got {prior!r}")
         share = np.full(n.size, owners / groups)
         if prior == "uniform":
-            q, _ = ide(np.ones(2 * n.size), _PARTS(n.size), _targets(n, owners), iterations)
+            q, _ = ide(np.ones(2 * n.size), _PARTS(n.size), _targets(n, owners), iterations, stage1="partition")
             share = _owner_share(q.reshape(n.size, 2), owners / groups)
     else:
         p = np.asarray(prior, dtype=np.float64) if isinstance(prior, (np.ndarray, list, tuple)) else prior
         if not isinstance(p, np.ndarray) or p.shape != (n.size, 2):
             raise ParameterError(f"a region's prior must be a ({n.size}, 2) array of public numbers")
-        q, _ = ide(p.ravel(), _PARTS(n.size), _targets(n, owners), iterations)
+        q, _ = ide(p.ravel(), _PARTS(n.size), _targets(n, owners), iterations, stage1="partition")
         share = _owner_share(q.reshape(n.size, 2), owners / groups)
     own = split_total(owners, share * n, n)
     return np.column_stack([own, n - own])
@@ -228,6 +241,7 @@ def estimate_joint(
     consistency: str = "top-down",
     edges: Sequence[int] = SIZE_EDGES,
     iterations: int = ITERATIONS,
+    cells: str | None = None,
 ) -> JointRelease:
     """Every region's size × tenure table: the post-processing step (module docstring).
 
@@ -239,6 +253,9 @@ def estimate_joint(
     consistency : of the tenure margin, ``"top-down"`` or ``"none"``
     edges : the public size classes' lower edges
     iterations : IDE updates per region
+    cells : ``"sum of children"`` (every parent's table the sum of its children's: consistent cell by
+        cell; needs top-down margins) or ``"per region"``; None: the first when ``consistency`` is
+        ``"top-down"``, else the second
     """
     _refuse_private(release, "the release")
     _refuse_private(prior, "the prior")
@@ -251,13 +268,31 @@ def estimate_joint(
         raise ParameterError("the release and the tenure measurements are of different hierarchies")
     if not isinstance(prior, (str, Mapping)):
         raise ParameterError(f"prior must be {PRIOR_CHOICES} or a mapping {{node path: table}}, got {prior!r}")
+    cells = ("sum of children" if consistency == "top-down" else "per region") if cells is None else cells
+    if cells not in CELLS:
+        raise ParameterError(f"cells must be one of {CELLS}, got {cells!r}")
+    if cells == "sum of children" and consistency != "top-down":
+        raise ParameterError("cells='sum of children' needs the tenure margin made consistent (consistency='top-down')")
+    if isinstance(prior, Mapping):
+        for path, value in prior.items():
+            _refuse_private(value, f"the prior of {node_label(path) if isinstance(path, tuple) else repr(path)}")
     edges = tuple(int(e) for e in edges)
     owners = consistent_owners(measurements, consistency)
     tables = {}
-    for level in range(shape.depth + 1):
+    for level in reversed(range(shape.depth + 1)):  # the deepest level first: parents may sum children
         runs = release.runs(level)
         for k, path in enumerate(shape.paths[level]):
             n = class_counts(*runs.node(k), edges)
+            kids = shape.children(path) if cells == "sum of children" else []
+            if kids:
+                table = sum(tables[c] for c in kids)
+                if not np.array_equal(table.sum(axis=1), n) or int(table[:, 0].sum()) != int(owners[level][k]):
+                    raise ParameterError(
+                        f"the children's released size classes or owners do not add up to {node_label(path)}'s: "
+                        "cells='sum of children' needs a consistent size release (e.g. top-down)"
+                    )
+                tables[path] = table
+                continue
             if isinstance(prior, Mapping):
                 if path not in prior:
                     raise ParameterError(f"the prior has no table for node {node_label(path)}")
@@ -269,4 +304,5 @@ def estimate_joint(
     samplers = {"size release": release.budget.sampler, "tenure margin": measurements.budget.sampler}
     budget = joint_budget(release.budget, measurements.budget, joint_sampler(samplers))
     name = prior if isinstance(prior, str) else "table per region"
-    return JointRelease(shape, edges, name, tables, budget, consistency, samplers)
+    tables = {path: tables[path] for level in range(shape.depth + 1) for path in shape.paths[level]}  # root first
+    return JointRelease(shape, edges, name, tables, budget, consistency, samplers, cells)

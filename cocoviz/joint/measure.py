@@ -44,6 +44,7 @@ from cocoviz.core.shape import Shape
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.joint.domain import leaf_owners
 from cocoviz.measure.measurements import GROUPS_FROM_DATA
+from cocoviz.measure.recording import begin_draw
 from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
 from cocoviz.privacy.budget import HOUSEHOLDS, Budget, Charge, double_geometric_variance
 from cocoviz.privacy.noise import GaussianNoise, check_epsilon, discrete_gaussian_variance, make_sampler
@@ -218,6 +219,8 @@ def measure_tenure(
     delta: float = DEFAULT_DELTA,
     seed: int | Sequence[int] | None = None,
     sampler: str = "fast",
+    ledger=None,
+    dataset: str | None = None,
 ) -> TenureMeasurements:
     """Noisy O per node: the measure step of the joint tables (module docstring for Δ and the keys).
 
@@ -230,6 +233,9 @@ def measure_tenure(
         σ² = Δ₂²/(2ρ)), and the δ of the budget's (ε, δ) reading
     seed : keys the fast sampler (the size release's seed may be reused: the keys differ)
     sampler : ``"fast"`` (exploration), ``"secure"`` or ``"opendp"`` (for release)
+    ledger, dataset : a secure margin is recorded in the privacy ledger before its noise (as
+        :func:`cocoviz.measure`: the default ledger unless ``ledger`` is given; False skips it, said in the
+        budget's notes); ``dataset`` the identity of its persons
 
     Raises
     ------
@@ -252,7 +258,31 @@ def measure_tenure(
             )
         notes = (GROUPS_FROM_DATA,)
     exact = owner_counts(table, shape)
-    owners = tuple(
+    budget = cost.with_sampler(noise.name, notes)
+    draw, more = begin_draw(ledger, _TenureRecord(shape, eps, rho), budget, secure=noise.secure, dataset=dataset)
+    try:
+        owners = _draw_owners(exact, noise, shape, eps, rho)
+    except BaseException as exc:
+        draw.fail(exc)
+        raise
+    draw.complete()
+    budget = budget.with_sampler(noise.name, more) if more else budget
+    return TenureMeasurements(shape, eps, owners, budget, rho)
+
+
+class _TenureRecord:
+    """What the ledger records of a tenure margin's draw: its public shape and per-level ε or ρ."""
+
+    def __init__(self, shape: Shape, eps, rho):
+        self.shape, self.eps, self.rho = shape, eps, rho
+
+    def to_dict(self) -> dict:
+        budget = {"rhos": list(self.rho)} if self.rho is not None else {"epsilons": list(self.eps)}
+        return {"kind": "tenure margin", **budget, "shape": self.shape.to_dict()}
+
+
+def _draw_owners(exact, noise, shape: Shape, eps, rho) -> tuple:
+    return tuple(
         np.concatenate(
             [
                 noise.draw(exact[level][k : k + 1], _level_noise(eps, rho, level), (level, k, TENURE_QUERY))
@@ -263,4 +293,3 @@ def measure_tenure(
         else np.zeros(0, np.int64)
         for level in range(shape.depth + 1)
     )
-    return TenureMeasurements(shape, eps, owners, cost.with_sampler(noise.name, notes), rho)

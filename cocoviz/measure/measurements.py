@@ -32,6 +32,7 @@ import numpy as np
 
 from cocoviz.core.memory import check_plan
 from cocoviz.errors import InputError, ParameterError, PrivacyError
+from cocoviz.measure.recording import Draw, begin_draw
 from cocoviz.measure.schedule import (
     _PARALLEL_NODES,  # noqa: F401 - tests/test_pipeline.py imports it from here
     check_workers,
@@ -344,6 +345,7 @@ class Opened(NamedTuple):
     sampler: Sampler
     budget: Budget  # the plan's cost, with the sampler's name and the release's notes
     bounds: list[np.ndarray | None]  # K per node of every level that needs one (None elsewhere)
+    draw: Draw = Draw()  # the ledger entry of a secure draw, to complete or fail when it ends
 
 
 def open_measurement(
@@ -354,17 +356,27 @@ def open_measurement(
     rng: np.random.Generator | None = None,
     sampler: str | None = None,
     secure: bool = False,
+    ledger=None,
+    dataset: str | None = None,
 ) -> Opened:
     """The sampler, the budget and K per node of a measurement of ``plan`` on ``tree``, its inputs checked.
 
     The start of :func:`measure` and of :func:`cocoviz.estimate`: the sampler asked for
-    (:func:`open_sampler`), the refusals of :func:`check_inputs`, and K chosen (:func:`choose_bounds`;
-    with a private K, its noise is drawn here, before any level's).
+    (:func:`open_sampler`), the refusals of :func:`check_inputs`, a secure draw recorded in the privacy
+    ledger (:func:`cocoviz.measure.ledger.begin_draw`: ``ledger``, ``dataset``), and K chosen
+    (:func:`choose_bounds`; with a private K, its noise is drawn here, after the record, before any level's).
     """
     noise = open_sampler(seed, rng, sampler, secure)
     notes = check_inputs(plan, tree, noise)
-    bounds = choose_bounds(plan, tree, noise)
-    return Opened(noise, plan.cost().with_sampler(noise.name, notes), bounds)
+    budget = plan.cost().with_sampler(noise.name, notes)
+    draw, more = begin_draw(ledger, plan, budget, secure=noise.secure, dataset=dataset)
+    budget = budget.with_sampler(noise.name, more) if more else budget
+    try:
+        bounds = choose_bounds(plan, tree, noise)
+    except BaseException as exc:
+        draw.fail(exc)
+        raise
+    return Opened(noise, budget, bounds, draw)
 
 
 def measure(
@@ -376,6 +388,8 @@ def measure(
     sampler: str | None = None,
     secure: bool = False,
     workers: int | None = None,
+    ledger=None,
+    dataset: str | None = None,
 ) -> Measurements:
     """Noisy measurements of every node the plan measures: the only function that reads private data.
 
@@ -390,6 +404,12 @@ def measure(
         vectorised, AES-CTR keyed by the OS) or ``"opendp"`` (release: OpenDP's sampler, the reference)
     secure : the same as ``sampler="secure"``
     workers : threads per level (None: 2 for levels of 8 nodes or more); never changes the result
+    ledger : where a secure draw is recorded before its noise: None (the default ledger,
+        ``$COCOVIZ_LEDGER`` or the user's data folder), a path or :class:`~cocoviz.measure.ledger.Ledger`,
+        a :class:`~cocoviz.measure.ledger.Recorded` (the caller recorded it), or False (not recorded;
+        the budget's notes say so)
+    dataset : the ledger identity of the persons (:func:`~cocoviz.measure.identity.source_identity`);
+        default: the hierarchy's public shape
 
     Raises
     ------
@@ -402,12 +422,19 @@ def measure(
         raise ParameterError(f"measure needs a Plan (Plan.build), got {type(plan).__name__}")
     workers = check_workers(workers)
     check_plan(plan, streamed=False)
-    opened = open_measurement(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure)
+    opened = open_measurement(
+        plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, ledger=ledger, dataset=dataset
+    )
     levels: list[LevelMeasurement | None] = [None] * (plan.shape.depth + 1)
     source = plan.k_source_level()  # from-hg: its noisy Hg gives K to the levels below (no ε)
     bounds = opened.bounds
-    for level in plan.measured_levels():
-        if source is not None and level in plan.k_levels():
-            bounds[level] = plan.bounds_from_hg(level, levels[source].ptr, levels[source].values)
-        levels[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
+    try:
+        for level in plan.measured_levels():
+            if source is not None and level in plan.k_levels():
+                bounds[level] = plan.bounds_from_hg(level, levels[source].ptr, levels[source].values)
+            levels[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
+    except BaseException as exc:
+        opened.draw.fail(exc)
+        raise
+    opened.draw.complete()
     return Measurements(plan, tuple(levels), opened.budget)

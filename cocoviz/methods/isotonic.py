@@ -2,29 +2,12 @@
 
 ``min sum_i |x_i - y_i|^p  subject to  lower <= x_1 <= ... <= x_n <= upper``
 
-For p = 2 SciPy's pool-adjacent-violators (:func:`scipy.optimize.isotonic_regression`)
-gives block means.  For p = 1 there is no SciPy function; :func:`isotonic_l1`
-solves it exactly in O(n log n) with the "slope trick": a multiset holds the
-breakpoints of the optimal cost as a function of the last value (each step
-adds ``y_i`` and, on a violation, trades its maximum for ``y_i``), and a
-backward pass recovers an optimal solution made of block medians (values of
-``y`` itself, so integral data gives an integral fit).
-
-The multiset is a max-heap in general.  The engine's inputs (noisy Hc and Hg)
-are integers spanning a range not much larger than n, and for those a count
-per value with a pointer at the maximum does the same work without the heap's
-O(log n) sifts (about ten times faster on Hc with K = 100,000).  Its
-downward scans are bounded by a step budget; an input that exhausts it
-(e.g. values alternating between the ends of the range) falls back to the
-heap.  Both track the same multiset, so the result is the same to the bit.
-
-For any separable convex loss, clipping the unconstrained fit to
-``[lower, upper]`` solves the bounded problem, so bounds cost nothing extra.
-
->>> isotonic(np.array([3., 1., 2., 5., 4.]), p=2)
-array([2. , 2. , 2. , 4.5, 4.5])
->>> isotonic(np.array([3., 1., 2., 5., 4.]), p=1)  # one of several optima: [2, 2, 2, 4, 4] costs 3 too
-array([1., 1., 2., 4., 4.])
+p = 2: SciPy's pool-adjacent-violators (:func:`scipy.optimize.isotonic_regression`), block means.
+p = 1: :func:`isotonic_l1`, exact in O(n log n) by the "slope trick" (a multiset of the optimal cost's
+breakpoints; a backward pass gives block medians, values of ``y`` itself, so integral data gives an integral
+fit), with a count-per-value fast path for integer inputs that falls back to the heap. Clipping the
+unconstrained fit to ``[lower, upper]`` solves the bounded problem for any separable convex loss. The
+argument is in the documentation, ``docs/proofs/l1-slope-trick.md`` ("The L1 slope trick").
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ it is post-processing: it costs no privacy budget.
   is always one of the L1 minimisers, and it is the one returned.
 * :func:`update` — the distribution update f(p; W_s, y_s) of Definition 3.1, all four cases.
   By Theorem 3.1 it is the KL projection of p onto ``{q : W_s q = y_s, Σq = 1}``.
-* :func:`ide` — Algorithm 1: updates over a list of partitions in a fixed cyclic order for T
-  updates, with a per-update report of ‖Wq − ỹ‖₁ and KL(q‖p).
+* :func:`ide` — the two stages: the paper's stage-1 linear program over all partitions at once
+  (or Algorithm 1's per-partition fits), then updates over the partitions in a fixed cyclic
+  order for T updates, with a per-update report of ‖Wq − ỹ‖₁ and KL(q‖p).
 * :func:`share_buckets` — integer counts of groups shared out from coarse buckets by the prior
   (largest remainders), keeping every bucket total and G exactly.
 
@@ -27,7 +28,7 @@ it is public.  Negative or non-finite values raise :class:`~cocoviz.errors.Param
 prior that does not sum to 1 is **normalised** (counts from a public table work as they are).
 
 >>> q, report = ide([0.25, 0.25, 0.25, 0.25], [[[0, 1], [2, 3]], [[0, 2], [1, 3]]],
-...                 [[0.6, 0.4], [0.5, 0.5]], iterations=2)
+...                 [[0.6, 0.4], [0.5, 0.5]], iterations=2)      # consistent targets: both stages agree
 >>> q.round(3).tolist(), round(float(report["kl"].iloc[-1]), 7)
 ([0.3, 0.3, 0.2, 0.2], 0.0201355)
 """
@@ -42,6 +43,7 @@ import pandas as pd
 
 from cocoviz.core.memory import check_cells
 from cocoviz.errors import ParameterError, PrivacyError
+from cocoviz.methods.ide_lp import block_matrix, stage1_lp
 
 __all__ = ["simplex_l1_fit", "update", "ide", "share_buckets", "marginal_blocks", "kl_divergence"]
 
@@ -295,16 +297,26 @@ def ide(
     targets: Sequence[object],
     iterations: int,
     *,
+    stage1: str = "lp",
     reduce_domain: bool = False,
 ) -> tuple[np.ndarray, pd.DataFrame]:
-    """Iterative Distribution Estimation (Algorithm 1) over partitions taken in a fixed cyclic order.
+    """Tao et al.'s two-stage estimator: an L1 fit of the noisy answers, then the least-KL distribution.
 
-    Update t (t = 1..T) uses partition ``(t − 1) mod len(partitions)``: its noisy targets are fit
-    by :func:`simplex_l1_fit` (to sum 1 if the partition covers the domain, to at most 1
-    otherwise) and q is updated by :func:`update`.  The paper picks partitions at random and
-    leaves convergence open; here the order is fixed and T is the caller's.  On feasible,
-    consistent targets the updates are iterative proportional fitting (Csiszár's I-projection
-    converges when the prior is positive); on noisy, inconsistent targets they may cycle.
+    **Stage 1.** ``stage1="lp"`` (the paper's eq. 2): one linear program over all partitions at once,
+    ``y* = W z*`` with z* a distribution minimising ``Σ_s ‖W_s z − ỹ_s‖₁``
+    (:func:`cocoviz.methods.ide_lp.stage1_lp`, HiGHS), so the targets are the answers of one
+    distribution and the L1 misfit is the least any distribution has; among the optima, the one
+    nearest (L1) to the per-partition fits below (so a single partition's fit is kept as it is).  ``stage1="partition"``
+    (Algorithm 1's fit): each partition's targets are fit alone by :func:`simplex_l1_fit` (to sum 1
+    if the partition covers the domain, to at most 1 otherwise); on overlapping partitions the fits
+    may contradict one another and the updates then cycle above the optimum.
+
+    **Stage 2.** Update t (t = 1..T) uses partition ``(t − 1) mod len(partitions)`` and
+    :func:`update`: iterative proportional fitting from the prior toward the targets.  With the LP's
+    targets (consistent and feasible) it converges to the I-projection of the prior onto
+    ``{q : W q = y*}`` (Csiszár) when the prior is positive on the domain: the misfit tends to the
+    LP optimum and KL(q‖p) to its least value there.  The paper picks partitions at random; here the
+    order is fixed and T is the caller's.
 
     Parameters
     ----------
@@ -312,25 +324,34 @@ def ide(
     partitions : a list of partitions, each a list of disjoint blocks of cell indices
     targets : per partition, one (noisy) mass per block
     iterations : T, the number of updates (not of cycles)
-    reduce_domain : work on the prior's support only (the paper's §3.2 speed-up): cells the prior
-        gives 0 stay 0, so **sizes or categories the prior never saw become impossible**, whatever
-        the measurements say; blocks outside the support get target 0.  Off by default.
+    stage1 : ``"lp"`` (default, the paper's linear program) or ``"partition"`` (per-partition fits)
+    reduce_domain : work on the prior's support only (the paper's §3.2 speed-up, and eq. 2 restricted
+        to the support): cells the prior gives 0 stay 0, so **sizes or categories the prior never saw
+        become impossible**, whatever the measurements say; blocks outside the support get target 0.
+        Off by default.
 
     Returns
     -------
     q : numpy.ndarray, the estimated distribution
     report : DataFrame with one row per update (and row 0 for the prior): ``iteration``,
         ``partition`` (``<NA>`` at 0), ``l1`` = Σ over all partitions of ‖W_s q − ỹ_s‖₁ against the
-        targets as given, ``kl`` = KL(q‖prior) in nats
+        targets as given, ``kl`` = KL(q‖prior) in nats; with ``stage1="lp"``,
+        ``report.attrs["stage1_optimum"]`` is the LP's least misfit
 
     Examples
     --------
-    >>> q, report = ide([0.25] * 4, [[[0, 1], [2, 3]], [[0, 2], [1, 3]]], [[0.6, 0.4], [0.7, 0.3]], 2)
+    >>> parts = [[[0, 1], [2, 3]], [[0, 2], [1, 3]]]
+    >>> q, report = ide([0.25] * 4, parts, [[0.6, 0.4], [0.7, 0.3]], 2, stage1="partition")
     >>> q.round(12).tolist(), report["l1"].round(12).tolist()
     ([0.42, 0.18, 0.28, 0.12], [0.6, 0.4, 0.0])
+    >>> q, report = ide([0.25] * 4, parts, [[0.9, 0.4], [0.7, 0.3]], 20)   # overlapping, inconsistent
+    >>> round(report.attrs["stage1_optimum"], 9), round(float(report["l1"].iloc[-1]), 9)
+    (0.3, 0.3)
     """
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 0:
         raise ParameterError(f"iterations must be a whole number ≥ 0, got {iterations!r}")
+    if stage1 not in ("lp", "partition"):
+        raise ParameterError(f"stage1 must be 'lp' (the paper's linear program) or 'partition', got {stage1!r}")
     if not all(isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in (partitions, targets)):
         raise ParameterError("partitions and targets must be lists (one target vector per partition)")
     if len(partitions) != len(targets) or not len(partitions):
@@ -350,6 +371,13 @@ def ide(
         labels.append(lab)
         given.append(y)
         fitted.append(fit)
+    attrs = {}
+    if stage1 == "lp":
+        w = block_matrix(partitions, keep)
+        z, attrs["stage1_optimum"] = stage1_lp(w, np.concatenate(given), prefer=np.concatenate(fitted))
+        answers = np.clip(w @ z, 0.0, None)
+        if np.abs(answers - np.concatenate(fitted)).sum() > 1e-8:  # else the fits are one distribution's: keep them
+            fitted = np.split(answers, np.cumsum([y.size for y in given])[:-1])
     q_sub = p[keep].copy()
     q = np.zeros_like(p)
     rows = []
@@ -362,6 +390,7 @@ def ide(
         rows.append((t, (t - 1) % len(labels) if t else pd.NA, l1, kl_divergence(q, p)))
     report = pd.DataFrame(rows, columns=["iteration", "partition", "l1", "kl"])
     report["partition"] = report["partition"].astype("Int64")
+    report.attrs.update(attrs)
     return q.copy(), report
 
 

@@ -53,6 +53,8 @@ def estimate(
     rhos: Sequence[float] | None = None,
     delta: float | None = None,
     k_beta_scope: str = "node",
+    ledger=None,
+    dataset: str | None = None,
     stated: bool = False,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
@@ -101,6 +103,9 @@ def estimate(
         progress bar); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.methods.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
+    ledger, dataset : where a secure draw is recorded before its noise, and the identity of its persons
+        (see :func:`~cocoviz.measure.measurements.measure`); the default ledger unless ``ledger`` is given,
+        ``ledger=False`` to skip it (said in the budget's notes)
     stated : also compute the experimental stated errors (:meth:`~cocoviz.Release.stated_errors`); off by
         default: they cost time and never change the released numbers
 
@@ -128,14 +133,39 @@ def estimate(
     source = plan.k_source_level() if plan.k_select == "from-hg" else None
     if source is not None and client is None:
         # Two phases: the Hg level's noisy answers give K to the levels below, so they are measured whole.
-        measurements = measure(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, workers=workers)
+        measurements = measure(
+            plan,
+            tree,
+            seed=seed,
+            rng=rng,
+            sampler=sampler,
+            secure=secure,
+            workers=workers,
+            ledger=ledger,
+            dataset=dataset,
+        )
         return post_process(plan, measurements, workers=workers, stated=stated)
     if level_cache is not None and not isinstance(level_cache, MutableMapping):
         raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be a function progress(done, total) or None, got {progress!r}")
     check_plan(plan, streamed=source is None)
-    opened = open_measurement(plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure)
+    opened = open_measurement(
+        plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, ledger=ledger, dataset=dataset
+    )
+    try:
+        release = _estimate_opened(
+            plan, tree, opened, level_cache, seed, rng, source, client, workers, progress, stated
+        )
+    except BaseException as exc:
+        opened.draw.fail(exc)
+        raise
+    opened.draw.complete()
+    return release
+
+
+def _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client, workers, progress, stated) -> Release:
+    """The release of an opened measurement (its noise drawn level by level, fitted as it comes)."""
     noise, bounds = opened.sampler, opened.bounds
     memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
     own_source = None

@@ -39,6 +39,7 @@ import numpy as np
 from cocoviz.errors import BudgetError, ParameterError
 from cocoviz.evaluate.against_truth import evaluate
 from cocoviz.measure.measurements import measure, open_sampler
+from cocoviz.measure.recording import Recorded, begin_draw
 from cocoviz.plan import Plan
 from cocoviz.plan.split import exact_last
 from cocoviz.privacy.accounting import check_rho, rho_of_epsilon
@@ -207,6 +208,8 @@ def select_mix(
     total_rho: float | None = None,
     seed: int | Sequence[int] | None = None,
     secure: bool = False,
+    ledger=None,
+    dataset: str | None = None,
     **options,
 ) -> Release:
     """The best candidate mix by a private selection, as a release that carries the whole cost.
@@ -231,6 +234,9 @@ def select_mix(
         release's ``budget.total_rho`` is then exactly it); the selection's ε_select counts ε_select²/2
     seed : keys the fast sampler (candidate k draws from its own streams)
     secure : draw every noise with the secure sampler
+    ledger, dataset : a secure selection is one draw in the privacy ledger, recorded with its whole cost before
+        any noise (see :func:`cocoviz.measure`: the default ledger unless ``ledger`` is given; False skips it,
+        said in the budget's notes)
     options : other :meth:`Plan.build` options (p, max_size, consistency, merge)
     """
     _check_options(options)
@@ -241,16 +247,30 @@ def select_mix(
     levels, epsilon_select = _budget(tree, candidates, given, epsilon_select, split, options)
     entropy = None if secure else check_seed(seed)
     plans = [Plan.build(tree, **levels, methods=mix, **options) for mix in candidates]
-    releases = [
-        post_process(plan, measure(plan, tree, seed=None if secure else (*entropy, k + 1), secure=secure))
-        for k, plan in enumerate(plans)
-    ]
-    scores = np.array([evaluate(tree, r)["emd"].sum() for r in releases], np.int64)
-    n_levels = tree.depth + 1
     noise = open_sampler(None if secure else (*entropy, 0), secure=secure)
-    noisy = noise.draw(scores, 2 * n_levels / epsilon_select, (0, 0, 0))
+    # The whole cost (every candidate's, then the selection's) is one ledger draw, recorded before any noise.
+    whole = {"candidates": [list(c) for c in candidates], "chosen": 0, "epsilon_select": epsilon_select}
+    draw, notes = begin_draw(
+        ledger, plans[0], release_budget(plans[0], noise.name, whole), secure=noise.secure, dataset=dataset
+    )
+    inner = Recorded(draw.ledger, draw.entry) if draw.ledger is not None else False
+    try:
+        releases = [
+            post_process(
+                plan, measure(plan, tree, seed=None if secure else (*entropy, k + 1), secure=secure, ledger=inner)
+            )
+            for k, plan in enumerate(plans)
+        ]
+        scores = np.array([evaluate(tree, r)["emd"].sum() for r in releases], np.int64)
+        n_levels = tree.depth + 1
+        noisy = noise.draw(scores, 2 * n_levels / epsilon_select, (0, 0, 0))
+    except BaseException as exc:
+        draw.fail(exc)
+        raise
+    draw.complete()
     chosen = int(np.argmin(noisy))
     selection = {"candidates": [list(c) for c in candidates], "chosen": chosen, "epsilon_select": epsilon_select}
     # The budget load_release checks a saved selection against: every candidate's cost, then the selection's.
     budget = release_budget(plans[chosen], noise.name, selection)
+    budget = budget.with_sampler(noise.name, notes) if notes else budget
     return Release(plans[chosen], [releases[chosen].runs(level) for level in range(n_levels)], budget, selection)

@@ -36,7 +36,16 @@ from pathlib import Path
 from cocoviz.core.atomic import write_text
 from cocoviz.errors import InputError
 
-__all__ = ["PLAN_FORMAT", "PLAN_FIELDS", "write_plan_file", "read_plan_file", "toml_text", "from_toml"]
+__all__ = [
+    "PLAN_FORMAT",
+    "PLAN_FIELDS",
+    "MAX_NESTING",
+    "write_plan_file",
+    "read_plan_file",
+    "toml_text",
+    "from_toml",
+    "nesting",
+]
 
 #: The format tag a saved plan carries.
 PLAN_FORMAT = "cocoviz-plan/1"
@@ -62,6 +71,38 @@ PLAN_FIELDS = {
     "prior": "a table with a kind",
 }
 _SUFFIXES = {".toml": "toml", ".json": "json"}
+#: How deep arrays and tables may nest in a plan file (a saved plan's shape needs 4).
+MAX_NESTING = 32
+#: The budget fields of a plan: one of them (a saved zCDP plan also carries the ε its ρ stand for).
+BUDGETS = ("epsilons", "rhos", "total_epsilon", "total_rho")
+
+
+def nesting(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` in ``text`` outside double-quoted strings.
+
+    >>> nesting('{"a": [[1], "[[["]}')
+    3
+    """
+    depth = deepest = 0
+    quoted = escaped = False
+    for c in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -159,9 +200,14 @@ def read_plan_file(path: str | os.PathLike) -> dict:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the plan file {name!r}: {getattr(exc, 'strerror', None) or exc}") from None
+    deepest = nesting(text)
+    if deepest > MAX_NESTING:
+        raise InputError(
+            f"the plan file {name!r} nests arrays or tables {deepest} deep; a plan nests at most {MAX_NESTING}"
+        )
     try:
         data = from_toml(tomllib.loads(text)) if kind == "toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         raise InputError(f"the plan file {name!r} is not valid {kind.upper()}: {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"the plan file {name!r} must hold a table of fields, got a {type(data).__name__}")
@@ -173,6 +219,14 @@ def read_plan_file(path: str | os.PathLike) -> dict:
             f"the plan file {name!r} has neither 'epsilons' ({PLAN_FIELDS['epsilons']}) nor 'rhos', "
             "'total_epsilon' or 'total_rho'"
         )
+    budgets = [b for b in BUDGETS if b in data]
+    saved_zcdp = set(budgets) == {"epsilons", "rhos"} and "shape" in data and "format" in data
+    if len(budgets) > 1 and not saved_zcdp:
+        raise InputError(
+            f"the plan file {name!r} gives two budgets ({', '.join(budgets)}): give one of {', '.join(BUDGETS)}"
+        )
+    if "split" in data and not {"total_epsilon", "total_rho"} & set(data):
+        raise InputError(f"the plan file {name!r}: 'split' shares a total_epsilon or total_rho, and there is none")
     if "methods" not in data:
         raise InputError(f"the plan file {name!r} has no field 'methods' ({PLAN_FIELDS['methods']})")
     checks = {

@@ -450,9 +450,16 @@ class Plan(KBound):
                 budget = {k: data[k] for k in ("rhos", "delta", *totals) if k in data}
                 if not {"rhos", "total_epsilon", "total_rho"} & set(budget):
                     budget["epsilons"] = data["epsilons"]
-                return cls.build(
+                plan = cls.build(
                     own or shape, **budget, methods=data["methods"], p=data.get("p"), prior=prior, **options
                 )
+                if "rhos" in data and "epsilons" in data and not _close(data["epsilons"], plan.epsilons):
+                    # A saved zCDP plan carries the ε its ρ stand for; any other ε is a second budget.
+                    raise InputError(
+                        f"the plan file {name!r} gives rhos and epsilons that do not follow from them: "
+                        "give one budget (rhos for zCDP, epsilons for pure ε)"
+                    )
+                return plan
             prior = field("prior", lambda: Prior.from_dict(data.get("prior")))
             if "p" not in data:
                 raise InputError(f"the plan file {name!r} has no field 'p' (a plan with a shape is complete)")
@@ -471,3 +478,8 @@ class Plan(KBound):
         )
 
     __hash__ = None
+
+
+def _close(a, b) -> bool:
+    """Whether two lists of numbers are equal up to rounding in a file."""
+    return len(a) == len(b) and all(math.isclose(float(x), float(y), rel_tol=1e-9) for x, y in zip(a, b))

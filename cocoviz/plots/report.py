@@ -134,7 +134,7 @@ def methods_statement(release: Release, names: Sequence[str]) -> str:
         spend = " · ".join(f"{names[k]} ρ = {r:g}" for k, r in budget.per_level_rho().items())
         account = (
             f"zero-concentrated DP: ρ adds up over the levels to ρ = {budget.total_rho:g}, read as "
-            f"(ε = {budget.total:.3g}, δ = {budget.delta:g})-DP"
+            f"(ε = {budget.epsilon_delta():.4g}, δ = {budget.delta:g})-DP"
         )
     else:
         spend = " · ".join(f"{names[k]} ε = {e:g}" for k, e in budget.per_level().items())
@@ -222,26 +222,32 @@ def release_report_html(
     if plan.shape.depth >= 1:
         for node in release.nodes(1)[:nodes]:
             figures.append(svg_histogram(release.histogram(node), f"{node_label(node)}: released groups per size"))
-    rhos = budget.per_level_rho() if budget.accounting == "zCDP" else None
+    zcdp = plan.rhos is not None
+    # Under zCDP a level spends ρ and draws discrete Gaussian noise of σ²; it has no privacy ε of its own.
+    spent = (
+        {"ρ": list(plan.rhos), "σ² (discrete Gaussian)": [float(plan.level_noise(k).sigma2) for k in range(len(names))]}
+        if zcdp
+        else {"ε": list(plan.epsilons)}
+    )
     parameters = pd.DataFrame(
         {
             "level": names,
-            **({"ρ": [rhos.get(k) for k in range(len(names))]} if rhos is not None else {}),
-            "ε": list(plan.epsilons),
+            **spent,
             "method": list(plan.methods),
             "nodes": [plan.shape.n_nodes(k) for k in range(plan.shape.depth + 1)],
         }
+    )
+    total = (
+        f"Total ρ = <b>{budget.total_rho:g}</b> (ρ-zCDP; as (ε, δ)-DP: ε = {budget.epsilon_delta():.4g} at "
+        f"δ = {budget.delta:g})"
+        if zcdp
+        else f"Total ε = <b>{budget.total:g}</b>"
     )
     fast = release.sampler.startswith("fast")
     sampler = (
         "fast seeded sampler — exploration only, <b>not for release</b>"
         if fast
         else f"secure sampler: {html.escape(release.sampler)}"
-    )
-    total = (
-        f"Total ρ = <b>{budget.total_rho:g}</b> (ε = {budget.total:.3g} at δ = {budget.delta:g})"
-        if budget.accounting == "zCDP"
-        else f"Total ε = <b>{budget.total:g}</b>"
     )
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>cocoviz release — {html.escape(dataset)}</title>"

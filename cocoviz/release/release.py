@@ -179,12 +179,14 @@ class Release:
         release made with ``stated=True`` (``estimate``, ``post_process``; ``cocoviz release --stated-errors``).
 
         One row per released size: ``size``, ``count`` (released groups of that size), ``stated_variance``
-        (the calibrated mean squared error of such a group's size, docs/merge-variances.md) and ``stated_se``
+        (the calibrated mean squared error of such a group's size, docs/guide/accuracy.md) and ``stated_se``
         (its square root, in members).  Computed from the fitted runs, ε and the plan only — post-processing
         of the noisy measurements, never the truth — so it may be published with the release.  Under
         top-down or bottom-up consistency a node's groups are its leaves' (merged) groups: each size states
         the count-weighted mean of theirs.
 
+        Examples
+        --------
         >>> from cocoviz.plan import Plan, Shape
         >>> plan = Plan.build(Shape((), (((),),), ((),), ((4,),)), epsilons=[1.0], methods=["Hg"])
         >>> runs = LevelRuns(np.array([0, 2]), np.array([1, 3]), np.array([3, 1]))
@@ -232,7 +234,8 @@ class Release:
         plan = self.plan
         return {
             "levels": ["(root)", *plan.shape.levels],
-            "epsilons": list(plan.epsilons),
+            # Under zCDP a level spends ρ (below), not an ε: no privacy ε per level is stated.
+            "epsilons": list(plan.epsilons) if plan.rhos is None else None,
             "methods": list(plan.methods),
             "p": list(plan.ps),
             "max_size": plan.max_size,
@@ -241,7 +244,15 @@ class Release:
             "sampler": self.sampler,
             "epsilon_spent": self.budget.total,
             **(
-                {"accounting": "zCDP", "rhos": list(plan.rhos), "rho_spent": self.budget.total_rho, "delta": plan.delta}
+                {
+                    "accounting": "zCDP",
+                    "rhos": list(plan.rhos),
+                    "noise": "discrete Gaussian",
+                    "sigma2s": [float(plan.level_noise(k).sigma2) for k in range(len(plan.rhos))],
+                    "rho_spent": self.budget.total_rho,
+                    "delta": plan.delta,
+                    "epsilon_spent_reading": "(ε, δ) reading of rho_spent at delta",
+                }
                 if plan.rhos is not None
                 else {}
             ),

@@ -12,8 +12,8 @@ import math
 import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.plan import MAX_K, METHODS
-from cocoviz.privacy.accounting import DEFAULT_DELTA, RHO_RANGE, zcdp_epsilon
+from cocoviz.plan import MAX_K, METHODS, Plan
+from cocoviz.privacy.accounting import RHO_RANGE
 from cocoviz.privacy.noise import EPSILON_RANGE
 from pages.common import budget_sidebar as budget
 from pages.common import data, links, state, uploads
@@ -380,9 +380,6 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     secure = sb.toggle("Secure release (exact sampler, OS-keyed)", **state.bind("secure", False), help=HELP["secure"])
     links.load_saved_panel()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
-    if zcdp:  # the (ε, δ) reading beside the ρ: what the levels' ρ (and a private K's ε_K²/2) add up to
-        rho = math.fsum(eps) + (k_epsilon**2 / 2 if k_epsilon is not None else 0.0)
-        sb.caption(f"ρ = {rho:g} in all: (ε = {zcdp_epsilon(rho, DEFAULT_DELTA):.3g}, δ = {DEFAULT_DELTA:g})-DP")
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
     params = Params(
         tuple(eps),
@@ -399,7 +396,18 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         prior,
         tuple(eps) if zcdp else None,
     )
+    if zcdp:  # the plan's own charge: ρ per level (a private K's ε_K²/2 at every level it bounds) and (ε, δ)
+        sb.caption(zcdp_caption(guard(Plan.build, tree, **params.plan_options()).cost()))
     return params, k_from_data
+
+
+def zcdp_caption(cost) -> str:
+    """The caption of a zCDP plan's cost: ρ per level, the total ρ the plan charges, δ and its (ε, δ) reading."""
+    levels = ", ".join(f"{rho:g}" for rho in cost.per_level_rho().values())
+    return (
+        f"ρ per level {levels}; ρ = {cost.total_rho:g} in all: (ε = {cost.epsilon_delta():.3g}, "
+        f"δ = {cost.delta:g})-DP, discrete Gaussian noise"
+    )
 
 
 ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]

@@ -29,7 +29,7 @@ import streamlit as st
 import cocoviz
 from cocoviz.core.atomic import write_text
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.release.ledger import Ledger, dataset_identity
+from cocoviz.release.ledger import Ledger, Recorded, dataset_identity
 from pages.common.memo import SharedMemo
 
 T = TypeVar("T")
@@ -175,10 +175,14 @@ def _level_cache(data_key: tuple) -> SharedMemo:
     return SharedMemo(LEVEL_MEMO_BYTES)
 
 
-def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None, progress=None) -> Timed:
+def _timed(tree: Hierarchy, params: Params, cache: SharedMemo | None, progress=None, ledger=None) -> Timed:
     start = time.perf_counter()
     # A secure release cannot be drawn again for its stated errors: they are computed with it (post-processing).
-    release = cocoviz.estimate(tree, **params.kwargs(), level_cache=cache, progress=progress, stated=params.secure)
+    # A secure draw is recorded by estimate() below unless this page recorded it (ledger=Recorded(...)).
+    recorded = {} if ledger is None else {"ledger": ledger}
+    release = cocoviz.estimate(
+        tree, **params.kwargs(), level_cache=cache, progress=progress, stated=params.secure, **recorded
+    )
     return Timed(release, time.perf_counter() - start)
 
 
@@ -234,7 +238,7 @@ def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") 
             bar.progress(done / max(total, 1), text=f"Drawing the secure release: {done} of {total} levels measured")
 
         try:
-            timed = guard(_timed, tree, params, None, advance)
+            timed = guard(_timed, tree, params, None, advance, Recorded(book, entry))
         except BaseException as exc:  # a refusal (st.stop), a bug or a stopped script: the ε may be spent
             book.fail(entry, exc)
             raise
@@ -273,10 +277,13 @@ def ledger_total(plan: cocoviz.Plan) -> tuple[int, float]:
     here (a secure draw, which must write it, is refused with the reason).
     """
     try:
-        entries = Ledger().entries(dataset_identity(plan.shape))
+        book = Ledger()
+        identity = dataset_identity(plan.shape)
+        entries = book.entries(identity)
+        spent = book.spent(identity)  # composed in the draws' accounting (zCDP: ρ adds), never readings added
     except cocoviz.CocovizError:
         return 0, 0.0
-    return len(entries), float(entries["epsilon"].sum())
+    return len(entries), spent
 
 
 def is_drawn(data_key: tuple, params: Params) -> bool:

@@ -23,8 +23,8 @@ def ledger_section(plan: cocoviz.Plan) -> None:
     mine = entries[entries["dataset"] == dataset_identity(plan.shape)]
     cap = book.cap()
     panel = st.expander(
-        f"Privacy ledger — {len(mine)} secure release(s) of this dataset recorded, ε = {mine['epsilon'].sum():g}"
-        + (f" of a cap of {cap:g}" if cap is not None else ""),
+        f"Privacy ledger — {len(mine)} secure release(s) of this dataset recorded, "
+        f"ε = {book.spent(dataset_identity(plan.shape)):.4g}" + (f" of a cap of {cap:g}" if cap is not None else ""),
         key="ledger.panel",
         on_change="rerun",
     )

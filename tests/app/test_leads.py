@@ -3,6 +3,8 @@ the shipped finding on the loaded data prefers another mix, and offers it."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.app import assert_clean, new_app
 
 METHODS, EXPLORE = "pages/methods.py", "pages/explore.py"
@@ -58,6 +60,7 @@ def test_a_sweep_candidate_opens_in_explore():
     assert next(m.value for m in at.metric if m.label == "Total ε spent") == "1"  # 0.5 per level × 2 levels
 
 
+@pytest.mark.slow
 def test_explore_offers_the_mix_the_shipped_finding_prefers():
     from cocoviz.experiments.findings import read_finding
 

@@ -308,6 +308,7 @@ def test_methods_candidate_change_changes_the_figure():
 
 
 # --------------------------------------------------------------------------- Learn
+@pytest.mark.slow
 def test_learn_runs_and_reacts():
     at = new_app(LEARN)
     assert_clean(at)
@@ -635,6 +636,7 @@ def test_comparison_pages_open_on_their_shipped_findings():
         assert ("Hc×Hc×Hc, plain" in names) if page == MERGING else ("bottom-up (Hc leaves)" in names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["persons", "groups"])
 @pytest.mark.parametrize("method", ["Hg", "Hc"])
 def test_learn_default_seed_shows_the_order_repaired(example, method):

@@ -805,3 +805,134 @@ def test_what_could_allocate_is_refused_or_done_under_a_memory_cap():
         assert "over the limit of 4 GiB" in refused[name], (name, outcomes[name])
     assert "K must be a whole number from 1 to 10,000,000" in refused["K = 10^7 + 1"]
     assert outcomes["huge group, Hg p=1 (2 groups: fine)"][0] == "ok"
+
+
+# ------------------------------------------------ issue 37: the new doors (SQL sources, plan files, uploads, ledger)
+_sql_text = st.one_of(
+    st.text(max_size=80),
+    st.lists(
+        st.sampled_from(["SELECT", "*", "FROM", "persons", ")", "(", ";", "'", '"', "--", "/*", "*/", "$$", "$a$",
+                         "E'", "\\", "DROP TABLE secret", " ", "\n", "WITH", "AS", "t", "."]),
+        max_size=25,
+    ).map("".join),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_sql_text, as_query=st.booleans())
+def test_sql_sources_refuse_by_name_or_hold_one_statement(text, as_query):
+    """Every text as a table name or a query: refused by name, or a name / one statement that stays in its
+    parentheses (the lexer ends on every input: it only moves forward)."""
+    from cocoviz.hierarchy.ingest import sql
+    from cocoviz.hierarchy.ingest.database import check_one_statement, table_name_parts
+
+    source = refused_or_ok(lambda: sql("postgresql://h/db", query=text) if as_query else sql("postgresql://h/db", text))
+    if source is None:
+        return
+    if as_query:
+        assert check_one_statement(source.query) == source.query
+        assert source.relation.startswith("(") and source.relation.endswith(")")
+    else:
+        assert table_name_parts(text) == source.table and ";" not in "".join(source.table)
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for k in range(depth):
+        value = [value] if k % 2 else {"a": value}
+    return value
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.dictionaries(
+        st.sampled_from(["epsilons", "rhos", "total_epsilon", "total_rho", "split", "methods", "p", "max_size",
+                         "delta", "shape", "format", "k_select", "prior", "zz"]),
+        st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=5),
+                  st.lists(st.one_of(st.floats(0.01, 3), st.sampled_from(["Hc", "Hg", "naive"]), st.none()),
+                           max_size=3),
+                  st.integers(0, 200).map(_nested)),
+        max_size=8,
+    ),
+    suffix=st.sampled_from([".json", ".toml"]),
+)  # fmt: skip
+def test_plan_files_refuse_by_name_or_load(tmp_path_factory, data, suffix):
+    from cocoviz.plan.files import toml_text
+
+    path = tmp_path_factory.mktemp("plans") / f"plan{suffix}"
+    try:
+        text = json.dumps(data) if suffix == ".json" else toml_text(data)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps(data, default=str) if suffix == ".json" else "x = ["
+    path.write_text(text)
+    refused_or_ok(lambda: Plan.load(path, shape=TREE))
+
+
+def _corrupt_bundle(tmp_path):
+    from cocoviz.datasets.registry import _BY_NAME, _load_cached
+
+    name = next(n for n, spec in _BY_NAME.items() if spec.bundled and n != "toy")
+    (tmp_path / _BY_NAME[name].filename).write_bytes(b"PAR1 not a parquet file PAR1")
+    _load_cached.cache_clear()
+    try:
+        return cocoviz.load_dataset(name, data_dir=tmp_path)
+    finally:
+        _load_cached.cache_clear()
+
+
+def _text_upload():
+    import io
+
+    return read_table(io.StringIO("hh,s\n1,a\n"))
+
+
+def _deep_plan(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"epsilons": [1], "methods": ["Hg"], "shape": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    return Plan.load(path, shape=TREE)
+
+
+LISTED_37 = {
+    "text-mode StringIO upload": (lambda tmp: _text_upload(), r"an upload is bytes: got text"),
+    "deeply nested JSON plan": (_deep_plan, r"nests arrays or tables 50001 deep"),
+    "corrupt bundled file": (_corrupt_bundle, r"bundled file .* cannot be read"),
+}
+
+
+@pytest.mark.parametrize("name", list(LISTED_37))
+def test_every_traceback_of_issue_37_is_a_refusal_that_names_the_problem(name, tmp_path):
+    call, match = LISTED_37[name]
+    with pytest.raises(CocovizError, match=match):
+        call(tmp_path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    header=st.lists(st.sampled_from(["hh", "s", "t", "S", " s"]), min_size=1, max_size=5),
+    kind=st.sampled_from(["csv", "parquet", "upload"]),
+)
+def test_file_sources_refuse_repeated_columns_by_name(tmp_path_factory, header, kind):
+    folder = tmp_path_factory.mktemp("headers")
+    rows = [[str(k + 1) if c == "hh" else "a" for c in header] for k in range(2)]
+    text = ",".join(header) + "\n" + "\n".join(",".join(r) for r in rows) + "\n"
+    path = folder / f"p.{'parquet' if kind == 'parquet' else 'csv'}"
+    if kind == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_arrays([pa.array([r[j] for r in rows]) for j in range(len(header))], header), path)
+    else:
+        path.write_text(text)
+    names = [c.strip() for c in header]
+    repeated = len(set(names)) < len(names)
+    levels = [c for c in dict.fromkeys(names) if c != "hh"][:1]
+    try:
+        if kind == "upload":
+            read_table(text.encode())
+        else:
+            Hierarchy.from_persons(str(path), group="hh", levels=levels)
+    except CocovizError as exc:
+        if repeated and (kind != "parquet" or len(set(header)) < len(header)):
+            assert "more than once" in str(exc)
+        return
+    assert not repeated or (kind == "parquet" and len(set(header)) == len(header))

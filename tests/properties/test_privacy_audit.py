@@ -20,6 +20,8 @@ from cocoviz import Hierarchy, Plan
 from cocoviz.privacy.accounting import zcdp_epsilon
 from cocoviz.privacy.noise import FastSampler, GaussianNoise, SecureSampler
 
+pytestmark = pytest.mark.statistical
+
 ALPHA = 1e-6
 DELTA = 1e-3  # an audit can only see δ well above 1/draws
 DRAWS = 200_000

@@ -13,11 +13,14 @@ from cocoviz.privacy.noise import FastSampler
 from cocoviz.sums import (
     STRATEGIES,
     answer,
+    buckets,
     direct_total,
+    greedy_h,
     matrix_sensitivity,
     prefix_sums,
     query_matrix,
     sensitivity,
+    strategy_error,
     strategy_query,
 )
 
@@ -150,7 +153,7 @@ def test_refusals():
     with pytest.raises(ParameterError, match="needs a truncation"):
         direct_total(np.array([1, 2]), 1.0, FastSampler(0), neighbours="record")
     with pytest.raises(ParameterError, match="unknown strategy"):
-        answer(np.array([1, 2]), 1.0, 2, FastSampler(0), strategy="greedyh")
+        answer(np.array([1, 2]), 1.0, 2, FastSampler(0), strategy="ektelo")
     with pytest.raises(ParameterError, match="J must be"):
         sensitivity("workload", 0)
     with pytest.raises(ParameterError, match="neighbours"):
@@ -169,6 +172,7 @@ def reconstruction(name: str, J: int, tau: int | None, scale: np.ndarray) -> np.
     return (maps**2 * var[:, None]).sum(axis=0)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("neighbours,tau", [("person", None), ("record", 2)])
 def test_noise_has_the_declared_scale(name, neighbours, tau):
@@ -235,6 +239,8 @@ CASES = [  # (strategy, D, D' one person / one group away, J, neighbours, τ)
 ]
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[4]}" for c in CASES])
 def test_empirical_privacy_on_neighbours(case):
     """Measured outputs (the answer is a post-processing of them) on neighbours: ratio ≤ e^ε, and tight."""
@@ -246,3 +252,46 @@ def test_empirical_privacy_on_neighbours(case):
     assert eps - 0.2 < loss < eps + 0.1  # at most e^ε up to sampling error, and the bound is reached
     halved = max_log_ratio(samples(name, d, J, scale / 2, 1, tau=tau), samples(name, d2, J, scale / 2, 2, tau=tau))
     assert halved > eps + 0.5  # the same check fails when the noise scale is halved
+
+
+# ------------------------------------------------------------ GreedyH (Wu's TaMM with a workload-weighted strategy)
+def greedy_query(h: np.ndarray, J: int, neighbours: str, tau) -> np.ndarray:
+    """The weighted strategy's true measurement A·H[1..J] (what its Δ is taken on)."""
+    a = greedy_h(J, np.minimum(np.arange(1, J + 1), tau or J).astype(float), neighbours=neighbours)
+    return a @ buckets(h, J)[1 : J + 1]
+
+
+@pytest.mark.parametrize("J", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("neighbours", ["person", "record"])
+def test_greedyh_sensitivity_by_brute_force(J, neighbours):
+    rng = np.random.default_rng(200 + J)
+    for tau in (None, 2):
+        delta = sensitivity("greedyh", J, neighbours, tau)
+        worst = 0.0
+        for trial in range(3):
+            h = random_histogram(rng, J, full=trial == 0)
+            base = greedy_query(h, J, neighbours, tau)
+            others = person_neighbours(h) if neighbours == "person" else record_neighbours(h, J + 4)
+            worst = max(worst, max(np.abs(greedy_query(g, J, neighbours, tau) - base).sum() for g in others))
+        assert worst == pytest.approx(delta, rel=1e-12), (J, neighbours, tau)
+
+
+def test_greedyh_answers_are_unbiased_with_the_predicted_error_and_beat_dyadic():
+    J, eps, h, tau = 8, 1.0, np.array([1, 4, 3, 2, 0, 1, 1, 2, 3, 1]), None
+    true = prefix_sums(h, J, tau)
+    draws = {
+        name: np.array(
+            [answer(h, eps, J, FastSampler(5), strategy=name, neighbours="record", key=(t,)).raw for t in range(4000)]
+        )
+        - true
+        for name in ("greedyh", "tamm")
+    }
+    assert np.abs(draws["greedyh"].mean(axis=0)).max() < 5 * draws["greedyh"].std(axis=0).max() / np.sqrt(4000)
+    mse = {k: float((v**2).sum(axis=1).mean()) for k, v in draws.items()}
+    w = np.tril(np.ones((J, J))) * np.arange(1, J + 1)[None, :]
+    a = greedy_h(J, np.arange(1, J + 1).astype(float))
+    # double-geometric noise: variance slightly below the Laplace's 2 (Δ/ε c)², so allow 10 %
+    assert mse["greedyh"] == pytest.approx(2 / eps**2 * strategy_error(a, w), rel=0.1)
+    assert mse["greedyh"] < mse["tamm"]
+    est = answer(h, eps, J, FastSampler(5), strategy="greedyh", neighbours="record")
+    assert est.charges[0].epsilon == eps and est.charges[0].sensitivity == pytest.approx(1.0)

@@ -61,7 +61,10 @@ def _read_bytes(source: Source, max_bytes: int) -> tuple[bytes, str | None]:
             raise InputError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
         name = path.name
     elif hasattr(source, "getvalue"):  # Streamlit's UploadedFile, io.BytesIO
-        data, name = bytes(source.getvalue()), getattr(source, "name", None)
+        value, name = source.getvalue(), getattr(source, "name", None)
+        if isinstance(value, str):
+            raise ParameterError("an upload is bytes: got text (io.StringIO); give io.BytesIO, the bytes or a path")
+        data = bytes(value)
     elif hasattr(source, "read"):
         data, name = source.read(max_bytes + 1), getattr(source, "name", None)
         if isinstance(data, str):

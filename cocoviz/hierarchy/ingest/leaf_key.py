@@ -34,7 +34,7 @@ import pandas as pd
 from cocoviz.hierarchy.ingest.database import Database, _is_duckdb
 from cocoviz.hierarchy.ingest.sources import _quote
 
-__all__ = ["PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
+__all__ = ["PASS_ROWS", "SPREAD_PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
 
 _LIMIT = 2**62  # keys and their spans stay clear of BIGINT's overflow
 
@@ -145,28 +145,58 @@ def _sizes(people: Any, public: Any, group: str, key: LeafKey, exact: bool, part
 PASS_ROWS = 20_000_000
 
 
+# Rows (persons and groups table together) per pass when they come in no group order (see :func:`_parts`).
+# Each such pass reads every row again, which costs more than a light spill: 9.9M shuffled persons with their
+# groups table (13.9M rows, 4.0M groups) under a 300 MB engine limit took 6.1 CPU s in one grouping, 8.3 in 2
+# spread passes, 9.8 in 3; under 150 MB (where the plain group-by ran out of memory) 10.0 and 10.2.  So they
+# are taken only where the engine's 3 GB would be about that short for one grouping: some 37 bytes a group
+# or less, about 80M groups, 250M rows with the groups table (benchmarks/ingest.py --spill-check).  Nor does a
+# narrow scratch copy (id, key) grouped in passes pay: on 30M shuffled persons it cost 6.1 CPU s in 2 passes
+# and 6.3 in 4, copy included, against 6.6 for one grouping.  On a shuffled file the cost is the grouping's
+# random access to its hash table, not the reading.
+SPREAD_PASS_ROWS = 250_000_000
+
+
 def _parts(tables: Sequence[Any], group: str, key: LeafKey) -> list[str]:
-    """Conditions on the group id of alias ``p`` that split the groups into passes of ``PASS_ROWS`` rows or so.
+    """Conditions on the group id of alias ``p`` that split the groups into passes, whatever the row order.
 
     Each group lies in exactly one pass (a missing id in the first), so the passes' runs and checks add up
-    to those of one pass.  Integer ids (``key.ids``) are cut into equal ranges of values, and each pass reads
-    only the row groups its range can meet, the others skipped by their footer statistics.  So passes are
-    taken only where those statistics show it pays (:func:`_read_once`): Parquet files whose rows come in
-    group order, as census microdata do.  Files in another order, CSV files, frames, other ids, and a
-    database other than the embedded engine (it manages its own memory) take one pass: there every pass
-    would scan every row again.
+    to those of one pass.  Two kinds of pass, chosen from the Parquet footers:
+
+    - rows in group order (census microdata): integer ids (``key.ids``) cut into equal ranges of values, of
+      ``PASS_ROWS`` rows or so; each pass reads only the row groups its range can meet, the others skipped by
+      their footer statistics (:func:`_read_once`);
+    - rows in any other order, frames, or text ids: the groups spread over passes by their id (its residue
+      modulo the number of passes, or a hash of its text), of ``SPREAD_PASS_ROWS`` rows or so.  Each pass
+      reads every row but keeps only its share of the groups, so no grouping outgrows memory far enough to
+      spill heavily (a light spill costs less than a pass).
+
+    A database other than the embedded engine (it manages its own memory) takes one pass, as does any table
+    of at most ``PASS_ROWS`` rows (or ``SPREAD_PASS_ROWS`` for the second kind).
     """
     n = -(-key.rows // PASS_ROWS)
-    if n <= 1 or key.ids is None or not _is_duckdb(tables[0].db.connection):
-        return ["TRUE"]
-    low, high = key.ids
-    step = (high - low) // n + 1
-    cuts = [low + i * step for i in range(1, n) if low + i * step <= high]
-    if not cuts or not _read_once(tables, group, cuts):
+    if n <= 1 or not _is_duckdb(tables[0].db.connection):
         return ["TRUE"]
     g = f"p.{quote(group)}"
-    bands = [f"{g} >= {a} AND {g} < {b}" for a, b in zip(cuts, cuts[1:])]
-    return [f"({g} < {cuts[0]} OR {g} IS NULL)", *bands, f"{g} >= {cuts[-1]}"]
+    if key.ids is not None:
+        low, high = key.ids
+        step = (high - low) // n + 1
+        cuts = [low + i * step for i in range(1, n) if low + i * step <= high]
+        if cuts and _read_once(tables, group, cuts):
+            bands = [f"{g} >= {a} AND {g} < {b}" for a, b in zip(cuts, cuts[1:])]
+            return [f"({g} < {cuts[0]} OR {g} IS NULL)", *bands, f"{g} >= {cuts[-1]}"]
+    return _spread(g, -(-key.rows // SPREAD_PASS_ROWS), key.ids is not None)
+
+
+def _spread(g: str, n: int, integer: bool) -> list[str]:
+    """``n`` conditions on the group id ``g`` that put each group (its every row, in either table) in exactly
+    one of them: integer ids by their residue modulo ``n`` (the same value in any integer type), others by a
+    hash of their text (as the tables' ids are compared when their types differ); a missing id in the first."""
+    if n <= 1:
+        return ["TRUE"]
+    share = f"(({g} % {n}) + {n}) % {n}" if integer else f"hash(CAST({g} AS VARCHAR)) % {n}"
+    # hash(NULL) is a number: a missing id is kept out of every pass but the first by name.
+    return [f"({g} IS NULL OR {share} = 0)", *(f"({g} IS NOT NULL AND {share} = {i})" for i in range(1, n))]
 
 
 _REREAD = 1.5  # passes are taken when, all together, they read at most this many times the rows

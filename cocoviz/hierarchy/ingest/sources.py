@@ -19,6 +19,7 @@ measures both engines on the same rows).
 
 from __future__ import annotations
 
+import csv
 import glob
 import os
 import tempfile
@@ -74,12 +75,15 @@ class Sources:
                 if same:
                     db = Database(databases[0])
                     self._dbs.append(db)
+                    db.read_only()
                     return db, [t.relation for t in self.tables]
             if isinstance(self.tables[0], SqlSource):
                 # The persons stay in their database; the public groups table (one row per group) joins them there.
                 db = Database(self.tables[0])
                 self._dbs.append(db)
-                return db, [self.tables[0].relation, *(self._upload(db, t, k) for k, t in enumerate(self.tables[1:]))]
+                uploaded = [self._upload(db, t, k) for k, t in enumerate(self.tables[1:])]
+                db.read_only()  # the temporary copies are made: from here on nothing may write
+                return db, [self.tables[0].relation, *uploaded]
             db = _duckdb()
             self._dbs.append(db)
             return db, [self._relation(db, t, k) for k, t in enumerate(self.tables)]
@@ -107,13 +111,15 @@ class Sources:
         if isinstance(table, SqlSource):
             # A database table meeting a file: read into the embedded engine.
             remote = Database(table)
+            remote.read_only()
             self._dbs.append(remote)
             frame = remote.query(f"SELECT * FROM {table.relation} AS t")
             db.connection.register(name, frame)
             return name
         if isinstance(table, str) and "://" in table:
             raise ParameterError(
-                f"{table.split('://')[0]}:// is a database: name its table with cocoviz.sql(url, table_or_query)"
+                f"{table.split('://')[0]}:// is a database: name its table with cocoviz.sql(url, table) "
+                "or give cocoviz.sql(url, query=...)"
             )
         if isinstance(table, (str, os.PathLike)):
             relation, pattern = _files(table)
@@ -121,6 +127,10 @@ class Sources:
                 self.parquet[relation] = pattern
             return relation
         if _is_frame(table):
+            names = [str(c) for c in getattr(table, "column_names", None) or list(table.columns)]
+            repeated = sorted({c for c in names if names.count(c) > 1})
+            if repeated:
+                raise InputError(f"the table's column name(s) {repeated} appear more than once")
             db.connection.register(name, table)
             return name
         raise ParameterError(
@@ -184,6 +194,8 @@ def _files(path: str | os.PathLike) -> tuple[str, str | None]:
     if len(kinds) > 1:
         raise InputError(f"{text!r} mixes Parquet and CSV files; give one kind at a time")
     kind = kinds.pop()
+    for file in sorted(found)[:_HEADERS_CHECKED]:
+        repeated_columns(file, kind)
     if hive:
         pattern = os.path.join(text, "**", "*" + found[0].suffix)
     if kind == "parquet":
@@ -192,6 +204,44 @@ def _files(path: str | os.PathLike) -> tuple[str, str | None]:
     # Every CSV value as text, as uploads read them: labels such as '01' keep their zero.
     relation = f"read_csv({_quote(pattern)}, header = true, all_varchar = true, {_hive(hive)}, union_by_name = true)"
     return relation, None
+
+
+#: How many files of a glob or folder have their header read for repeated names (each is a small read).
+_HEADERS_CHECKED = 10_000
+
+
+def repeated_columns(path: str | os.PathLike, kind: str) -> None:
+    r"""Refuse a file whose header names a column twice (DuckDB would rename one ``s_1``; pandas ``s.1``).
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+    >>> _ = Path(path).write_text("hh,s,s\n1,a,b\n")
+    >>> repeated_columns(path, "csv")
+    Traceback (most recent call last):
+    ...
+    cocoviz.errors.InputError: p.csv: column name(s) ['s'] appear more than once in the header
+    """
+    name = Path(path).name
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.read_schema(path).names
+        except Exception:  # noqa: BLE001 - an unreadable file is DuckDB's to name, with its reason
+            return
+    else:
+        try:
+            with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+                names = next(csv.reader(handle), [])
+        except (OSError, csv.Error):
+            return
+        names = [c.strip().lstrip("\ufeff") for c in names]
+    seen: dict[str, int] = {}
+    for column in names:
+        seen[column] = seen.get(column, 0) + 1
+    repeated = sorted(c for c, n in seen.items() if n > 1)
+    if repeated:
+        raise InputError(f"{name}: column name(s) {repeated} appear more than once in the header")
 
 
 def _hive(hive: bool) -> str:

@@ -1,35 +1,9 @@
 r"""The discrete Gaussian: its law and the secure sampler's exact, vectorised draw (Canonne, Kamath and Steinke 2020).
 
-The discrete Gaussian of variance parameter σ² (a positive rational; a float is taken at its
-exact value) is
-
-    P(X = x) = exp(-x² / (2σ²)) / Σ_y exp(-y² / (2σ²)),   x ∈ ℤ.
-
-Adding it to every cell of an integer query of L2 sensitivity Δ₂ is ρ-zCDP with
-ρ = Δ₂² / (2σ²) (their Theorem 4).  Their Algorithm 3 draws it by rejection: with
-t = ⌊σ⌋ + 1, one *attempt* is
-
-1. Y from the discrete Laplace of scale t (``P(Y = y) ∝ exp(-|y|/t)``);
-2. C ~ Bernoulli(exp(-γ)), γ = (|Y| - σ²/t)² / (2σ²); return Y if C = 1, else a new attempt.
-
-Attempts are independent and identically distributed, so they can be run for many cells at
-once: :func:`add_noise` draws step 1 for every unfinished cell with the exact discrete
-Laplace sampler (:func:`cocoviz.privacy.noise._discrete_laplace.add_noise`, integer arithmetic, its
-own proof), then step 2 for all of them, and repeats for the cells whose attempt was
-rejected (about a third or fewer).  Every attempt reads fresh random words.
-
-**Step 2 is exact.**  C = [W < exp(-γ)] for a uniform real W in [0, 1) whose first 32 bits
-are a fresh unit R (W ∈ [w, w + 2**-32), w = R 2**-32), which is 1 with probability exactly
-exp(-γ).  The float p = exp(-γ_f) is computed from floats: |Y| (exact below 2**53, else one
-rounding), c = σ²/t and h = 1/(2σ²) (each correctly rounded from the exact rationals), then
-d = |Y| - c, γ_f = d · d · h.  With u = 2**-53, |Y| ≤ |d| + c and c < σ (t > σ), the absolute
-error of d is at most 3u(|d| + 2c) and that of γ_f at most 4uγ + 3.1u(2γ + 2√(2γ)) < 2**-47 (1 + γ);
-so |exp(-γ_f) - exp(-γ)| < 2**-46 · sup (1 + γ) exp(-γ) < 2**-45, and with exp's own error
-(assumed below 2**-40 relatively, as in the Laplace sampler) p is within 2**-39 of exp(-γ).
-With the margin δ = 2**-30, ``w < p - δ`` gives W < w + 2**-32 < exp(-γ) (C = 1) and
-``w >= p + δ`` gives W >= exp(-γ) (C = 0); anything else (probability below 2**-28 per attempt)
-is decided exactly: W is extended by more bits and compared with integer bounds of exp(-γ),
-γ the exact rational (:class:`cocoviz.privacy.noise._exact_exp.LazyUniform`).
+Sampled by rejection from the exact discrete Laplace over the same random words; each acceptance
+exp(-(|Y| - σ²/t)² / (2σ²)) is decided exactly (a float with a 2**-30 margin, else integer bounds).
+σ² is taken as an exact rational. The proof is in the documentation, ``docs/proofs/samplers.md``
+("The exact samplers").
 
 >>> import randomgen
 >>> out = add_noise(np.zeros(5, np.int64), 4.0, randomgen.AESCounter(seed=0))

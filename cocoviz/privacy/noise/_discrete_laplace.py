@@ -1,63 +1,11 @@
 r"""The secure sampler's law and its exact, vectorised sampler (Canonne, Kamath and Steinke 2020).
 
-The discrete Laplace law of scale ``t/s`` (whole t, s >= 1) is
-
-    P(Z = z) = (1 - α) / (1 + α) · α^|z|,   α = exp(-s/t),
-
-the geometric mechanism's noise at scale Δ/ε.  A float ε (or scale) is a dyadic rational,
-converted exactly (:func:`scale_ratio`), so the law sampled is exactly the one of the
-float's value.  Algorithm 2 of Canonne, Kamath and Steinke ("The Discrete Gaussian for
-Differential Privacy", NeurIPS 2020) samples it with integers only; one *attempt* is
-
-1. U uniform on {0, ..., t-1};
-2. D ~ Bernoulli(exp(-U/t)); if D = 0, restart;
-3. V geometric with P(V >= k) = exp(-k); X = U + tV (then P(X = x) ∝ exp(-x/t));
-4. Y = floor(X / s) (then P(Y = y) ∝ α^y);
-5. B ~ Bernoulli(1/2); if B = 1 and Y = 0, restart; else return Z = (1 - 2B) Y.
-
-Attempts are independent, so the result does not depend on where a batch of random bits
-ends: the compiled loop (:mod:`cocoviz.privacy.noise._discrete_laplace_kernel`) reads uniform 32-bit
-units, starts an attempt only when the buffer holds the 5 units an attempt may read, and
-cell i resumes, with the next buffer, at a new attempt.
-
-**Every decision is exact.**  Each Bernoulli is ``[W < p]`` for a uniform real W in [0, 1)
-read from fresh units, which is 1 with probability exactly p; a decision is taken from W's
-first 32 bits only when they settle it, else the cell is *pending* and is finished by the
-exact integer path (:mod:`cocoviz.privacy.noise._exact_exp`: more bits of W, rigorous bounds of p).
-
-* U: Lemire's multiply-shift, ``U = (x t) >> b`` for a uniform x of b = 32 bits (64 when
-  t >= 2**32), with x rejected when ``(x t) mod 2**b < 2**b mod t``: each value of U keeps
-  exactly ``floor(2**b / t)`` values of x.  A rejected x starts a new attempt, which is a
-  redraw of U (nothing else was drawn yet).
-* V: ``P(V >= k) = exp(-k)``, so ``V = #{k >= 1 : W < exp(-k)}``.  With the integers
-  ``T_k = floor(exp(-k) 2**32)`` (computed exactly, :func:`cocoviz.privacy.noise._exact_exp.thresholds`) and
-  R the unit (W in [R, R+1) / 2**32): ``R < T_k`` gives ``W < (R+1)/2**32 <= T_k/2**32 <= exp(-k)``;
-  ``R > T_k`` gives ``W >= R/2**32 >= (T_k+1)/2**32 > exp(-k)`` (exp(-k) 2**32 is irrational).
-  Only ``R = T_k`` is undecided (pending; probability 2**-32 per attempt).
-* D, the one floating-point step: w = R 2**-32 (exact) and W in [w, w + 2**-32).  The loop
-  takes floats ``p_lo`` and ``p_hi`` each within 2**-39 of a true lower and upper bound of
-  p = exp(-γ), γ = u/t < 1: either both the float exp(-γ) (from a table of ``exp(-(u/t))``
-  when t <= 4096, else libm's ``exp(-(u * (1/t)))`` when the next two bounds cannot settle
-  the draw), or the series' partial sums ``1 - γ + γ²/2 - γ³/6 <= p <= that + γ⁴/24`` (its terms
-  shrink for γ <= 1, so the sums alternate around p).  Errors: converting u and t and the
-  arithmetic err by at most four roundings of 2**-53 relatively, below 2**-51 in γ, so below
-  2**-51 in exp(-γ) and in the partial sums (their slopes are at most 1 in size), plus a few
-  roundings of 2**-53 for the sums; and we assume only that exp (libm's, or numpy's for the
-  table) errs by less than 2**-40 relatively (glibc and numpy document a few ulp, 2**-52 each).
-  With the margin δ = 2**-30 and each float sum ``p_lo - δ``, ``p_hi + δ`` rounded by at most 2**-53:
-
-  - ``w < p_lo - δ`` (computed) gives
-    ``W < w + 2**-32 < p_lo - δ + 2**-53 + 2**-32 < p + 2**-39 - 2**-30 + 2**-53 + 2**-32 < p``: D = 1;
-  - ``w >= p_hi + δ`` gives ``W >= w >= p_hi + δ - 2**-53 > p - 2**-39 + 2**-30 - 2**-53 > p``: D = 0;
-  - otherwise (with ``p_lo = p_hi`` the float exp: probability below 2δ + 2**-32 < 2**-28 per
-    attempt) the cell is pending, and the exact path compares W, extended by more bits, with
-    integer bounds of exp(-u/t).
-
-  So D = [W < p] in every case, whatever the floats' rounding, and P(D = 1) = p exactly.
-  Tests force the pending path with a large margin and check the law still holds.
-* B: one fresh bit.  When V > ``v_safe`` (U + tV could pass 2**62: astronomically rare unless
-  t is huge) the cell is pending too and is finished with Python integers; a sum beyond
-  int64 is refused.
+The discrete Laplace law of scale ``t/s`` (whole t, s >= 1), P(Z = z) = (1 - α) / (1 + α) · α^|z| with
+α = exp(-s/t): the geometric mechanism's noise at scale Δ/ε, the float ε taken at its exact rational value.
+Algorithm 2 of Canonne, Kamath and Steinke, compiled over a whole array of uniform 32-bit units; every
+Bernoulli decision is exact (a float comparison with a margin of 2**-30 where it settles the draw, else the
+exact integer path of :mod:`cocoviz.privacy.noise._exact_exp`). The proof is in the documentation,
+``docs/proofs/samplers.md`` ("The exact samplers").
 
 >>> import randomgen
 >>> out = add_noise(np.zeros(5, np.int64), 2.0, randomgen.AESCounter(seed=0))
@@ -85,7 +33,7 @@ from cocoviz.privacy.noise._exact_exp import LazyUniform, thresholds, uniform_be
 
 __all__ = ["MARGIN", "scale_ratio", "add_noise", "exact_sample"]
 
-#: The fast path's margin δ around the float exp(-u/t) (see the proof above).
+#: The fast path's margin δ around the float exp(-u/t) (the proof: docs/proofs/samplers.md).
 MARGIN = 2.0**-30
 _THRESHOLDS = np.array(thresholds(32, bits=32), np.uint32)  # T_1 .. T_32; zero from T_23 on, ending the scan
 _CHUNK_WORDS = 1 << 17  # 1 MiB of random words per refill: memory stays bounded whatever the cells

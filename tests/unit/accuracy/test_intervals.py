@@ -235,6 +235,7 @@ def test_counts_ranges_and_persons_bounds_hold_for_the_truth(case, data):
     assert np.all(np.diff(p_low) >= 0) and np.all(np.diff(p_high) >= 0)
 
 
+@pytest.mark.statistical
 def test_coverage_on_one_node_is_the_nominal_one():
     """2,000 keyed draws of one Hc node of 50 cells: the band holds the truth in about 90% of them."""
     truth = np.minimum(np.arange(50) * 3, 100)
@@ -250,6 +251,7 @@ def test_coverage_on_one_node_is_the_nominal_one():
     assert abs(hits / 2000 - exact) < 4 * math.sqrt(exact * (1 - exact) / 2000)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("methods", [["Hg", "Hc"], ["Hc", "Hg"]])
 def test_toy_release_intervals_cover_about_nominally(methods):
     """200 seeded releases of the toy: every node's 90% band holds its truth in most of them."""
@@ -265,6 +267,7 @@ def test_toy_release_intervals_cover_about_nominally(methods):
     assert np.all(rates >= 0.82) and np.all(rates <= 1.0), rates
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("method", ["Hc", "Hg"])
 def test_vectorised_coverage_is_the_frames(method):
     """covered_nodes (the benchmark's, all nodes at once) agrees with every node's frame, misses included."""

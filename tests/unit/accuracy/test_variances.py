@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
@@ -41,6 +42,7 @@ def brute(sizes, counts, b):
     return brute_with_top(sizes, counts, b, last, last - sizes[-1])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40)), min_size=1, max_size=6, unique_by=lambda t: t[0]),
@@ -64,6 +66,7 @@ def test_hc_fit_states_the_size_variance_and_weighs_by_the_count_rule():
     assert (stated > 0).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(1e-6, 400.0), min_size=1, max_size=20))
 def test_hg_rule_is_rounding_or_step_whichever_is_larger(s2):
@@ -95,6 +98,7 @@ def test_pooling_states_each_node_and_size_the_mean_of_its_runs(rows):
         np.testing.assert_allclose(got[mine], (stated[mine] * counts[mine]).sum() / counts[mine].sum())
 
 
+@pytest.mark.statistical
 def test_hc_stated_variance_is_calibrated_per_size_class_on_a_long_tailed_node():
     """Simulated: the stated variance of dense sizes, of a sparse middle and of lone outliers each within 4x of
     the fit's realised mean squared size error.  The rule before whole ranks and gap-wide blocks stated the
@@ -148,6 +152,7 @@ def test_hg_step_model_states_resolved_steps_and_keeps_the_block_rule_elsewhere(
     np.testing.assert_array_equal(hg_stated_runs(ptr, sizes, counts, variances, None, floor=0.0), block)
 
 
+@pytest.mark.statistical
 def test_hg_step_model_is_calibrated_on_a_staircase():
     """Simulated, 100 trials of a node of sizes 1–4 by the thousand at ε = 0.5 (double-geometric noise, as Hg is
     measured): mean z² over its groups 0.81 (the block rule: 0.65, out of 0.7–1.5: its short blocks' rounding terms
@@ -164,6 +169,8 @@ def test_hg_step_model_is_calibrated_on_a_staircase():
     assert 0.7 <= np.mean(z2) <= 1.5, np.mean(z2)
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 def test_short_side_walk_against_a_monte_carlo_of_the_walk():
     """E[D⁺], P(D⁺ > 0) and E[D⁻] of the argmin of the two-sided walk (drift ½ per rank away from the step, Gaussian
     noise of variance σ² per rank, the left side long, the right side L ranks) against 10,000 seeded walks each, for
@@ -200,6 +207,7 @@ def hawaiian_state(zeros: int) -> np.ndarray:
     return np.concatenate([np.zeros(zeros, np.int64), np.repeat(sizes, counts)])
 
 
+@pytest.mark.slow
 def test_a_zero_run_beside_a_short_side_states_what_the_short_walk_misplaces():
     """A run of 2,000 zeros with 150 groups above it at ε = 0.1 (σ² = 200: the zeros are resolved, 4σ² = 800, and
     nothing above them is): 3,000 seeded trials (double-geometric noise, as Hg is measured).  The zero run states

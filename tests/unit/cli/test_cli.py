@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from cocoviz.cli import main
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "cocoviz", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    """``python -m cocoviz ARGS`` in this process (``main`` as the entry point calls it), its exit status and output."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's refusals
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+
+
+def test_the_entry_point_refuses_in_one_line_as_a_process():
+    """One subprocess proves ``python -m cocoviz`` is the ``main`` the other tests call in-process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cocoviz", "data", "nosuch"], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "invalid choice" in done.stderr
 
 
 def _bad_data_dir(tmp_path: Path) -> str:

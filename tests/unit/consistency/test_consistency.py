@@ -436,6 +436,7 @@ for K in (5, 10):
 """
 
 
+@pytest.mark.slow
 def test_billions_of_equal_groups_do_not_crash_the_matching():
     # Once a segmentation fault: n_top * kids_need overflowed int64 inside the compiled matching.
     import subprocess

@@ -128,6 +128,7 @@ _FOLDER_WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_9_while_writing_folders_leaves_one_complete_folder(tmp_path):
     target = tmp_path / "table3"
     for delay in (0.05, 0.15, 0.3, 0.5):
@@ -243,6 +244,7 @@ _FSIZE_SAVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_release_save_cut_by_the_operating_system_keeps_the_good_release(tmp_path):
     """A real failure midway: the kernel refuses writes past 4 KiB (RLIMIT_FSIZE), as a full disk would."""
     good = _release(0)

@@ -100,6 +100,7 @@ def test_bad_seed(seed):
 
 
 # ---------------------------------------------------------------- generators
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, scale",
     [
@@ -148,6 +149,7 @@ def test_groups_and_persons_scale_linearly(name, scale, tol):
     assert 0 < distinct <= paper_distinct * 1.05
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["housing", "white", "hawaiian", "taxi"])
 def test_paper_figures_at_scale_one(name):
     """The three figures of the paper's Table 2 within 5% (a few seconds: counts form, not groups)."""
@@ -287,6 +289,7 @@ def test_load_is_cached_and_seed_regenerates():
     assert not same_runs(other, load_dataset("housing-west"))
 
 
+@pytest.mark.slow
 def test_write_bundle_round_trip(tmp_path):
     written = datasets.write_bundle(tmp_path, full_scale=False)
     names = {p.name for p, _ in written}

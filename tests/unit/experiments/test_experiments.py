@@ -99,6 +99,7 @@ def test_trials_do_not_depend_on_the_rest_of_the_sweep():
     pd.testing.assert_frame_equal(small.reset_index(drop=True), part.reset_index(drop=True))
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_same_frame_and_report_progress():
     sweep = tiny_sweep(mixes=["Hc"], epsilons=[1.0], merges=["weighted"], trials=4)
     calls = []
@@ -208,6 +209,7 @@ def test_error_by_size_sums_to_the_emd():
     assert (trials["error_p25_size"] <= trials["error_p75_size"]).all()
 
 
+@pytest.mark.slow
 def test_png_export_writes_real_images(tmp_path):
     # kaleido drives the system Chromium (the test command installs both): the CLI's PNGs are real images.
     result = run_experiment(
@@ -229,6 +231,7 @@ def test_markdown_table():
 SWEEP_EXPERIMENTS = ("table3", "figure4", "figure5", "figure6", "table4")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_each_experiment_runs_end_to_end(name, tmp_path):
     eps = [1.0] if name in ("table3", "table4", "figure1") else [0.5, 1.0]
@@ -376,6 +379,7 @@ def test_cli_lists_and_runs_an_experiment(tmp_path, capsys):
     assert "unknown experiment" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
     result = run_experiment(
         "wu-e1", out=tmp_path, trials=3, epsilons=[0.5, 2.0], max_size=200, loader=stub_loader, datasets=["housing"]

@@ -80,6 +80,7 @@ def test_shipped_findings_match_their_comparison(name):
     assert (found.summary["trials"] == meta["trials"]).all()
 
 
+@pytest.mark.slow
 def test_findings_command(tmp_path):
     def run(*args):
         return subprocess.run(

@@ -19,6 +19,7 @@ def small_tree() -> Hierarchy:
     return Hierarchy.from_groups(frame, size="size", levels=["state", "county"])
 
 
+@pytest.mark.slow
 def test_budgets_are_equal_where_they_say():
     tree = small_tree()
     for eps in (0.1, 1.0):
@@ -31,6 +32,7 @@ def test_budgets_are_equal_where_they_say():
         assert same_eps.epsilon_delta(GAUSS_DELTA) <= laplace.total * (1 + 1e-12)  # up to the sum of floats
 
 
+@pytest.mark.slow
 def test_run_and_summary():
     frame = run_gauss(small_tree(), epsilons=[0.5, 4.0], trials=2, seed=0, max_size=30, dataset="toy")
     assert set(frame["noise"]) == set(NOISES) and set(frame["level"]) == {0, 1, 2}

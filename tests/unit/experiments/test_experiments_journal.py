@@ -140,6 +140,7 @@ def test_error_by_size_resumes_to_the_same_curves(tmp_path):
         pd.testing.assert_frame_equal(resumed.frames[key], frame)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, module, step",
     [

@@ -30,7 +30,8 @@ def test_synthetic_joint_is_deterministic_and_positive():
 
 def test_tiny_run_converges_on_exact_targets_and_is_seeded():
     trials, runs = run_e6(epsilons=[1.0], trials=2, households=800, sweeps=10)
-    assert len(runs) == 5 * (1 + 2) and len(trials) == len(runs) * 31
+    assert len(runs) == 2 * 5 * (1 + 2) and len(trials) == len(runs) * 31
+    assert set(runs["stage1"]) == {"partition", "lp"}
     assert trials["partition"].iloc[:4].tolist() == ["prior", "size×tenure", "size×age", "tenure×age"]
     exact = runs[(runs["targets"] == "exact") & (runs["prior"] != "similar, 6+ unseen")]
     assert (exact["l1"] < 1e-6).all() and (exact["stage1_optimum"] < 1e-9).all()
@@ -84,3 +85,11 @@ def test_command_line(tmp_path, capsys):
     )
     assert "tao-e6:" in capsys.readouterr().out
     assert (tmp_path / "tao-e6" / "table.md").exists()
+
+
+def test_the_lp_stage_one_closes_the_gap():
+    runs = run_e6(epsilons=[1.0], trials=2, households=800, sweeps=40)[1]
+    noisy = runs[(runs["targets"] == "noisy") & (runs["prior"] != "similar, 6+ unseen")]
+    lp, part = noisy[noisy["stage1"] == "lp"], noisy[noisy["stage1"] == "partition"]
+    assert (lp["gap"] <= 1e-2 * lp["stage1_optimum"]).all()  # at the paper's optimum, up to IPF's last steps
+    assert part["gap"].mean() > 10 * max(lp["gap"].mean(), 1e-9)  # the per-partition fits stop above it

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cocoviz.experiments import EXPERIMENTS, run_experiment
 from tests.unit.experiments.test_experiments import stub_loader
 
 
+@pytest.mark.slow
 def test_e4_compares_methods_and_priors_per_county(tmp_path):
     result = run_experiment("tao-e4", out=tmp_path, trials=2, epsilons=[1.0], max_size=200, loader=stub_loader)
     summary = result.frames["summary"]
@@ -21,6 +23,7 @@ def test_e4_compares_methods_and_priors_per_county(tmp_path):
     assert "tao-e4" in EXPERIMENTS and (tmp_path / "tao-e4" / "table.md").exists()
 
 
+@pytest.mark.slow
 def test_e5_reports_coverage_with_and_without_the_parent_rule(tmp_path):
     result = run_experiment("tao-e5", out=tmp_path, trials=2, epsilons=[1.0], max_size=200, loader=stub_loader)
     cov = result.frames["coverage"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy.special import logit
 
 from cocoviz.experiments import EXPERIMENTS, experiment_names, run_experiment
@@ -11,6 +12,7 @@ from cocoviz.experiments.tao_joint import E7_CONFIGS, E7_PERTURB_SDS, E7_PERTURB
 from tests.unit.experiments.test_experiments import stub_loader
 
 
+@pytest.mark.slow
 def test_e7_compares_priors_with_independent_margins_per_county(tmp_path):
     result = run_experiment("tao-e7", out=tmp_path, trials=2, epsilons=[1.0], max_size=200, loader=stub_loader)
     summary = result.frames["summary"]

@@ -35,7 +35,8 @@ def test_wu_experiment_runs_end_to_end(name, tmp_path):
     releases = {"Hc release", "Hg release"} & set(summary["method"])
     assert releases == ({"Hc release", "Hg release"} if name == "wu-e2" else set())
     if name == "wu-e3":
-        assert {"2", "4", "8", "16", "32", "none"} <= set(summary["tau"])
+        assert {"2", "4", "8", "16", "32", "none", "svt"} <= set(summary["tau"])
+        assert json.loads((tmp_path / name / "config.json").read_text())["svt"]["share"] == 0.2
     folder = tmp_path / name
     written = {p.name for p in folder.iterdir()}
     assert {"trials.csv", "summary.csv", "table.md", "figures.html", "config.json"} <= written
@@ -88,3 +89,13 @@ def test_cli_runs_wu_e3(tmp_path, monkeypatch, capsys):
         == 0
     )
     assert "wu-e3" in capsys.readouterr().out and (tmp_path / "wu-e3" / "table.md").exists()
+
+
+def test_svt_rows_spend_the_same_epsilon_and_find_a_tau():
+    """TruncSVT's share counts: at ε = 1e6 its τ is the 95 % point, so only truncation bias is left."""
+    result = run_experiment("wu-e3", trials=1, epsilons=[1e6], max_size=300, loader=tiny_tree)
+    s = result.frames["summary"]
+    svt = s[(s["tau"] == "svt") & (s["J"] == 10) & (s["method"] == "identity") & ~s["isotonic"]]
+    untruncated = s[(s["tau"] == "none") & (s["J"] == 10) & (s["method"] == "identity") & ~s["isotonic"]]
+    assert len(svt) == 2 and (untruncated["mean"] < 1e-3).all()
+    assert (svt["mean"] > 0).any()  # a τ below the largest sizes truncates P(10): bias, not noise

@@ -16,6 +16,8 @@ from cocoviz.experiments.merge_calibration import calibration
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import Plan
 
+pytestmark = pytest.mark.statistical
+
 TRIALS = 200
 
 
@@ -141,6 +143,7 @@ def _mostly_empty() -> Hierarchy:
     return Hierarchy.from_counts(frame, size="size", count="count", levels=["r"])
 
 
+@pytest.mark.slow
 def test_a_run_of_a_million_groups_states_its_own_rate():
     """Hc at ε = 1 on a mostly empty tree: the root's run of 10⁶ zeros misplaces about one group in 10⁶, so its rate
     is about 10⁻⁶, which the old floor (cocoviz.accuracy.stated.variances.VARIANCE_FLOOR = 10⁻⁶, for positivity)
@@ -155,6 +158,7 @@ def test_a_run_of_a_million_groups_states_its_own_rate():
     assert _in_band(scores["z2"][:1]), scores.to_dict("list")
 
 
+@pytest.mark.slow
 def test_small_hg_children_under_a_parent_state_what_the_parents_sizes_leave():
     """The toy's two regions (2 groups each, sizes 1–4), Hg under an Hc root at ε = 0.1, 1,000 trials: σ² = 200 per
     rank, so a region's fit is noise (block variance 100–200) and its own statement is twice its realised error (own

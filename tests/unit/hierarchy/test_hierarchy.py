@@ -541,6 +541,7 @@ def _leaves(draw):
     return depth, paths, sizes
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_leaves(), st.randoms(use_true_random=False))
 def test_integer_codes_match_the_tuple_reference(leaves, rnd):

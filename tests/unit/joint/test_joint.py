@@ -85,6 +85,7 @@ def test_tenure_margin_has_sensitivity_zero_under_person_neighbours_by_brute_for
     assert max(deltas) == 0 == PERSON_SENSITIVITY  # O per node never moves: the margin is as public as G
 
 
+@pytest.mark.slow
 def test_tenure_margin_has_sensitivity_one_per_node_when_a_tenure_may_flip():
     shape = _shape(GROUPS)
     base = owner_counts(_tenure(GROUPS), shape)

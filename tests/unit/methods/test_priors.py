@@ -115,6 +115,7 @@ def test_simplex_projection_is_an_l1_optimum(raw, total, at_most):
     assert np.abs(x - y).sum() == pytest.approx(l1_optimum(y, total, at_most), abs=1e-7)
 
 
+@pytest.mark.slow
 def test_simplex_l1_fit_seeded_batch():
     rng = np.random.default_rng(20210601)
     for _ in range(200):
@@ -190,6 +191,7 @@ def joint_margins(x: np.ndarray, shape, pairs):
     return parts, [block_sums(x, b) for b in parts]
 
 
+@pytest.mark.slow
 @given(st.integers(0, 2**32 - 1))
 def test_ide_converges_on_consistent_targets(seed):
     rng = np.random.default_rng(seed)

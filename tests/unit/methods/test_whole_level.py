@@ -101,6 +101,7 @@ def test_hg_fit_matches_exact_pava(y, epsilon):
     assert got == [[s, n, pytest.approx(v)] for s, n, v in _reference_hg(y, epsilon)]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(-20, 40), min_size=1, max_size=30), st.integers(0, 25), st.sampled_from([1, 2]))
 def test_level_fits_agree_with_the_node_fits(y, groups, p):

@@ -13,6 +13,8 @@ from cocoviz.measure.measurements import open_measurement
 from cocoviz.pipeline.distributed import check_client, estimate_subtrees, subtree_ranges
 from cocoviz.plan import Plan
 
+pytestmark = pytest.mark.dask
+
 distributed = pytest.importorskip("dask.distributed")
 
 
@@ -64,6 +66,7 @@ def test_subtree_ranges_are_each_states_descendants(four_levels):
             assert [p for p in paths if p[:1] == state] == list(paths[lo:hi])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "methods, k_select", [(["Hg", "Hc", "Hg", "Hc"], "public"), (["Hc", "Hc", "Hc", "Hg"], "noisy-max-per-node")]
 )

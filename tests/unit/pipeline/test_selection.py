@@ -88,6 +88,7 @@ def test_a_selection_under_zcdp_counts_every_candidates_rho_and_its_own_eps_squa
     assert load_release(tmp_path / "r.parquet").budget == chosen.budget
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     st.floats(0.05, 20),

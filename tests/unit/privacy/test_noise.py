@@ -77,6 +77,7 @@ def test_pmf_sums_to_one_and_variance_formula(scale):
 
 
 # ------------------------------------------------------------------ the fast sampler
+@pytest.mark.statistical
 @pytest.mark.parametrize("scale, seed", [(1.0, 1), (5.0, 2)])
 def test_fast_sampler_follows_the_law(scale, seed):
     noise = fast_noise(200_000, scale, seed)
@@ -84,6 +85,7 @@ def test_fast_sampler_follows_the_law(scale, seed):
     assert chi_square_pvalue(noise, scale) > 1e-3
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("scale, seed", [(1.0, 3), (5.0, 4)])
 @pytest.mark.parametrize("wrong", [0.7, 1.3])
 def test_chi_square_rejects_a_wrong_scale(scale, seed, wrong):
@@ -91,6 +93,7 @@ def test_chi_square_rejects_a_wrong_scale(scale, seed, wrong):
     assert chi_square_pvalue(noise, scale) < 1e-6
 
 
+@pytest.mark.statistical
 def test_chi_square_rejects_rounded_continuous_laplace():
     # The classic mistake (rounding floating-point Laplace) has a different law on the integers.
     rounded = np.rint(np.random.default_rng(6).laplace(0, 1.0, 200_000)).astype(np.int64)
@@ -139,6 +142,7 @@ def test_noise_at_the_smallest_epsilon_is_exact_and_larger_is_refused():
 
 
 # ------------------------------------------------------------------ the OpenDP sampler
+@pytest.mark.statistical
 def test_opendp_sampler_follows_the_law():
     sampler = OpenDPSampler()
     assert sampler.secure
@@ -239,6 +243,7 @@ SCALES = [0.5, 1.0, 2 / 0.3, 1000.0]  # small, unit, a float with a 2**50 denomi
 
 # Paths of the compiled loop: t = 1 (no U, no D); t <= 4096 (a table of exp); t > 4096 (the series'
 # bounds, then exp), with U of 32 bits, or 64 bits when t >= 2**32; Y by a shift, or a division.
+@pytest.mark.statistical
 @pytest.mark.parametrize("scale", [*SCALES, Fraction(10_007, 3_000)])
 def test_secure_kernel_follows_the_exact_law(scale):
     noise = seeded_noise(1_000_000, scale, seed=11)  # several 1 MiB buffers of random words
@@ -248,6 +253,7 @@ def test_secure_kernel_follows_the_exact_law(scale):
     assert noise.var() == pytest.approx(double_geometric_variance(scale), rel=0.02)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("scale", SCALES)
 def test_secure_sampler_follows_the_exact_law(scale):
     # Keyed from the OS: not reproducible, so only a one-in-a-million false alarm.
@@ -256,6 +262,7 @@ def test_secure_sampler_follows_the_exact_law(scale):
     assert min(tail_pvalues(noise, scale, 1e-4)) > ALPHA
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("scale", [0.5, 1000.0])
 @pytest.mark.parametrize("wrong", [0.9, 1.1])
 def test_the_law_tests_catch_a_scale_off_by_ten_percent(scale, wrong):
@@ -287,6 +294,7 @@ def test_the_exact_path_decides_everything_forced_to_it(scale, monkeypatch):
     assert law_pvalue(noise, scale) > ALPHA
 
 
+@pytest.mark.statistical
 def test_the_exact_path_alone_follows_the_law():
     more = AESCounter(seed=14).random_raw
     t, s = scale_ratio(2 / 0.3)

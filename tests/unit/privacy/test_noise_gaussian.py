@@ -97,6 +97,7 @@ def test_sigma2_is_taken_exactly_and_t_is_floor_sigma_plus_one():
             dg.sigma2_ratio(bad)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sigma2", SIGMA2)
 def test_secure_kernel_follows_the_exact_law(sigma2):
     noise = seeded(600_000, sigma2, seed=21)
@@ -106,6 +107,7 @@ def test_secure_kernel_follows_the_exact_law(sigma2):
     assert noise.var() == pytest.approx(discrete_gaussian_variance(float(sigma2)), rel=0.02)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sigma2", [0.25, 50.0])
 @pytest.mark.parametrize("wrong", [0.9, 1.1])
 def test_the_law_tests_catch_sigma_off_by_ten_percent(sigma2, wrong):
@@ -116,6 +118,7 @@ def test_the_law_tests_catch_sigma_off_by_ten_percent(sigma2, wrong):
     assert law_pvalue(fast, sigma2) < ALPHA
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sigma2", [1.0, 50.0])
 def test_secure_sampler_follows_the_law_and_matches_opendp(sigma2):
     # Keyed from the OS: not reproducible, so one-in-a-million false alarms; OpenDP is the reference.
@@ -140,6 +143,7 @@ def test_the_exact_path_decides_everything_forced_to_it(sigma2, monkeypatch):
     assert law_pvalue(noise, sigma2) > ALPHA
 
 
+@pytest.mark.statistical
 def test_the_exact_path_alone_follows_the_law():
     more = AESCounter(seed=24).random_raw
     noise = np.array([dg.exact_sample(2 / 0.3, lambda: int(more())) for _ in range(6_000)])
@@ -162,6 +166,7 @@ def test_secure_noise_is_added_exactly_and_refuses_what_it_cannot():
         FastSampler(seed=0).draw_gaussian(np.zeros(3, np.int64), 2.0**94, (0, 0, 0))
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sigma2", SIGMA2)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_fast_sampler_follows_the_law(sigma2, seed):
@@ -170,6 +175,7 @@ def test_fast_sampler_follows_the_law(sigma2, seed):
     assert min(tail_pvalues(noise, sigma2, 1e-4)) > ALPHA
 
 
+@pytest.mark.slow
 def test_fast_sampler_beyond_the_table_runs_the_rejection_sampler():
     sigma2 = 1e13  # a table of 10σ would hold 3e7 entries
     noise = FastSampler(seed=3).draw_gaussian(np.zeros(300_000, np.int64), sigma2, (1, 2, 0))

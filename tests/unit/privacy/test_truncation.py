@@ -197,6 +197,8 @@ def worst_log_ratio(a: np.ndarray, b: np.ndarray, min_count: int = 400) -> float
     return max(ratios)
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "k_select, eps_k, bound",
     [
@@ -332,6 +334,7 @@ def hg_margin_tail(plan) -> float:
     return math.exp(-((m + 1) ** 2) / (2 * float(plan.level_noise(plan.k_source_level()).sigma2)))
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("budget", [{"epsilons": [0.05, 1.0, 1.0]}, {"rhos": [0.002, 0.5, 0.5]}])
 def test_from_hg_truncates_no_more_than_stated_seeded_simulation(budget):
     """K from the root's noisy Hg with β = 0.3: over 1,000 seeded releases some county truncates in at

@@ -233,6 +233,7 @@ def signed_private_k(tmp_path_factory):
     return measurements, path
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_signed_file_edited_in_any_stored_field_loads_identical_or_is_refused(signed_private_k, tmp_path, data):

@@ -100,6 +100,7 @@ def persons_tables(draw) -> pd.DataFrame:
     return frame.sample(frac=1, random_state=draw(st.integers(0, 9))).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frame=persons_tables())
 def test_every_source_gives_the_frames_hierarchy(frame, tmp_path_factory):
@@ -109,6 +110,7 @@ def test_every_source_gives_the_frames_hierarchy(frame, tmp_path_factory):
         assert_same(got, expected), name
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frame=persons_tables(), extra=st.integers(0, 3))
 def test_public_groups_from_any_source(frame, extra, tmp_path_factory):
@@ -177,10 +179,12 @@ def test_missing_file_and_bad_source():
         sql("mysql://x", "t")
 
 
+@pytest.mark.postgres
 @needs_postgres
 def test_postgres_query_and_error_named():
     name = _to_postgres(GOOD, "persons_query")
-    tree = Hierarchy.from_persons(sql(POSTGRES, f"SELECT * FROM {name} WHERE state = 'a'"), group="hh", levels=LEVELS)
+    persons = sql(POSTGRES, query=f"SELECT * FROM {name} WHERE state = 'a'")
+    tree = Hierarchy.from_persons(persons, group="hh", levels=LEVELS)
     assert tree.groups(()) == 2
     with pytest.raises(ValueError, match="nosuchtable"):
         Hierarchy.from_persons(sql(POSTGRES, "nosuchtable"), group="hh", levels=LEVELS)
@@ -198,7 +202,7 @@ def test_a_label_of_two_types_is_refused(tmp_path):
 
 
 def test_a_database_url_alone_says_how_to_name_its_table():
-    with pytest.raises(ValueError, match=r"cocoviz.sql\(url, table_or_query\)"):
+    with pytest.raises(ValueError, match=r"cocoviz.sql\(url, table\) or give cocoviz.sql\(url, query=...\)"):
         Hierarchy.from_persons("postgresql://me@/census", group="hh", levels=[])
 
 
@@ -329,6 +333,7 @@ def _messages(source, listed) -> str:
     return str(caught.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD_CODES))
 def test_passes_refuse_as_one_pass_does(case, tmp_path, monkeypatch):
     """Every check counted in passes gives the same message, counts and example rows as in one pass."""
@@ -344,6 +349,7 @@ def test_passes_refuse_as_one_pass_does(case, tmp_path, monkeypatch):
         assert _messages(source, public.get(name)) == expected, name
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frame=persons_tables(), listed=st.booleans(), rows=st.integers(1, 7))
 def test_passes_give_the_one_pass_hierarchy(frame, listed, rows, tmp_path_factory, monkeypatch):

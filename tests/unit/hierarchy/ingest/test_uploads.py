@@ -224,6 +224,7 @@ def test_arbitrary_bytes_load_or_are_refused(data):
 _cell = st.one_of(st.integers(-5, 50).map(str), st.sampled_from(["", "x", "1.5", "nan", "inf", "CA", "OR", " "]))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(_cell, _cell, _cell), max_size=12), st.sampled_from(["persons", "groups", "counts"]))
 def test_arbitrary_tables_load_whole_or_are_refused(rows, form):
