@@ -18,6 +18,7 @@ PAGES = [
     st.Page("pages/merging.py", title="Weighted vs. plain averaging", icon=":material/balance:"),
     st.Page("pages/methods.py", title="Method selection", icon=":material/alt_route:"),
     st.Page("pages/compare.py", title="Compare two releases", icon=":material/compare:"),
+    st.Page("pages/viewer.py", title="Release viewer", icon=":material/folder_open:", url_path="viewer"),
     st.Page("pages/joint.py", title="Size × tenure", icon=":material/table_chart:"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ]

@@ -41,18 +41,26 @@ source = (
 def settings_release(side: str, column, default: str) -> cocoviz.Release | None:
     """One side's settings (ε per level, candidate) and its release, or None when a number is refused."""
     column.markdown(f"**Release {side}**")
-    eps = controls.epsilon_box(column, "ε per level", f"compare.eps.{side}", 1.0, help=HELP["epsilon"])
+    split = column.toggle("A different ε at each level", **state.bind(f"compare.split.{side}", False))
+    if split:
+        boxes = [
+            controls.epsilon_box(column, f"ε at {names[k]}", f"compare.eps.{side}.{k}", 1.0, help=HELP["epsilon"])
+            for k in range(n_levels)
+        ]
+    else:
+        boxes = [controls.epsilon_box(column, "ε per level", f"compare.eps.{side}", 1.0, help=HELP["epsilon"])]
     pick = column.selectbox(
         "Methods",
         list(candidates),
         help=HELP["method"],
         **state.bind(f"compare.series.{side}.{n_levels}", default, valid=candidates.__contains__),
     )
-    if any_refused(eps):
+    if any_refused(*boxes):
         return None
     series = candidates[pick]
+    epsilons = tuple(float(e) for e in boxes) if split else (float(boxes[0]),) * n_levels
     params = engine.Params(
-        (float(eps),) * n_levels,
+        epsilons,
         tuple(series.methods),
         (None,) * n_levels,
         int(max_size),
@@ -136,9 +144,14 @@ with st.expander("Every node (largest difference between A and B first)"):
 
 st.subheader("One node, histograms side by side")
 node = picker.node_picker(tree, info.label)
+h_a, h_b = a.histogram(node), b.histogram(node)
+long_tail = max(len(h_a), len(h_b)) > plots.BAR_LIMIT  # sizes into the thousands read best on log axes
+lx, ly = st.columns(2)
+log_x = lx.toggle("log x", **state.bind(f"compare.logx.{info.label}", long_tail))
+log_y = ly.toggle("log y", **state.bind(f"compare.logy.{info.label}", long_tail))
 st.plotly_chart(
     plots.histogram_figure(
-        a.histogram(node), b.histogram(node), layout="side", names=("A", "B"), title=f"{node_label(node)}: A and B"
+        h_a, h_b, layout="side", names=("A", "B"), title=f"{node_label(node)}: A and B", log_x=log_x, log_y=log_y
     ),
     theme="streamlit",
     key="cmp_hist",

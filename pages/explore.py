@@ -18,7 +18,20 @@ from cocoviz.evaluate.against_truth import (
 )
 from cocoviz.hierarchy import node_label
 from cocoviz.privacy.truncation import bound_from_release
-from pages.common import calibration, controls, data, downloads, engine, leads, ledger, links, picker, state, summaries
+from pages.common import (
+    calibration,
+    controls,
+    data,
+    downloads,
+    engine,
+    leads,
+    ledger,
+    links,
+    picker,
+    planner,
+    state,
+    summaries,
+)
 from pages.common.controls import fmt
 from pages.common.help import HELP
 from pages.common.intervals import intervals_tab
@@ -41,7 +54,8 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         if k_from_data and any(cocoviz.METHODS[m].needs_k for m in params.methods):
             st.error(
                 "A secure release needs a K from public knowledge: the K in the sidebar is the suggestion read "
-                "from the private data. Type the public bound you know (or use Hg, which needs no K).",
+                'from the private data. Type the public bound you know, or tick "is a bound I know from public '
+                'facts" under it when it is the same number (or use Hg, which needs no K).',
                 icon=":material/lock:",
             )
             st.stop()
@@ -75,7 +89,8 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 st.stop()
             slot.empty()
         return engine.estimate(data_key, tree, params, label=info.label)
-    guess = engine.estimated_seconds(plan) * calibration.factor("release")
+    model = engine.estimated_seconds(plan)  # the plan's cells at this machine's rate
+    guess = calibration.gate_seconds(model, "release")  # bounded: a slow past run never locks the page
     cached = engine.is_cached(data_key, params)
     if guess > engine.CONFIRM_SECONDS and not cached:
         st.warning(
@@ -85,11 +100,15 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
-    with st.spinner(f"Computing the release (≈{guess:,.1f} s, {calibration.describe('release')})…"):
+    with st.spinner(f"Computing the release (about {guess:,.1f} s)…"):
         timed = engine.estimate(data_key, tree, params)
     if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
-        calibration.observe("release", guess / calibration.factor("release"), timed.seconds)
+        calibration.observe("release", model, timed.seconds)
     return timed
+
+
+#: The budget table's noise column in words: Laplace on integers is the double-geometric law.
+NOISE_NAMES = {"laplace": "double-geometric (discrete Laplace)", "gaussian": "discrete Gaussian"}
 
 
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
@@ -135,6 +154,7 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
     else:
         per_level = " · ".join(f"{names[k]} {eps:g}" for k, eps in budget.per_level().items())
         st.markdown(f"ε per level: {per_level} — total **{budget.total:g}** · {note}")
+    st.markdown("Method per level: " + " · ".join(f"{names[k]} **{m}**" for k, m in enumerate(release.plan.methods)))
     for text in budget.notes:
         if "not private" in text:
             st.warning(text, icon=":material/visibility:")
@@ -164,7 +184,8 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
     with panel:
         if release.sampler.startswith("fast"):
             st.warning(
-                "Noise from the **fast sampler** — seeded numpy: **exploration only, not for release**.",
+                "Noise from the **fast sampler** — seeded Philox counter streams: "
+                "**exploration only, not for release**.",
                 icon=":material/science:",
             )
         else:
@@ -175,6 +196,8 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             key="budget_fig",
         )
         summary = budget.summary().copy()
+        if "noise" in summary:  # the law's name as the rest of the page says it (integers: double-geometric)
+            summary["noise"] = summary["noise"].map(NOISE_NAMES).fillna(summary["noise"])
         if not summary.empty:
             summary.insert(1, "level name", [names[int(k)] if pd.notna(k) else "whole data" for k in summary["level"]])
         st.dataframe(
@@ -202,6 +225,8 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c2.metric("emd of this node", f"{int(row['emd']):,}", help=HELP["emd"])
     c3.metric("Omniscient yardstick D/ε", fmt(float(row["omniscient"])), help=HELP["omniscient"])
     c4.metric("emd / yardstick", plain_number(row["ratio"]), help=HELP["omniscient"])
+    if np.isfinite(row["ratio"]) and row["ratio"] < 1:
+        st.caption(HELP["below_yardstick"])
     c1, c2, _, _ = st.columns(4)
     c1.metric("Persons misplaced per group", plain_number(row["emd_per_group"]), help=HELP["per_group"])
     c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
@@ -381,6 +406,7 @@ def main() -> None:
         if about.open:
             about.markdown(card)
 
+    planner.planner(tree, params, names)
     timed = release_section(tree, info, params, k_from_data)
     release = timed.release
     errors = engine.evaluate((*info.key, tuple(tree.levels)), tree, params, release)

@@ -20,5 +20,6 @@ server=$!
 trap 'kill "$server" 2>/dev/null' INT TERM
 # One run of app.py before the first visitor (imports, numba's compiled kernels, the default data and
 # its release, all cached for every session), so a first visit costs what a later one does.
-.venv/bin/python scripts/warm_up.py "$port" || echo "warm-up skipped: the server did not answer" >&2
+# It waits for the server's health, however long a busy machine takes, and prints "cocoviz is ready".
+.venv/bin/python scripts/warm_up.py "$port" || true
 wait "$server"

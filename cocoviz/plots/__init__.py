@@ -26,11 +26,13 @@ from cocoviz.plots.histograms import (
 from cocoviz.plots.intervals import (
     STATED_ERROR_CAPTION,
     STATED_ERROR_COLUMN,
+    interval_files,
     interval_table,
     intervals_figure,
     largest_released_size,
     stated_error_caption,
     stated_error_table,
+    uninformative_reason,
 )
 from cocoviz.plots.levels import budget_figure, level_error_figure, sweep_figure
 from cocoviz.plots.style import BAR_LIMIT, PRIVATE_COLOR, REFERENCE_COLOR, SERIES_COLORS, TRUE_COLOR, step_points
@@ -45,6 +47,8 @@ __all__ = [
     "BAR_LIMIT",
     "histogram_figure",
     "intervals_figure",
+    "interval_files",
+    "uninformative_reason",
     "stated_error_table",
     "interval_table",
     "STATED_ERROR_CAPTION",

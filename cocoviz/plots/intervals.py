@@ -35,10 +35,13 @@ __all__ = [
     "STATED_ERROR_CAPTION",
     "stated_error_caption",
     "largest_released_size",
+    "uninformative_reason",
+    "interval_files",
 ]
 
-#: The column of :func:`stated_error_table` that holds the standard errors.
-STATED_ERROR_COLUMN = "Stated standard error of a group's size (members)"
+#: The column of :func:`stated_error_table` that holds the standard errors: an error on one group's size
+#: (members), not on a count of groups.
+STATED_ERROR_COLUMN = "± members on one group's size (stated standard error; not a count of groups)"
 #: Why the table is there and why it may be published (shown under it).
 STATED_ERROR_CAPTION = (
     "**Publishable** — computed from the release alone: each released group's size carries a stated variance, "
@@ -181,3 +184,70 @@ def interval_table(frame: pd.DataFrame) -> pd.DataFrame:
     ['1', '8,953,462', '8,953,475', '8,953,489']
     """
     return pd.DataFrame({header: [f"{int(v):,}" for v in frame[column]] for column, header in INTERVAL_HEADERS.items()})
+
+
+#: Bounds on a size's count wider than this share of the node's groups say next to nothing about it.
+WIDE_SHARE = 0.5
+
+
+def uninformative_reason(frame: pd.DataFrame) -> str | None:
+    """Why a node's bounds (:meth:`cocoviz.Release.intervals`) say next to nothing, or None when they inform.
+
+    They are still publishable (post-processing), but they do not inform when the node's error bound
+    (``emd_bound``) is at least the persons the node releases, or when the bounds on the count of the most
+    common released size span more than :data:`WIDE_SHARE` of the node's groups ``G`` (the released counts
+    sum to ``G``, a public fact). Both are read from the frame alone.
+
+    >>> frame = pd.DataFrame({"size": [0, 1, 2], "count": [0, 90, 10], "count_low": [0, 0, 0],
+    ...                       "count_high": [0, 95, 60]})
+    >>> frame.attrs.update(emd_bound=500)
+    >>> for reason in uninformative_reason(frame).split("; "):
+    ...     print(reason)
+    between 0 and 95 groups have size 1, of 100 groups in all
+    the error bound (500 members) is above the 110 members released
+    >>> frame.attrs.update(emd_bound=5)
+    >>> frame["count_low"] = [0, 88, 8]; frame["count_high"] = [0, 92, 12]
+    >>> uninformative_reason(frame) is None
+    True
+    """
+    if not len(frame):
+        return None
+    groups = int(frame["count"].sum())
+    persons = int((frame["size"] * frame["count"]).sum())
+    row = frame.iloc[int(np.argmax(frame["count"].to_numpy()))]
+    low, high = int(row["count_low"]), int(row["count_high"])
+    reasons = []
+    if groups and high - low > WIDE_SHARE * groups:
+        size = int(row["size"])
+        reasons.append(f"between {low:,} and {high:,} groups have size {size:,}, of {groups:,} groups in all")
+    bound = frame.attrs.get("emd_bound")
+    if bound is not None and persons and bound >= persons:
+        reasons.append(f"the error bound ({int(bound):,} members) is above the {persons:,} members released")
+    return "; ".join(reasons) or None
+
+
+def interval_files(frame: pd.DataFrame, node_path: dict[str, str] | None = None) -> tuple[bytes, bytes]:
+    """The bounds frame as CSV and Parquet bytes, with its confidence, method and level as columns (and the
+    node's path, one ``path: <level>`` column per level, when given) so that a file read alone says what it is.
+
+    >>> frame = pd.DataFrame({"size": [1], "count": [3], "count_low": [2], "count_high": [4]})
+    >>> frame.attrs.update(confidence=0.9, method="Hc", level=1)
+    >>> csv, parquet = interval_files(frame, {"path: state": "CA"})
+    >>> csv.decode().splitlines()[0]
+    'path: state,confidence,method,level,size,count,count_low,count_high'
+    >>> parquet[:4]
+    b'PAR1'
+    """
+    import io
+
+    out = frame.copy()
+    out.attrs = {}
+    meta = {**(node_path or {})}
+    for key in ("confidence", "method", "level"):
+        if key in frame.attrs:
+            meta[key] = frame.attrs[key]
+    for position, (key, value) in enumerate(meta.items()):
+        out.insert(position, key, value)
+    buffer = io.BytesIO()
+    out.to_parquet(buffer, index=False)
+    return out.to_csv(index=False).encode(), buffer.getvalue()

@@ -8,8 +8,17 @@ when the server first needs an estimate, and again once it is older than
 :data:`REFRESH_SECONDS`; until the first probe ends the fixed rate is used
 and said so.  Every timed sweep then tells :func:`observe` how long it took
 against its estimate, and later estimates of that kind are scaled by the
-ratio (a moving average): what the model misses (per-node work, load) is
-learnt from this machine's own runs.
+median of the last :data:`WINDOW` ratios: what the model misses (per-node
+work, load) is learnt from this machine's own runs.
+
+Robustness: a ratio is clipped to ``[1/MAX_FACTOR, MAX_FACTOR]`` before it
+is kept, and the factor is a median, so one run slowed by a cold start or by
+other sessions' load moves no estimate by more than ``MAX_FACTOR``, and a
+run of typical ones outvotes it at once.  The probed rate is kept within
+``MAX_FACTOR`` of the fixed one for the same reason.  A page that gates a
+run on its estimate must let the gated run teach too (see
+:func:`gate_seconds`), so a gate never keeps the calibration from learning
+back.
 
 With the environment variable ``COCOVIZ_TIMING=fixed`` (set by the tests) the fixed rate is used
 and runs teach nothing: a page's decisions that hang on an estimate (the "compute it anyway" gate)
@@ -30,8 +39,14 @@ import streamlit as st
 REFRESH_SECONDS = 600.0
 #: The probe: a root and this many leaves, each with groups of every size up to PROBE_K (Hc, ε = 1 per level).
 PROBE_LEAVES, PROBE_K = 60, 20_000
-#: Weight of the newest run in the moving average of actual / estimated seconds.
-NEWEST_WEIGHT = 0.5
+#: Runs of a kind whose actual / estimated ratios are kept; the factor is their median.
+WINDOW = 7
+#: A ratio (and the probed rate against the fixed one) is clipped to [1/MAX_FACTOR, MAX_FACTOR].
+MAX_FACTOR = 4.0
+
+
+def _clip(ratio: float) -> float:
+    return float(min(max(ratio, 1.0 / MAX_FACTOR), MAX_FACTOR))
 
 
 @st.cache_resource(show_spinner=False)
@@ -71,10 +86,12 @@ def _run_probe(state: dict) -> None:
             # The ratios were learnt against the rate in use before (the fixed one, or an older probe's), which
             # this rate replaces: rescaled, an estimate counts the machine's load once (a first release timed
             # beside the probe, under load, taught ×7, and the probed rate then slowed every estimate 7× again).
+            if state["default"]:
+                rate = state["default"] * _clip(rate / state["default"])
             old = state["rate"] or state["default"]
             if old:
-                for kind in state["ratio"]:
-                    state["ratio"][kind] *= rate / old
+                for kind, ratios in state["ratio"].items():
+                    state["ratio"][kind] = [_clip(r * rate / old) for r in ratios]
             state["rate"], state["at"] = rate, time.time()
     finally:
         state["running"] = False
@@ -105,16 +122,33 @@ def observe(kind: str, estimated: float, actual: float) -> None:
         return
     state = _state()
     with state["lock"]:
-        old = state["ratio"].get(kind)
-        new = actual / estimated
-        state["ratio"][kind] = new if old is None else NEWEST_WEIGHT * new + (1 - NEWEST_WEIGHT) * old
+        ratios = state["ratio"].setdefault(kind, [])
+        ratios.append(_clip(actual / estimated))
+        del ratios[:-WINDOW]
 
 
 def factor(kind: str) -> float:
-    """How much longer than the model runs of ``kind`` took here (1 before any run)."""
+    """How much longer than the model runs of ``kind`` took here: the median of the last :data:`WINDOW`
+    clipped ratios, so within ``[1/MAX_FACTOR, MAX_FACTOR]`` (1 before any run).
+
+    Examples
+    --------
+    >>> factor("a kind never run")
+    1.0
+    """
     if _fixed():
         return 1.0
-    return _state()["ratio"].get(kind, 1.0)
+    ratios = _state()["ratio"].get(kind)
+    return float(np.median(ratios)) if ratios else 1.0
+
+
+def gate_seconds(model_seconds: float, kind: str) -> float:
+    """The estimate a page compares with its gate: the model's seconds times the learnt factor.
+
+    The factor is bounded (:data:`MAX_FACTOR`), so a release the model puts under ``gate / MAX_FACTOR``
+    is never gated however slow past runs were, and runs it lets through keep teaching the factor.
+    """
+    return model_seconds * factor(kind)
 
 
 def describe(kind: str | None = None) -> str:
@@ -127,7 +161,8 @@ def describe(kind: str | None = None) -> str:
     else:
         age = time.time() - state["at"]
         text = f"calibrated on this machine {age / 60:.0f} min ago ({state['rate'] / 1e6:,.0f} M cells/s)"
-    ratio = state["ratio"].get(kind) if kind else None
-    if ratio is not None:
-        text += f", and scaled ×{ratio:.2g} by the runs here"
+    ratios = state["ratio"].get(kind) if kind else None
+    if ratios:
+        runs = f"{len(ratios)} run" + ("s" if len(ratios) > 1 else "")
+        text += f"; past runs here took {factor(kind):.2g}× that estimate (median of the last {runs})"
     return text

@@ -104,14 +104,22 @@ def k_control(tree: Hierarchy, info: data.DataInfo, *, container=None) -> tuple[
         hi=MAX_K,
         help=HELP["K"],
     )
+    public = False
     if from_data:
         box.caption(
             f"Suggested K = {suggested:,}: the largest group rounded up — read from the data itself, so "
             "**exploration only**; a secure release needs a K you know from public facts (type it)."
         )
+        if value == suggested:  # typing the same number changes nothing a box can see: say so instead
+            public = box.checkbox(
+                f"K = {suggested:,} is a bound I know from public facts",
+                **state.bind(f"K.public.{info.label}", False),
+                help="Tick it when the K shown is also your public bound (typing the same number changes "
+                "nothing the box can see): a secure release then uses it.",
+            )
     else:
         box.caption(f"Suggested K = {suggested:,}: the public bound from the data card.")
-    return value, from_data and value == suggested
+    return value, from_data and value == suggested and not public
 
 
 K_CHOICES = {
@@ -335,6 +343,13 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
         # settings are kept while hidden, and a refused per-level ε opens them so that its message is seen.
         if any(isinstance(e, Refused) for e in eps):
             state.put("per_level", True)
+        # A custom split, or methods that differ by level (typed, or from a link), are per-level settings:
+        # the panel that shows them opens, instead of leaving them out of sight.
+        # Opened when they first appear (a later close is kept): the last run's view is remembered.
+        shown = (state.get("eps.split") == "custom", tuple(methods) if len(set(methods)) > 1 else None)
+        if shown != state.get("per_level.seen", (False, None)) and (shown[0] or shown[1]):
+            state.put("per_level", True)
+        state.put("per_level.seen", shown)
         if sb.toggle(
             "Per level: ε, method and p of each level", help=budget.PER_LEVEL_HELP, **state.bind("per_level", False)
         ):

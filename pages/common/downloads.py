@@ -159,3 +159,60 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
     )
     if release.sampler.startswith("fast"):
         st.caption(":material/science: This release used the fast sampler: exploration only, not for release.")
+    settings_as_code(tree, info, release, params, stem)
+
+
+def load_lines(tree, info) -> list[str]:
+    """The lines of a script that build the dashboard's hierarchy as ``tree``: a bundled dataset by name (its
+    chosen levels kept), an upload from the user's own file (a placeholder path and column to fill in)."""
+    from pages.common import data
+
+    if info.label in data.dataset_names():
+        lines = ["from cocoviz.datasets import load_dataset", f"tree = load_dataset({info.label!r})"]
+        full = data.load_bundled(info.label).levels
+        if list(full) != list(tree.levels):
+            lines.append(f"tree = tree.keep_levels({list(tree.levels)!r})")
+        return lines
+    return [
+        "import pandas as pd",
+        "from cocoviz.hierarchy import Hierarchy",
+        "# Your persons table, as uploaded: fill in its path and group-id column.",
+        'persons = pd.read_parquet("persons.parquet")',
+        f'tree = Hierarchy.from_persons(persons, group="GROUP", levels={list(tree.levels)!r})',
+    ]
+
+
+def settings_as_code(tree, info, release, params: engine.Params, stem: str) -> None:
+    """The chosen settings as a plan file, a Python script and the release command (public parameters only)."""
+    from cocoviz.plan.export import cli_line, plan_text, python_script
+
+    st.markdown("**These settings as code** — public parameters only, no data")
+    plan = release.plan
+    script = python_script(plan, load_lines(tree, info), seed=None if params.secure else params.seed)
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Plan file (TOML)",
+        plan_text(plan).encode(),
+        file_name=f"{stem}_plan.toml",
+        mime="application/toml",
+        key="dl_plan",
+        on_click="ignore",
+        icon=":material/description:",
+        help="python -m cocoviz release --plan FILE, or cocoviz.Plan.load(FILE, shape), reads it.",
+    )
+    c2.download_button(
+        "Python script",
+        script.encode(),
+        file_name=f"{stem}_reproduce.py",
+        mime="text/x-python",
+        key="dl_script",
+        on_click="ignore",
+        icon=":material/code:",
+        help="Draws this release again on the same data: bit-identical with the fast sampler's seed.",
+    )
+    source = "persons.parquet" if not info.label.startswith("toy") else "toy.csv"
+    st.code(cli_line(plan, source, group="GROUP", levels=list(tree.levels), plan_file=f"{stem}_plan.toml"), "bash")
+    st.caption(
+        "The command draws with the secure sampler (a release to publish) from your persons table: put its path "
+        "and its group-id column in place of persons.parquet and GROUP."
+    )

@@ -53,6 +53,12 @@ HELP = {
         "added Laplace(1/ε) noise only to the count of each would be off by about D/ε. A ratio near 1 is "
         "about as good as knowing which sizes exist."
     ),
+    "below_yardstick": (
+        "emd / yardstick below 1: the yardstick D/ε prices noise on every one of the node's D sizes, but the "
+        "release also uses public facts (G, a parent's groups, consistency with the levels below), which remove "
+        "part of that noise — most at a root with a small ε. It is not better than knowing the truth: the emd is "
+        "the error that counts (the Learn page explains the yardstick)."
+    ),
     "per_group": (
         "The node's emd divided by its number of groups G: on average, how many persons each group has too many "
         "or too few in the release."

@@ -6,6 +6,9 @@ Unlike every other figure of the node view, nothing here reads the true data: th
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import streamlit as st
 
 import cocoviz
@@ -20,6 +23,61 @@ PUBLISHABLE = (
     "**Publishable** — computed from the release alone (its noisy measurements and public facts): "
     "post-processing, no ε. The other tabs compare with the true data: exploration, not private."
 )
+UNINFORMATIVE = (
+    "**Publishable, but too wide to inform** — computed from the release alone (post-processing, no ε), yet at this "
+    "node they say next to nothing: {reason}. {why}"
+)
+WHY_HG = (
+    "Hg measures each group's size with noise, not how many groups have each size, so its bounds on a size's "
+    "count are as wide as the groups that could have moved there; read the stated errors below instead."
+)
+WHY_OTHER = "A larger ε at this level, or a smaller public K, narrows them."
+
+
+def _level_scope(release: cocoviz.Release) -> bool:
+    """Whether this version of the package offers a whole level's bounds (``scope="level"``)."""
+    try:
+        return "scope" in inspect.signature(release.intervals).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a callable without a signature
+        return False
+
+
+def _file_stem(node: tuple, scope: str) -> str:
+    label = re.sub(r"[^A-Za-z0-9]+", "-", node_label(node)).strip("-").lower() or "root"
+    return f"intervals-{label}" if scope == "node" else f"intervals-level-of-{label}"
+
+
+def interval_downloads(release: cocoviz.Release, node: tuple, confidence: float, frame) -> None:
+    """The bounds as CSV and Parquet: this node's, or (when the package offers it) its whole level's."""
+    scopes = ["node", "level"] if _level_scope(release) else ["node"]
+    scope = (
+        st.segmented_control(
+            "Download the bounds of",
+            scopes,
+            **state.bind("intervals.scope", "node", valid=lambda v: v in scopes),
+            format_func=lambda v: "this node" if v == "node" else "every node of its level",
+        )
+        or "node"
+    )
+    if scope == "level":
+        try:
+            frame = release.intervals(node, confidence, scope="level")
+        except cocoviz.CocovizError as exc:
+            st.info(f"No level bounds: {exc}", icon=":material/info:")
+            return
+    path = {} if scope == "level" else {"node": node_label(node)}
+    csv, parquet = plots.interval_files(frame, path)
+    stem = _file_stem(node, scope)
+    a, b = st.columns(2)
+    a.download_button("Bounds (CSV)", csv, f"{stem}.csv", "text/csv", key="intervals.csv", icon=":material/download:")
+    b.download_button(
+        "Bounds (Parquet)",
+        parquet,
+        f"{stem}.parquet",
+        "application/vnd.apache.parquet",
+        key="intervals.parquet",
+        icon=":material/download:",
+    )
 
 
 def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
@@ -50,7 +108,12 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
     # Sizes into the thousands read best on a log axis, as on the histogram tab (read from the bounds' frame).
     long_tail = plots.largest_released_size(frame) > plots.BAR_LIMIT
     log_x = c.toggle("log x", **state.bind(f"intervals.logx.{info.label}", long_tail))
-    st.success(PUBLISHABLE, icon=":material/verified:")
+    reason = plots.uninformative_reason(frame)
+    if reason is None:
+        st.success(PUBLISHABLE, icon=":material/verified:")
+    else:
+        why = WHY_HG if frame.attrs.get("method") == "Hg" else WHY_OTHER
+        st.warning(UNINFORMATIVE.format(reason=reason, why=why), icon=":material/unfold_more:")
     st.plotly_chart(
         plots.intervals_figure(
             frame, view=view, log_x=log_x, title=f"{node_label(node)}: released, with {confidence:.0%} bounds"
@@ -61,6 +124,7 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
     st.markdown("\n".join(f"- {line}" for line in interval_sentences(frame)))
     st.caption(frame.attrs["note"])
     st.dataframe(plots.interval_table(frame.iloc[: shown_sizes(frame)]), hide_index=True, width="stretch")
+    interval_downloads(release, node, confidence, frame)
     stated_errors(release, node)
 
 
@@ -73,6 +137,14 @@ def stated_errors(release: cocoviz.Release, node: tuple) -> None:
         return
     st.markdown(f"**Stated standard error per size**, {node_label(node)}")
     st.dataframe(plots.stated_error_table(errors), hide_index=True, width="stretch")
+    st.download_button(
+        "Stated errors (CSV)",
+        errors.assign(node=node_label(node)).to_csv(index=False).encode(),
+        f"{_file_stem(node, 'node').replace('intervals', 'stated-errors')}.csv",
+        "text/csv",
+        key="intervals.stated_csv",
+        icon=":material/download:",
+    )
     level, _ = release.shape.locate(node)
     upper = release.plan.consistency != "none" and level < release.shape.depth
     st.caption(plots.stated_error_caption(upper))

@@ -99,7 +99,10 @@ def apply_dataset(names: list[str]) -> None:
     elif value in names:
         state.put("dataset", value)
     else:
-        _problem(f"dataset={value!r}: no such dataset (one of {', '.join(names)}, {UPLOAD})")
+        _problem(
+            f"dataset={value!r}: no such dataset (the bundled ones: {', '.join(names)}; an upload's link "
+            f"says dataset={UPLOAD} with its own upload=…)"
+        )
 
 
 #: The address's dataset of an upload (with ``upload=<hash>-<token>``, see :mod:`pages.common.kept_uploads`).

@@ -69,6 +69,13 @@ def search_box(tree: Hierarchy, data_label: str, names: list[str]) -> None:
         c2.info(f"No node matches {query.strip()!r}.", icon=":material/search_off:")
         return
     nodes = tree.node_codes
+    if hits.total == 1:  # one match: chosen at once (once per query, so the drill-down can move on from it)
+        path = nodes.path(int(hits.levels[0]), int(hits.indices[0]))
+        if state.get(f"node.{data_label}.auto") != query:
+            put_node(data_label, tree.depth, tuple(path))
+            state.put(f"node.{data_label}.auto", query)
+        c2.success(f"The one match, **{node_label(path)}**, is chosen.", icon=":material/check:")
+        return
     labels = [node_label(nodes.path(int(lvl), int(k))) for lvl, k in zip(hits.levels, hits.indices)]
     kinds = dict(zip(labels, (KIND_NAMES[int(kind)] for kind in hits.kinds)))
     levels = dict(zip(labels, (names[int(lvl)] for lvl in hits.levels)))

@@ -188,6 +188,7 @@ def gated_run(
     go, clear = run_gate(gate, n_runs, seconds)
     if not go:
         return None
+    model = seconds / calibration.factor("sweep")  # without the learnt factor, read before other runs move it
     bar = st.progress(0.0, text=f"Running {n_runs} releases (≈{seconds:,.0f} s)…")
     start = time.perf_counter()
     raw = engine.guard(
@@ -206,7 +207,7 @@ def gated_run(
     bar.empty()
     clear()
     # What this run took against its estimate (without the learnt factor): later estimates learn from it.
-    calibration.observe("sweep", seconds / calibration.factor("sweep"), time.perf_counter() - start)
+    calibration.observe("sweep", model, time.perf_counter() - start)
     return raw
 
 

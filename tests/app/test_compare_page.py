@@ -50,3 +50,14 @@ def test_two_saved_files_and_a_wrong_one():
     at.file_uploader(key="cmp.B").set_value(("junk.parquet", b"junk", "x")).run()
     assert_clean(at)
     assert any("'junk.parquet' is not a saved cocoviz release" in e.value for e in at.error)
+
+
+def test_each_side_can_split_its_epsilon_per_level_and_the_histograms_take_log_axes():
+    at = new_app(COMPARE, **{"cv.compare.split.A": True, "cv.compare.eps.A.0": 0.4, "cv.compare.eps.A.1": 1.7})
+    assert_clean(at)
+    assert next(m.value for m in at.metric if m.label == "ε spent by A") == "2.1"
+    at.toggle(key="w.compare.logx.toy").set_value(True).run()
+    at.toggle(key="w.compare.logy.toy").set_value(True).run()
+    assert_clean(at)
+    layout = plotly_specs(at)[-1]["layout"]
+    assert layout["xaxis"]["type"] == "log" and layout["yaxis"]["type"] == "log"

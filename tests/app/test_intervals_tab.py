@@ -6,7 +6,8 @@ from tests.support.app import assert_clean, new_app, plotly_specs
 
 
 def test_explore_intervals_tab_shows_publishable_bounds():
-    at = new_app(**{"explore.tab": "Intervals (publishable)"})
+    # ε = 10 per level: the toy root has 4 groups, so smaller budgets' bounds are (rightly) too wide to inform.
+    at = new_app(**{"explore.tab": "Intervals (publishable)", "cv.eps.0": 10.0, "cv.eps.1": 10.0})
     assert_clean(at)
     assert any("**Publishable**" in s.value and "no ε" in s.value for s in at.success)
     specs = plotly_specs(at)
@@ -63,3 +64,23 @@ def test_explore_intervals_tab_puts_long_tailed_sizes_on_a_log_axis():
     at = new_app(dataset="taxi", **{"explore.tab": "Intervals (publishable)", "cv.eps.0": 0.79})
     assert_clean(at)
     assert log_x(at) is True and plotly_specs(at)[-1]["layout"]["xaxis"]["type"] == "log"
+
+
+def test_hg_bounds_that_say_nothing_are_not_called_publishable_alone():
+    """Hg's bounds on a size's count at a small ε span most of G: said plainly, not a green "Publishable"."""
+    at = new_app(
+        **{"explore.tab": "Intervals (publishable)", "cv.method.0": "Hg", "cv.method.1": "Hg", "cv.eps.0": 0.11}
+    )
+    assert_clean(at)
+    assert any("too wide to inform" in w.value and "Hg measures each group's size" in w.value for w in at.warning)
+    assert not any(s.value.startswith("**Publishable** —") for s in at.success)
+    from cocoviz import plots
+
+    assert "not a count of groups" in plots.STATED_ERROR_COLUMN  # a group's size error, not a count's margin
+
+
+def test_the_bounds_and_stated_errors_download_as_csv_and_parquet():
+    at = new_app(**{"explore.tab": "Intervals (publishable)", "cv.eps.0": 0.83})
+    assert_clean(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"Bounds (CSV)", "Bounds (Parquet)", "Stated errors (CSV)"} <= set(labels)

@@ -94,7 +94,8 @@ def test_labels_are_whole_long_node_names_and_download_labels():
     assert not [m for m in at.metric if m.label == "Node"]
     assert any(m.value == "**Node:** a — level 1: region" for m in at.markdown)
     holding = [c for c in at.columns if c.get("download_button")]
-    assert len(holding) == 6 and all(abs(c.proto.weight - 0.5) < 1e-9 for c in holding)  # half a row each
+    # Six release files and the settings as code (plan file, script): half a row each.
+    assert len(holding) == 8 and all(abs(c.proto.weight - 0.5) < 1e-9 for c in holding)
 
 
 def test_explore_downloads_a_release_report_and_names_the_confidential_one():

@@ -31,16 +31,28 @@ def small_cap(monkeypatch):
 
 
 def test_search_finds_a_node_and_picking_it_shows_it_and_puts_it_in_the_address():
+    at = new_app(dataset=TAXI)
+    search(at, "lower")
+    assert_clean(at)
+    assert matches(at).value is None
+    matches(at).set_value("Lower Manhattan").run()
+    assert_clean(at)
+    assert node_shown(at) == "Lower Manhattan"
+    assert matches(at).value is None  # the matches offer again
+    assert at.query_params["node"] in ("Lower Manhattan", ["Lower Manhattan"])
+
+
+def test_a_single_match_is_chosen_without_a_pick():
     at = new_app()
     search(at, "A")
     assert_clean(at)
-    assert matches(at).options == ["a (region, exact)"] and matches(at).value is None
-    matches(at).set_value("a").run()
-    assert_clean(at)
+    assert not [s for s in at.selectbox if s.key == "w.node.toy.hit"]  # nothing left to pick
+    assert any("The one match, **a**, is chosen." in s.value for s in at.success)
     assert node_shown(at) == "a"
     assert at.selectbox(key="w.node.toy.1").value == "a"  # the drill-down follows
-    assert matches(at).value is None  # the matches offer again
-    assert at.query_params["node"] in ("a", ["a"])
+    at.selectbox(key="w.node.toy.1").set_value(at.selectbox(key="w.node.toy.1").options[-1]).run()
+    assert_clean(at)
+    assert node_shown(at) != "a"  # the drill-down moves on: the match is not forced again
 
 
 def test_search_ranks_exact_then_prefix_then_substring_and_says_when_nothing_matches():
@@ -52,7 +64,7 @@ def test_search_ranks_exact_then_prefix_then_substring_and_says_when_nothing_mat
         "Lower Manhattan/Battery Park City-Lower Manhattan (neighbourhood, substring)",
     ]
     search(at, "lower manhattan / wes")
-    assert matches(at).options == [f"Lower Manhattan/{FAR} (neighbourhood, prefix)"]
+    assert node_shown(at) == f"Lower Manhattan/{FAR}"  # the one match, chosen
     search(at, "no such place")
     assert_clean(at)
     assert any("No node matches" in i.value for i in at.info)
@@ -65,8 +77,7 @@ def test_a_capped_list_shows_the_first_children_and_a_searched_node_beyond_them(
     box = at.selectbox(key="w.node.taxi.2")
     assert len(box.options) == 1 + 5 and FAR not in box.options
     assert any(c.value == "5 of 13 listed: search for the others." for c in at.caption)
-    search(at, FAR)
-    matches(at).set_value(f"Lower Manhattan/{FAR}").run()
+    search(at, FAR)  # its one match is chosen at once
     assert_clean(at)
     assert node_shown(at) == f"Lower Manhattan/{FAR}"
     box = at.selectbox(key="w.node.taxi.2")

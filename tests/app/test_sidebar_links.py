@@ -91,6 +91,7 @@ def test_bad_link_values_get_a_message_not_a_traceback():
     text = " ".join(w.value for w in at.warning)
     for part in ("dataset='nope'", "'x' is not a number", "'Hq'", "k", "seed", "node='zz'", "merge='max'", "colour"):
         assert part in text, part
+    assert "the bundled ones:" in text and ", upload)" not in text  # "upload" is not listed as a dataset name
     # The defaults, nothing half-applied.
     assert at.session_state["cv.eps.0"] == 1.0 and at.session_state["cv.method.0"] == "Hc"
     assert at.session_state["cv.seed"] == 0
@@ -173,3 +174,16 @@ def test_a_link_with_k_from_hg_opens_it():
     assert at.segmented_control(key="w.k_select").value == "from-hg"
     assert metric(at, "Total ε spent") == "2.5"  # from-hg spends no ε of its own
     assert at.query_params["k"] == ["from-hg"] or at.query_params["k"] == "from-hg"
+
+
+def test_a_custom_split_and_per_level_methods_are_shown_where_they_are_set():
+    """A link with per-level methods (Hg, Hc, Hc) opens the per-level panel and names them on the page."""
+    at = _linked(methods="Hg,Hc,Hc")
+    assert_clean(at)
+    assert at.session_state["cv.per_level"] is True
+    assert "w.method.0" in keys(at) and "w.method.1" in keys(at)
+    shown = [m.value for m in at.markdown if m.value.startswith("Method per level:")]
+    assert shown and "**Hg**" in shown[0] and "**Hc**" in shown[0]
+    at = new_app(**{"cv.eps.split": "custom"})
+    assert_clean(at)
+    assert "w.eps_n.0" in keys(at)  # the custom split's per-level boxes are drawn at once

@@ -3,6 +3,7 @@ shipped finding says so and offers a new seed."""
 
 from __future__ import annotations
 
+import copy
 import time
 
 from tests.support.app import assert_clean, new_app
@@ -25,8 +26,36 @@ def test_the_probe_measures_this_machine_and_runs_teach_the_estimate(monkeypatch
     calibration.observe("test-kind", estimated=2.0, actual=4.0)
     assert before == 1.0 and calibration.factor("test-kind") == 2.0
     calibration.observe("test-kind", estimated=2.0, actual=2.0)
-    assert calibration.factor("test-kind") == 1.5  # a moving average
-    assert "×1.5" in calibration.describe("test-kind")
+    assert calibration.factor("test-kind") == 1.5  # the median of the runs kept
+    assert "1.5× that estimate" in calibration.describe("test-kind")
+
+
+def test_an_outlier_run_never_teaches_the_calibration_more_than_the_bound(monkeypatch):
+    from pages.common import calibration
+
+    monkeypatch.delenv("COCOVIZ_TIMING")
+    calibration.observe("outlier-kind", estimated=1.0, actual=1e5)  # a run slowed 100,000× by load
+    assert calibration.factor("outlier-kind") == calibration.MAX_FACTOR
+    for _ in range(2):
+        calibration.observe("outlier-kind", estimated=1.0, actual=1.1)
+    assert calibration.factor("outlier-kind") == 1.1  # two typical runs outvote it at once
+
+
+def test_a_slow_past_run_never_gates_a_change_of_epsilon_on_the_default_release(monkeypatch):
+    from pages.common import calibration
+
+    monkeypatch.delenv("COCOVIZ_TIMING")
+    state = calibration._state()
+    saved = {k: copy.deepcopy(v) for k, v in state.items() if k != "lock"}
+    try:
+        for _ in range(calibration.WINDOW):  # every past release here was slowed by contention
+            calibration.observe("release", estimated=0.4, actual=0.4 * 1e5)
+        at = new_app(**{"cv.eps.0": 0.57})
+        assert_clean(at)
+        assert not any("estimated to take" in w.value for w in at.warning)  # no "Compute it anyway" gate
+        assert not any(b.key == "explore.confirm" for b in at.button)
+    finally:
+        state.update(saved)
 
 
 def test_a_rerun_of_the_shipped_finding_says_so_and_offers_a_new_seed():
@@ -59,9 +88,9 @@ def test_a_new_probe_rescales_what_runs_taught_so_that_the_load_counts_once(monk
 
     monkeypatch.delenv("COCOVIZ_TIMING")
     state = calibration._state()
-    saved = {k: (dict(v) if isinstance(v, dict) else v) for k, v in state.items() if k != "lock"}
+    saved = {k: copy.deepcopy(v) for k, v in state.items() if k != "lock"}
     try:
-        state.update(rate=None, default=100.0, ratio={"release": 2.0})  # a run took 2x the fixed rate's estimate
+        state.update(rate=None, default=100.0, ratio={"release": [2.0]})  # a run took 2x the fixed rate's estimate
         monkeypatch.setattr(calibration, "probe_rate", lambda: 50.0)  # the machine runs at half the fixed rate
         state["running"] = True
         calibration._run_probe(state)

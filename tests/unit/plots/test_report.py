@@ -16,8 +16,22 @@ def test_the_publishable_report_holds_plan_budget_and_charts_and_nothing_true():
     page = release_report_html(release, dataset="toy", level_names=["all", "region"])
     assert page.startswith("<!doctype html>") and page.endswith("</html>")
     assert "Total ε = <b>2</b>" in page and "not for release" in page
-    assert page.count("<script") >= 3 and 'src="https://cdn.plot.ly' not in page  # embedded: opens offline
+    assert "<script" not in page and "https://" not in page  # inline SVG: opens offline, no script
+    assert page.count("<svg") == 3 and "group size j (log)" in page  # the root and the two regions, log axes
+    assert "Methods statement" in page and "one person added to or removed from one group" in page
+    assert "Released table — region" in page and "90% ± on each cumulative count" in page
     assert CONFIDENTIAL_HEADING not in page and "mean_emd" not in page
+
+
+def test_the_default_releases_report_is_under_a_megabyte():
+    from cocoviz.datasets import DEFAULT_DATASET
+
+    tree = cocoviz.load_dataset(DEFAULT_DATASET)
+    n = tree.depth + 1
+    release = cocoviz.estimate(tree, epsilons=[1.0] * n, methods=["Hc"] * n, max_size=10_000, seed=0)
+    page = release_report_html(release, dataset=DEFAULT_DATASET)
+    assert len(page.encode()) < 1_000_000
+    assert page.count("<table") >= 2 * n  # a released table and its accuracy per level
 
 
 def test_the_data_holders_part_comes_after_the_publishable_one_under_its_heading():
