@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cocoviz.consistency.level_estimates import LevelEstimates
-from cocoviz.consistency.merge import MERGES, merge_estimates
+from cocoviz.consistency.merge import merge_estimates
 from cocoviz.consistency.orders import _parent_size_order, _run_order
 from cocoviz.core.runs import LevelRuns, sums_up
 from cocoviz.errors import ParameterError
+from cocoviz.methods.level_estimates import LevelEstimates
+from cocoviz.methods.registry import MERGES
 
 __all__ = ["top_down", "merge_children", "MatchedPairs"]
 

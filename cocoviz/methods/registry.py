@@ -29,9 +29,12 @@ from cocoviz.methods.whole_level import fit_hc_nodes, fit_hg_nodes, query_hc_nod
 from cocoviz.privacy.accounting import gaussian_sigma2
 from cocoviz.privacy.noise import discrete_gaussian_variance
 
-__all__ = ["Method", "METHODS", "CONSISTENCY", "DEFAULT_MAX_SIZE", "MAX_K", "gaussian_epsilon"]
+__all__ = ["Method", "METHODS", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K", "gaussian_epsilon"]
 
 CONSISTENCY = ("top-down", "bottom-up", "none")
+#: The ways two estimates of one group's size merge in the top-down step
+#: (:func:`cocoviz.consistency.merge.merge_estimates`): inverse-variance weighted, or the plain average.
+MERGES = ("weighted", "average")
 
 #: The paper's conservative public bound on group size.
 DEFAULT_MAX_SIZE = 100_000

@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cocoviz.consistency import LevelEstimates
 from cocoviz.core.runs import LevelRuns
 from cocoviz.methods.estimators import HC_SENSITIVITY, hg_noise_variance
+from cocoviz.methods.level_estimates import LevelEstimates
 
 __all__ = [
     "node_batches",

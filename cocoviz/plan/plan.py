@@ -27,11 +27,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cocoviz.consistency.merge import MERGES
 from cocoviz.core.shape import Shape
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.methods.hcp_prior import UNIFORM, Prior
-from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, METHODS, Method, gaussian_epsilon
+from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, MERGES, METHODS, Method, gaussian_epsilon
 from cocoviz.plan import split as splits
 from cocoviz.plan.kbound import KBound
 from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2

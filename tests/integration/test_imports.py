@@ -7,6 +7,9 @@ deferred import that would close a cycle at run time is caught here.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,37 @@ def test_no_stage_imports_a_later_one(stage):
 
 def test_the_release_never_imports_post_processing():
     assert "cocoviz.release.post_process" not in reachable(import_graph(), "cocoviz.release.release")
+
+
+ROOT = PACKAGE.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [str(LINT_IMPORTS)] if LINT_IMPORTS.exists() else [sys.executable, "-m", "importlinter.cli"]
+    return subprocess.run(
+        [*command, "--no-cache", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_the_layer_contracts_hold():
+    """``[tool.importlinter]`` in pyproject.toml: every stage imports only the stages below it."""
+    done = lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_lint_imports_counts_a_function_local_import(tmp_path):
+    """A deferred import inside a function breaks a layer contract as a top-level one would."""
+    package = tmp_path / "probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "high.py").write_text("VALUE = 1\n")
+    (package / "low.py").write_text("def late():\n    from probe.high import VALUE\n\n    return VALUE\n")
+    (tmp_path / "setup.cfg").write_text(
+        "[importlinter]\nroot_package = probe\n\n"
+        "[importlinter:contract:layers]\nname = probe layers\ntype = layers\nlayers =\n    probe.high\n    probe.low\n"
+    )
+    done = lint_imports(tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "probe.low -> probe.high" in done.stdout
