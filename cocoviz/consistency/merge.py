@@ -13,7 +13,6 @@ from cocoviz.methods.registry import MERGES
 __all__ = ["merge_estimates"]
 
 
-
 def merge_estimates(
     a: np.ndarray, va: np.ndarray, b: np.ndarray, vb: np.ndarray, how: str = "weighted"
 ) -> tuple[np.ndarray, np.ndarray]:
