@@ -13,7 +13,7 @@ their own — so they may be published with the release, and a release file keep
   for a naive level ``band_values`` (its noisy counts) instead of the steps;
 * stored as int32 where every value fits (as in memory), covered by the file's signature with the rest.
 
-A file written before (format 1, or format 2 without ``bands``) has none of them and still loads; its
+A format-2 file written without ``bands`` has none of them and still loads; its
 release refuses :meth:`~cocoviz.Release.intervals` as before.  Read back, nothing is trusted: the cells
 must be the plan's query's per node (from its K), every node's steps must start at its cell 0, rise
 strictly in cell and value, and stay inside its cells, and every value within ±2**53 — so a band computed
