@@ -23,6 +23,7 @@ from cocoviz.measure.schedule import check_workers
 from cocoviz.methods.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
 from cocoviz.pipeline.level_step import estimate_level
 from cocoviz.plan import METHODS, Plan
+from cocoviz.plan.options import OPTIONS
 from cocoviz.release.post_process import fit_level, post_process, release_levels
 from cocoviz.release.release import Release
 
@@ -54,6 +55,9 @@ def estimate(
     delta: float | None = None,
     k_beta_scope: str = "node",
     stated: bool = False,
+    total_epsilon: float | None = None,
+    total_rho: float | None = None,
+    split: str | Sequence[float] | None = None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -68,6 +72,8 @@ def estimate(
     epsilons : one ε per level, root first; the total spent is their sum
     rhos, delta : instead of ``epsilons``, one ρ per level: the release is ρ-zCDP with discrete Gaussian
         noise (:meth:`~cocoviz.plan.Plan.build`), read as (ε, δ)-DP at ``delta`` (default 1e-10)
+    total_epsilon, total_rho, split : instead, a total ε (or ρ) shared over the levels by ``split``
+        (``"equal"``, the default; ``"leaves"``; or one weight per level), as :meth:`~cocoviz.plan.Plan.build`
     methods : one :data:`~cocoviz.plan.METHODS` name per level (``"Hc"``, ``"Hg"``, ``"naive"``)
     p : isotonic loss (1 or 2), for all levels or per level; None takes the defaults (Hc: 1, Hg: 2)
     max_size : public bound K on group size for Hc and naive (default 100,000)
@@ -108,22 +114,8 @@ def estimate(
     -------
     Release
     """
-    plan = Plan.build(
-        tree,
-        epsilons=epsilons,
-        methods=methods,
-        p=p,
-        max_size=max_size,
-        consistency=consistency,
-        merge=merge,
-        k_select=k_select,
-        k_epsilon=k_epsilon,
-        k_beta=k_beta,
-        prior=prior,
-        rhos=rhos,
-        delta=delta,
-        k_beta_scope=k_beta_scope,
-    )
+    given = locals()
+    plan = Plan.build(tree, **{name: given[name] for name in OPTIONS})
     workers = check_workers(workers)
     source = plan.k_source_level() if plan.k_select == "from-hg" else None
     if source is not None and client is None:
