@@ -19,12 +19,9 @@ from __future__ import annotations
 
 from cocoviz.consistency.matching import match_groups, match_runs
 from cocoviz.consistency.mean import mean_consistency
-
-# Private helpers, re-exported for the engine's other modules and the tests.
-from cocoviz.consistency.orders import _joint_key as _joint_key
-from cocoviz.consistency.orders import _parent_size_order as _parent_size_order
-from cocoviz.consistency.orders import _run_order as _run_order
 from cocoviz.consistency.slices import MatchedPairs, merge_children, top_down
+
+# Private steps of slices, re-exported for the tests that compare them.
 from cocoviz.consistency.slices import _consistent_children as _consistent_children
 from cocoviz.consistency.slices import _consistent_slice as _consistent_slice
 from cocoviz.methods.level_estimates import LevelEstimates

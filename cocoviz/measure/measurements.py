@@ -33,7 +33,6 @@ import numpy as np
 from cocoviz.core.memory import check_plan
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.measure.schedule import (
-    _PARALLEL_NODES,  # noqa: F401 - tests/test_pipeline.py imports it from here
     check_workers,
     has_level_kernels,
     map_level,
@@ -45,25 +44,8 @@ from cocoviz.privacy.budget import Budget
 from cocoviz.privacy.noise import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.privacy.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 
-__all__ = [
-    "LevelMeasurement",
-    "Measurements",
-    "Opened",
-    "measure",
-    "open_measurement",
-    "measure_level",
-    "measure_nodes",
-    "answer_node",
-    "answer_nodes",
-    "draw_nodes",
-    "level_bounds",
-    "choose_bounds",
-    "open_sampler",
-    "check_inputs",
-    "plan_notes",
-    "tree_groups_public",
-    "GROUPS_FROM_DATA",
-]
+#: The public surface; the other functions here are the stage's steps, which pipeline/, release/ and evaluate/ call.
+__all__ = ["Measurements", "LevelMeasurement", "measure", "open_measurement", "open_sampler", "GROUPS_FROM_DATA"]
 
 #: The budget note of a release whose G and regions came from private rows.
 GROUPS_FROM_DATA = (
