@@ -320,6 +320,14 @@ def measure_level(
     return LevelMeasurement(level, plan.level_method(level).name, plan.level_epsilon(level), ptr, values, bounds)
 
 
+def bounds_from_source(plan: Plan, source: LevelMeasurement, bounds: list) -> None:
+    """``k_select="from-hg"``: K per node of every level that needs K, from the noisy answers of the Hg level
+    ``source`` above it (post-processing of that level's answers, no ε), written into ``bounds`` (one entry per
+    level).  :func:`measure` and :func:`cocoviz.estimate` (on a cluster) both take K this way."""
+    for level in plan.k_levels():
+        bounds[level] = plan.bounds_from_hg(level, source.ptr, source.values)
+
+
 class Opened(NamedTuple):
     """What a measurement opens with, before any level is measured (:func:`open_measurement`)."""
 
@@ -389,7 +397,7 @@ def measure(
     source = plan.k_source_level()  # from-hg: its noisy Hg gives K to the levels below (no ε)
     bounds = opened.bounds
     for level in plan.measured_levels():
-        if source is not None and level in plan.k_levels():
-            bounds[level] = plan.bounds_from_hg(level, levels[source].ptr, levels[source].values)
         levels[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
+        if level == source:  # the levels that need K lie below it
+            bounds_from_source(plan, levels[level], bounds)
     return Measurements(plan, tuple(levels), opened.budget)

@@ -18,7 +18,7 @@ import numpy as np
 from cocoviz.accuracy.intervals.bands import LevelBands
 from cocoviz.core.memory import check_plan
 from cocoviz.errors import ParameterError
-from cocoviz.measure.measurements import measure, measure_level, open_measurement
+from cocoviz.measure.measurements import bounds_from_source, measure, measure_level, open_measurement
 from cocoviz.measure.schedule import check_workers
 from cocoviz.methods.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
 from cocoviz.pipeline.level_step import estimate_level
@@ -137,8 +137,7 @@ def estimate(
         # answers' (never a second draw, which would spend its ε twice).
         memo = None
         own_source = measure_level(plan, tree, source, noise, workers, bounds[source])
-        for level in plan.k_levels():
-            bounds[level] = plan.bounds_from_hg(level, own_source.ptr, own_source.values)
+        bounds_from_source(plan, own_source, bounds)
     distributed = {}
     if client is not None:
         from cocoviz.pipeline.distributed import estimate_subtrees
