@@ -20,7 +20,7 @@ publishes its noisy measurement files) and anyone can rerun the post-processing.
 
 Like a release file (:mod:`cocoviz.release.release`), it is Parquet in the columnar layout of
 :mod:`cocoviz.release.files.release_file` (format 2: the shape, K and the cells as columns in chunks, the rest as
-JSON in its metadata; format-1 files, with one row per cell and the shape as JSON, still load), written
+JSON in its metadata; a file of another format is refused), written
 whole or not at all (:mod:`cocoviz.core.atomic`), optionally signed with the data holder's key (HMAC-SHA256,
 :func:`cocoviz.release.verify.signature`), and trusted in nothing when read back: the budget must be the one its plan
 costs, spent by a known sampler, and the answers must be the plan's

@@ -1,10 +1,8 @@
 """The columnar file of a release and of a noisy-measurement file (format 2).
 
-Format 1 (``cocoviz-release/1``, ``cocoviz-measurements/1``) kept the runs (or the noisy cells) as
-Parquet columns but the plan -- the public shape with every node's path, parent and G -- and the K
-per node as JSON in the file's metadata: hundreds of MB of JSON at 8M nodes.  Format 2 keeps every
-per-node and per-run array as a column and only small facts as JSON (the plan without its nodes,
-the budget, the selection, the signature).
+Format 2 keeps every per-node and per-run array as a column and only small facts as JSON (the plan
+without its nodes, the budget, the selection, the signature); a file of another format tag (format 1 kept
+the shape and K as JSON) is refused, naming its format.
 
 **Layout.**  One Parquet file, one row per *chunk of a level*: column ``level`` and one list column
 per field.  A level's array of a field is cut into chunks of :data:`CHUNK` values, the ``i``-th chunk
