@@ -29,6 +29,7 @@ import numpy as np
 from cocoviz.accuracy.intervals.bands import BAND_METHODS, LevelBands
 from cocoviz.accuracy.intervals.counts import LevelCounts, narrow
 from cocoviz.errors import InputError
+from cocoviz.release.verify import node_cells
 
 __all__ = ["BAND_FIELDS", "BANDS_KEY", "band_methods", "band_arrays", "stored_bands"]
 
@@ -145,8 +146,6 @@ def stored_bands(plan, methods: object, levels: Sequence[Mapping], bounds: Seque
     ``methods`` is the file's JSON ``bands`` entry; ``levels`` its arrays per level; ``bounds`` its K per
     node (checked before), which fix the cells an Hc, Hcp or naive node measures.
     """
-    from cocoviz.release.verify import node_cells
-
     n = plan.shape.depth + 1
     if not isinstance(methods, list) or len(methods) != n:
         raise InputError(f"its band methods must be a list with one entry per level ({n})")

@@ -45,6 +45,8 @@ from __future__ import annotations
 import numpy as np
 
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.measure.measurements import LevelMeasurement, Measurements
+from cocoviz.release import verify
 from cocoviz.release.files import release_file
 
 __all__ = ["MEASUREMENTS_FORMAT", "save_measurements", "load_measurements", "statement"]
@@ -79,8 +81,6 @@ def save_measurements(measurements, path, *, key: bytes | str | None = None) -> 
     written.  ``key`` (bytes or text, 16 bytes or more) signs the file: :func:`load_measurements`
     with the same key then refuses any edit.
     """
-    from cocoviz.release import verify
-
     signing = None if key is None else verify.signing_key(key)
     _target(path, "write")
     plan = getattr(measurements, "plan", None)
@@ -108,8 +108,6 @@ def load_measurements(path, *, key: bytes | str | None = None):
     nodes, cells per node, K, whole values); with ``key``, also one whose signature is missing or
     is not that key's.
     """
-    from cocoviz.release import verify
-
     name = _target(path, "read")
     signing = None if key is None else verify.signing_key(key)
     table, meta = release_file.read_stored(path, name, (MEASUREMENTS_FORMAT,), "noisy-measurement file")
@@ -121,8 +119,6 @@ def load_measurements(path, *, key: bytes | str | None = None):
 
 def _checked_budget(meta: dict, levels=None):
     """The plan and budget of a stored file, its statement checked against the budget."""
-    from cocoviz.release import verify
-
     plan = release_file.stored_plan(meta, ("plan", "budget", "statement"), levels)
     budget = verify.check_budget(plan, meta["budget"], None)
     if meta["statement"] != statement(budget):
@@ -132,9 +128,6 @@ def _checked_budget(meta: dict, levels=None):
 
 def _measurements(plan, budget, levels):
     """The Measurements of ``levels`` (LevelMeasurement or None per level), refused unless the plan's."""
-    from cocoviz.measure.measurements import Measurements
-    from cocoviz.release import verify
-
     measurements = Measurements(plan, tuple(levels), budget)
     try:
         verify.check_measurements(plan, measurements)
@@ -145,9 +138,6 @@ def _measurements(plan, budget, levels):
 
 def _checked(meta: dict, table, signing: bytes | None):
     """The measurements of a format-2 file: cells per node from the plan and K, so only their total is stored."""
-    from cocoviz.measure.measurements import LevelMeasurement
-    from cocoviz.release import verify
-
     arrays = release_file.stored_levels(table, meta, ("plan", "budget", "statement"), _FIELDS, signing)
     plan, budget = _checked_budget(meta, arrays)
     bounds = [a["K"] for a in arrays]
