@@ -125,7 +125,7 @@ def plan_notes(plan: Plan) -> tuple[str, ...]:
     notes = [] if plan.shape.public_groups else [GROUPS_FROM_DATA]
     if not plan.k_levels():
         return tuple(notes)
-    if plan.k_select == "from-hg" or plan.k_beta_scope == "release":
+    if plan.k_select == "from-hg" or (plan.k_beta_scope == "release" and plan.private_k()):
         notes.append(plan.k_note())
     elif plan.k_select != "public":
         notes.append(

@@ -73,3 +73,14 @@ def test_plan_keywords_fills_defaults_and_refuses_what_is_no_option():
     assert list(keywords) == list(OPTIONS) and keywords["merge"] == "average" and keywords["consistency"] == "top-down"
     with pytest.raises(ParameterError, match="does not take seed"):
         plan_keywords({"methods": ["Hc"], "seed": 1})
+
+
+def test_a_release_wide_beta_with_a_public_k_releases_as_the_per_node_one():
+    """``k_beta_scope`` only scopes a private K̂'s β: with a public K it changes no number and no note."""
+    tree = _tree()
+    options = {"epsilons": [1, 1, 1], "methods": ["Hg", "Hc", "Hc"], "max_size": 9, "seed": 2}
+    wide, per_node = estimate(tree, **options, k_beta_scope="release"), estimate(tree, **options)
+    assert wide.plan.k_beta_scope == "release" and wide.budget.notes == per_node.budget.notes
+    for level in range(3):
+        a, b = wide.runs(level), per_node.runs(level)
+        assert a.sizes.tolist() == b.sizes.tolist() and a.counts.tolist() == b.counts.tolist()
