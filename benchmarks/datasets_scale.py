@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cocoviz import datasets  # noqa: E402
+from cocoviz.datasets.registry import load_cached  # noqa: E402
 
 
 def main() -> int:
@@ -44,7 +45,7 @@ def main() -> int:
     for name in datasets.bundled_names():
         spec = datasets.dataset(name)
         path = datasets.DATA_DIR / spec.filename
-        datasets._load_cached.cache_clear()
+        load_cached.cache_clear()
         start = time.perf_counter()
         tree = datasets.load_dataset(name)
         first = time.perf_counter() - start

@@ -1,7 +1,7 @@
-"""The release file at 8M nodes (issue 26): format 2 (every array a column) against format 1 (the shape as JSON).
+"""The release file at 8M nodes: format 2 (every array a column) against pyarrow writing the bare tables.
 
 Run:  python benchmarks/release_file.py                     (housing-us-blocks at scale 0.1, 0.3 and 1)
-      python benchmarks/release_file.py --scales 0.1 --v1-up-to 0.1
+      python benchmarks/release_file.py --scales 0.1
 
 For each scale: the housing-us-blocks tree (6 levels to blocks), measured bottom-up with Hg (one noisy
 cell per household of the blocks: 12M cells at scale 0.1, 121M at scale 1) and post-processed; then, each
@@ -9,22 +9,20 @@ timed once, with the file's size and the memory the operation added to the proce
 reset before, less the resident set before):
 
 * the release: ``Release.save`` / ``load_release`` in format 2 with its interval bands (the default: the
-  leaves' Hg envelopes, :mod:`cocoviz.release.files.band_columns`) and without (``save(bands=False)``), and format 1
-  (the previous writer, kept here; read by ``load_release``) up to ``--v1-up-to``;
-* the noisy-measurement file: ``save_measurements`` / ``load_measurements`` in format 2 and format 1;
+  leaves' Hg envelopes, :mod:`cocoviz.release.files.band_columns`) and without (``save(bands=False)``);
+* the noisy-measurement file: ``save_measurements`` / ``load_measurements`` in format 2;
 * the reference: pyarrow writing and reading the bare runs table (level, node, size, count) and the bare
   cells table (level, node, value), no metadata, no checks.
 
 Ratios are to the reference of the same kind measured in the same run; CPU seconds (all threads) beside
 the wall time, which a shared machine stretches.  No target is set by the issue
-beyond "works at 8M nodes"; format 1 spent hundreds of MB of JSON there.
+beyond "works at 8M nodes".
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 import tempfile
@@ -61,30 +59,6 @@ def timed(what: str, call, path: Path | None = None) -> dict:
     return {"what": what, "s": seconds, "cpu": cpu, "gb": added, "mb": size}
 
 
-def save_v1(release, path) -> None:
-    """The format-1 writer as it was before format 2: the runs as columns, plan (shape included) and K as JSON."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    levels = [release.runs(k) for k in range(release.shape.depth + 1)]
-    table = pa.table(
-        {
-            "level": np.concatenate([np.full(r.sizes.size, k, np.int64) for k, r in enumerate(levels)]),
-            "node": np.concatenate([r.node_ids() for r in levels]),
-            "size": np.concatenate([r.sizes for r in levels]),
-            "count": np.concatenate([r.counts for r in levels]),
-        }
-    )
-    meta = {
-        "format": "cocoviz-release/1",
-        "plan": release.plan.to_dict(),
-        "budget": release.budget.to_dict(),
-        "selection": release.selection,
-        "bounds": release.chosen_bounds(),
-    }
-    pq.write_table(table.replace_schema_metadata({b"cocoviz": json.dumps(meta).encode()}), path)
-
-
 def _cells_table(measurements):
     import pyarrow as pa
 
@@ -96,28 +70,6 @@ def _cells_table(measurements):
             "value": np.concatenate([np.asarray(m.values, np.int64) for m in measured]),
         }
     )
-
-
-def save_measurements_v1(measurements, path) -> None:
-    """The format-1 noisy-measurement writer as it was: one row per cell, the plan and K as JSON."""
-    import pyarrow.parquet as pq
-
-    from cocoviz.release.files.measurements_file import CONTENTS, statement
-
-    meta = {
-        "format": "cocoviz-measurements/1",
-        "contents": CONTENTS,
-        "statement": statement(measurements.budget),
-        "plan": measurements.plan.to_dict(),
-        "budget": measurements.budget.to_dict(),
-        "bounds": {
-            str(m.level): [int(k) for k in m.bounds]
-            for m in measurements.levels
-            if m is not None and m.bounds is not None
-        },
-    }
-    table = _cells_table(measurements)
-    pq.write_table(table.replace_schema_metadata({b"cocoviz": json.dumps(meta).encode()}), path)
 
 
 def _runs_table(release):
@@ -134,7 +86,7 @@ def _runs_table(release):
     )
 
 
-def run_scale(scale: float, v1: bool, folder: Path) -> None:
+def run_scale(scale: float, folder: Path) -> None:
     import pyarrow.parquet as pq
 
     import cocoviz
@@ -168,7 +120,7 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
             saved = timed(name, lambda s=save, p=path: s(p), path)
             try:
                 rows.append((saved, timed(name, lambda f=load, p=path: f(p)), ref_save, ref_load))
-            except CocovizError as exc:  # format 1 past a few million nodes: its JSON outgrows Parquet's footer
+            except CocovizError as exc:  # a load that fails is reported, not raised
                 print(f"  {name:<26} save {saved['s']:6.2f} s, {saved['mb']:8.1f} MB; load FAILS: {exc}", flush=True)
 
     measured(
@@ -176,20 +128,14 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
         [
             ("release format 2", release.save, load_release),
             ("release format 2, no bands", lambda path: release.save(path, bands=False), load_release),
-        ]
-        + ([("release format 1", lambda path: save_v1(release, path), load_release)] if v1 else []),
+        ],
         _runs_table(release),
     )
     release = None
     gc.collect()
     measured(
         "cells",
-        [("measurements format 2", lambda path: save_measurements(measurements, path), load_measurements)]
-        + (
-            [("measurements format 1", lambda path: save_measurements_v1(measurements, path), load_measurements)]
-            if v1
-            else []
-        ),
+        [("measurements format 2", lambda path: save_measurements(measurements, path), load_measurements)],
         _cells_table(measurements),
     )
     for save, load, rsave, rload in rows:
@@ -209,11 +155,10 @@ def run_scale(scale: float, v1: bool, folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", default="0.1,0.3,1", help="housing-us-blocks scales, comma-separated")
-    parser.add_argument("--v1-up-to", type=float, default=1.0, help="measure format 1 up to this scale")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as folder:
         for scale in (float(s) for s in args.scales.split(",")):
-            run_scale(scale, scale <= args.v1_up_to, Path(folder))
+            run_scale(scale, Path(folder))
 
 
 if __name__ == "__main__":

@@ -47,8 +47,8 @@ from pathlib import Path
 from cocoviz.accuracy.intervals.widths import check_confidence
 from cocoviz.core.atomic import write_text
 from cocoviz.errors import ParameterError, PrivacyError
+from cocoviz.plan.options import OPTIONS
 from cocoviz.plan.split import SPLITS
-from cocoviz.privacy.truncation import K_SELECT
 from cocoviz.release.files.accuracy_file import save_accuracy
 from cocoviz.release.files.measurements_file import save_measurements
 
@@ -155,7 +155,7 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--k-select",
         default=None,
-        choices=K_SELECT,
+        choices=OPTIONS["k_select"].choices,
         help="how K is chosen (default public: --max-size). noisy-max, noisy-max-per-node, svt: privately, with "
         "its own --k-epsilon, --max-size the ceiling. from-hg: no ε of its own: the deepest Hg level above the "
         "levels that need K is measured first and each of its nodes gives K̂ = its noisy Hg fit's largest size + "
@@ -168,6 +168,14 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--k-beta", type=float, default=None, metavar="BETA", help="a private K̂ truncates with probability ≤ β"
     )
+    for name in CHOICE_FLAGS:  # their choices, default and help: the plan's options (cocoviz.plan.options)
+        option = OPTIONS[name]
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            default=None,
+            choices=option.choices,
+            help=f"{option.help} (default {option.default})",
+        )
     parser.add_argument("--plan", default=None, metavar="FILE", help="the plan as a file (.toml or .json)")
     parser.add_argument(
         "--seed", type=int, default=None, help="use the fast seeded sampler: exploration, not for release"
@@ -207,6 +215,10 @@ def add_release(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_release)
 
 
+#: The plan options given as flags by their declared choices, beside --k-select.
+CHOICE_FLAGS = ("consistency", "merge", "k_beta_scope")
+
+
 def _plan(args: argparse.Namespace, tree):
     from cocoviz.plan import Plan, Shape
 
@@ -222,6 +234,7 @@ def _plan(args: argparse.Namespace, tree):
         "--k-select": args.k_select,
         "--k-epsilon": args.k_epsilon,
         "--k-beta": args.k_beta,
+        **{"--" + name.replace("_", "-"): getattr(args, name) for name in CHOICE_FLAGS},
     }
     if args.plan is not None:
         given = [f for f, v in flags.items() if v is not None]
@@ -264,8 +277,9 @@ def _plan(args: argparse.Namespace, tree):
         budget = {key: _numbers(budgets[option], option)}
     if args.delta is not None:
         budget["delta"] = args.delta
-    k = {"k_select": args.k_select or "public", "k_epsilon": args.k_epsilon, "k_beta": args.k_beta}
-    return Plan.build(tree, **budget, methods=_words(args.methods, "--methods"), max_size=max_size, **k)
+    k = {"k_select": args.k_select or OPTIONS["k_select"].default, "k_epsilon": args.k_epsilon, "k_beta": args.k_beta}
+    chosen = {name: getattr(args, name) for name in CHOICE_FLAGS if getattr(args, name) is not None}
+    return Plan.build(tree, **budget, methods=_words(args.methods, "--methods"), max_size=max_size, **k, **chosen)
 
 
 def _out_files(out: str, measurements: str | None = None) -> list[Path]:

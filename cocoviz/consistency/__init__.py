@@ -4,7 +4,8 @@ Everything here runs on runs of equal-sized groups (Algorithm 2 only ever looks 
 smallest size"), so its cost grows with the number of distinct (size, variance) runs per node, not with G.
 
 - :mod:`~cocoviz.consistency.matching`: Algorithm 2, the optimal matching of one parent's groups to its children's;
-- :mod:`~cocoviz.consistency.level_estimates`: a level's estimated runs with the variances the merge weighs by;
+- :class:`~cocoviz.methods.level_estimates.LevelEstimates` (made by :mod:`cocoviz.methods`): a level's estimated
+  runs with the variances the merge weighs by;
 - :mod:`~cocoviz.consistency.merge`: how two estimates of one group's size merge;
 - :mod:`~cocoviz.consistency.slices`: Algorithm 1, every level merged into its children in slices of whole parents,
   each slice's matched pairs handed to an optional reader (:class:`MatchedPairs`);
@@ -16,17 +17,14 @@ Nothing here imports a later stage: readers downstream get the matched pairs thr
 
 from __future__ import annotations
 
-from cocoviz.consistency.level_estimates import LevelEstimates
 from cocoviz.consistency.matching import match_groups, match_runs
 from cocoviz.consistency.mean import mean_consistency
-
-# Private helpers, re-exported for the engine's other modules and the tests.
-from cocoviz.consistency.orders import _joint_key as _joint_key
-from cocoviz.consistency.orders import _parent_size_order as _parent_size_order
-from cocoviz.consistency.orders import _run_order as _run_order
 from cocoviz.consistency.slices import MatchedPairs, merge_children, top_down
+
+# Private steps of slices, re-exported for the tests that compare them.
 from cocoviz.consistency.slices import _consistent_children as _consistent_children
 from cocoviz.consistency.slices import _consistent_slice as _consistent_slice
+from cocoviz.methods.level_estimates import LevelEstimates
 
 __all__ = [
     "match_groups",

@@ -8,11 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from cocoviz.errors import ParameterError
+from cocoviz.methods.registry import MERGES
 
-__all__ = ["MERGES", "merge_estimates"]
-
-#: The ways two estimates merge: inverse-variance weighted, or the plain average.
-MERGES = ("weighted", "average")
+__all__ = ["merge_estimates"]
 
 
 def merge_estimates(

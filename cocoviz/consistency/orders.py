@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+__all__ = ["parent_size_order", "joint_key", "run_order"]
 
-def _parent_size_order(parent_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+
+def parent_size_order(parent_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The order of runs by (parent, size, child, position).
 
     Runs come in child order (``node_ids``), so a stable sort by (parent, size) alone keeps equal pairs in
@@ -22,7 +24,7 @@ def _parent_size_order(parent_of_run: np.ndarray, sizes: np.ndarray) -> np.ndarr
     return np.lexsort((np.arange(len(sizes)), sizes, parent_of_run))
 
 
-def _joint_key(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, ...]:
+def joint_key(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, ...]:
     """Sort keys, least significant first, ordering by (major, minor): one int64 key when it fits (a lexsort
     pass fewer), else the two."""
     if len(minor) and int(minor.min()) >= 0:
@@ -32,14 +34,14 @@ def _joint_key(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, ...]:
     return (minor, major)
 
 
-def _run_order(owner: np.ndarray, size: np.ndarray, variance: np.ndarray) -> np.ndarray:
+def run_order(owner: np.ndarray, size: np.ndarray, variance: np.ndarray) -> np.ndarray:
     """The stable order by (owner, size, variance) of ``np.lexsort((variance, size, owner))``, with the variances
     ranked by one hash pass (a level holds few distinct ones) instead of a float sort of every run, and the
     three keys joined into one int64 when they fit."""
     codes, uniques = pd.factorize(variance, use_na_sentinel=False)
     rank = np.empty(len(uniques), np.int64)
     rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
-    keys = (rank[codes], *_joint_key(owner, size))
+    keys = (rank[codes], *joint_key(owner, size))
     if len(keys) == 2:
-        keys = _joint_key(keys[1], keys[0])
+        keys = joint_key(keys[1], keys[0])
     return np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys)

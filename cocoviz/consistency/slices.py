@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cocoviz.consistency.level_estimates import LevelEstimates
-from cocoviz.consistency.merge import MERGES, merge_estimates
-from cocoviz.consistency.orders import _parent_size_order, _run_order
+from cocoviz.consistency.merge import merge_estimates
+from cocoviz.consistency.orders import parent_size_order, run_order
 from cocoviz.core.runs import LevelRuns, sums_up
 from cocoviz.errors import ParameterError
+from cocoviz.methods.level_estimates import LevelEstimates
+from cocoviz.methods.registry import MERGES
 
 __all__ = ["top_down", "merge_children", "MatchedPairs"]
 
@@ -160,7 +161,7 @@ def _consistent_slice(
     child_of_run = children.node_ids()
     parent_of_run = parent_of[child_of_run]
     # Bottom runs grouped by parent, then by size, child and position.
-    order = _parent_size_order(parent_of_run, children.sizes)
+    order = parent_size_order(parent_of_run, children.sizes)
     n_parents = len(parents.ptr) - 1
     bot_ptr = np.zeros(n_parents + 1, np.int64)
     np.cumsum(np.bincount(parent_of_run, minlength=n_parents), out=bot_ptr[1:])
@@ -177,7 +178,7 @@ def _consistent_slice(
     size = np.rint(merged).astype(np.int64)
     owner = child_of_run[bottom]
     # New runs per child: sort by (child, size, variance) and combine equal ones.
-    pair_order = _run_order(owner, size, variance)
+    pair_order = run_order(owner, size, variance)
     owner, size, variance, count = owner[pair_order], size[pair_order], variance[pair_order], seg_cnt[pair_order]
     starts = np.zeros(0, np.int64)
     if len(pair_order):

@@ -55,9 +55,6 @@ from cocoviz.datasets.registry import (
     generate,
     load_dataset,
 )
-from cocoviz.datasets.registry import (
-    _load_cached as _load_cached,  # not public: benchmarks/datasets_scale.py clears its cache
-)
 from cocoviz.datasets.taxi import generate_taxi
 from cocoviz.datasets.toy import toy_groups, toy_persons
 

@@ -14,14 +14,14 @@ from cocoviz.datasets.common import PAPER_FIGURES
 from cocoviz.datasets.housing import generate_housing
 from cocoviz.datasets.race import generate_race
 from cocoviz.datasets.registry import (
-    _DATASETS,
     BUNDLE_SEED,
     DATA_DIR,
+    DATASETS,
     DEFAULT_DATASET,
     Dataset,
-    _load_cached,
     dataset,
     generate,
+    load_cached,
     load_dataset,
 )
 from cocoviz.datasets.taxi import generate_taxi
@@ -255,7 +255,7 @@ def scaling_effect(seed: int = BUNDLE_SEED, *, full_scale: bool = True) -> list[
         :data:`TAIL_SIZE`).
     """
     out = []
-    for spec in _DATASETS:
+    for spec in DATASETS:
         if spec.paper != "housing" or spec.bundle_scale >= 1:
             continue
         out.append(
@@ -344,7 +344,7 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
     folder = Path(data_dir) if data_dir is not None else DATA_DIR
     folder.mkdir(parents=True, exist_ok=True)
     written, rows = [], []
-    for spec in _DATASETS:
+    for spec in DATASETS:
         table = generate(spec.name)
         path = folder / spec.filename
         if spec.name != "toy":
@@ -357,7 +357,7 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
         size = path.stat().st_size
         written.append((path, size))
         rows.append((spec.name, spec.build(table), spec, size))
-    _load_cached.cache_clear()
+    load_cached.cache_clear()
     parts = [_README_HEAD, "## The bundled files\n", _bundle_table(rows), ""]
     parts.append(f"The dashboard opens `{DEFAULT_DATASET}`. Each bundled file was generated with seed {BUNDLE_SEED}.\n")
     parts += [_FULL_SIZE_WEST, _RECIPE_HEAD.format(tail=TAIL_SIZE)]
@@ -371,7 +371,7 @@ def write_bundle(data_dir: str | Path | None = None, *, full_scale: bool = True)
             "",
         ]
     parts.append("## Data cards\n")
-    parts += [card_markdown(spec.name, data_dir=folder) + "\n" for spec in _DATASETS]
+    parts += [card_markdown(spec.name, data_dir=folder) + "\n" for spec in DATASETS]
     from cocoviz.datasets.tenure import README_SECTION  # deferred: tenure imports the registry
 
     parts.append(README_SECTION)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.datasets import housing
-from cocoviz.datasets.common import PAPER_FIGURES, _check_scale, _check_seed, _select_states, _stream
+from cocoviz.datasets.common import PAPER_FIGURES, check_scale, check_seed, rng_stream, select_states
 from cocoviz.datasets.geography import county_weights, states
 from cocoviz.errors import ParameterError
 
@@ -199,16 +199,16 @@ def _census_state(k: int, scale: float, seed: int, depth: int) -> tuple[np.ndarr
     county, sizes, counts = housing._housing_state(k, states()[k], _housing_scale(scale), seed)
     tract_ptr, tract_weight, bg_ptr, bg_weight = _geography(k, scale)
     # Separate streams for the splits: each table equals the deeper one summed.
-    item, tract, counts = split_runs(_stream(seed, _DATASET_KEY, k, 0), counts, tract_ptr, tract_weight, county)
+    item, tract, counts = split_runs(rng_stream(seed, _DATASET_KEY, k, 0), counts, tract_ptr, tract_weight, county)
     county, sizes = county[item], sizes[item]
     if depth == 3:
         return county, tract, None, None, sizes, counts
-    item, bg, counts = split_runs(_stream(seed, _DATASET_KEY, k, 1), counts, bg_ptr, bg_weight, tract)
+    item, bg, counts = split_runs(rng_stream(seed, _DATASET_KEY, k, 1), counts, bg_ptr, bg_weight, tract)
     county, tract, sizes = county[item], tract[item], sizes[item]
     if depth == 4:
         return county, tract, bg, None, sizes, counts
     block_ptr, block_weight = _blocks(k, scale)
-    item, block, counts = split_runs(_stream(seed, _DATASET_KEY, k, 2), counts, block_ptr, block_weight, bg)
+    item, block, counts = split_runs(rng_stream(seed, _DATASET_KEY, k, 2), counts, block_ptr, block_weight, bg)
     county, tract, bg, sizes = county[item], tract[item], bg[item], sizes[item]
     empty = np.flatnonzero(np.bincount(block, minlength=block_ptr[-1]) == 0)
     if len(empty):
@@ -263,11 +263,11 @@ def generate_census(
     >>> list(table.columns), table["tract"].iloc[0], table["blockgroup"].iloc[0]
     (['state', 'county', 'tract', 'blockgroup', 'size', 'count'], '000100', '1')
     """
-    scale, seed = _check_scale(scale), _check_seed(seed)
+    scale, seed = check_scale(scale), check_seed(seed)
     if level not in CENSUS_LEVELS[2:]:
         raise ParameterError(f"level must be 'tract', 'blockgroup' or 'block', got {level!r}")
     depth = CENSUS_LEVELS.index(level) + 1
-    chosen = _select_states(only_states)
+    chosen = select_states(only_states)
     county_names = sorted({c for _, s in chosen for c in s.counties})
     county_code = {c: i for i, c in enumerate(county_names)}
     parts = {name: [] for name in (*CENSUS_LEVELS, "size", "count")}

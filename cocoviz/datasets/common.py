@@ -20,7 +20,19 @@ import pandas as pd
 from cocoviz.datasets.geography import State, states
 from cocoviz.errors import ParameterError
 
-__all__ = ["PAPER_FIGURES", "PAPER_MAX_SIZE"]
+#: Beside the paper's figures, the steps the dataset generators share.
+__all__ = [
+    "PAPER_FIGURES",
+    "PAPER_MAX_SIZE",
+    "check_scale",
+    "check_seed",
+    "rng_stream",
+    "counts_frame",
+    "aggregate_leaves",
+    "select_states",
+    "split_at_least_one",
+    "states_frame",
+]
 
 #: The paper's Table 2: groups, persons (trips for taxi) and distinct group sizes.
 PAPER_FIGURES: dict[str, tuple[int, int, int]] = {
@@ -42,14 +54,14 @@ _MIN_SCALE = 1e-6
 Runs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def _check_scale(scale: float) -> float:
+def check_scale(scale: float) -> float:
     """``scale`` as a float in [1e-6, 10] (bools and text refused).
 
     Examples
     --------
-    >>> _check_scale(0.5)
+    >>> check_scale(0.5)
     0.5
-    >>> _check_scale(0)
+    >>> check_scale(0)
     Traceback (most recent call last):
     ...
     cocoviz.errors.ParameterError: scale must be in [1e-06, 10], got 0.0
@@ -69,19 +81,19 @@ def _check_scale(scale: float) -> float:
     return scale
 
 
-def _check_seed(seed: int) -> int:
+def check_seed(seed: int) -> int:
     """``seed`` as a non-negative int (bools refused)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
 
 
-def _stream(seed: int, dataset_key: int, *key: int) -> np.random.Generator:
+def rng_stream(seed: int, dataset_key: int, *key: int) -> np.random.Generator:
     """An independent stream per (seed, dataset, part), so parts can be generated alone."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(dataset_key, *key)))
 
 
-def _counts_frame(level_values: dict[str, np.ndarray], sizes: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
+def counts_frame(level_values: dict[str, np.ndarray], sizes: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
     """The per-leaf counts table, labels as categoricals (small in memory and in Parquet)."""
     keep = counts > 0
     frame = {k: pd.Categorical(np.asarray(v)[keep]) for k, v in level_values.items()}
@@ -90,12 +102,12 @@ def _counts_frame(level_values: dict[str, np.ndarray], sizes: np.ndarray, counts
     return pd.DataFrame(frame)
 
 
-def _aggregate(leaf: np.ndarray, sizes: np.ndarray, counts: np.ndarray | None = None) -> Runs:
+def aggregate_leaves(leaf: np.ndarray, sizes: np.ndarray, counts: np.ndarray | None = None) -> Runs:
     """Sum counts of equal (leaf, size) pairs: the per-leaf runs.
 
     Examples
     --------
-    >>> leaf, size, count = _aggregate(np.array([1, 0, 1]), np.array([2, 5, 2]))
+    >>> leaf, size, count = aggregate_leaves(np.array([1, 0, 1]), np.array([2, 5, 2]))
     >>> leaf.tolist(), size.tolist(), count.tolist()
     ([0, 1], [5, 2], [1, 2])
     """
@@ -106,7 +118,7 @@ def _aggregate(leaf: np.ndarray, sizes: np.ndarray, counts: np.ndarray | None = 
     return uniq // width, uniq % width, np.rint(total).astype(np.int64)
 
 
-def _select_states(only: Sequence[str] | None) -> list[tuple[int, State]]:
+def select_states(only: Sequence[str] | None) -> list[tuple[int, State]]:
     """(index, state) of the states named by postal code, in national order (all of them for None)."""
     chosen = [(k, s) for k, s in enumerate(states()) if only is None or s.postal in only]
     if only is not None and len(chosen) != len(set(only)):
@@ -115,7 +127,7 @@ def _select_states(only: Sequence[str] | None) -> list[tuple[int, State]]:
     return chosen
 
 
-def _split_at_least_one(rng: np.random.Generator, total: int, weights: np.ndarray) -> np.ndarray:
+def split_at_least_one(rng: np.random.Generator, total: int, weights: np.ndarray) -> np.ndarray:
     """``total`` items over bins in proportion to ``weights``, every bin getting at least one.
 
     A county of no households would not look like the data (a region of G = 0
@@ -126,7 +138,7 @@ def _split_at_least_one(rng: np.random.Generator, total: int, weights: np.ndarra
     return 1 + rng.multinomial(max(total - n, 0), weights)
 
 
-def _states_frame(per_state: Callable[[int, State], Runs], only_states: Sequence[str] | None) -> pd.DataFrame:
+def states_frame(per_state: Callable[[int, State], Runs], only_states: Sequence[str] | None) -> pd.DataFrame:
     """The ``state``, ``county``, ``size``, ``count`` table of the chosen states.
 
     Parameters
@@ -138,11 +150,11 @@ def _states_frame(per_state: Callable[[int, State], Runs], only_states: Sequence
         Postal codes to generate (None: all 52).
     """
     parts = []
-    for k, state in _select_states(only_states):
+    for k, state in select_states(only_states):
         county, sizes, counts = per_state(k, state)
         names = np.array(state.counties, dtype=object)
         parts.append((np.full(len(sizes), state.postal, dtype=object), names[county], sizes, counts))
-    return _counts_frame(
+    return counts_frame(
         {"state": np.concatenate([p[0] for p in parts]), "county": np.concatenate([p[1] for p in parts])},
         np.concatenate([p[2] for p in parts]),
         np.concatenate([p[3] for p in parts]),

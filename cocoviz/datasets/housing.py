@@ -18,12 +18,12 @@ import pandas as pd
 from cocoviz.datasets.common import (
     PAPER_FIGURES,
     Runs,
-    _aggregate,
-    _check_scale,
-    _check_seed,
-    _split_at_least_one,
-    _states_frame,
-    _stream,
+    aggregate_leaves,
+    check_scale,
+    check_seed,
+    rng_stream,
+    split_at_least_one,
+    states_frame,
 )
 from cocoviz.datasets.geography import State, county_weights, states
 from cocoviz.errors import ParameterError
@@ -110,7 +110,7 @@ def _outliers(k: int, n_counties: int, w: np.ndarray, scale: float, seed: int, o
     it, in proportion); ``"scaled"`` keeps the first ``scale`` share of them
     (randomly rounded).
     """
-    rng = _stream(seed, 1, k, 1)
+    rng = rng_stream(seed, 1, k, 1)
     expected = OUTLIERS_PER_STATE * scale
     n_full = max(OUTLIERS_PER_STATE, int(round(expected)))
     sizes = rng.integers(1, _OUTLIER_MAX + 1, n_full)
@@ -124,7 +124,7 @@ def _outliers(k: int, n_counties: int, w: np.ndarray, scale: float, seed: int, o
 
 def _housing_state(k: int, state: State, scale: float, seed: int, outliers: str = "full") -> Runs:
     """County index, size and count of one state's households, tail and outliers."""
-    rng = _stream(seed, 1, k)
+    rng = rng_stream(seed, 1, k)
     share, tilts = _housing_plan()
     p = _tilted_profile(tilts[k])
     w = county_weights(state.postal)
@@ -134,7 +134,7 @@ def _housing_state(k: int, state: State, scale: float, seed: int, outliers: str 
     base = int(round(target / _profile_moments(tilts[k])[0]))
     # Households of sizes 1..7: county totals first, then sizes within each county
     # (the same law as assigning each household to a county in proportion to its size).
-    per_county = _split_at_least_one(rng, base, w)
+    per_county = split_at_least_one(rng, base, w)
     by_size = rng.multinomial(per_county, p)  # counties x 7
     # The tail past 7 keeps the state's 7/6 ratio between neighbouring sizes.
     ratio = p[6] / p[5]
@@ -153,7 +153,7 @@ def _housing_state(k: int, state: State, scale: float, seed: int, outliers: str 
         [np.tile(np.arange(1, 8), n_counties), np.repeat(np.arange(8, 8 + len(tail)), n_counties), out_sizes]
     )
     counts = np.concatenate([by_size.ravel(), tail_by_county.ravel(), out_counts])
-    return _aggregate(county, sizes, counts)
+    return aggregate_leaves(county, sizes, counts)
 
 
 def generate_housing(
@@ -197,7 +197,7 @@ def generate_housing(
     >>> list(table.columns), set(table["state"])
     (['state', 'county', 'size', 'count'], {'DC'})
     """
-    scale, seed = _check_scale(scale), _check_seed(seed)
+    scale, seed = check_scale(scale), check_seed(seed)
     if outliers not in OUTLIERS:
         raise ParameterError(f"outliers must be one of {OUTLIERS}, got {outliers!r}")
-    return _states_frame(lambda k, state: _housing_state(k, state, scale, seed, outliers), only_states)
+    return states_frame(lambda k, state: _housing_state(k, state, scale, seed, outliers), only_states)

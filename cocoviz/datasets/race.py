@@ -15,12 +15,12 @@ import pandas as pd
 
 from cocoviz.datasets.common import (
     Runs,
-    _aggregate,
-    _check_scale,
-    _check_seed,
-    _split_at_least_one,
-    _states_frame,
-    _stream,
+    aggregate_leaves,
+    check_scale,
+    check_seed,
+    rng_stream,
+    split_at_least_one,
+    states_frame,
 )
 from cocoviz.datasets.geography import State, county_weights, states
 from cocoviz.errors import ParameterError
@@ -85,10 +85,10 @@ def _block_plan() -> tuple[np.ndarray, np.ndarray]:
 
 def _blocks_state(k: int, state: State, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """County index and number of persons of every block of one state (shared by both races)."""
-    rng = _stream(seed, 2, k)
+    rng = rng_stream(seed, 2, k)
     share, mu = _block_plan()
     w = county_weights(state.postal)
-    per_county = _split_at_least_one(rng, int(round(_BLOCKS * scale * share[k])), w)
+    per_county = split_at_least_one(rng, int(round(_BLOCKS * scale * share[k])), w)
     county = np.repeat(np.arange(len(w)), per_county)
     persons = np.zeros(len(county), np.int64)
     populated = rng.random(len(county)) >= _EMPTY_BLOCK_SHARE
@@ -99,14 +99,14 @@ def _blocks_state(k: int, state: State, scale: float, seed: int) -> tuple[np.nda
 def _race_state(k: int, state: State, scale: float, seed: int, race: str) -> Runs:
     """County index, size and count of one state's blocks for ``race``."""
     county, persons = _blocks_state(k, state, scale, seed)
-    rng = _stream(seed, 3 if race == "white" else 4, k)
+    rng = rng_stream(seed, 3 if race == "white" else 4, k)
     if race == "white":
         mean = state.white_share
     else:
         mean = state.nhpi / state.population
     kappa = _CONCENTRATION[race]
     share = rng.beta(kappa * mean, kappa * (1 - mean), len(persons))
-    return _aggregate(county, rng.binomial(persons, share))
+    return aggregate_leaves(county, rng.binomial(persons, share))
 
 
 def generate_race(
@@ -144,5 +144,5 @@ def generate_race(
     (['state', 'county', 'size', 'count'], 0)
     """
     race = _check_race(race)
-    scale, seed = _check_scale(scale), _check_seed(seed)
-    return _states_frame(lambda k, state: _race_state(k, state, scale, seed, race), only_states)
+    scale, seed = check_scale(scale), check_seed(seed)
+    return states_frame(lambda k, state: _race_state(k, state, scale, seed, race), only_states)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.datasets import census, housing, race, taxi, toy
-from cocoviz.datasets.common import PAPER_MAX_SIZE, _check_scale, _check_seed
+from cocoviz.datasets.common import PAPER_MAX_SIZE, check_scale, check_seed
 from cocoviz.datasets.geography import WEST_COAST
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import Hierarchy
@@ -24,6 +24,8 @@ __all__ = [
     "dataset",
     "generate",
     "load_dataset",
+    "DATASETS",
+    "load_cached",
 ]
 
 #: Where the bundled files live (the repository's ``data/`` folder).
@@ -145,7 +147,7 @@ def _race_datasets(key: str) -> tuple[Dataset, Dataset]:
     )
 
 
-_DATASETS: tuple[Dataset, ...] = (
+DATASETS: tuple[Dataset, ...] = (
     Dataset(
         "toy",
         "The slides' toy example",
@@ -215,7 +217,7 @@ _ON_DEMAND: tuple[Dataset, ...] = tuple(
         ("blocks", "census block", 5),
     )
 )
-_BY_NAME = {d.name: d for d in (*_DATASETS, *_ON_DEMAND)}
+_BY_NAME = {d.name: d for d in (*DATASETS, *_ON_DEMAND)}
 
 
 def dataset_names() -> list[str]:
@@ -226,12 +228,12 @@ def dataset_names() -> list[str]:
     >>> dataset_names()[:3]
     ['toy', 'housing', 'housing-west']
     """
-    return [d.name for d in (*_DATASETS, *_ON_DEMAND)]
+    return [d.name for d in (*DATASETS, *_ON_DEMAND)]
 
 
 def bundled_names() -> list[str]:
     """Names of the datasets whose default is a file in ``data/`` (the others are generated on demand)."""
-    return [d.name for d in _DATASETS]
+    return [d.name for d in DATASETS]
 
 
 def dataset(name: str) -> Dataset:
@@ -257,7 +259,7 @@ def generate(name: str, *, scale: float | None = None, seed: int = 0) -> pd.Data
     _refuse_scale(spec, scale)
     if spec.bundle_scale is None:
         return spec.generate(1.0, 0)
-    return spec.generate(spec.bundle_scale if scale is None else _check_scale(scale), _check_seed(seed))
+    return spec.generate(spec.bundle_scale if scale is None else check_scale(scale), check_seed(seed))
 
 
 def load_dataset(
@@ -292,15 +294,15 @@ def load_dataset(
     """
     spec = dataset(name)
     _refuse_scale(spec, scale)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if scale is not None:
-        scale = _check_scale(scale)
+        scale = check_scale(scale)
     folder = Path(data_dir) if data_dir is not None else DATA_DIR
-    return _load_cached(name, scale, seed, str(folder))
+    return load_cached(name, scale, seed, str(folder))
 
 
 @lru_cache(maxsize=8)
-def _load_cached(name: str, scale: float | None, seed: int, folder: str) -> Hierarchy:
+def load_cached(name: str, scale: float | None, seed: int, folder: str) -> Hierarchy:
     spec = _BY_NAME[name]
     path = Path(folder) / spec.filename
     if scale is None and seed == BUNDLE_SEED and spec.name != "toy" and spec.bundled and path.exists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.datasets.common import PAPER_FIGURES, _aggregate, _check_scale, _check_seed, _counts_frame, _stream
+from cocoviz.datasets.common import PAPER_FIGURES, aggregate_leaves, check_scale, check_seed, counts_frame, rng_stream
 
 __all__ = ["generate_taxi", "RECIPE"]
 
@@ -86,8 +86,8 @@ def generate_taxi(scale: float = 1.0, seed: int = 0) -> pd.DataFrame:
     >>> list(table.columns), table["neighbourhood"].nunique()
     (['half', 'neighbourhood', 'size', 'count'], 28)
     """
-    scale, seed = _check_scale(scale), _check_seed(seed)
-    rng = _stream(seed, 5)
+    scale, seed = check_scale(scale), check_seed(seed)
+    rng = rng_stream(seed, 5)
     share = np.array([w for _, _, w in _NEIGHBOURHOODS])
     share /= share.sum()
     medallions = max(1, int(round(_MEDALLIONS * scale)))
@@ -97,7 +97,7 @@ def generate_taxi(scale: float = 1.0, seed: int = 0) -> pd.DataFrame:
     pickups = rng.poisson(per_medallion * activity[:, None] * share[None, :] * preference)
     area = np.broadcast_to(np.arange(len(share)), pickups.shape).ravel()
     pickups = pickups.ravel()
-    area, sizes, counts = _aggregate(area[pickups > 0], pickups[pickups > 0])
+    area, sizes, counts = aggregate_leaves(area[pickups > 0], pickups[pickups > 0])
     halves = np.array([h for h, _, _ in _NEIGHBOURHOODS], dtype=object)
     names = np.array([n for _, n, _ in _NEIGHBOURHOODS], dtype=object)
-    return _counts_frame({"half": halves[area], "neighbourhood": names[area]}, sizes, counts)
+    return counts_frame({"half": halves[area], "neighbourhood": names[area]}, sizes, counts)

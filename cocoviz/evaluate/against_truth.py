@@ -36,6 +36,7 @@ from cocoviz.evaluate.metrics import emd_level, error_by_size, omniscient_emd
 from cocoviz.hierarchy import node_labels
 from cocoviz.plan import Shape
 from cocoviz.privacy.truncation import truncation_errors
+from cocoviz.release.release import Release
 
 __all__ = [
     "evaluate",
@@ -79,8 +80,6 @@ RATIO_READINGS: tuple[tuple[float, str], ...] = (
 
 
 def _check(tree, release) -> None:
-    from cocoviz.release.release import Release
-
     if not isinstance(release, Release):
         raise ParameterError(
             f"expected a Release (estimate, post_process or load_release), got {type(release).__name__}"

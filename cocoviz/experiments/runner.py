@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from cocoviz.consistency.merge import MERGES
 from cocoviz.errors import ParameterError
 from cocoviz.evaluate.against_truth import evaluate, size_errors
 from cocoviz.experiments.data import Data, Loader, _as_data, _methods_for, mix_label, parse_mix
 from cocoviz.experiments.journal import Journal, sweep_key
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.methods.registry import MERGES
 from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import CONSISTENCY, DEFAULT_MAX_SIZE
 

@@ -34,7 +34,6 @@ from cocoviz.core.memory import check_plan
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.measure.recording import Draw, begin_draw
 from cocoviz.measure.schedule import (
-    _PARALLEL_NODES,  # noqa: F401 - tests/test_pipeline.py imports it from here
     check_workers,
     has_level_kernels,
     map_level,
@@ -46,25 +45,8 @@ from cocoviz.privacy.budget import Budget
 from cocoviz.privacy.noise import FastSampler, Sampler, SecureSampler, make_sampler
 from cocoviz.privacy.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 
-__all__ = [
-    "LevelMeasurement",
-    "Measurements",
-    "Opened",
-    "measure",
-    "open_measurement",
-    "measure_level",
-    "measure_nodes",
-    "answer_node",
-    "answer_nodes",
-    "draw_nodes",
-    "level_bounds",
-    "choose_bounds",
-    "open_sampler",
-    "check_inputs",
-    "plan_notes",
-    "tree_groups_public",
-    "GROUPS_FROM_DATA",
-]
+#: The public surface; the other functions here are the stage's steps, which pipeline/, release/ and evaluate/ call.
+__all__ = ["Measurements", "LevelMeasurement", "measure", "open_measurement", "open_sampler", "GROUPS_FROM_DATA"]
 
 #: The budget note of a release whose G and regions came from private rows.
 GROUPS_FROM_DATA = (
@@ -144,7 +126,7 @@ def plan_notes(plan: Plan) -> tuple[str, ...]:
     notes = [] if plan.shape.public_groups else [GROUPS_FROM_DATA]
     if not plan.k_levels():
         return tuple(notes)
-    if plan.k_select == "from-hg" or plan.k_beta_scope == "release":
+    if plan.k_select == "from-hg" or (plan.k_beta_scope == "release" and plan.private_k()):
         notes.append(plan.k_note())
     elif plan.k_select != "public":
         notes.append(
@@ -339,6 +321,14 @@ def measure_level(
     return LevelMeasurement(level, plan.level_method(level).name, plan.level_epsilon(level), ptr, values, bounds)
 
 
+def bounds_from_source(plan: Plan, source: LevelMeasurement, bounds: list) -> None:
+    """``k_select="from-hg"``: K per node of every level that needs K, from the noisy answers of the Hg level
+    ``source`` above it (post-processing of that level's answers, no ε), written into ``bounds`` (one entry per
+    level).  :func:`measure` and :func:`cocoviz.estimate` (on a cluster) both take K this way."""
+    for level in plan.k_levels():
+        bounds[level] = plan.bounds_from_hg(level, source.ptr, source.values)
+
+
 class Opened(NamedTuple):
     """What a measurement opens with, before any level is measured (:func:`open_measurement`)."""
 
@@ -430,9 +420,9 @@ def measure(
     bounds = opened.bounds
     try:
         for level in plan.measured_levels():
-            if source is not None and level in plan.k_levels():
-                bounds[level] = plan.bounds_from_hg(level, levels[source].ptr, levels[source].values)
             levels[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
+            if level == source:  # the levels that need K lie below it
+                bounds_from_source(plan, levels[level], bounds)
     except BaseException as exc:
         opened.draw.fail(exc)
         raise

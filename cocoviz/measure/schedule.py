@@ -27,10 +27,11 @@ __all__ = [
     "level_threads",
     "batch_threads",
     "has_level_kernels",
+    "PARALLEL_NODES",
 ]
 
-# Levels with at least this many nodes are measured and fitted on _WORKERS threads.
-_PARALLEL_NODES = 8
+#: Levels with at least this many nodes are measured and fitted on two threads (where the machine has two cores).
+PARALLEL_NODES = 8
 _WORKERS = min(2, os.cpu_count() or 1)
 
 #: Below this many noise cells per node a level runs on one thread: the pool's overhead per node then
@@ -52,7 +53,7 @@ def map_nodes(fn: Callable[[int], object], n: int, workers: int | None) -> list:
 
     Every node's noise is keyed, so the result never depends on the threads.
     """
-    workers = (_WORKERS if n >= _PARALLEL_NODES else 1) if workers is None else workers
+    workers = (_WORKERS if n >= PARALLEL_NODES else 1) if workers is None else workers
     if workers <= 1:
         return [fn(k) for k in range(n)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -146,5 +147,5 @@ def map_level(
     threads = level_threads(plan, level, bounds, workers, secure)
     if threads is None:  # the pool's default, chosen on all the nodes: a batch may be a few heavy ones
         n = nodes[1] - nodes[0] if nodes is not None else len(plan.shape.paths[level])
-        threads = _WORKERS if n >= _PARALLEL_NODES else 1
+        threads = _WORKERS if n >= PARALLEL_NODES else 1
     return [work(lo, hi, threads) for lo, hi in batches]

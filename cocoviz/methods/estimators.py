@@ -8,6 +8,9 @@ into a :class:`GroupEstimate`: integral, non-negative runs whose counts add up
 to the node's public G, each with the variance estimate of METHOD.md used
 later for merging.  Fits never see private data.
 
+The Hc and Hg fits of one node are the whole-level kernels' (:mod:`cocoviz.methods.whole_level`) on one segment:
+one implementation per method; SciPy's isotonic regression (:mod:`cocoviz.methods.isotonic`) is the tests' oracle.
+
 Sensitivities (one person added to or removed from one group):
 
 * naive, H[0..K] truncated at K: Δ = 2 (one group leaves size j, enters j ± 1);
@@ -20,8 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from cocoviz.methods.isotonic import isotonic
 
 __all__ = [
     "GroupEstimate",
@@ -72,18 +73,6 @@ class GroupEstimate:
     @property
     def groups(self) -> int:
         return int(self.counts.sum())
-
-
-def _coalesce(sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray) -> GroupEstimate:
-    """Merge adjacent runs with equal size and variance; drop empty runs."""
-    keep = counts > 0
-    sizes, counts, variances = sizes[keep], counts[keep], variances[keep]
-    if sizes.size:
-        new = np.concatenate([[True], (sizes[1:] != sizes[:-1]) | (variances[1:] != variances[:-1])])
-        starts = np.flatnonzero(new)
-        sizes, variances = sizes[starts], variances[starts]
-        counts = np.add.reduceat(counts, starts)
-    return GroupEstimate(sizes.astype(np.int64), counts.astype(np.int64), variances.astype(np.float64))
 
 
 def truncated_histogram(sizes: np.ndarray, counts: np.ndarray, max_size: int) -> np.ndarray:
@@ -175,12 +164,12 @@ def fit_hc(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 1, max_si
     >>> est.sizes, est.counts
     (array([1, 3, 4]), array([2, 1, 1]))
     """
-    hc_hat = np.empty(len(noisy) + 1, np.int64)
-    # Rounding is monotone, so the rounded fit stays non-decreasing.
-    hc_hat[:-1] = np.rint(isotonic(noisy, p=p, lower=0, upper=groups))
-    hc_hat[-1] = groups
-    h_hat = np.diff(hc_hat, prepend=0)
-    return _from_histogram(h_hat, 2 * 2 * HC_SENSITIVITY**2, epsilon)
+    from cocoviz.methods._level_kernels import fit_hc_segments
+
+    noisy = np.ascontiguousarray(noisy, np.int64)
+    numerator = 2 * 2 * HC_SENSITIVITY**2 / epsilon**2
+    _, sizes, counts, variances = fit_hc_segments(noisy, np.array([0, noisy.size]), np.array([groups]), p, numerator)
+    return GroupEstimate(sizes, counts, variances)
 
 
 def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_size: int | None = None) -> GroupEstimate:
@@ -192,10 +181,8 @@ def fit_hg(noisy: np.ndarray, *, groups: int, epsilon: float, p: int = 2, max_si
     >>> fit_hg(np.array([3, 1, 2, 6]), groups=4, epsilon=1.0, p=2).sizes
     array([2, 6])
     """
-    fit = isotonic(noisy, p=p, lower=0)
-    # Work per block from here on: cost grows with blocks, not groups.
-    starts = np.flatnonzero(np.concatenate([[True], fit[1:] != fit[:-1]])) if fit.size else np.zeros(0, np.int64)
-    lengths = np.diff(np.append(starts, fit.size))
-    block_sizes = np.rint(fit[starts]).astype(np.int64)
-    variances = 2 * HG_SENSITIVITY**2 / (lengths * epsilon**2)
-    return _coalesce(block_sizes, lengths, variances)
+    from cocoviz.methods._level_kernels import fit_hg_segments
+
+    noisy = np.ascontiguousarray(noisy, np.int64)
+    _, sizes, counts, variances = fit_hg_segments(noisy, np.array([0, noisy.size]), p, hg_noise_variance(epsilon))
+    return GroupEstimate(sizes, counts, variances)

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import ParameterError, PrivacyError
-from cocoviz.methods.priors import _as_prior, _is_number
+from cocoviz.methods.priors import as_prior, is_real_number
 
 __all__ = ["Prior", "PRIOR_NAMES", "UNIFORM"]
 
@@ -56,19 +56,19 @@ def _sparse(value: object, max_size: int) -> Sparse:
         sizes, counts = value["size"].to_numpy(), value["count"].to_numpy()
         if sizes.dtype.kind not in "iu" or (sizes < 0).any():
             raise ParameterError("a prior table's sizes must be whole numbers ≥ 0")
-        if counts.dtype.kind == "b" or (counts.dtype.kind == "O" and not all(map(_is_number, counts))):
+        if counts.dtype.kind == "b" or (counts.dtype.kind == "O" and not all(map(is_real_number, counts))):
             # True/False would count as 1/0: a column of flags is not a table of counts.
             raise ParameterError("a prior table's counts must be numbers ≥ 0, not true/false")
         sizes = np.minimum(sizes, max_size)
         dense = np.zeros(int(sizes.max(initial=0)) + 1)
-        np.add.at(dense, sizes, _as_prior(np.asarray(counts, np.float64)) if len(counts) else [])
+        np.add.at(dense, sizes, as_prior(np.asarray(counts, np.float64)) if len(counts) else [])
         value = dense
     if isinstance(value, Mapping):
         beyond = [k for k in value if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k > max_size]
         if beyond:
             # Refused before the dense array over 0..max(size) is made.
             raise ParameterError(f"a prior covers sizes 0..K = {max_size:,}: got size {max(beyond):,}")
-    p = _as_prior(value)
+    p = as_prior(value)
     if p.size > max_size + 1:
         raise ParameterError(f"a prior array covers sizes 0..K = {max_size}: got {p.size} entries")
     nz = np.flatnonzero(p)

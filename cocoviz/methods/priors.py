@@ -45,7 +45,16 @@ from cocoviz.core.memory import check_cells
 from cocoviz.errors import ParameterError, PrivacyError
 from cocoviz.methods.ide_lp import block_matrix, stage1_lp
 
-__all__ = ["simplex_l1_fit", "update", "ide", "share_buckets", "marginal_blocks", "kl_divergence"]
+__all__ = [
+    "simplex_l1_fit",
+    "update",
+    "ide",
+    "share_buckets",
+    "marginal_blocks",
+    "kl_divergence",
+    "as_prior",
+    "is_real_number",
+]
 
 #: Tolerance on target sums (they come out of floating-point fits).
 TOL = 1e-9
@@ -53,11 +62,16 @@ TOL = 1e-9
 Blocks = Sequence[Sequence[int]]
 
 
-def _is_number(v: object) -> bool:
+def is_real_number(v: object) -> bool:
+    """Whether ``v`` is a real number, not a bool.
+
+    >>> is_real_number(0.5), is_real_number(True)
+    (True, False)
+    """
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
 
-def _as_prior(prior: object, min_size: int = 0) -> np.ndarray:
+def as_prior(prior: object, min_size: int = 0) -> np.ndarray:
     """The prior as a float array summing to 1 (see the module's docstring for what is accepted)."""
     from cocoviz.hierarchy import Hierarchy
 
@@ -69,10 +83,10 @@ def _as_prior(prior: object, min_size: int = 0) -> np.ndarray:
     plain = "a prior must be a plain 1-D array, list, tuple or mapping {cell: number} of public numbers"
     if isinstance(prior, np.ndarray) and prior.dtype.kind in "iuf":
         values = prior.astype(float)
-    elif isinstance(prior, (list, tuple)) and all(_is_number(v) for v in prior):
+    elif isinstance(prior, (list, tuple)) and all(is_real_number(v) for v in prior):
         values = np.asarray(prior, dtype=float)
     elif isinstance(prior, Mapping) and all(
-        isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 0 and _is_number(v)
+        isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 0 and is_real_number(v)
         for k, v in prior.items()
     ):
         cells = max([min_size, *(int(k) + 1 for k in prior)])
@@ -173,7 +187,7 @@ def simplex_l1_fit(y: object, total: float = 1.0, *, at_most: bool = False) -> n
     v = _floats(y, "y")
     if v.ndim != 1 or not np.all(np.isfinite(v)):
         raise ParameterError("y must be a 1-D array of finite numbers")
-    if not (_is_number(total) and np.isfinite(total) and total >= 0):
+    if not (is_real_number(total) and np.isfinite(total) and total >= 0):
         raise ParameterError(f"total must be finite and ≥ 0, got {total}")
     if at_most and np.clip(v, 0, None).sum() <= total:
         return np.clip(v, 0, None)
@@ -241,7 +255,7 @@ def update(prior: object, blocks: Blocks, targets: object) -> np.ndarray:
     >>> update([0.9, 0.1, 0.0, 0.0], [[0, 1], [2, 3]], [0.5, 0.5]).round(12).tolist()   # case 2
     [0.45, 0.05, 0.25, 0.25]
     """
-    p = _as_prior(prior, _max_cell(blocks))
+    p = as_prior(prior, _max_cell(blocks))
     labels = _labels(blocks, p.size)
     y = _as_targets(targets, len(blocks))
     if np.any(y < 0) or y.sum() > 1 + TOL:
@@ -358,7 +372,7 @@ def ide(
         raise ParameterError(
             f"one target vector per partition: {len(partitions)} partitions, {len(targets)} target vectors"
         )
-    p = _as_prior(prior, _max_cell(*partitions))
+    p = as_prior(prior, _max_cell(*partitions))
     keep = np.flatnonzero(p > 0) if reduce_domain else np.arange(p.size)
     labels, given, fitted = [], [], []
     for s, (blocks, raw) in enumerate(zip(partitions, targets)):
@@ -418,7 +432,7 @@ def share_buckets(prior: object, buckets: Blocks, counts: object, groups: int) -
     >>> share_buckets([0, .4, .2, .2, .1, .1, 0, 0], [[0], [1], [2, 3], [4, 5, 6, 7]], [1, 3, 4, 2], 10).tolist()
     [1, 3, 2, 2, 1, 1, 0, 0]
     """
-    p = _as_prior(prior, _max_cell(buckets))
+    p = as_prior(prior, _max_cell(buckets))
     labels = _labels(buckets, p.size, "bucket")
     c = np.asarray(counts)
     if (

@@ -29,9 +29,12 @@ from cocoviz.methods.whole_level import fit_hc_nodes, fit_hg_nodes, query_hc_nod
 from cocoviz.privacy.accounting import gaussian_sigma2
 from cocoviz.privacy.noise import discrete_gaussian_variance
 
-__all__ = ["Method", "METHODS", "CONSISTENCY", "DEFAULT_MAX_SIZE", "MAX_K", "gaussian_epsilon"]
+__all__ = ["Method", "METHODS", "CONSISTENCY", "MERGES", "DEFAULT_MAX_SIZE", "MAX_K", "gaussian_epsilon"]
 
 CONSISTENCY = ("top-down", "bottom-up", "none")
+#: The ways two estimates of one group's size merge in the top-down step
+#: (:func:`cocoviz.consistency.merge.merge_estimates`): inverse-variance weighted, or the plain average.
+MERGES = ("weighted", "average")
 
 #: The paper's conservative public bound on group size.
 DEFAULT_MAX_SIZE = 100_000
@@ -47,8 +50,14 @@ class Method:
     :func:`cocoviz.measure` calls it); ``fit`` turns the noisy answer and public
     facts into estimated groups.  ``level_query`` and ``level_fit``, where a method
     has them, do the same for a run of consecutive nodes in one compiled call
-    (:mod:`cocoviz.methods.whole_level`); without them a level goes node by node.  Adding
-    a method is one :data:`METHODS` entry.
+    (:mod:`cocoviz.methods.whole_level`); without them a level goes node by node.  ``k_cells``
+    gives a node's noise cells from the public bound K (None: one cell per group, G), ``name_vector``
+    the measured vector's name from K and whether K is chosen privately.  Adding a method is one
+    :data:`METHODS` entry: nothing here switches on a method's name.
+
+    >>> doubled = Method("X", 1, None, True, query_hc, fit_hc, k_cells=lambda k: 2 * k)
+    >>> doubled.cells(np.array([3, 5]), 10).tolist(), doubled.quantity(10)
+    ([20, 20], 'X')
     """
 
     name: str
@@ -63,6 +72,14 @@ class Method:
     level_fit: Callable[..., object] | None = field(default=None, repr=False)
     #: Δ₂², the squared L2 sensitivity under the person neighbours (a whole number: the query is integral).
     l2_squared: int = 1
+    #: Noise cells per node from K; None for a method that measures one cell per group (G).
+    k_cells: Callable[[int], int] | None = field(default=None, repr=False)
+    #: The measured vector's name from K and whether K is chosen privately; None: the method's name.
+    name_vector: Callable[[int, bool], str] | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.needs_k != (self.k_cells is not None):
+            raise ValueError(f"method {self.name!r}: needs_k must say whether k_cells is given")
 
     @property
     def l2_sensitivity(self) -> float:
@@ -71,26 +88,44 @@ class Method:
 
     def quantity(self, max_size: int, private_k: bool = False) -> str:
         """The measured vector's name, as the budget report shows it (K̂ when K is chosen privately)."""
-        if private_k and self.needs_k:
-            return {
-                "Hc": f"Hc[0..K̂-1], K̂ ≤ {max_size:,}",
-                "naive": f"H[0..K̂], K̂ ≤ {max_size:,}",
-                "Hcp": f"Hc at the grid of K̂ ≤ {max_size:,}",
-            }[self.name]
-        return {
-            "Hc": f"Hc[0..{max_size - 1}]",
-            "naive": f"H[0..{max_size}]",
-            "Hcp": f"Hc at {len(hcp_grid(max_size))} grid points < {max_size:,}",
-        }.get(self.name, self.name)
+        if self.name_vector is None:
+            return self.name
+        return self.name_vector(max_size, private_k and self.needs_k)
 
     def cells(self, groups: np.ndarray, max_size: int) -> np.ndarray:
-        """Noise cells per node: K for Hc, K + 1 for naive, G for Hg, the grid's size for Hcp."""
+        """Noise cells per node: ``k_cells(K)`` for a method measured at K (K for Hc, K + 1 for naive, the grid's
+        size for Hcp), else G."""
         groups = np.asarray(groups, np.int64)
-        if not self.needs_k:
+        if self.k_cells is None:
             return groups.copy()
-        if self.name == "Hcp":
-            return np.full(groups.shape, len(hcp_grid(max_size)), np.int64)
-        return np.full(groups.shape, max_size + (self.name == "naive"), np.int64)
+        return np.full(groups.shape, self.k_cells(max_size), np.int64)
+
+    def cells_at(self, bounds: np.ndarray) -> np.ndarray:
+        """Noise cells per node of a method measured at K, with K per node ``bounds``: ``k_cells`` of each.
+
+        >>> METHODS["naive"].cells_at(np.array([4, 9, 4])).tolist()
+        [5, 10, 5]
+        """
+        if self.k_cells is None:
+            raise ValueError(f"method {self.name!r} is not measured at K")
+        distinct, at = np.unique(np.asarray(bounds, np.int64), return_inverse=True)
+        return np.array([self.k_cells(int(k)) for k in distinct], np.int64)[at.reshape(-1)]
+
+
+def _hc_vector(k: int, private_k: bool) -> str:
+    return f"Hc[0..K̂-1], K̂ ≤ {k:,}" if private_k else f"Hc[0..{k - 1}]"
+
+
+def _naive_vector(k: int, private_k: bool) -> str:
+    return f"H[0..K̂], K̂ ≤ {k:,}" if private_k else f"H[0..{k}]"
+
+
+def _hcp_vector(k: int, private_k: bool) -> str:
+    return f"Hc at the grid of K̂ ≤ {k:,}" if private_k else f"Hc at {len(hcp_grid(k))} grid points < {k:,}"
+
+
+def _hcp_cells(k: int) -> int:
+    return len(hcp_grid(k))
 
 
 #: The method registry; the dashboard's pickers, validation, the plan's cost and the docs read it.
@@ -107,6 +142,8 @@ METHODS: dict[str, Method] = {
             "cumulative counts Hc[0..K-1], bounded isotonic regression (best on dense data)",
             level_query=query_hc_nodes,
             level_fit=fit_hc_nodes,
+            k_cells=int,
+            name_vector=_hc_vector,
         ),
         Method(
             "Hg",
@@ -128,6 +165,8 @@ METHODS: dict[str, Method] = {
             fit_naive,
             "noisy H[0..K] projected onto G groups (the paper's strawman)",
             l2_squared=2,  # one group moves from size s to s ± 1: two cells change by 1
+            k_cells=lambda k: k + 1,
+            name_vector=_naive_vector,
         ),
         Method(
             "Hcp",
@@ -138,6 +177,8 @@ METHODS: dict[str, Method] = {
             fit_hcp,
             "experimental: Hc at a public grid of tens of sizes, buckets shared by a public prior (Tao et al.)",
             experimental=True,
+            k_cells=_hcp_cells,
+            name_vector=_hcp_vector,
         ),
     )
 }

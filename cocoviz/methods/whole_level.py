@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cocoviz.consistency import LevelEstimates
 from cocoviz.core.runs import LevelRuns
 from cocoviz.methods.estimators import HC_SENSITIVITY, hg_noise_variance
+from cocoviz.methods.level_estimates import LevelEstimates
 
 __all__ = [
     "node_batches",
@@ -83,10 +83,9 @@ def query_hc_nodes(runs: LevelRuns, lo: int, hi: int, bounds: np.ndarray) -> tup
     return out, ptr
 
 
-# The fits below are :func:`cocoviz.methods.estimators.fit_hg` / :func:`~cocoviz.methods.estimators.fit_hc` over
-# consecutive nodes, from their noisy answers and public G (post-processing only), except that a block
-# mean exactly halfway between two sizes rounds to even (the node-by-node fit takes SciPy's running
-# mean, which may fall an ulp either side).
+# The fits below run :func:`cocoviz.methods.estimators.fit_hg` / :func:`~cocoviz.methods.estimators.fit_hc`'s kernels
+# over consecutive nodes, from their noisy answers and public G (post-processing only); a block mean exactly
+# halfway between two sizes rounds to even.
 
 
 def fit_hg_nodes(noisy: np.ndarray, ptr: np.ndarray, *, groups: np.ndarray, epsilon: float, p: int) -> LevelEstimates:

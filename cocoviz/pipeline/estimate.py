@@ -18,11 +18,12 @@ import numpy as np
 from cocoviz.accuracy.intervals.bands import LevelBands
 from cocoviz.core.memory import check_plan
 from cocoviz.errors import ParameterError
-from cocoviz.measure.measurements import measure, measure_level, open_measurement
+from cocoviz.measure.measurements import bounds_from_source, measure, measure_level, open_measurement
 from cocoviz.measure.schedule import check_workers
 from cocoviz.methods.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
 from cocoviz.pipeline.level_step import estimate_level
 from cocoviz.plan import METHODS, Plan
+from cocoviz.plan.options import OPTIONS
 from cocoviz.release.post_process import fit_level, post_process, release_levels
 from cocoviz.release.release import Release
 
@@ -56,6 +57,9 @@ def estimate(
     ledger=None,
     dataset: str | None = None,
     stated: bool = False,
+    total_epsilon: float | None = None,
+    total_rho: float | None = None,
+    split: str | Sequence[float] | None = None,
 ) -> Release:
     """Release private count-of-counts histograms for every node of ``tree``.
 
@@ -70,6 +74,8 @@ def estimate(
     epsilons : one ε per level, root first; the total spent is their sum
     rhos, delta : instead of ``epsilons``, one ρ per level: the release is ρ-zCDP with discrete Gaussian
         noise (:meth:`~cocoviz.plan.Plan.build`), read as (ε, δ)-DP at ``delta`` (default 1e-10)
+    total_epsilon, total_rho, split : instead, a total ε (or ρ) shared over the levels by ``split``
+        (``"equal"``, the default; ``"leaves"``; or one weight per level), as :meth:`~cocoviz.plan.Plan.build`
     methods : one :data:`~cocoviz.plan.METHODS` name per level (``"Hc"``, ``"Hg"``, ``"naive"``)
     p : isotonic loss (1 or 2), for all levels or per level; None takes the defaults (Hc: 1, Hg: 2)
     max_size : public bound K on group size for Hc and naive (default 100,000)
@@ -113,22 +119,8 @@ def estimate(
     -------
     Release
     """
-    plan = Plan.build(
-        tree,
-        epsilons=epsilons,
-        methods=methods,
-        p=p,
-        max_size=max_size,
-        consistency=consistency,
-        merge=merge,
-        k_select=k_select,
-        k_epsilon=k_epsilon,
-        k_beta=k_beta,
-        prior=prior,
-        rhos=rhos,
-        delta=delta,
-        k_beta_scope=k_beta_scope,
-    )
+    given = locals()
+    plan = Plan.build(tree, **{name: given[name] for name in OPTIONS})
     workers = check_workers(workers)
     source = plan.k_source_level() if plan.k_select == "from-hg" else None
     if source is not None and client is None:
@@ -175,8 +167,7 @@ def _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client,
         # answers' (never a second draw, which would spend its ε twice).
         memo = None
         own_source = measure_level(plan, tree, source, noise, workers, bounds[source])
-        for level in plan.k_levels():
-            bounds[level] = plan.bounds_from_hg(level, own_source.ptr, own_source.values)
+        bounds_from_source(plan, own_source, bounds)
     distributed = {}
     if client is not None:
         from cocoviz.pipeline.distributed import estimate_subtrees

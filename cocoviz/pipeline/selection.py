@@ -30,7 +30,6 @@ leaves, and ε_select takes the last float or two so that the total is exact (:f
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Sequence
 
@@ -41,6 +40,7 @@ from cocoviz.evaluate.against_truth import evaluate
 from cocoviz.measure.measurements import measure, open_sampler
 from cocoviz.measure.recording import Recorded, begin_draw
 from cocoviz.plan import Plan
+from cocoviz.plan.options import BUDGET_OPTIONS, OPTIONS
 from cocoviz.plan.split import exact_last
 from cocoviz.privacy.accounting import check_rho, rho_of_epsilon
 from cocoviz.privacy.noise import check_epsilon, check_seed
@@ -172,11 +172,8 @@ def _budget(tree, candidates, given: tuple[str, object], epsilon_select, split, 
 
 
 #: The :meth:`Plan.build` options a selection passes on to every candidate's plan.
-_PLAN_OPTIONS = frozenset(
-    name
-    for name in inspect.signature(Plan.build).parameters
-    if name not in ("cls", "source", "epsilons", "rhos", "methods", "total_epsilon", "total_rho", "split")
-)
+#: (Every one but the mixes' methods and the budget, which a selection takes itself; ``delta`` passes on.)
+_PLAN_OPTIONS = frozenset(OPTIONS) - (BUDGET_OPTIONS - {"delta"}) - {"methods"}
 
 
 def _check_options(options: dict) -> None:

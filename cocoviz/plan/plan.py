@@ -27,12 +27,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cocoviz.consistency.merge import MERGES
 from cocoviz.core.shape import Shape
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.methods.hcp_prior import UNIFORM, Prior
-from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, METHODS, Method, gaussian_epsilon
+from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, MERGES, METHODS, Method, gaussian_epsilon
 from cocoviz.plan import split as splits
+from cocoviz.plan.files import read_plan_file, write_plan_file
 from cocoviz.plan.kbound import KBound
 from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
 from cocoviz.privacy.budget import Budget, Charge
@@ -407,8 +407,6 @@ class Plan(KBound):
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the plan to ``path``: TOML (``.toml``) or JSON (``.json``); :meth:`load` reads it back equal."""
-        from cocoviz.plan.files import write_plan_file
-
         write_plan_file(path, self.to_dict())
 
     @classmethod
@@ -419,8 +417,6 @@ class Plan(KBound):
         :meth:`build`'s defaults; a file with one must agree with ``shape`` when both are given.
         Anything wrong raises a :class:`~cocoviz.errors.CocovizError` naming the file and the field.
         """
-        from cocoviz.plan.files import read_plan_file
-
         data, name = read_plan_file(path), os.fspath(path)
 
         def field(key: str, make):

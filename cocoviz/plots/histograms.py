@@ -15,11 +15,11 @@ from cocoviz.plots.style import (
     REFERENCE_COLOR,
     SERIES_COLORS,
     TRUE_COLOR,
-    _as_int_array,
-    _axis_types,
-    _note_log_zero,
-    _pad,
-    _sparse_points,
+    as_int_array,
+    axis_types,
+    note_log_zero,
+    pad,
+    sparse_points,
     step_points,
 )
 
@@ -60,9 +60,9 @@ def histogram_figure(
         raise ParameterError(f"view must be 'H' or 'cumulative', got {view!r}")
     if layout not in ("overlay", "side"):
         raise ParameterError(f"layout must be 'overlay' or 'side', got {layout!r}")
-    h_true, h_private = _as_int_array(h_true), _as_int_array(h_private)
+    h_true, h_private = as_int_array(h_true), as_int_array(h_private)
     n = max(len(h_true), len(h_private), 1)
-    h_true, h_private = _pad(h_true, n), _pad(h_private, n)
+    h_true, h_private = pad(h_true, n), pad(h_private, n)
     side = layout == "side"
     fig = (
         make_subplots(rows=1, cols=2, shared_yaxes=True, subplot_titles=names, horizontal_spacing=0.04)
@@ -95,7 +95,7 @@ def histogram_figure(
                 hovertemplate="size %{x}: %{y:,} groups<extra>" + name + "</extra>",
             )
         else:
-            x, y = _sparse_points(h, drop_zero_size=log_x)
+            x, y = sparse_points(h, drop_zero_size=log_x)
             # The true histogram as open rings, the private one as small filled diamonds, so both stay
             # visible where they coincide.
             marker = (
@@ -125,8 +125,8 @@ def histogram_figure(
     )
     fig.update_xaxes(title_text="group size j")
     fig.update_yaxes(title_text=ylabel, col=1) if side else fig.update_yaxes(title_text=ylabel)
-    _axis_types(fig, log_x, log_y)
-    _note_log_zero(fig, log_x, has_zero)
+    axis_types(fig, log_x, log_y)
+    note_log_zero(fig, log_x, has_zero)
     return fig
 
 
@@ -140,7 +140,7 @@ def error_by_size_figure(
     """
     fig = go.Figure()
     for k, (name, err) in enumerate(errors.items()):
-        err = _as_int_array(err)
+        err = as_int_array(err)
         x, y = step_points(err)
         if log_x:
             keep = x > 0
@@ -158,7 +158,7 @@ def error_by_size_figure(
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_xaxes(title_text="group size s")
     fig.update_yaxes(title_text="|Ĥc[s] − Hc[s]|")
-    _axis_types(fig, log_x, log_y)
+    axis_types(fig, log_x, log_y)
     return fig
 
 
@@ -180,11 +180,11 @@ def consistency_figure(
     """
     if view not in ("H", "cumulative"):
         raise ParameterError(f"view must be 'H' or 'cumulative', got {view!r}")
-    parent = _as_int_array(parent_h)
-    kids = {k: _as_int_array(v) for k, v in children.items()}
+    parent = as_int_array(parent_h)
+    kids = {k: as_int_array(v) for k, v in children.items()}
     n = max([len(parent), *(len(v) for v in kids.values()), 1])
-    parent = _pad(parent, n)
-    kids = {k: _pad(v, n) for k, v in kids.items()}
+    parent = pad(parent, n)
+    kids = {k: pad(v, n) for k, v in kids.items()}
     order = sorted(kids, key=lambda k: -int(kids[k].sum()))
     shown = order[:max_children]
     rest = order[max_children:]
@@ -221,7 +221,7 @@ def consistency_figure(
             )
         )
     else:
-        x, y = _sparse_points(parent, drop_zero_size=False)
+        x, y = sparse_points(parent, drop_zero_size=False)
         fig.add_trace(
             go.Scatter(
                 x=x,
@@ -240,7 +240,7 @@ def consistency_figure(
 
 def representations_figure(h, *, title: str | None = None) -> go.Figure:
     """The three views of one histogram side by side: H, Hc (cumulative) and Hg (ranked group sizes)."""
-    h = _as_int_array(h)
+    h = as_int_array(h)
     hc = np.cumsum(h)
     hg = np.repeat(np.arange(len(h)), h)
     fig = make_subplots(

@@ -24,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from cocoviz.errors import ParameterError
-from cocoviz.plots.style import PRIVATE_COLOR, REFERENCE_COLOR, _axis_types
+from cocoviz.plots.style import PRIVATE_COLOR, REFERENCE_COLOR, axis_types
 
 __all__ = [
     "intervals_figure",
@@ -134,7 +134,7 @@ def intervals_figure(
         )
         y_title = "groups of size ≤ j"
     fig.update_layout(title=title, xaxis_title="group size j", yaxis_title=y_title, hovermode="x unified")
-    _axis_types(fig, log_x, log_y)
+    axis_types(fig, log_x, log_y)
     return fig
 
 

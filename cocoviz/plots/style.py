@@ -9,7 +9,20 @@ import plotly.graph_objects as go
 
 from cocoviz.evaluate.against_truth import plain_number
 
-__all__ = ["TRUE_COLOR", "PRIVATE_COLOR", "REFERENCE_COLOR", "SERIES_COLORS", "BAR_LIMIT", "step_points", "truth_trace"]
+__all__ = [
+    "TRUE_COLOR",
+    "PRIVATE_COLOR",
+    "REFERENCE_COLOR",
+    "SERIES_COLORS",
+    "BAR_LIMIT",
+    "step_points",
+    "truth_trace",
+    "as_int_array",
+    "axis_types",
+    "note_log_zero",
+    "pad",
+    "sparse_points",
+]
 
 
 TRUE_COLOR = "#4C8BF5"  # mid blue
@@ -33,11 +46,21 @@ SERIES_COLORS = (
 BAR_LIMIT = 300
 
 
-def _as_int_array(h) -> np.ndarray:
+def as_int_array(h) -> np.ndarray:
+    """``h`` as a flat int64 array.
+
+    >>> as_int_array([[1, 2]]).tolist()
+    [1, 2]
+    """
     return np.asarray(h, dtype=np.int64).ravel()
 
 
-def _pad(h: np.ndarray, n: int) -> np.ndarray:
+def pad(h: np.ndarray, n: int) -> np.ndarray:
+    """``h`` padded with zeros to length ``n`` (unchanged when already as long).
+
+    >>> pad(np.array([1, 2]), 4).tolist()
+    [1, 2, 0, 0]
+    """
     return h if len(h) >= n else np.concatenate([h, np.zeros(n - len(h), h.dtype)])
 
 
@@ -61,7 +84,12 @@ def step_points(values: np.ndarray, *, start: int = 0) -> tuple[np.ndarray, np.n
     return x + start, values[x]
 
 
-def _sparse_points(h: np.ndarray, *, drop_zero_size: bool) -> tuple[np.ndarray, np.ndarray]:
+def sparse_points(h: np.ndarray, *, drop_zero_size: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The sizes where ``h`` is non-zero (size 0 left out when ``drop_zero_size``) and their counts.
+
+    >>> [a.tolist() for a in sparse_points(np.array([3, 0, 2]), drop_zero_size=True)]
+    [[2], [2]]
+    """
     x = np.flatnonzero(h)
     if drop_zero_size:
         x = x[x > 0]
@@ -113,7 +141,7 @@ def log_ticks(values) -> dict:
     return {"tickmode": "array", "tickvals": ticks, "ticktext": [plain_number(t, digits) for t in ticks]}
 
 
-def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
+def axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
     """Linear or log axes; a log axis labelled in plain numbers over what the figure's traces draw
     (:func:`log_ticks`), never plotly's bare leading digits."""
 
@@ -131,7 +159,8 @@ def _axis_types(fig: go.Figure, log_x: bool, log_y: bool) -> None:
     fig.update_yaxes(type="log", **log_ticks(drawn("y"))) if log_y else fig.update_yaxes(type="linear")
 
 
-def _note_log_zero(fig: go.Figure, log_x: bool, has_zero: bool) -> None:
+def note_log_zero(fig: go.Figure, log_x: bool, has_zero: bool) -> None:
+    """Say on the figure that size 0 is not drawn, when a log x axis hides it."""
     if log_x and has_zero:
         fig.add_annotation(
             text="size 0 not shown on a log axis",

@@ -42,8 +42,6 @@ __all__ = ["Release", "load_release", "RELEASE_FORMAT"]
 #: The format tag in a saved release's metadata (format 2: every array a column,
 #: :mod:`cocoviz.release.files.release_file`).
 RELEASE_FORMAT = "cocoviz-release/2"
-#: The tag of format 1 (the plan and K per node as JSON), which :func:`load_release` still reads.
-RELEASE_FORMAT_1 = "cocoviz-release/1"
 #: A format-2 release's fields per level: the shape's (with K), then the runs; a file with bands adds
 #: :data:`~cocoviz.release.files.band_columns.BAND_FIELDS`.
 _FIELDS = (*release_file.SHAPE_FIELDS, "node", "size", "count")
@@ -336,10 +334,9 @@ class Release:
 
 
 def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> Release:
-    """Read a release written by :meth:`Release.save` (format 2, or format 1 of earlier versions); equal to the
-    saved one in every run and field, and in its intervals where the file holds their bands
-    (:mod:`cocoviz.release.files.band_columns`; a file without them gives a release that refuses
-    :meth:`Release.intervals`).
+    """Read a release written by :meth:`Release.save` (format 2); equal to the saved one in every run and field,
+    and in its intervals where the file holds their bands (:mod:`cocoviz.release.files.band_columns`; a file
+    without them gives a release that refuses :meth:`Release.intervals`).
 
     Refuses (:class:`~cocoviz.errors.InputError`, naming why) a file that is not a release, or whose
     budget is not its plan's cost, whose sampler is unknown, or whose runs break an invariant
@@ -347,11 +344,8 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
     """
     name = release_file.target_name(path, "load_release needs a file path or a binary file object", "read")
     signing = None if key is None else verify.signing_key(key)
-    table, meta = release_file.read_stored(path, name, (RELEASE_FORMAT, RELEASE_FORMAT_1), "release")
+    table, meta = release_file.read_stored(path, name, (RELEASE_FORMAT,), "release")
     try:
-        if meta["format"] == RELEASE_FORMAT_1:
-            plan, runs, bounds = _v1_parts(table, meta, signing)
-            return _checked_release(plan, meta, runs, bounds)
         plan, runs, bounds, levels = _parts(table, meta, signing)
         release = _checked_release(plan, meta, runs, bounds)
         if band_columns.BANDS_KEY in meta:
@@ -363,27 +357,6 @@ def load_release(path: str | os.PathLike, *, key: bytes | str | None = None) -> 
         return release
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
-
-
-_RUN_COLUMNS = ("level", "node", "size", "count")
-
-
-def _v1_parts(table, meta: dict, signing: bytes | None):
-    """Plan, runs per level and K per level of a format-1 file (plan and K as JSON; the runs in one table)."""
-    columns = release_file.v1_columns(table, _RUN_COLUMNS)
-    if signing is not None:
-        verify.check_signature(signing, meta, columns)
-    plan = release_file.stored_plan(meta, ("plan", "budget"))
-    level = columns["level"]
-    depth = plan.shape.depth
-    if level.size and (level.min() < 0 or level.max() > depth):
-        bad = int(level[(level < 0) | (level > depth)][0])
-        raise InputError(f"it has runs at level {bad}, but its plan has levels 0 to {depth}")
-    runs = []
-    for lvl in range(depth + 1):
-        mine = level == lvl
-        runs.append(tuple(columns[c][mine] for c in ("node", "size", "count")))
-    return plan, runs, release_file.v1_bounds(meta.get("bounds"), depth)
 
 
 def _parts(table, meta: dict, signing: bytes | None):

@@ -34,7 +34,6 @@ import numpy as np
 from cocoviz.core.runs import aggregate_runs
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.measure.measurements import Measurements, plan_notes
-from cocoviz.methods.hcp import hcp_grid
 from cocoviz.methods.hcp_prior import UNIFORM
 from cocoviz.plan import METHODS, Plan
 from cocoviz.privacy.budget import Budget, Charge
@@ -220,9 +219,7 @@ def node_cells(plan: Plan, level: int, bounds: np.ndarray | None) -> np.ndarray:
     groups = plan.shape.group_counts(level)
     if bounds is None or not method.needs_k:
         return method.cells(groups, plan.max_size)
-    if method.name == "Hcp":
-        return np.array([len(hcp_grid(int(k))) for k in bounds], np.int64)
-    return bounds + (method.name == "naive")
+    return method.cells_at(bounds)
 
 
 def check_measurements(plan: Plan, measurements: object) -> None:

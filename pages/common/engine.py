@@ -80,6 +80,8 @@ class Params:
     k_beta: float | None = None
     prior: object = None  # the Hcp levels' public prior: None (uniform), "parent" or a cocoviz Prior
     rhos: tuple[float, ...] | None = None  # ρ per level of a zCDP release (discrete Gaussian); epsilons unused then
+    delta: float | None = None  # the δ a zCDP cost is read at (None: the plan's default)
+    k_beta_scope: str = "node"  # a private K̂'s β per K̂ drawn ("node") or for the whole release
 
     def plan_options(self) -> dict:
         budget = {"epsilons": list(self.epsilons)} if self.rhos is None else {"rhos": list(self.rhos)}
@@ -94,6 +96,8 @@ class Params:
             "k_epsilon": self.k_epsilon,
             "k_beta": self.k_beta,
             "prior": self.prior,
+            "delta": self.delta,
+            "k_beta_scope": self.k_beta_scope,
         }
 
     def kwargs(self) -> dict:

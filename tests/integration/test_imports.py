@@ -7,6 +7,9 @@ deferred import that would close a cycle at run time is caught here.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,75 @@ def test_no_stage_imports_a_later_one(stage):
 
 def test_the_release_never_imports_post_processing():
     assert "cocoviz.release.post_process" not in reachable(import_graph(), "cocoviz.release.release")
+
+
+ROOT = PACKAGE.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [str(LINT_IMPORTS)] if LINT_IMPORTS.exists() else [sys.executable, "-m", "importlinter.cli"]
+    return subprocess.run(
+        [*command, "--no-cache", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_the_layer_contracts_hold():
+    """``[tool.importlinter]`` in pyproject.toml: every stage imports only the stages below it."""
+    done = lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_lint_imports_counts_a_function_local_import(tmp_path):
+    """A deferred import inside a function breaks a layer contract as a top-level one would."""
+    package = tmp_path / "probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "high.py").write_text("VALUE = 1\n")
+    (package / "low.py").write_text("def late():\n    from probe.high import VALUE\n\n    return VALUE\n")
+    (tmp_path / "setup.cfg").write_text(
+        "[importlinter]\nroot_package = probe\n\n"
+        "[importlinter:contract:layers]\nname = probe layers\ntype = layers\nlayers =\n    probe.high\n    probe.low\n"
+    )
+    done = lint_imports(tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "probe.low -> probe.high" in done.stdout
+
+
+#: Packages whose modules still import one another's ``_private`` names (each to be made public in its own module
+#: or moved); every other package imports none.
+PRIVATE_NAMES_LEFT = ("cocoviz.experiments", "cocoviz.hierarchy.ingest")
+#: One re-export left: the tests compare slices' private steps through ``cocoviz.consistency``; and
+#: ``accuracy.stated.topdown`` reads ``sharing._sharing_within`` (both owned by the stated errors' rework).
+PRIVATE_IMPORTS_LEFT = {
+    ("cocoviz.consistency", "_consistent_children"),
+    ("cocoviz.consistency", "_consistent_slice"),
+    ("cocoviz.accuracy.stated.topdown", "_sharing_within"),
+}
+
+
+def private_imports() -> list[tuple[str, str, str]]:
+    """``(module, imported from, name)`` for every ``from cocoviz... import _name`` of a name (not a module)."""
+    mods, found = modules(), []
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cocoviz"):
+                for alias in node.names:
+                    private = alias.name.startswith("_") and not alias.name.startswith("__")
+                    if private and f"{node.module}.{alias.name}" not in mods:  # a private module is a kernel
+                        found.append((name, node.module, alias.name))
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = [
+        f"{module} imports {name} from {source}"
+        for module, source, name in private_imports()
+        if not module.startswith(PRIVATE_NAMES_LEFT) and (module, name) not in PRIVATE_IMPORTS_LEFT
+    ]
+    assert not found, found
+
+
+def test_the_private_imports_check_sees_one():
+    assert ("cocoviz.consistency", "cocoviz.consistency.slices", "_consistent_slice") in private_imports()

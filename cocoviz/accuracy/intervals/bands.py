@@ -347,7 +347,7 @@ def band_refusal(plan, bands: Sequence[LevelBands | None], level: int) -> str | 
     if level >= len(bands) or bands[level] is None:
         return (
             f"this release does not carry its level-{level} measurement's envelopes (a release read from a file "
-            "saved without them — format 1, save(bands=False) or an earlier version — computed on a cluster, "
+            "saved without them — save(bands=False) or an earlier version — computed on a cluster, "
             "chosen by select_mix, or whose cached level lost them): save it again from cocoviz.estimate, or "
             "post_process its noisy-measurement file "
             "(post_process(plan, cocoviz.load_measurements(path)) gives the same release with its bands)"

@@ -13,7 +13,7 @@ their own — so they may be published with the release, and a release file keep
   for a naive level ``band_values`` (its noisy counts) instead of the steps;
 * stored as int32 where every value fits (as in memory), covered by the file's signature with the rest.
 
-A file written before (format 1, or format 2 without ``bands``) has none of them and still loads; its
+A format-2 file written without ``bands`` has none of them and still loads; its
 release refuses :meth:`~cocoviz.Release.intervals` as before.  Read back, nothing is trusted: the cells
 must be the plan's query's per node (from its K), every node's steps must start at its cell 0, rise
 strictly in cell and value, and stay inside its cells, and every value within ±2**53 — so a band computed
@@ -29,6 +29,7 @@ import numpy as np
 from cocoviz.accuracy.intervals.bands import BAND_METHODS, LevelBands
 from cocoviz.accuracy.intervals.counts import LevelCounts, narrow
 from cocoviz.errors import InputError
+from cocoviz.release.verify import node_cells
 
 __all__ = ["BAND_FIELDS", "BANDS_KEY", "band_methods", "band_arrays", "stored_bands"]
 
@@ -145,8 +146,6 @@ def stored_bands(plan, methods: object, levels: Sequence[Mapping], bounds: Seque
     ``methods`` is the file's JSON ``bands`` entry; ``levels`` its arrays per level; ``bounds`` its K per
     node (checked before), which fix the cells an Hc, Hcp or naive node measures.
     """
-    from cocoviz.release.verify import node_cells
-
     n = plan.shape.depth + 1
     if not isinstance(methods, list) or len(methods) != n:
         raise InputError(f"its band methods must be a list with one entry per level ({n})")

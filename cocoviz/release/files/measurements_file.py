@@ -20,7 +20,7 @@ publishes its noisy measurement files) and anyone can rerun the post-processing.
 
 Like a release file (:mod:`cocoviz.release.release`), it is Parquet in the columnar layout of
 :mod:`cocoviz.release.files.release_file` (format 2: the shape, K and the cells as columns in chunks, the rest as
-JSON in its metadata; format-1 files, with one row per cell and the shape as JSON, still load), written
+JSON in its metadata; a file of another format is refused), written
 whole or not at all (:mod:`cocoviz.core.atomic`), optionally signed with the data holder's key (HMAC-SHA256,
 :func:`cocoviz.release.verify.signature`), and trusted in nothing when read back: the budget must be the one its plan
 costs, spent by a known sampler, and the answers must be the plan's
@@ -45,16 +45,15 @@ from __future__ import annotations
 import numpy as np
 
 from cocoviz.errors import InputError, ParameterError
+from cocoviz.measure.measurements import LevelMeasurement, Measurements
+from cocoviz.release import verify
 from cocoviz.release.files import release_file
 
 __all__ = ["MEASUREMENTS_FORMAT", "save_measurements", "load_measurements", "statement"]
 
 #: The format tag in a noisy-measurement file's metadata (format 2: every array a column).
 MEASUREMENTS_FORMAT = "cocoviz-measurements/2"
-#: The tag of format 1 (one row per cell; the shape and K as JSON), which :func:`load_measurements` still reads.
-MEASUREMENTS_FORMAT_1 = "cocoviz-measurements/1"
 _FIELDS = (*release_file.SHAPE_FIELDS, "value")
-_V1_COLUMNS = ("level", "node", "value")
 #: What the file holds, said in the file.
 CONTENTS = (
     "noisy answers of every measured node and the public plan only: no true count; publishable, "
@@ -82,8 +81,6 @@ def save_measurements(measurements, path, *, key: bytes | str | None = None) -> 
     written.  ``key`` (bytes or text, 16 bytes or more) signs the file: :func:`load_measurements`
     with the same key then refuses any edit.
     """
-    from cocoviz.release import verify
-
     signing = None if key is None else verify.signing_key(key)
     _target(path, "write")
     plan = getattr(measurements, "plan", None)
@@ -111,18 +108,10 @@ def load_measurements(path, *, key: bytes | str | None = None):
     nodes, cells per node, K, whole values); with ``key``, also one whose signature is missing or
     is not that key's.
     """
-    from cocoviz.release import verify
-
     name = _target(path, "read")
     signing = None if key is None else verify.signing_key(key)
-    formats = (MEASUREMENTS_FORMAT, MEASUREMENTS_FORMAT_1)
-    table, meta = release_file.read_stored(path, name, formats, "noisy-measurement file")
+    table, meta = release_file.read_stored(path, name, (MEASUREMENTS_FORMAT,), "noisy-measurement file")
     try:
-        if meta["format"] == MEASUREMENTS_FORMAT_1:
-            columns = release_file.v1_columns(table, _V1_COLUMNS)
-            if signing is not None:
-                verify.check_signature(signing, meta, columns, _V1_COLUMNS)
-            return _checked_v1(meta, columns)
         return _checked(meta, table, signing)
     except InputError as exc:
         raise InputError(f"{name} is refused: {exc}") from None
@@ -130,8 +119,6 @@ def load_measurements(path, *, key: bytes | str | None = None):
 
 def _checked_budget(meta: dict, levels=None):
     """The plan and budget of a stored file, its statement checked against the budget."""
-    from cocoviz.release import verify
-
     plan = release_file.stored_plan(meta, ("plan", "budget", "statement"), levels)
     budget = verify.check_budget(plan, meta["budget"], None)
     if meta["statement"] != statement(budget):
@@ -141,9 +128,6 @@ def _checked_budget(meta: dict, levels=None):
 
 def _measurements(plan, budget, levels):
     """The Measurements of ``levels`` (LevelMeasurement or None per level), refused unless the plan's."""
-    from cocoviz.measure.measurements import Measurements
-    from cocoviz.release import verify
-
     measurements = Measurements(plan, tuple(levels), budget)
     try:
         verify.check_measurements(plan, measurements)
@@ -154,9 +138,6 @@ def _measurements(plan, budget, levels):
 
 def _checked(meta: dict, table, signing: bytes | None):
     """The measurements of a format-2 file: cells per node from the plan and K, so only their total is stored."""
-    from cocoviz.measure.measurements import LevelMeasurement
-    from cocoviz.release import verify
-
     arrays = release_file.stored_levels(table, meta, ("plan", "budget", "statement"), _FIELDS, signing)
     plan, budget = _checked_budget(meta, arrays)
     bounds = [a["K"] for a in arrays]
@@ -182,37 +163,5 @@ def _checked(meta: dict, table, signing: bytes | None):
         method = plan.level_method(lvl)
         # Arrays of their own, as measure()'s answers are (a column read whole may be a read-only view).
         values = a["value"] if a["value"].flags.writeable else a["value"].copy()
-        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
-    return _measurements(plan, budget, levels)
-
-
-def _checked_v1(meta: dict, columns: dict[str, np.ndarray]):
-    from cocoviz.measure.measurements import LevelMeasurement
-
-    plan, budget = _checked_budget(meta)
-    if not isinstance(meta.get("bounds"), dict):
-        raise InputError("its K per node must be a mapping {level: [K of every node]}")
-    bounds = release_file.v1_bounds(meta["bounds"], plan.shape.depth)
-    level, node, value = (columns[c] for c in _V1_COLUMNS)
-    # Comparisons of neighbours, not np.diff: a bool per row rather than a number (files of 50M rows).
-    if (level[1:] < level[:-1]).any():
-        raise InputError("its rows are not in level order")
-    # Rows in level order: a level's rows are one slice (a view), found by bisection.
-    measured = plan.measured_levels()
-    firsts = level[np.r_[0, np.flatnonzero(level[1:] != level[:-1]) + 1]] if level.size else level
-    stray = sorted(set(firsts.tolist()) - set(measured))
-    if stray:
-        raise InputError(f"it has answers at level {stray[0]}, which its plan does not measure")
-    levels: list = [None] * (plan.shape.depth + 1)
-    for lvl in measured:
-        mine = slice(*np.searchsorted(level, [lvl, lvl + 1]))
-        nodes, n_nodes = node[mine], plan.shape.n_nodes(lvl)
-        if nodes.size and ((nodes[1:] < nodes[:-1]).any() or nodes[0] < 0 or nodes[-1] >= n_nodes):
-            raise InputError(f"its answers of level {lvl} are not on nodes 0..{n_nodes - 1} in order")
-        ptr = np.zeros(n_nodes + 1, np.int64)
-        np.cumsum(np.bincount(nodes, minlength=n_nodes), out=ptr[1:])
-        method = plan.level_method(lvl)
-        # A copy: the file's columns are read-only views, measure()'s answers are arrays of their own.
-        values = value[mine].copy()
         levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
     return _measurements(plan, budget, levels)

@@ -1,10 +1,8 @@
-"""The columnar file of a release and of a noisy-measurement file (format 2), and the reading of format 1.
+"""The columnar file of a release and of a noisy-measurement file (format 2).
 
-Format 1 (``cocoviz-release/1``, ``cocoviz-measurements/1``) kept the runs (or the noisy cells) as
-Parquet columns but the plan -- the public shape with every node's path, parent and G -- and the K
-per node as JSON in the file's metadata: hundreds of MB of JSON at 8M nodes.  Format 2 keeps every
-per-node and per-run array as a column and only small facts as JSON (the plan without its nodes,
-the budget, the selection, the signature).
+Format 2 keeps every per-node and per-run array as a column and only small facts as JSON (the plan
+without its nodes, the budget, the selection, the signature); a file of another format tag (format 1 kept
+the shape and K as JSON) is refused, naming its format.
 
 **Layout.**  One Parquet file, one row per *chunk of a level*: column ``level`` and one list column
 per field.  A level's array of a field is cut into chunks of :data:`CHUNK` values, the ``i``-th chunk
@@ -55,8 +53,6 @@ __all__ = [
     "stored_shape",
     "stored_plan",
     "signed_names",
-    "v1_columns",
-    "v1_bounds",
     "target_name",
 ]
 
@@ -326,34 +322,6 @@ def stored_plan(meta: dict, parts: Sequence[str], levels: Sequence[Mapping] | No
         raise InputError(f"its plan lacks {exc.args[0]!r}") from None
     except (TypeError, ValueError, AttributeError, IndexError, OverflowError, ParameterError) as exc:
         raise InputError(f"its plan is not a valid plan: {exc}") from None
-
-
-# ------------------------------------------------------------------ format 1
-def v1_columns(table, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """The whole-number columns ``names`` of a format-1 table (a release's runs, or a noisy-measurement file's)."""
-    missing = [c for c in names if c not in table.column_names]
-    if missing:
-        raise InputError(f"it lacks the column(s) {', '.join(missing)}")
-    return {c: _whole(table.column(c).combine_chunks(), f"its column {c!r}") for c in names}
-
-
-def v1_bounds(stored: object, depth: int) -> list[np.ndarray | None]:
-    """K per node of a format-1 file (JSON ``{level: [K of every node]}``), per level (None where none)."""
-    bounds: list[np.ndarray | None] = [None] * (depth + 1)
-    if stored is None:
-        return bounds
-    if not isinstance(stored, dict):
-        raise InputError("its K per node must be a mapping {level: [K of every node]}")
-    for level, b in stored.items():
-        if not (isinstance(level, str) and level.isdigit() and int(level) <= depth):
-            raise InputError(f"its K per node names level {level!r}, not one of its plan's")
-        if not isinstance(b, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in b):
-            raise InputError(f"its K per node of level {level} must be whole numbers")
-        try:
-            bounds[int(level)] = np.asarray(b, np.int64)
-        except OverflowError:
-            raise InputError(f"its K per node of level {level} holds numbers too large") from None
-    return bounds
 
 
 def target_name(path: object, what: str, method: str) -> str:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import cocoviz.accuracy.stated.released
 import cocoviz.consistency
+import cocoviz.consistency.orders
 import cocoviz.consistency.slices
 from cocoviz.accuracy.stated.merged import merge_stated
 from cocoviz.accuracy.stated.sharing import SHARING_CAP, _sharing, _sharing_within
@@ -104,7 +105,7 @@ def test_sharing_counts_the_children_holding_a_size(rows):
     child = np.array([r[0] for r in rows], np.int64)
     sizes = np.array([r[1] for r in rows], np.int64)
     parent = child % 2
-    order = cocoviz.consistency._parent_size_order(parent, sizes)
+    order = cocoviz.consistency.orders.parent_size_order(parent, sizes)
     bot_ptr = np.zeros(3, np.int64)  # two parents, 0 and 1
     np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
     got = _sharing(bot_ptr, sizes[order], child[order])
@@ -126,7 +127,7 @@ def test_sharing_within_counts_the_children_holding_a_size_within_one_standard_d
     sizes = np.array([r[1] for r in rows], np.int64)
     stated = np.array([r[2] for r in rows], np.float64)
     parent = child % 2
-    order = cocoviz.consistency._parent_size_order(parent, sizes)
+    order = cocoviz.consistency.orders.parent_size_order(parent, sizes)
     bot_ptr = np.zeros(3, np.int64)
     np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
     got = _sharing_within(bot_ptr, sizes[order], child[order], stated[order])

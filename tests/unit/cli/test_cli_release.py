@@ -321,3 +321,13 @@ def test_stated_errors_are_written_only_on_request(files, capsys):
     pd.testing.assert_frame_equal(plain.to_frame(), stated.to_frame())
     assert all(v is None for v in plain.stated) and all(v is not None for v in stated.stated)
     assert (stated.stated_errors(("CA",))["stated_se"] > 0).all()
+
+
+def test_the_plan_options_with_choices_are_flags_from_the_declared_table(files, capsys):
+    more = ("--consistency", "none", "--merge", "average", "--k-beta-scope", "release", "--seed", "0")
+    more += ("--k-select", "noisy-max", "--k-epsilon", "0.1")
+    assert main(release_args(*FLAGS, *more)) == 0, capsys.readouterr().err
+    plan = load_release(files / "out" / "release.parquet").plan
+    assert (plan.consistency, plan.merge, plan.k_beta_scope) == ("none", "average", "release")
+    assert main(release_args("--plan", "plan.toml", "--merge", "average", out="other")) == 2
+    assert "not both (--merge given)" in capsys.readouterr().err

@@ -456,34 +456,34 @@ def test_billions_of_equal_groups_do_not_crash_the_matching():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_parent_size_order_is_the_four_key_lexsort(seed):
-    from cocoviz.consistency import _parent_size_order
+    from cocoviz.consistency.orders import parent_size_order
 
     rng = np.random.default_rng(seed)
     child = np.sort(rng.integers(0, 30, 400))  # runs come in child order
     parent_of = rng.integers(0, 6, 30)  # in any order
     sizes = rng.integers(0, 9, 400)
     expected = np.lexsort((np.arange(400), child, sizes, parent_of[child]))
-    assert np.array_equal(_parent_size_order(parent_of[child], sizes), expected)
-    assert np.array_equal(_parent_size_order(parent_of[child], sizes - 3), expected)  # the fallback
+    assert np.array_equal(parent_size_order(parent_of[child], sizes), expected)
+    assert np.array_equal(parent_size_order(parent_of[child], sizes - 3), expected)  # the fallback
 
 
 def test_joint_key_orders_as_the_two_keys():
-    from cocoviz.consistency import _joint_key
+    from cocoviz.consistency.orders import joint_key
 
     rng = np.random.default_rng(0)
     owner, size, variance = rng.integers(0, 20, 500), rng.integers(0, 7, 500), rng.choice([0.5, 1.0, 2.0], 500)
     expected = np.lexsort((variance, size, owner))
-    assert len(_joint_key(owner, size)) == 1
-    assert np.array_equal(np.lexsort((variance, *_joint_key(owner, size))), expected)
-    assert np.array_equal(np.lexsort((variance, *_joint_key(owner, size - 1))), np.lexsort((variance, size - 1, owner)))
+    assert len(joint_key(owner, size)) == 1
+    assert np.array_equal(np.lexsort((variance, *joint_key(owner, size))), expected)
+    assert np.array_equal(np.lexsort((variance, *joint_key(owner, size - 1))), np.lexsort((variance, size - 1, owner)))
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_run_order_is_the_three_key_lexsort(seed):
-    from cocoviz.consistency import _run_order
+    from cocoviz.consistency.orders import run_order
 
     rng = np.random.default_rng(seed)
     owner, size = rng.integers(0, 20, 600), rng.integers(0, 7, 600)
     variance = rng.choice([0.5, 1.0 / 3.0, 2.0, np.nan, 0.25], 600)
-    assert np.array_equal(_run_order(owner, size, variance), np.lexsort((variance, size, owner)))
-    assert np.array_equal(_run_order(owner, size - 2, variance), np.lexsort((variance, size - 2, owner)))
+    assert np.array_equal(run_order(owner, size, variance), np.lexsort((variance, size, owner)))
+    assert np.array_equal(run_order(owner, size - 2, variance), np.lexsort((variance, size - 2, owner)))

@@ -32,7 +32,7 @@ def test_refusals_are_made_before_allocating_in_a_memory_capped_child():
             + "cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hcp'] * 2, max_size=5, seed=0, prior={10**12: 1.0})",
             "prior, large K": _HUGE_LEAF.replace("10**10", "1")
             + "cocoviz.estimate(tree, epsilons=[1, 1], methods=['Hcp'] * 2, seed=0, prior={10**12: 1.0})",
-            "priors module": "from cocoviz.methods.priors import _as_prior\n_as_prior({10**12: 1.0})",
+            "priors module": "from cocoviz.methods.priors import as_prior\nas_prior({10**12: 1.0})",
         }
     )
     outcome, message = outcomes["hg p=1"]

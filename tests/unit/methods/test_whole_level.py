@@ -15,6 +15,7 @@ from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure.measurements import answer_node, measure, measure_level
 from cocoviz.methods import whole_level as whole_level
 from cocoviz.methods.estimators import fit_hc, fit_hg
+from cocoviz.methods.isotonic import isotonic
 from cocoviz.methods.whole_level import fit_hc_nodes, fit_hg_nodes, join_segments, node_batches, stream_hg_node
 from cocoviz.pipeline import estimate as pipeline
 from cocoviz.plan import Plan
@@ -101,22 +102,37 @@ def test_hg_fit_matches_exact_pava(y, epsilon):
     assert got == [[s, n, pytest.approx(v)] for s, n, v in _reference_hg(y, epsilon)]
 
 
+def _scipy_hc(y: np.ndarray, groups: int, p: int) -> np.ndarray:
+    """The oracle: Hc's group sizes from SciPy's bounded isotonic regression (L2) or the slope trick (L1)."""
+    hc = np.append(np.rint(isotonic(y, p=p, lower=0, upper=groups)), groups).astype(np.int64)
+    return np.repeat(np.arange(hc.size), np.diff(hc, prepend=0))
+
+
+def _scipy_hg(y: np.ndarray, p: int) -> np.ndarray:
+    return np.rint(isotonic(y, p=p, lower=0)).astype(np.int64)
+
+
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(-20, 40), min_size=1, max_size=30), st.integers(0, 25), st.sampled_from([1, 2]))
-def test_level_fits_agree_with_the_node_fits(y, groups, p):
-    """L1 fits are the node fits exactly (the same slope trick); L2 fits agree but at halfway block means."""
+def test_node_and_level_fits_agree_with_the_scipy_oracle(y, groups, p):
+    """One fit per method: a node's fit is the level kernel on one segment, and both give the groups of the
+    isotonic regression rounded (SciPy's for L2, exact but at block means halfway between two sizes)."""
     y = np.array(y, np.int64)
     ptr = np.array([0, len(y)])
     for name, level_fit, node_fit in (("Hc", fit_hc_nodes, fit_hc), ("Hg", fit_hg_nodes, fit_hg)):
         g = groups if name == "Hc" else len(y)
         est = level_fit(y, ptr, groups=np.array([g]), epsilon=0.5, p=p)
-        ref = node_fit(y, groups=g, epsilon=0.5, p=p)
+        node = node_fit(y, groups=g, epsilon=0.5, p=p)
+        for field in ("sizes", "counts", "variances"):
+            np.testing.assert_array_equal(getattr(est, field), getattr(node, field))
         assert int(est.counts.sum()) == g
+        got = np.repeat(est.sizes, est.counts)
+        want = _scipy_hc(y, g, p) if name == "Hc" else _scipy_hg(y, p)
         if p == 1:
-            np.testing.assert_array_equal(est.sizes, ref.sizes)
-            np.testing.assert_array_equal(est.counts, ref.counts)
-            np.testing.assert_allclose(est.variances, ref.variances)
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert np.abs(got - want).max(initial=0) <= 1
 
 
 def test_hg_streamed_in_chunks_is_the_whole_fit():

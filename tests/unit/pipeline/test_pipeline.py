@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cocoviz import Hierarchy, emd, estimate, evaluate, size_errors
 from cocoviz.hierarchy import node_label
-from cocoviz.measure.measurements import _PARALLEL_NODES
+from cocoviz.measure.schedule import PARALLEL_NODES
 from cocoviz.methods.estimators import fit_hc, fit_hg
 from cocoviz.privacy.budget import double_geometric_variance
 from cocoviz.privacy.noise import FastSampler
@@ -230,7 +230,7 @@ def wide_tree() -> Hierarchy:
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_threads_do_not_change_a_seeded_release(workers):
     tree = wide_tree()
-    assert len(tree.nodes(2)) >= _PARALLEL_NODES
+    assert len(tree.nodes(2)) >= PARALLEL_NODES
     kwargs = dict(epsilons=[0.5, 0.5, 0.5], methods=["Hc", "Hg", "Hc"], max_size=12, seed=8)
     assert_identical(estimate(tree, **kwargs), estimate(tree, workers=workers, **kwargs))
 

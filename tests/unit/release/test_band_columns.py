@@ -16,7 +16,6 @@ from cocoviz.release.files import band_columns, release_file
 from tests.support import files as file_support
 
 KEY = b"the data holder's key, 32 bytes"
-FILES = Path(__file__).resolve().parents[2] / "support" / "data"
 
 
 @st.composite
@@ -116,9 +115,6 @@ def test_files_without_bands_still_load_and_refuse_intervals_as_before(tmp_path)
     assert file_support.same_release(loaded, release) and loaded.bands == [None, None]
     with pytest.raises(ParameterError, match="from a file.*load_measurements"):
         loaded.intervals(("a",))
-    v1 = load_release(FILES / "release-v1.parquet", key=KEY)  # format 1
-    with pytest.raises(ParameterError, match="load_measurements"):
-        v1.intervals(())
     # A release that carries no bands at all writes no band columns (the file of before).
     release.bands = [None, None]
     release.save(tmp_path / "none.parquet")

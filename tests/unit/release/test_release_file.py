@@ -1,25 +1,24 @@
-"""The columnar file, format 2 (issue 26): chunks, any depth, small JSON, text, wide integers; format 1 still read."""
+"""The columnar file, format 2 (issue 26): chunks, any depth, small JSON, text, wide integers; format 1 refused."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cocoviz import Hierarchy, InputError, Plan, estimate, load_measurements, load_release, measure, post_process
+from cocoviz import Hierarchy, InputError, estimate, load_measurements, load_release
 from cocoviz.core.runs import aggregate_runs
 from cocoviz.release.files import release_file
 from cocoviz.release.release import level_runs
 from tests.support import files as file_support
 
 KEY = b"the data holder's key, 32 bytes"
-FILES = Path(__file__).resolve().parents[2] / "support" / "data"
 
 
 def _tree(leaves_per_state: int = 2, depth: int = 2, labels=None) -> Hierarchy:
@@ -37,36 +36,20 @@ def _tree(leaves_per_state: int = 2, depth: int = 2, labels=None) -> Hierarchy:
 _same = file_support.same_release
 
 
-def _format1_tree() -> Hierarchy:
-    """The tree the format-1 files in tests/files were written for (by the format-1 writer, before format 2)."""
-    rng = np.random.default_rng(3)
-    rows = [(s, f"{s}{c}", int(x)) for s in "ab" for c in range(2) for x in rng.integers(0, 7, 6)]
-    return Hierarchy.from_groups(pd.DataFrame(rows, columns=["st", "co", "size"]), size="size", levels=["st", "co"])
-
-
-def test_a_format_1_release_still_loads_identical_and_its_signature_holds():
-    path = FILES / "release-v1.parquet"
-    assert json.loads(pq.read_table(path).schema.metadata[b"cocoviz"])["format"] == "cocoviz-release/1"
-    release = estimate(
-        _format1_tree(), epsilons=[1, 1, 1], methods=["Hc", "Hg", "Hc"], max_size=20,
-        k_select="noisy-max-per-node", k_epsilon=0.5, seed=2,
-    )  # fmt: skip
-    assert _same(load_release(path, key=KEY), release)
-    assert _same(load_release(path), release)
-    with pytest.raises(InputError, match="signature does not match"):
-        load_release(path, key=b"another key of 32 bytes, not it")
-
-
-def test_a_format_1_measurement_file_still_loads_and_post_processes_to_the_release():
-    path = FILES / "measurements-v1.parquet"
-    tree = _format1_tree()
-    plan = Plan.build(
-        tree, epsilons=[1, 1, 1], methods=["Hc", "Hg", "Hcp"], max_size=20, k_select="noisy-max-per-node",
-        k_epsilon=0.5,
-    )  # fmt: skip
-    measurements = measure(plan, tree, seed=4)
-    again = load_measurements(path, key=KEY)
-    assert _same(post_process(plan, again), post_process(plan, measurements))
+@pytest.mark.parametrize(
+    ("load", "tag", "expected"),
+    [
+        (load_release, "cocoviz-release/1", "cocoviz-release/2"),
+        (load_measurements, "cocoviz-measurements/1", "cocoviz-measurements/2"),
+    ],
+)
+def test_a_format_1_file_is_refused_naming_its_format(tmp_path, load, tag, expected):
+    """Format 1 is no longer read: its file is refused with its format and the one expected, no traceback."""
+    table = pa.table({"level": [0], "node": [0], "value": [1]})
+    path = tmp_path / "old.parquet"
+    pq.write_table(table.replace_schema_metadata({b"cocoviz": json.dumps({"format": tag}).encode()}), path)
+    with pytest.raises(InputError, match=f"has format '{tag}', expected '{expected}'"):
+        load(path)
 
 
 @pytest.mark.parametrize("depth", [1, 2, 4, 7])
