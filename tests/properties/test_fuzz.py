@@ -869,15 +869,15 @@ def test_plan_files_refuse_by_name_or_load(tmp_path_factory, data, suffix):
 
 
 def _corrupt_bundle(tmp_path):
-    from cocoviz.datasets.registry import _BY_NAME, _load_cached
+    from cocoviz.datasets.registry import bundled_names, dataset, load_cached
 
-    name = next(n for n, spec in _BY_NAME.items() if spec.bundled and n != "toy")
-    (tmp_path / _BY_NAME[name].filename).write_bytes(b"PAR1 not a parquet file PAR1")
-    _load_cached.cache_clear()
+    name = next(n for n in bundled_names() if n != "toy")
+    (tmp_path / dataset(name).filename).write_bytes(b"PAR1 not a parquet file PAR1")
+    load_cached.cache_clear()
     try:
         return cocoviz.load_dataset(name, data_dir=tmp_path)
     finally:
-        _load_cached.cache_clear()
+        load_cached.cache_clear()
 
 
 def _text_upload():
