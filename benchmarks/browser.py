@@ -46,21 +46,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.append(str(ROOT))  # for tests.support
 
 from floor_apps import FLOOR_APPS, THREE_BARS, write_chart  # noqa: E402
 from warm_up import warm_up  # noqa: E402  (the warm-up scripts/run.sh does)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the end-to-end test's browser)
+
 #: Every visit's window, so that every page lays out alike.
 VIEWPORT = {"width": 1500, "height": 1200}
 #: The sidebar's "Per level" toggle: the per-level boxes are drawn once it is on.
