@@ -6,6 +6,12 @@ GPU, no QUIC, no first-run or background traffic, so that a visit's timing is th
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -17,3 +23,37 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def streamlit_command(app: str | Path, port: int) -> list[str]:
+    """``streamlit run app`` headless on 127.0.0.1:``port``, no usage statistics, no file watcher.
+
+    >>> streamlit_command("app.py", 8600)[3:7]
+    ['run', 'app.py', '--server.port', '8600']
+    """
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a server started in its own session: SIGTERM to its process group, SIGKILL after 10 s."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
