@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import signal
 import socket
 import statistics
 import subprocess
@@ -46,21 +45,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.append(str(ROOT))  # for tests.support
 
 from floor_apps import FLOOR_APPS, THREE_BARS, write_chart  # noqa: E402
 from warm_up import warm_up  # noqa: E402  (the warm-up scripts/run.sh does)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, stop, streamlit_command  # noqa: E402  (the end-to-end test's browser)
+
 #: Every visit's window, so that every page lays out alike.
 VIEWPORT = {"width": 1500, "height": 1200}
 #: The sidebar's "Per level" toggle: the per-level boxes are drawn once it is on.
@@ -87,23 +78,7 @@ def _serve(app: Path, env: dict | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``streamlit run app`` headless on a free local port and warm it as scripts/run.sh does."""
     port = _free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(app),
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
+        streamlit_command(app, port),
         cwd=app.parent,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -121,11 +96,7 @@ def _serve(app: Path, env: dict | None = None) -> tuple[subprocess.Popen, str]:
 
 def _stop(proc: subprocess.Popen) -> None:
     """End a server started by :func:`_serve` (its own process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(proc.pid, signal.SIGKILL)
+    stop(proc)
 
 
 def _thread_seconds(cdp) -> float:

@@ -351,7 +351,7 @@ def main() -> None:
             results["release"], cpu["release"], peak["release"] = seconds, float(detail.split()[1]), gb
             print(f"release    {seconds:7.1f} s  peak {gb:5.2f} GB  end to end (target <= 300 s); {detail}")
     print(json.dumps({k: round(v, 2) for k, v in results.items()}))
-    from results_json import record
+    from results import record_rows as record
 
     rows = [
         {"phase": k, "wall_s": round(results[k], 2), "cpu_s": cpu[k], "peak_gb": round(peak[k], 3)} for k in results

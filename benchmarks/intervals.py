@@ -412,7 +412,7 @@ def main(argv=None) -> None:
         print("bands' memory per level, housing-us-blocks, all-Hc with a private K per node")
         print(pd.DataFrame(memory(args.scale)).round({"MiB": 2}).to_string(index=False), flush=True)
     if args.only == "scope":
-        from results_json import record
+        from results import record_rows as record
 
         trials = min(args.trials, 500)
         print(f"coverage per node and of whole levels, nominal 90%, {trials} draws, ε = 1 (scope node vs level)")
@@ -420,7 +420,7 @@ def main(argv=None) -> None:
         out = record("intervals-scope", rows)
         print(pd.DataFrame(rows).round(4).to_string(index=False), flush=True)
     if args.only == "runs":
-        from results_json import record
+        from results import record_rows as record
 
         print("dense Hg nodes: count band width over the realised count error, per-cell vs multiscale (90% per node)")
         names = args.datasets if args.datasets != list(DATASETS) else list(RUNS_DATASETS)

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from results_json import record  # noqa: E402 - benchmarks/ is on the path just above
+from results import record_rows as record  # noqa: E402 - benchmarks/ is on the path just above
 
 from cocoviz.methods.estimators import fit_hc, fit_hg  # noqa: E402
 from cocoviz.methods.isotonic import isotonic  # noqa: E402

@@ -47,13 +47,27 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["RESULTS", "Timer", "record", "load_rows", "latest_rows", "latest_table", "machine", "commit"]
+__all__ = [
+    "RESULTS",
+    "Timer",
+    "record",
+    "record_rows",
+    "load_rows",
+    "latest_rows",
+    "latest_table",
+    "machine",
+    "commit",
+]
+
+#: Keys of a row-list row that hold measured numbers; the others (strings, integers) name the case.
+_MEASURES = ("wall_s", "cpu_s", "peak_gb", "target", "met", "goal", "figure", "command")
 
 
 class Timer:
@@ -165,19 +179,97 @@ def record(
     path = folder / f"{benchmark}-{now:%Y-%m-%d}.json"
     rows = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
     rows.append(row)
-    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as handle:
-        json.dump(rows, handle, indent=1, ensure_ascii=False)
-        handle.write("\n")
-    os.replace(handle.name, path)  # whole or not at all
+    _write_whole(path, rows)
     return path
 
 
+def record_rows(name: str, rows: Sequence[dict[str, Any]], *, folder: Path | str | None = None, **context) -> str:
+    """Write a run's table of figures whole as ``<folder>/<name>-<UTC time>.json`` and return the path.
+
+    The file holds ``{"benchmark", "date", "commit", "machine", **context, "rows"}``; each row is one case
+    (its naming fields, e.g. ``case``/``dataset``/``phase``, and its numbers: ``wall_s``, ``cpu_s``,
+    ``peak_gb``, ratios) and, where the case checks a goal, ``target`` (the goal as printed, e.g.
+    ``"<= 3x"``) and ``met``. :func:`load_rows` turns the rows with a goal into the page's rows.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = record_rows("demo", [{"case": "x", "wall_s": 1.5, "target": "<= 2 s", "met": True}], folder=folder)
+    >>> [(row["target"], row["figure"], row["goal"]) for row in load_rows(folder)]
+    [('case=x', '1.5 s', '<= 2 s')]
+    """
+    when = dt.datetime.now(dt.UTC)
+    out = Path(folder) if folder is not None else RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}-{when:%Y%m%dT%H%M%SZ}.json"
+    payload = {
+        "benchmark": name,
+        "date": when.isoformat(timespec="seconds"),
+        "commit": commit(),
+        "machine": machine(),
+        **context,
+        "rows": list(rows),
+    }
+    _write_whole(path, payload)
+    return str(path)
+
+
+def _write_whole(path: Path, payload: Any) -> None:
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as handle:
+        json.dump(payload, handle, indent=1, ensure_ascii=False, default=float)
+        handle.write("\n")
+    os.replace(handle.name, path)  # whole or not at all
+
+
+def _table_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a :func:`record_rows` file that check a goal, in :func:`record`'s form."""
+    box = payload.get("machine", {})
+    load = payload.get("load", box.get("load"))
+    box = {
+        "host": box.get("host"),
+        "cpus": box.get("cpus", box.get("cores")),
+        "cpu": box.get("cpu", box.get("processor")),
+        "load": load[0] if isinstance(load, list) else load,
+    }
+    out = []
+    for row in payload.get("rows", []):
+        if row.get("target") is None and row.get("met") is None:
+            continue  # a figure kept for the record, no goal to show
+        case = [f"{k}={v}" for k, v in row.items() if k not in _MEASURES and isinstance(v, str | int)]
+        parts = [f"{row['wall_s']:.3g} s"] if isinstance(row.get("wall_s"), int | float) else []
+        if isinstance(row.get("peak_gb"), int | float):
+            parts.append(f"peak {row['peak_gb']:.2f} GB")
+        parts += [f"{k} {v:.3g}" for k, v in row.items() if "ratio" in k and isinstance(v, int | float)]
+        out.append(
+            {
+                "benchmark": payload["benchmark"],
+                "target": ", ".join(case) or "all",
+                "figure": row.get("figure") or ", ".join(parts),
+                "goal": row.get("goal") or row.get("target") or "",
+                "met": row.get("met"),
+                "date": payload["date"],
+                "commit": str(payload.get("commit", "unknown"))[:7]
+                + ("+dirty" if "+dirty" in str(payload.get("commit")) else ""),
+                "machine": box,
+                "command": row.get("command")
+                or payload.get("command")
+                or f"python benchmarks/{payload['benchmark']}.py",
+                "values": row,
+            }
+        )
+    return out
+
+
 def load_rows(folder: Path | str | None = None) -> list[dict[str, Any]]:
-    """Every row of every results file in ``folder``, oldest first."""
+    """Every row with a goal of every results file in ``folder``, oldest first.
+
+    A file from :func:`record` is a list of rows; one from :func:`record_rows` is a dict whose goal-checking
+    rows are turned into the same form (:func:`_table_rows`).
+    """
     folder = Path(folder) if folder is not None else RESULTS
     rows: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.json")):
-        rows.extend(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows.extend(_table_rows(data) if isinstance(data, dict) else data)
     return sorted(rows, key=lambda row: row["date"])
 
 

@@ -11,7 +11,7 @@ Run:  python benchmarks/scale.py                 (everything; about 10 minutes o
       python benchmarks/scale.py --only blocks --scales 1 --stated-errors  (the whole-US figures, each release also
                                                   with its stated errors: the added cost printed beside it)
 
-Figures are printed and written as JSON under benchmarks/results/ (benchmarks/results_json.py: date, commit,
+Figures are printed and written as JSON under benchmarks/results/ (benchmarks/results.py record_rows: date, commit,
 machine, load, wall and CPU seconds, peak memory, target, met).
 
 Each scenario runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from results_json import record  # noqa: E402 - benchmarks/ is on the path just above
+from results import record_rows as record  # noqa: E402 - benchmarks/ is on the path just above
 
 
 def _peak_gb() -> float:

@@ -18,29 +18,18 @@ import csv
 import io
 import json
 import os
-import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, stop, streamlit_command
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [
     pytest.mark.browser,
@@ -92,23 +81,7 @@ def server():
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "streamlit_server.log", "w")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
+        streamlit_command("app.py", port),
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -125,11 +98,7 @@ def server():
         WARMUP["server_warmup_s"] = time.perf_counter() - start
         yield url
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop(proc)
         log.close()
 
 

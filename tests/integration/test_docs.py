@@ -64,3 +64,18 @@ def test_the_latest_table_keeps_the_newest_row_per_target(tmp_path):
     assert [(row["target"], row["figure"]) for row in rows] == [("t", "0.5 s"), ("u", "3")]
     assert {"date", "commit", "machine", "wall_s", "cpu_s", "peak_gb", "met", "command"} <= set(rows[0])
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_the_latest_table_reads_both_file_forms(tmp_path):
+    results = _module(ROOT / "benchmarks/results.py")
+    results.record("a", target="t", figure="1 s", goal="<= 2 s", met=True, folder=tmp_path)
+    rows = [
+        {"case": "big", "wall_s": 3.0, "peak_gb": 1.5, "target": "<= 5 s", "met": True},
+        {"case": "small", "wall_s": 0.1, "target": None, "met": None},  # kept for the record, not shown
+    ]
+    results.record_rows("b", rows, folder=tmp_path, size=7)
+    shown = [(row["benchmark"], row["target"], row["figure"], row["goal"]) for row in results.latest_rows(tmp_path)]
+    assert shown == [("a", "t", "1 s", "<= 2 s"), ("b", "case=big", "3 s, peak 1.50 GB", "<= 5 s")]
+    table = results.latest_table(tmp_path)
+    assert "| b | case=big | 3 s, peak 1.50 GB | <= 5 s | yes |" in table and "small" not in table
+    assert not list(tmp_path.glob("*.tmp"))

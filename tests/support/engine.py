@@ -103,3 +103,13 @@ def padded(h: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, np.int64)
     out[: len(h)] = h
     return out
+
+
+def assert_same_hierarchy(a: Hierarchy, b: Hierarchy) -> None:
+    """Two hierarchies are one: the same levels, public groups, nodes and (size, count) runs at every level."""
+    assert a.levels == b.levels and a.public_groups == b.public_groups
+    for level in range(len(a.levels) + 1):
+        assert a.nodes(level) == b.nodes(level)
+        ra, rb = a.runs(level), b.runs(level)
+        for x, y in [(ra.ptr, rb.ptr), (ra.sizes, rb.sizes), (ra.counts, rb.counts)]:
+            np.testing.assert_array_equal(x, y)

@@ -114,8 +114,16 @@ class _Table:
                 )
 
     def examples(self, where: str, limit: int = SHOWN, join: str = "") -> str:
+        """Up to ``limit`` rows matching ``where``, the least first by their shown columns.
+
+        Ordered by the values shown (not by where the rows lie, which a parallel scan does not keep), so the
+        same bad table names the same rows in every run and whatever its row order.
+        """
         cols = ", ".join(f"p.{_q(c)}" for c in self.columns)
-        rows = self.db.query(f"SELECT {cols} FROM {self.relation} AS p {join} WHERE {where} LIMIT {limit}")
+        order = ", ".join(f"{k + 1} NULLS LAST" for k in range(len(self.columns)))
+        rows = self.db.query(
+            f"SELECT {cols} FROM {self.relation} AS p {join} WHERE {where} ORDER BY {order} LIMIT {limit}"
+        )
         return ", ".join(
             "(" + ", ".join(f"{c}={_show(v)}" for c, v in zip(self.columns, row)) + ")"
             for row in rows.itertuples(index=False)

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cocoviz import estimate
-from cocoviz.hierarchy import Hierarchy
 from cocoviz.measure.measurements import answer_node, measure, measure_level
 from cocoviz.methods import whole_level as whole_level
 from cocoviz.methods.estimators import fit_hc, fit_hg
@@ -22,6 +21,7 @@ from cocoviz.plan import Plan
 from cocoviz.privacy.noise import FastSampler
 from cocoviz.privacy.noise._fast_kernels import philox4x32
 from cocoviz.release.post_process import fit_level, post_process
+from tests.support.digests import three_levels
 
 
 def test_philox_known_answers():
@@ -152,17 +152,7 @@ def test_hg_streamed_in_chunks_is_the_whole_fit():
 
 @pytest.fixture
 def three_level_tree():
-    rng = np.random.default_rng(8)
-    n = 3000
-    groups = pd.DataFrame(
-        {
-            "state": rng.choice(list("abc"), n),
-            "county": rng.choice(list("wxyz"), n),
-            "size": np.minimum(rng.geometric(0.35, n), 60),
-        }
-    )
-    groups.loc[:5, "size"] = [0, 90, 91, 150, 3, 3]
-    return Hierarchy.from_groups(groups, size="size", levels=["state", "county"])
+    return three_levels()
 
 
 @pytest.mark.parametrize("methods", [["Hg", "Hc", "Hg"], ["Hc", "Hg", "Hc"]])

@@ -22,17 +22,9 @@ from hypothesis import strategies as st
 from cocoviz.hierarchy import Hierarchy, tables
 from cocoviz.hierarchy.ingest import leaf_key
 from cocoviz.hierarchy.tables import TableProblems
+from tests.support.engine import assert_same_hierarchy as assert_same
 
 LEVELS = ["state", "county"]
-
-
-def assert_same(a: Hierarchy, b: Hierarchy) -> None:
-    assert a.levels == b.levels and a.public_groups == b.public_groups
-    for level in range(len(a.levels) + 1):
-        assert a.nodes(level) == b.nodes(level)
-        ra, rb = a.runs(level), b.runs(level)
-        for x, y in [(ra.ptr, rb.ptr), (ra.sizes, rb.sizes), (ra.counts, rb.counts)]:
-            np.testing.assert_array_equal(x, y)
 
 
 def orders(frame: pd.DataFrame, folder: Path, name: str) -> dict[str, str]:

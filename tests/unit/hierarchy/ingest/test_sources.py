@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from cocoviz.hierarchy import Hierarchy, tables
 from cocoviz.hierarchy.ingest import aggregate, leaf_key, sql
 from cocoviz.hierarchy.tables import TableProblems
+from tests.support.engine import assert_same_hierarchy as assert_same
 
 POSTGRES = os.environ.get("COCOVIZ_TEST_POSTGRES")
 needs_postgres = pytest.mark.skipif(
@@ -30,15 +31,6 @@ needs_postgres = pytest.mark.skipif(
 )
 LEVELS = ["state", "county"]
 _names = itertools.count()
-
-
-def assert_same(a: Hierarchy, b: Hierarchy) -> None:
-    assert a.levels == b.levels and a.public_groups == b.public_groups
-    for level in range(len(a.levels) + 1):
-        assert a.nodes(level) == b.nodes(level)
-        ra, rb = a.runs(level), b.runs(level)
-        for x, y in [(ra.ptr, rb.ptr), (ra.sizes, rb.sizes), (ra.counts, rb.counts)]:
-            np.testing.assert_array_equal(x, y)
 
 
 def forms(frame: pd.DataFrame, folder: Path, postgres: bool = True) -> dict[str, object]:
