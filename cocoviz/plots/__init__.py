@@ -26,8 +26,8 @@ from cocoviz.plots.histograms import (
 from cocoviz.plots.intervals import (
     STATED_ERROR_CAPTION,
     STATED_ERROR_COLUMN,
-    interval_files,
     holds_for,
+    interval_files,
     interval_table,
     intervals_figure,
     largest_released_size,
