@@ -248,6 +248,8 @@ def holds_for(frame: pd.DataFrame) -> str | None:
         return "each node alone"
     nodes, level = frame.attrs.get("level_nodes"), frame.attrs.get("level")
     per_node = frame.attrs.get("node_confidence")
+    if nodes == 1:
+        return f"the one node of level {level}"
     where = f"all {nodes:,} nodes of level {level} at once" if nodes is not None else "all nodes of a level at once"
     return where + (f" (each node at {per_node:.3%})" if isinstance(per_node, float) else "")
 

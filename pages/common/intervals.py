@@ -88,8 +88,9 @@ def interval_downloads(release: cocoviz.Release, node: tuple, confidence: float,
         )
     else:
         per_node = node_confidence(confidence, "level", nodes)
+        which = f"all {nodes:,} nodes" if nodes > 1 else "the one node"
         st.caption(
-            f"The files hold the bounds of **all {nodes:,} nodes of level {level}**, holding **at once** with "
+            f"The files hold the bounds of **{which} of level {level}**, holding **at once** with "
             f"≥ {confidence:.0%} (each node's band at {per_node:.3%}; the nodes' noises are independent). "
             "Built when you click: a large level takes a moment."
         )

@@ -95,7 +95,7 @@ def test_the_bounds_download_offers_both_scopes_and_says_which_one_it_holds_for(
     at.run()
     assert_clean(at)
     level_caption = next(c.value for c in at.caption if c.value.startswith("The files hold"))
-    assert "at once" in level_caption and "nodes of level" in level_caption
+    assert "at once" in level_caption and "of level 0" in level_caption  # the root: its level's one node
     labels = [b.proto.label for b in at.get("download_button")]
     assert {"Bounds (CSV)", "Bounds (Parquet)"} <= set(labels)
 
