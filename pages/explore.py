@@ -200,6 +200,10 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             summary["noise"] = summary["noise"].map(NOISE_NAMES).fillna(summary["noise"])
         if not summary.empty:
             summary.insert(1, "level name", [names[int(k)] if pd.notna(k) else "whole data" for k in summary["level"]])
+        # A relation's whole sentence does not fit in a table cell: its short name there, the sentence below.
+        relations = relation_sentences(summary)
+        if relations:
+            summary["relation"] = summary["relation"].map(lambda r: str(r).split(":", 1)[0])
         st.dataframe(
             summary,
             hide_index=True,
@@ -208,13 +212,25 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
                 "sensitivity": st.column_config.NumberColumn("Δ (sensitivity)"),
                 "scale": st.column_config.NumberColumn("noise scale Δ/ε", format="%.3g"),
                 "cells": st.column_config.NumberColumn("noised cells", format="%d"),
+                "relation": st.column_config.TextColumn(
+                    "neighbour relation", width="medium", help="Which datasets count as neighbours (below)."
+                ),
             },
         )
+        for relation in relations:
+            st.caption(f"Neighbour relation — {relation}")
         st.caption(budget.composition)
         for text in budget.notes:
             st.caption(f"Note: {text}")
         if st.toggle("Show every measurement (one row per level and query)", key="explore.measurements"):
             st.dataframe(budget.to_frame(), hide_index=True, width="stretch")
+
+
+def relation_sentences(summary: pd.DataFrame) -> list[str]:
+    """The budget table's neighbour relations, each once, as whole sentences ("persons: one person added …")."""
+    if "relation" not in summary:
+        return []
+    return [str(r) for r in dict.fromkeys(summary["relation"].dropna())]
 
 
 def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> None:

@@ -26,6 +26,7 @@ from cocoviz.plots.histograms import (
 from cocoviz.plots.intervals import (
     STATED_ERROR_CAPTION,
     STATED_ERROR_COLUMN,
+    holds_for,
     interval_files,
     interval_table,
     intervals_figure,
@@ -48,6 +49,7 @@ __all__ = [
     "histogram_figure",
     "intervals_figure",
     "interval_files",
+    "holds_for",
     "uninformative_reason",
     "stated_error_table",
     "interval_table",

@@ -86,12 +86,19 @@ def histogram_figure(
                 hovertemplate="size ≤ %{x}: %{y:,} groups<extra>" + name + "</extra>",
             )
         elif n <= BAR_LIMIT and not log_x:
+            # Overlaid, the true bars are wide, pale and outlined, the private ones narrower and solid: where
+            # they overlap both still read (two colours at one opacity would blend into a third).
+            overlay_style = (
+                {"opacity": 0.45, "width": 0.9, "marker_line": {"color": color, "width": 1.5}}
+                if k == 0
+                else {"opacity": 0.85, "width": 0.5, "marker_line": {"color": "#8A5A00", "width": 1}}
+            )
             trace = go.Bar(
                 x=np.arange(n),
                 y=h,
                 name=name,
                 marker_color=color,
-                opacity=0.6 if not side else 0.9,
+                **({"opacity": 0.9} if side else overlay_style),
                 hovertemplate="size %{x}: %{y:,} groups<extra>" + name + "</extra>",
             )
         else:

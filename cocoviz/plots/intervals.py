@@ -37,6 +37,7 @@ __all__ = [
     "largest_released_size",
     "uninformative_reason",
     "interval_files",
+    "holds_for",
 ]
 
 #: The column of :func:`stated_error_table` that holds the standard errors: an error on one group's size
@@ -226,15 +227,46 @@ def uninformative_reason(frame: pd.DataFrame) -> str | None:
     return "; ".join(reasons) or None
 
 
+def holds_for(frame: pd.DataFrame) -> str | None:
+    """What a bounds frame's confidence is about, in words, from its ``attrs`` (``None`` without a ``scope``).
+
+    ``scope="node"``: all the bounds of one node hold together; ``"level"``: all the bounds of all ``n`` nodes
+    of the level hold at once, each node's band then built at the higher per-node confidence.
+
+    >>> frame = pd.DataFrame({"size": [1]})
+    >>> frame.attrs.update(confidence=0.9, scope="level", level=2, level_nodes=58, node_confidence=0.99818)
+    >>> holds_for(frame)
+    'all 58 nodes of level 2 at once (each node at 99.818%)'
+    >>> frame.attrs.update(scope="node")
+    >>> holds_for(frame)
+    'each node alone'
+    """
+    scope = frame.attrs.get("scope")
+    if scope is None:
+        return None
+    if scope == "node":
+        return "each node alone"
+    nodes, level = frame.attrs.get("level_nodes"), frame.attrs.get("level")
+    per_node = frame.attrs.get("node_confidence")
+    if nodes == 1:
+        return f"the one node of level {level}"
+    where = f"all {nodes:,} nodes of level {level} at once" if nodes is not None else "all nodes of a level at once"
+    return where + (f" (each node at {per_node:.3%})" if isinstance(per_node, float) else "")
+
+
 def interval_files(frame: pd.DataFrame, node_path: dict[str, str] | None = None) -> tuple[bytes, bytes]:
-    """The bounds frame as CSV and Parquet bytes, with its confidence, method and level as columns (and the
-    node's path, one ``path: <level>`` column per level, when given) so that a file read alone says what it is.
+    """The bounds frame as CSV and Parquet bytes, with its confidence, what that confidence holds for
+    (``scope``, ``holds_for``: :func:`holds_for`), method and level as columns (and the node's path, one
+    ``path: <level>`` column per level, when given) so that a file read alone says what it is.
 
     >>> frame = pd.DataFrame({"size": [1], "count": [3], "count_low": [2], "count_high": [4]})
     >>> frame.attrs.update(confidence=0.9, method="Hc", level=1)
     >>> csv, parquet = interval_files(frame, {"path: state": "CA"})
     >>> csv.decode().splitlines()[0]
     'path: state,confidence,method,level,size,count,count_low,count_high'
+    >>> frame.attrs.update(scope="node")
+    >>> interval_files(frame)[0].decode().splitlines()[0]
+    'confidence,scope,holds_for,method,level,size,count,count_low,count_high'
     >>> parquet[:4]
     b'PAR1'
     """
@@ -243,9 +275,11 @@ def interval_files(frame: pd.DataFrame, node_path: dict[str, str] | None = None)
     out = frame.copy()
     out.attrs = {}
     meta = {**(node_path or {})}
-    for key in ("confidence", "method", "level"):
-        if key in frame.attrs:
+    for key in ("confidence", "scope", "method", "level"):
+        if key in frame.attrs and key not in out:
             meta[key] = frame.attrs[key]
+        if key == "scope" and holds_for(frame) is not None:
+            meta["holds_for"] = holds_for(frame)
     for position, (key, value) in enumerate(meta.items()):
         out.insert(position, key, value)
     buffer = io.BytesIO()

@@ -15,7 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from cocoviz.plots.style import PRIVATE_COLOR, SERIES_COLORS, TRUE_COLOR
+from cocoviz.plots.levels import padded_range
+from cocoviz.plots.style import PRIVATE_COLOR, SERIES_COLORS, TRUE_COLOR, log_ticks
 
 __all__ = ["joint_table_figure", "joint_errors_figure", "prior_comparison_figure"]
 
@@ -34,9 +35,23 @@ def joint_table_figure(
     *,
     tenures: Sequence[str] = ("owners", "renters"),
     title: str | None = None,
+    log_y: bool | None = None,
 ) -> go.Figure:
-    """One region's ``(classes, 2)`` table as grouped bars, a panel per tenure: true (if given) and private."""
+    """One region's ``(classes, 2)`` table as grouped bars, a panel per tenure: true (if given) and private.
+
+    ``log_y``: a log count axis, labelled in plain numbers (:func:`~cocoviz.plots.style.log_ticks`); ``None``
+    chooses it when the non-zero counts span more than two decades. The count axis is padded above the
+    tallest bar (no bar or its outline is clipped) and the panels sit close, with little blank space.
+
+    >>> fig = joint_table_figure(np.array([[5000, 3], [20, 1]]), None, ["1", "2+"])
+    >>> fig.layout.yaxis.type, list(fig.layout.yaxis.ticktext)
+    ('log', ['1', '10', '100', '1,000'])
+    """
     estimate = np.asarray(estimate)
+    drawn = np.concatenate([np.asarray(t, dtype=float).ravel() for t in (estimate, truth) if t is not None])
+    positive = drawn[drawn > 0]
+    if log_y is None:
+        log_y = bool(positive.size) and positive.max() / positive.min() > 100
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(tenures), shared_yaxes=True, horizontal_spacing=0.05)
     labels = [str(c) for c in class_labels]
     for col in range(2):
@@ -56,11 +71,21 @@ def joint_table_figure(
                 col=col + 1,
             )
     fig.update_layout(
-        barmode="group", title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 70 if title else 40}
+        barmode="group",
+        bargap=0.15,
+        bargroupgap=0.05,
+        title=title,
+        height=420,
+        legend={"orientation": "h", "y": -0.22},
+        margin={"t": 70 if title else 40, "b": 40, "l": 60, "r": 20},
     )
     # The classes are labels ("≤1", "7+"): typed as numbers, plotly would silently drop the non-numeric ones.
     fig.update_xaxes(title_text="household size", type="category", categoryorder="array", categoryarray=labels)
     fig.update_yaxes(title_text="households", row=1, col=1)
+    if log_y:
+        fig.update_yaxes(type="log", **log_ticks(positive), range=padded_range(positive, log=True))
+    else:
+        fig.update_yaxes(range=padded_range(drawn, log=False))
     return fig
 
 

@@ -63,9 +63,35 @@ def level_error_figure(
     )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, margin={"t": 60 if title else 30})
     fig.update_yaxes(title_text="emd (persons)", type="log" if log_y else "linear")
+    drawn = np.asarray(np.r_[level_errors["mean_emd"], level_errors["omniscient"]], dtype=float)
     if log_y:
-        fig.update_yaxes(**log_ticks(np.r_[level_errors["mean_emd"], level_errors["omniscient"]]))
+        fig.update_yaxes(**log_ticks(drawn))
+    fig.update_yaxes(range=padded_range(drawn, log=log_y))
     return fig
+
+
+def padded_range(values, *, log: bool, share: float = 0.12) -> list[float] | None:
+    """An axis range around ``values`` with ``share`` of its span free at each end, so no marker is clipped.
+
+    On a log axis the range is in decades (plotly's convention) and non-positive values are left out; a
+    linear range starts at 0 when every value is ≥ 0. ``None`` (plotly's own range) when nothing is drawn.
+
+    >>> padded_range([10.0, 1000.0], log=True)
+    [0.76, 3.24]
+    >>> padded_range([0.0, 50.0], log=False)
+    [0, 56.0]
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v) & (v > 0)] if log else v[np.isfinite(v)]
+    if not v.size:
+        return None
+    if log:
+        lo, hi = np.log10(v.min()), np.log10(v.max())
+        margin = max(hi - lo, 1.0) * share
+        return [round(float(lo - margin), 6), round(float(hi + margin), 6)]
+    lo, hi = float(v.min()), float(v.max())
+    margin = max(hi - lo, abs(hi), 1.0) * share
+    return [0 if lo >= 0 else lo - margin, hi + margin]
 
 
 def budget_figure(

@@ -6,19 +6,21 @@ Unlike every other figure of the node view, nothing here reads the true data: th
 
 from __future__ import annotations
 
-import inspect
 import re
 
+import pandas as pd
 import streamlit as st
 
 import cocoviz
 from cocoviz import plots
 from cocoviz.accuracy.intervals.reading import interval_sentences
+from cocoviz.accuracy.intervals.scope import accuracy_frame, node_confidence
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.intervals import shown_sizes
 from pages.common import state
 
 CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+SCOPES = ("node", "level")
 PUBLISHABLE = (
     "**Publishable** — computed from the release alone (its noisy measurements and public facts): "
     "post-processing, no ε. The other tabs compare with the true data: exploration, not private."
@@ -34,40 +36,71 @@ WHY_HG = (
 WHY_OTHER = "A larger ε at this level, or a smaller public K, narrows them."
 
 
-def _level_scope(release: cocoviz.Release) -> bool:
-    """Whether this version of the package offers a whole level's bounds (``scope="level"``)."""
-    try:
-        return "scope" in inspect.signature(release.intervals).parameters
-    except (TypeError, ValueError):  # pragma: no cover - a callable without a signature
-        return False
-
-
 def _file_stem(node: tuple, scope: str) -> str:
     label = re.sub(r"[^A-Za-z0-9]+", "-", node_label(node)).strip("-").lower() or "root"
     return f"intervals-{label}" if scope == "node" else f"intervals-level-of-{label}"
 
 
+def level_bounds(release: cocoviz.Release, level: int, confidence: float) -> pd.DataFrame:
+    """Every node's bounds at ``level``, built so that they all hold at once with probability ≥ ``confidence``
+    (:func:`cocoviz.accuracy.intervals.scope.accuracy_frame` with ``scope="level"``, that level's rows);
+    ``attrs`` say what the confidence holds for (:func:`cocoviz.plots.holds_for`)."""
+    whole = accuracy_frame(release, confidence, scope="level")
+    frame = whole[whole["level"] == level].reset_index(drop=True)
+    frame.attrs = {
+        "confidence": confidence,
+        "scope": "level",
+        "level": level,
+        "level_nodes": len(release.nodes(level)),
+        "node_confidence": whole.attrs["node_confidence"].get(level),
+        "note": whole.attrs["note"],
+    }
+    return frame
+
+
+def level_files(release: cocoviz.Release, level: int, confidence: float) -> tuple[bytes, bytes]:
+    """:func:`level_bounds` as CSV and Parquet bytes (:func:`cocoviz.plots.interval_files`)."""
+    return plots.interval_files(level_bounds(release, level, confidence))
+
+
 def interval_downloads(release: cocoviz.Release, node: tuple, confidence: float, frame) -> None:
-    """The bounds as CSV and Parquet: this node's, or (when the package offers it) its whole level's."""
-    scopes = ["node", "level"] if _level_scope(release) else ["node"]
+    """The bounds as CSV and Parquet: this node's (its confidence for it alone), or every node of its level's
+    (the confidence for all of them at once); the caption and the files' ``holds_for`` column say which."""
+    level, _ = release.shape.locate(node)
+    nodes = len(release.nodes(level))
     scope = (
         st.segmented_control(
             "Download the bounds of",
-            scopes,
-            **state.bind("intervals.scope", "node", valid=lambda v: v in scopes),
-            format_func=lambda v: "this node" if v == "node" else "every node of its level",
+            SCOPES,
+            **state.bind("intervals.scope", "node", valid=lambda v: v in SCOPES),
+            format_func=lambda v: "this node" if v == "node" else f"every node of its level ({nodes:,})",
+            help="This node: its bounds hold together with the chosen confidence, for this node alone. "
+            "Every node of its level: each node's band is widened so that all the level's bounds hold at once.",
         )
         or "node"
     )
-    if scope == "level":
-        try:
-            frame = release.intervals(node, confidence, scope="level")
-        except cocoviz.CocovizError as exc:
-            st.info(f"No level bounds: {exc}", icon=":material/info:")
-            return
-    path = {} if scope == "level" else {"node": node_label(node)}
-    csv, parquet = plots.interval_files(frame, path)
     stem = _file_stem(node, scope)
+    if scope == "node":
+        csv, parquet = plots.interval_files(frame, {"node": node_label(node)})
+        st.caption(
+            f"The files hold **{node_label(node)}**'s bounds at {confidence:.0%}, for **this node alone**: "
+            f"over the {nodes:,} nodes of level {level}, some fail together far more often."
+        )
+    else:
+        per_node = node_confidence(confidence, "level", nodes)
+        which = f"all {nodes:,} nodes" if nodes > 1 else "the one node"
+        st.caption(
+            f"The files hold the bounds of **{which} of level {level}**, holding **at once** with "
+            f"≥ {confidence:.0%} (each node's band at {per_node:.3%}; the nodes' noises are independent). "
+            "Built when you click: a large level takes a moment."
+        )
+
+        def csv() -> bytes:
+            return level_files(release, level, confidence)[0]
+
+        def parquet() -> bytes:
+            return level_files(release, level, confidence)[1]
+
     a, b = st.columns(2)
     a.download_button("Bounds (CSV)", csv, f"{stem}.csv", "text/csv", key="intervals.csv", icon=":material/download:")
     b.download_button(

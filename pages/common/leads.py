@@ -10,6 +10,10 @@ from pages.common import budget_sidebar as budget
 from pages.common import engine, links, state, sweeps
 
 EXPLORE = "pages/explore.py"
+LINK_HELP = "A link that opens this release."
+LINK_CAPTION = (
+    "This link opens this release: these settings and this node. Copy it with the button at the right of the address."
+)
 
 
 def share_link(tree, info, full, params: engine.Params, node: tuple) -> None:
@@ -22,12 +26,9 @@ def share_link(tree, info, full, params: engine.Params, node: tuple) -> None:
         settings.update(links.upload_settings())
     query = links.publish(settings)
     base = (st.context.url or "").split("?")[0]
-    with st.popover(
-        "Copy link",
-        icon=":material/link:",
-        help="A link that opens this release: these settings "
-        "and this node (the copy button is at the right of the address).",
-    ):
+    # The tooltip stays short (a long one is cut off at the page's edge); the popover says the rest.
+    with st.popover("Copy link", icon=":material/link:", help=LINK_HELP):
+        st.caption(LINK_CAPTION)
         st.code(f"{base}?{query}", language=None, wrap_lines=True)
 
 

@@ -344,6 +344,18 @@ def saved_settings(data: bytes, filename: str) -> dict[str, str]:
     return {k: v for k, v in settings.items() if v is not None}
 
 
+def loaded_notice(file_name: str, loaded_for, dataset) -> str | None:
+    """The "settings loaded" notice of the load panel, while the dataset is still the one they were loaded on;
+    ``None`` once it changed (the notice would then speak of settings no longer shown).
+
+    >>> loaded_notice("p.json", "toy", "toy")
+    'Settings of p.json loaded.'
+    >>> loaded_notice("p.json", "toy", "housing") is None
+    True
+    """
+    return f"Settings of {file_name} loaded." if loaded_for == dataset else None
+
+
 def load_saved_panel() -> None:
     """Sidebar: a saved parameters JSON or release file puts its settings back (read as an address is)."""
     from cocoviz.errors import CocovizError
@@ -363,9 +375,14 @@ def load_saved_panel() -> None:
     data = file.getvalue()
     digest = (file.name, len(data), hash(data))
     if st.session_state.get("links.loaded") == digest:
-        panel.caption(f"Settings of {file.name} loaded.")
+        # The first run after loading records the dataset the settings went to (a parameters file may name it).
+        loaded_for = st.session_state.setdefault("links.loaded_for", state.get("dataset"))
+        notice = loaded_notice(file.name, loaded_for, state.get("dataset"))
+        if notice:
+            panel.caption(notice)
         return
     st.session_state["links.loaded"] = digest
+    st.session_state.pop("links.loaded_for", None)
     try:
         settings = saved_settings(data, file.name)
     except CocovizError as exc:

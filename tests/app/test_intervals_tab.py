@@ -84,3 +84,39 @@ def test_the_bounds_and_stated_errors_download_as_csv_and_parquet():
     assert_clean(at)
     labels = [b.proto.label for b in at.get("download_button")]
     assert {"Bounds (CSV)", "Bounds (Parquet)", "Stated errors (CSV)"} <= set(labels)
+
+
+def test_the_bounds_download_offers_both_scopes_and_says_which_one_it_holds_for():
+    at = new_app(**{"explore.tab": "Intervals (publishable)", "cv.eps.0": 10.0, "cv.eps.1": 10.0})
+    assert_clean(at)
+    node_caption = next(c.value for c in at.caption if c.value.startswith("The files hold"))
+    assert "this node alone" in node_caption
+    at.session_state["cv.intervals.scope"] = "level"
+    at.run()
+    assert_clean(at)
+    level_caption = next(c.value for c in at.caption if c.value.startswith("The files hold"))
+    assert "at once" in level_caption and "of level 0" in level_caption  # the root: its level's one node
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"Bounds (CSV)", "Bounds (Parquet)"} <= set(labels)
+
+
+def test_a_level_file_holds_every_node_of_the_level_with_its_scope():
+    import io
+
+    import pandas as pd
+
+    import cocoviz
+    from pages.common import data
+    from pages.common.intervals import level_files
+    from tests.support.app import small_dataset
+
+    tree = data.load_bundled(small_dataset())
+    release = cocoviz.estimate(tree, epsilons=[10.0] * (tree.depth + 1), methods=["Hc"] * (tree.depth + 1), seed=3)
+    level = tree.depth
+    csv, parquet = level_files(release, level, 0.9)
+    frame = pd.read_csv(io.BytesIO(csv))
+    assert set(frame["node"]) == {cocoviz.hierarchy.node_label(n) for n in release.nodes(level)}
+    assert set(frame["scope"]) == {"level"} and set(frame["level"]) == {level}
+    nodes = len(release.nodes(level))
+    assert frame["holds_for"].iloc[0].startswith(f"all {nodes} nodes of level {level} at once")
+    assert pd.read_parquet(io.BytesIO(parquet)).shape == frame.shape
