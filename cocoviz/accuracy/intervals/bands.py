@@ -80,6 +80,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -88,8 +89,12 @@ from cocoviz.accuracy.intervals.widths import Widths, check_confidence, half_wid
 from cocoviz.errors import ParameterError
 from cocoviz.methods.hcp import hcp_grid
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "BAND_METHODS",
+    "band_frame",
     "LevelBands",
     "tail_probability",
     "half_width",
@@ -367,7 +372,6 @@ def node_intervals(
     ``half_width`` (the widest tolerance) and ``widths`` (:class:`Widths` as a dict), the cells, the method,
     ``emd_bound`` (on the released histogram's emd to the truth) and a ``note`` saying what the band is about.
     """
-    import pandas as pd
 
     confidence = check_confidence(confidence)
     why = band_refusal(plan, bands, level)
@@ -379,29 +383,7 @@ def node_intervals(
     noise = plan.level_noise(level)
     widths = half_widths(noise, cells, confidence, first=WIDER_FIRST[level_bands.method])
     low, high = cumulative_bounds(level_bands, k, groups=groups, a=widths)
-    released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
-    released_h[sizes] = counts
-    released = np.cumsum(released_h)
-    emd = emd_bound(low, high, released)
-    n = len(released)
-    low, high = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high))
-    count_low, count_high = count_bounds(low, high)
-    persons_low, persons_high = persons_bounds(low, high)
-    size = np.arange(n, dtype=np.int64)
-    frame = pd.DataFrame(
-        {
-            "size": size,
-            "cumulative_low": low,
-            "cumulative_high": high,
-            "cumulative": released,
-            "count_low": count_low,
-            "count_high": count_high,
-            "count": released_h,
-            "persons_low": persons_low,
-            "persons_high": persons_high,
-            "persons": np.cumsum(size * released_h),
-        }
-    )
+    frame, emd = band_frame(low, high, sizes, counts)
     truncated = {
         "Hc": " (groups larger than K counted at K, as measured)",
         "Hcp": " (measured at the public grid's sizes, bounded between them as Hc is monotone)",
@@ -480,3 +462,42 @@ def covered_nodes(bands: LevelBands, truth: np.ndarray, widths: Sequence[Widths]
     high = np.clip(_dense(bands.down_ptr, bands.down_at, high_steps, cells), 0, ceiling)
     outside = (np.minimum(low, high) > truth) | (truth > np.maximum(low, high))
     return np.bincount(node[outside], minlength=len(cells)) == 0
+
+
+def band_frame(low: np.ndarray, high: np.ndarray, sizes: np.ndarray, counts: np.ndarray) -> tuple[pd.DataFrame, int]:
+    """The frame of a node's band (cumulative, count and persons bounds per size, beside the released values) from
+    its cumulative bounds ``low``/``high`` and its released runs, and the band's bound on the emd.
+
+    Examples
+    --------
+    >>> frame, emd = band_frame(np.array([0, 1]), np.array([2, 3]), np.array([0, 1]), np.array([1, 2]))
+    >>> frame[["size", "count_low", "count", "count_high"]].to_numpy().tolist(), int(emd)
+    ([[0, 0, 1, 2], [1, 0, 2, 3]], 3)
+    """
+    import pandas as pd  # imported when used: import cocoviz does not load pandas
+
+    sizes, counts = np.asarray(sizes, np.int64), np.asarray(counts, np.int64)
+    released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
+    released_h[sizes] = counts
+    released = np.cumsum(released_h)
+    emd = emd_bound(low, high, released)
+    n = len(released)
+    low, high = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high))
+    count_low, count_high = count_bounds(low, high)
+    persons_low, persons_high = persons_bounds(low, high)
+    size = np.arange(n, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "size": size,
+            "cumulative_low": low,
+            "cumulative_high": high,
+            "cumulative": released,
+            "count_low": count_low,
+            "count_high": count_high,
+            "count": released_h,
+            "persons_low": persons_low,
+            "persons_high": persons_high,
+            "persons": np.cumsum(size * released_h),
+        }
+    )
+    return frame, emd

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.accuracy.intervals.bands import band_refusal, count_bounds, emd_bound, node_intervals, persons_bounds
+from cocoviz.accuracy.intervals.bands import band_frame, band_refusal, node_intervals
 from cocoviz.accuracy.intervals.multiscale import multiscale_cumulative
 from cocoviz.accuracy.intervals.widths import SCOPES, check_confidence, check_scope, node_confidence
 from cocoviz.hierarchy.tree import node_label
@@ -72,30 +72,7 @@ def runs_intervals(plan, measurements, level: int, k: int, sizes, counts, confid
     ``confidence``: its bounds use the runs of equal sizes.  ``attrs["band"] = "runs"``, ``attrs["guarantee"]``
     the proven lower bound on the node's coverage (``exact_confidence`` is None: a union bound, not exact)."""
     low, high, widths, _, _ = multiscale_cumulative(measurements, level, k, confidence, grain=grain)
-    sizes, counts = np.asarray(sizes, np.int64), np.asarray(counts, np.int64)
-    released_h = np.zeros(max(len(low), int(sizes[-1]) + 1 if sizes.size else 1), np.int64)
-    released_h[sizes] = counts
-    released = np.cumsum(released_h)
-    emd = emd_bound(low, high, released)
-    n = len(released)
-    low, high = (np.pad(v, (0, n - len(v)), mode="edge") for v in (low, high))
-    count_low, count_high = count_bounds(low, high)
-    persons_low, persons_high = persons_bounds(low, high)
-    size = np.arange(n, dtype=np.int64)
-    frame = pd.DataFrame(
-        {
-            "size": size,
-            "cumulative_low": low,
-            "cumulative_high": high,
-            "cumulative": released,
-            "count_low": count_low,
-            "count_high": count_high,
-            "count": released_h,
-            "persons_low": persons_low,
-            "persons_high": persons_high,
-            "persons": np.cumsum(size * released_h),
-        }
-    )
+    frame, emd = band_frame(low, high, sizes, counts)
     frame.attrs.update(
         confidence=confidence,
         exact_confidence=None,
