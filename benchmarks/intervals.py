@@ -274,7 +274,8 @@ def runs_bands(name: str, trials: int = 3, per_level: int = 3) -> list[dict]:
     from scipy.optimize import isotonic_regression
 
     import cocoviz
-    from cocoviz.accuracy.intervals.bands import WIDER_FIRST, LevelBands, count_bounds, cumulative_bounds, half_widths
+    from cocoviz.accuracy.intervals.bands import WIDER_FIRST, LevelBands, cumulative_bounds, half_widths
+    from cocoviz.accuracy.intervals.derived import count_bounds
     from cocoviz.accuracy.intervals.multiscale import multiscale_rank_bounds, multiscale_widths, rank_counts
     from cocoviz.hierarchy.tree import node_label
     from cocoviz.privacy.noise import FastSampler

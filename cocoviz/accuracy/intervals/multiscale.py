@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cocoviz.accuracy.intervals.derived import count_bounds, persons_bounds
 from cocoviz.accuracy.intervals.widths import check_confidence, half_width, node_confidence, tail_probability
 from cocoviz.errors import ParameterError
 from cocoviz.privacy.noise import GaussianNoise
@@ -271,8 +272,6 @@ def multiscale_frame(measurements, level: int, k: int, confidence: float = 0.9, 
     (True, True)
     """
     import pandas as pd
-
-    from cocoviz.accuracy.intervals.bands import count_bounds, persons_bounds
 
     if level >= len(measurements.levels) or measurements.levels[level] is None:
         raise ParameterError(f"level {level} is not measured: the multiscale band is for Hg levels")

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.accuracy.intervals.bands import band_frame, band_refusal, node_intervals
+from cocoviz.accuracy.intervals.bands import band_refusal, node_intervals
+from cocoviz.accuracy.intervals.derived import band_frame
 from cocoviz.accuracy.intervals.multiscale import multiscale_cumulative
 from cocoviz.accuracy.intervals.widths import SCOPES, check_confidence, check_scope, node_confidence
 from cocoviz.hierarchy.tree import node_label

@@ -16,17 +16,15 @@ from cocoviz.accuracy.intervals.bands import (
     WIDER_FIRST,
     LevelBands,
     Widths,
-    count_bounds,
     covered_nodes,
     cumulative_bounds,
     half_width,
     half_widths,
-    persons_bounds,
-    range_bounds,
     tail_probability,
     truth_covered,
 )
 from cocoviz.accuracy.intervals.counts import counts_cumulative_bounds
+from cocoviz.accuracy.intervals.derived import count_bounds, persons_bounds, range_bounds
 from cocoviz.datasets import load_dataset
 from cocoviz.methods.hcp import hcp_grid, query_hcp
 from cocoviz.methods.isotonic import isotonic
