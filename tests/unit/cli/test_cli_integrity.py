@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 import cocoviz.cli.release
@@ -17,23 +16,6 @@ from cocoviz import load_release
 from cocoviz.cli.main import main
 from cocoviz.privacy.accounting import zcdp_epsilon
 from cocoviz.release.ledger import Ledger
-
-PERSONS = pd.DataFrame(
-    {
-        "hh": [1, 1, 2, 3, 3, 3, 4, 5],
-        "state": ["CA", "CA", "CA", "OR", "OR", "OR", "OR", "OR"],
-        "county": ["A", "A", "B", "L", "L", "L", "M", "M"],
-    }
-)
-
-
-@pytest.fixture
-def files(tmp_path, monkeypatch):
-    PERSONS.to_parquet(tmp_path / "persons.parquet")
-    PERSONS.drop_duplicates("hh").to_csv(tmp_path / "households.csv", index=False)
-    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def args(levels: str, *more: str, out: str = "out") -> list[str]:

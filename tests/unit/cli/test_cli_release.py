@@ -19,24 +19,7 @@ from cocoviz.hierarchy.tree import node_label
 from cocoviz.release.files.accuracy_file import load_accuracy
 from cocoviz.release.ledger import Ledger
 from cocoviz.release.release import Release
-
-PERSONS = pd.DataFrame(
-    {
-        "hh": [1, 1, 2, 3, 3, 3, 4, 5],
-        "state": ["CA", "CA", "CA", "OR", "OR", "OR", "OR", "OR"],
-        "county": ["A", "A", "B", "L", "L", "L", "M", "M"],
-    }
-)
-
-
-@pytest.fixture
-def files(tmp_path, monkeypatch):
-    """A persons Parquet file and its public groups CSV; the ledger in tmp_path."""
-    PERSONS.to_parquet(tmp_path / "persons.parquet")
-    PERSONS.drop_duplicates("hh").to_csv(tmp_path / "households.csv", index=False)
-    monkeypatch.setenv("COCOVIZ_LEDGER", str(tmp_path / "ledger.sqlite"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+from tests.unit.cli.conftest import PERSONS
 
 
 def release_args(*more: str, out: str = "out") -> list[str]:
