@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
+from cocoviz.consistency import LevelEstimates
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.methods.estimators import GroupEstimate
 
 #: Child labels; reused under every parent, so equal labels under different
 #: parents (("a", "b") and ("b", "b")) are exercised.
@@ -113,3 +115,34 @@ def assert_same_hierarchy(a: Hierarchy, b: Hierarchy) -> None:
         ra, rb = a.runs(level), b.runs(level)
         for x, y in [(ra.ptr, rb.ptr), (ra.sizes, rb.sizes), (ra.counts, rb.counts)]:
             np.testing.assert_array_equal(x, y)
+
+
+def est(hg, var=1.0) -> GroupEstimate:
+    """A GroupEstimate holding the sorted sizes ``hg``, every group with variance ``var``."""
+    sizes, counts = np.unique(np.asarray(hg, np.int64), return_counts=True)
+    return GroupEstimate(sizes, counts, np.full(len(sizes), float(var)))
+
+
+@st.composite
+def estimate_trees(draw):
+    """Random independent estimates on a random 2- or 3-level tree, with G agreeing per node."""
+    depth = draw(st.integers(1, 2))
+    parents = [None]
+    n_nodes = [1]
+    for _ in range(1, depth + 1):
+        kids = draw(st.lists(st.integers(1, 3), min_size=n_nodes[-1], max_size=n_nodes[-1]))
+        parents.append(np.repeat(np.arange(n_nodes[-1]), kids))
+        n_nodes.append(sum(kids))
+    leaf_groups = draw(st.lists(st.integers(1, 5), min_size=n_nodes[-1], max_size=n_nodes[-1]))
+    groups = [None] * depth + [np.array(leaf_groups)]
+    for level in range(depth, 0, -1):
+        groups[level - 1] = np.bincount(parents[level], weights=groups[level], minlength=n_nodes[level - 1]).astype(int)
+    estimates = []
+    for level in range(depth + 1):
+        nodes = []
+        for g in groups[level]:
+            hg = draw(st.lists(st.integers(0, 8), min_size=int(g), max_size=int(g)))
+            var = draw(st.sampled_from([0.1, 1.0, 7.0]))
+            nodes.append(est(hg, var))
+        estimates.append(LevelEstimates.from_nodes(nodes))
+    return estimates, parents, groups

@@ -17,36 +17,7 @@ from cocoviz.accuracy.stated.sharing import SHARING_CAP, _sharing, _sharing_with
 from cocoviz.accuracy.stated.topdown import StatedEstimates, TopDownStatements, release_statements
 from cocoviz.consistency import LevelEstimates, top_down
 from cocoviz.consistency.merge import merge_estimates
-from cocoviz.methods.estimators import GroupEstimate
-
-
-def est(hg, var=1.0) -> GroupEstimate:
-    """A GroupEstimate holding the sorted sizes ``hg``, every group with variance ``var``."""
-    sizes, counts = np.unique(np.asarray(hg, np.int64), return_counts=True)
-    return GroupEstimate(sizes, counts, np.full(len(sizes), float(var)))
-
-
-@st.composite
-def estimate_trees(draw):
-    """Random independent estimates on a random 2- or 3-level tree, with G agreeing per node."""
-    depth = draw(st.integers(1, 2))
-    parents, n_nodes = [None], [1]
-    for _ in range(1, depth + 1):
-        kids = draw(st.lists(st.integers(1, 3), min_size=n_nodes[-1], max_size=n_nodes[-1]))
-        parents.append(np.repeat(np.arange(n_nodes[-1]), kids))
-        n_nodes.append(sum(kids))
-    leaf_groups = draw(st.lists(st.integers(1, 5), min_size=n_nodes[-1], max_size=n_nodes[-1]))
-    groups = [None] * depth + [np.array(leaf_groups)]
-    for level in range(depth, 0, -1):
-        groups[level - 1] = np.bincount(parents[level], weights=groups[level], minlength=n_nodes[level - 1]).astype(int)
-    estimates = []
-    for level in range(depth + 1):
-        nodes = []
-        for g in groups[level]:
-            hg = draw(st.lists(st.integers(0, 8), min_size=int(g), max_size=int(g)))
-            nodes.append(est(hg, draw(st.sampled_from([0.1, 1.0, 7.0]))))
-        estimates.append(LevelEstimates.from_nodes(nodes))
-    return estimates, parents, groups
+from tests.support.engine import estimate_trees
 
 
 def stated_top_down(fitted, parents, merge):

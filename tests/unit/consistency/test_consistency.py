@@ -18,9 +18,9 @@ from cocoviz import match_groups
 from cocoviz.consistency import LevelEstimates, match_runs, mean_consistency, top_down
 from cocoviz.consistency.merge import merge_estimates
 from cocoviz.hierarchy import Hierarchy
-from cocoviz.methods.estimators import GroupEstimate
 from cocoviz.privacy.budget import double_geometric_variance
 from cocoviz.privacy.noise import FastSampler
+from tests.support.engine import est, estimate_trees
 
 
 # ------------------------------------------------------------------ matching single groups
@@ -151,12 +151,6 @@ def test_merge_by_hand():
 
 
 # ------------------------------------------------------------------ top-down consistency
-def est(hg, var=1.0) -> GroupEstimate:
-    """A GroupEstimate holding the sorted sizes ``hg``, every group with variance ``var``."""
-    sizes, counts = np.unique(np.asarray(hg, np.int64), return_counts=True)
-    return GroupEstimate(sizes, counts, np.full(len(sizes), float(var)))
-
-
 def level_hg(level_runs, k):
     sizes, counts = level_runs.node(k)
     return np.repeat(sizes, counts).tolist()
@@ -229,31 +223,6 @@ def test_top_down_single_level_and_bad_merge():
     assert level_hg(root, 0) == [1, 1, 3]
     with pytest.raises(ValueError, match="merge must be one of"):
         top_down([LevelEstimates.from_nodes([est([1])])], [None], "max")
-
-
-@st.composite
-def estimate_trees(draw):
-    """Random independent estimates on a random 2- or 3-level tree, with G agreeing per node."""
-    depth = draw(st.integers(1, 2))
-    parents = [None]
-    n_nodes = [1]
-    for _ in range(1, depth + 1):
-        kids = draw(st.lists(st.integers(1, 3), min_size=n_nodes[-1], max_size=n_nodes[-1]))
-        parents.append(np.repeat(np.arange(n_nodes[-1]), kids))
-        n_nodes.append(sum(kids))
-    leaf_groups = draw(st.lists(st.integers(1, 5), min_size=n_nodes[-1], max_size=n_nodes[-1]))
-    groups = [None] * depth + [np.array(leaf_groups)]
-    for level in range(depth, 0, -1):
-        groups[level - 1] = np.bincount(parents[level], weights=groups[level], minlength=n_nodes[level - 1]).astype(int)
-    estimates = []
-    for level in range(depth + 1):
-        nodes = []
-        for g in groups[level]:
-            hg = draw(st.lists(st.integers(0, 8), min_size=int(g), max_size=int(g)))
-            var = draw(st.sampled_from([0.1, 1.0, 7.0]))
-            nodes.append(est(hg, var))
-        estimates.append(LevelEstimates.from_nodes(nodes))
-    return estimates, parents, groups
 
 
 @settings(max_examples=100)
