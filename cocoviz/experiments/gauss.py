@@ -244,7 +244,7 @@ def _gauss(exp: Experiment, run: RunOptions) -> ExperimentResult:
 GAUSS = Experiment(
     "gauss",
     "gauss: Laplace against discrete Gaussian noise for Hc and Hg, at equal ρ and at equal (ε, δ = 1e-10), per level",
-    "(issue 23) Hc and Hg have L2 sensitivity 1: at equal ρ the Gaussian should win; at equal (ε, δ = 1e-10) "
+    "Hc and Hg have L2 sensitivity 1: at equal ρ the Gaussian should win; at equal (ε, δ = 1e-10) "
     "the Laplace should win at small ε",
     ("housing", "white", "hawaiian", "taxi"),
     (0.1, 0.5, 1.0, 4.0),

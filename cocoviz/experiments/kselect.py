@@ -36,7 +36,7 @@ __all__ = ["K_CHOICES", "DEFAULT_K_EPSILON", "DEFAULT_K_SHARES", "run_kselect"]
 K_CHOICES = ("public", "noisy-max", "svt", "oracle")
 #: ε_K of the private choices (the issue's quick trial used 0.1).
 DEFAULT_K_EPSILON = 0.1
-#: Shares of ε taken by ε_K in the equal-total runs (issue 24 measured +3–5% emd at 2%, +9–20% at 10%).
+#: Shares of the total ε taken by ε_K in the equal-total runs.
 DEFAULT_K_SHARES = (0.02, 0.1)
 #: The budget label of the public K and the oracle (nothing spent on K).
 NO_K_BUDGET = "no ε_K"

@@ -62,7 +62,7 @@ E7_CONFIGS = (
     ("previous census", "previous"),
     ("truth (Tao's check: private = public, not private)", "truth"),
 )
-#: Logit standard deviations of the previous census's owner rate perturbed by size (issue 24).
+#: Logit standard deviations of the previous census's owner rate perturbed by size.
 E7_PERTURB_SDS = (0.1, 0.2)
 #: Seeds of the perturbations: each is one draw of the shifts per size class.
 E7_PERTURB_SEEDS = (0, 1, 2, 3, 4)

@@ -1,6 +1,6 @@
 """Settings in the page's address: a link opens the same release, a reload keeps it.
 
-Parameters (issue 25): ``dataset``, ``levels`` (comma-separated), ``eps``
+Parameters: ``dataset``, ``levels`` (comma-separated), ``eps``
 (comma-separated, root first), ``methods`` (comma-separated), ``k`` (a public
 K, or how K is chosen: ``noisy-max``, ``noisy-max-per-node``, ``svt``, ``from-hg``),
 ``consistency``, ``merge``, ``seed``, ``node`` (a path joined by ``/``).

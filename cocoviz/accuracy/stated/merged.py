@@ -28,7 +28,7 @@ def merge_stated(
     sharing: np.ndarray | int = 1,
     sa_runs: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The stated variance of a child's group after :func:`merge_estimates` (issue 24, docs/merge-variances.md).
+    """The stated variance of a child's group after :func:`merge_estimates` (experimental).
 
     ``va``, ``vb``: the parent's and the child's variances as the weights see them (the paper's model);
     ``sa``, ``sb``: their stated (calibrated) variances.  The parent estimates the *union* of its children's

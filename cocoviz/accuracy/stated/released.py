@@ -1,4 +1,4 @@
-"""The stated variance of released upper levels (issue 24, docs/merge-variances.md, "Released upper levels").
+"""The stated variance of released upper levels (experimental; docs/notes/merge-variances.md, "Released upper levels").
 
 Under top-down and bottom-up consistency an upper node's released histogram is the union of its leaves' final
 groups (METHOD.md, back-substitution), and its error is scored at that node: the union's groups paired by rank
@@ -389,10 +389,9 @@ def between_boundaries(
     winning every disagreeing pair (W = 0) with the union far off (T_U ≫ T_P) gives T_P.  A boundary's sides
     state the mean of its two sizes' ``T_P = Σ n·parent`` and ``T_U = Σ n·union`` (a size's misplaced groups are
     those of its two boundaries, half each); a node's lowest and highest size have one outer boundary each, stated
-    by that size alone.  A size states the mean of its two boundaries' E|δ_R|.  The bound of branch ``upstate2``,
-    ``min(max(T_P, T_U), T_P + W, T_U + P)`` per size, is the worst case of the same δ_R (W all away from the
-    truth), and it mixed the two boundaries' pairs of a size (housing's Hg root over Hg states: 0.59 at ε = 0.1,
-    1.45 at ε = 1).
+    by that size alone.  A size states the mean of its two boundaries' E|δ_R|.  The worst case of
+    the same δ_R (W all away from the truth), ``min(max(T_P, T_U), T_P + W, T_U + P)`` per size, is not used: it
+    mixes the two boundaries' pairs of a size.
 
     Placed where the errors are: the pairs the parent wins state its own (per run) statement, scaled to the total
     where it is below their sum or where they are all the size's pairs; the pairs the children win share the rest,

@@ -1,4 +1,4 @@
-"""The stated variance of each estimated group size from an Hc or Hg fit (issue 24, docs/merge-variances.md).
+"""The stated variance of each estimated group size from an Hc or Hg fit (experimental; docs/notes/merge-variances.md).
 
 Hg: :func:`hg_size_variances`, below; Hc: the rank-shift rule that follows.
 
@@ -186,7 +186,7 @@ def _rounding_variance(s2: np.ndarray) -> np.ndarray:
 
 
 def hg_size_variances(variances: np.ndarray, floor: float = VARIANCE_FLOOR) -> np.ndarray:
-    """The stated variance of Hg runs from the weights' block rule ``s² = 2Δ²/(|S| ε²)`` (issue 24).
+    """The stated variance of Hg runs from the weights' block rule ``s² = 2Δ²/(|S| ε²)``.
 
     ``max(E[rint(e)²], min(k s³, s²))`` with e ~ N(0, s²), plus ``floor``.  Why: a block's size is its mean
     rounded, so a long block (small s²) is exact unless the fit misplaced the step next to it, and the block
@@ -377,8 +377,8 @@ def hg_parent_posterior(
     upper_count: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per group of an Hg child merged into its parent: the mean squared error of its merged size ``merged`` under
-    the parent's released sizes as the prior of its true size and its own fitted size as the evidence (issue 24,
-    docs/merge-variances.md, "Small Hg nodes").
+    the parent's released sizes as the prior of its true size and its own fitted size as the evidence
+    (docs/notes/merge-variances.md, "Small Hg nodes").
 
     A child's groups are some of its parent's groups, so a child's group has the true size of one of them.  The
     parent's release (runs of ``node``: ``parent_sizes`` ascending, ``parent_counts``, ``parent_stated``) says how many
