@@ -101,7 +101,7 @@ __all__ = [
     "half_widths",
     "Widths",
     "check_confidence",
-    "measured_bands",
+    "measurement_bands",
     "cumulative_bounds",
     "node_intervals",
     "band_refusal",
@@ -224,12 +224,12 @@ def _steps(at: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return at[keep], value[keep]
 
 
-def measured_bands(plan, measurements) -> list[LevelBands | None]:
-    """Per level, the bands of a Hc or Hg level's measurement (None for the others and unmeasured levels)."""
-    return [
-        None if m is None or m.method not in BAND_METHODS else LevelBands.of(m.method, m.values, m.ptr)
-        for m in measurements.levels
-    ]
+def measurement_bands(measured) -> LevelBands | None:
+    """The bands of one level's measurement (a :class:`~cocoviz.measure.measurements.LevelMeasurement`), or None
+    for a level not measured or measured with a method without bands (:data:`BAND_METHODS`)."""
+    if measured is None or measured.method not in BAND_METHODS:
+        return None
+    return LevelBands.of(measured.method, measured.values, measured.ptr)
 
 
 def _at(breaks: np.ndarray, at: np.ndarray, value: np.ndarray) -> np.ndarray:
