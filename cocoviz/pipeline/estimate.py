@@ -109,8 +109,8 @@ def estimate(
         With ``k_select="from-hg"`` the source Hg level is measured here first, once and whole (its noisy
         answers give K to the levels below, as :func:`cocoviz.measure` does), the levels below on the
         workers.
-    progress : called as ``progress(done, total)`` with the measured levels fitted so far (e.g. a
-        progress bar); never changes the result
+    progress : called as ``progress(done, total)`` with the levels measured so far (e.g. a progress bar;
+        a level fitted on its parent's release, or from-hg's source, is fitted after); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.methods.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
     ledger, dataset : where a secure draw is recorded before its noise, and the identity of its persons
