@@ -26,11 +26,11 @@ from cocoviz.evaluate.against_truth import evaluate
 from cocoviz.experiments.journal import NoJournal
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
-from cocoviz.experiments.tables import _num, markdown_table
+from cocoviz.experiments.tables import markdown_table, number_text
 from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import DEFAULT_MAX_SIZE
 
-__all__ = ["K_CHOICES", "DEFAULT_K_EPSILON", "DEFAULT_K_SHARES", "run_kselect"]
+__all__ = ["K_CHOICES", "DEFAULT_K_EPSILON", "DEFAULT_K_SHARES", "run_kselect", "kselect_experiment"]
 
 #: How K is chosen in E1, with the estimate() options of each (the oracle's K is set per dataset).
 K_CHOICES = ("public", "noisy-max", "svt", "oracle")
@@ -206,7 +206,8 @@ def _figures(summary: pd.DataFrame) -> dict[str, object]:
     return figures
 
 
-def _kselect(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def kselect_experiment(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """The K-selection experiment (:func:`run_kselect`) on each dataset's root at the default ε_K shares."""
     config = run.config(exp)
     config["k_epsilon"] = DEFAULT_K_EPSILON
     config["k_shares"] = list(DEFAULT_K_SHARES)
@@ -228,15 +229,15 @@ def _kselect(exp: Experiment, run: RunOptions) -> ExperimentResult:
     summary = summarize_kselect(frame)
     table = summary.assign(
         emd=[
-            f"{_num(m)} [{_num(lo)}, {_num(hi)}]"
+            f"{number_text(m)} [{number_text(lo)}, {number_text(hi)}]"
             for m, lo, hi in zip(summary["mean_emd"], summary["emd_p5"], summary["emd_p95"])
         ],
         K=[
-            f"{_num(m)} [{_num(lo)}, {_num(hi)}]"
+            f"{number_text(m)} [{number_text(lo)}, {number_text(hi)}]"
             for m, lo, hi in zip(summary["mean_K"], summary["K_p5"], summary["K_p95"])
         ],
         truncated=[f"{s:.0%}" for s in summary["truncated_share"]],
-        truncation=[_num(x) for x in summary["mean_truncation"]],
+        truncation=[number_text(x) for x in summary["mean_truncation"]],
         seconds=[f"{s:.3f}" for s in summary["median_seconds"]],
         epsilon=[f"{e:g}" for e in summary["epsilon"]],
         total_epsilon=[f"{e:g}" for e in summary["total_epsilon"]],

@@ -35,14 +35,14 @@ import numpy as np
 import pandas as pd
 
 import cocoviz
-from cocoviz.experiments.figures import _bar_figure
+from cocoviz.experiments.figures import bar_figure
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
-from cocoviz.experiments.tables import _pm, markdown_table
+from cocoviz.experiments.tables import markdown_table, plus_minus
 from cocoviz.privacy.noise import FastSampler
 from cocoviz.sums import answer, direct_total, prefix_sums, trunc_svt_tau
 
-__all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "WU_SVT_SHARE", "WU_SVT", "node_errors", "run_wu"]
+__all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "WU_SVT_SHARE", "WU_SVT", "node_errors", "run_wu", "wu_e2", "wu_e3"]
 
 #: Workload bounds J (queries P(1..J)).
 WU_J_GRID = (10, 100)
@@ -239,7 +239,7 @@ def _report(summary: pd.DataFrame, neighbours: str, trials: int) -> str:
     ]
     wide_keys = ["dataset", "epsilon", "level", "method", "tau", "isotonic"]
     cells = summary.assign(
-        cell=[f"{_pm(m, s)} [{r:.3g}]" for m, s, r in zip(summary["mean"], summary["se"], summary["rel_mean"])]
+        cell=[f"{plus_minus(m, s)} [{r:.3g}]" for m, s, r in zip(summary["mean"], summary["se"], summary["rel_mean"])]
     )
     table = cells.pivot_table(index=wide_keys, columns="J", values="cell", aggfunc="first", sort=False)
     table.columns = ["total persons" if j == 0 else f"J = {j}" for j in table.columns]
@@ -273,7 +273,7 @@ def _figures(summary: pd.DataFrame) -> dict[str, object]:
         + np.where(part["tau"] == "none", "", " τ=" + part["tau"].astype(str))
     )
     for (dataset, eps, level), p in part.groupby(["dataset", "epsilon", "level"], sort=False):
-        fig = _bar_figure(
+        fig = bar_figure(
             p.assign(J=p["J"].map(lambda j: f"J = {j}")),
             x="series",
             series="J",
@@ -285,9 +285,11 @@ def _figures(summary: pd.DataFrame) -> dict[str, object]:
     return figures
 
 
-def _e2(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def wu_e2(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """wu-e2: prefix-sum errors under person-level neighbours, G public, with Hc and Hg releases."""
     return run_wu(exp, run, neighbours="person", taus=(None,), releases=("Hc", "Hg"))
 
 
-def _e3(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def wu_e3(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """wu-e3: prefix-sum errors under record-level neighbours, over the truncations τ."""
     return run_wu(exp, run, neighbours="record", taus=WU_TAUS, releases=())

@@ -29,10 +29,10 @@ STAGES = [
 ]
 
 
-def modules() -> dict[str, Path]:
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         found[".".join(parts)] = path
@@ -141,39 +141,56 @@ def test_lint_imports_counts_a_function_local_import(tmp_path):
     assert "probe.low -> probe.high" in done.stdout
 
 
-#: Packages whose modules still import one another's ``_private`` names (each to be made public in its own module
-#: or moved); every other package imports none.
-PRIVATE_NAMES_LEFT = ("cocoviz.experiments", "cocoviz.hierarchy.ingest")
-#: One re-export left: the tests compare slices' private steps through ``cocoviz.consistency``; and
-#: ``accuracy.stated.topdown`` reads ``sharing._sharing_within`` (both owned by the stated errors' rework).
-PRIVATE_IMPORTS_LEFT = {
-    ("cocoviz.consistency", "_consistent_children"),
-    ("cocoviz.consistency", "_consistent_slice"),
-    ("cocoviz.accuracy.stated.topdown", "_sharing_within"),
-}
+def private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
+    """``(module, owner, name)`` for every use of another module's ``_private`` name in ``package``: imported
+    (``from cocoviz.x import _name``) or read through an imported module (``x._name`` after ``from cocoviz import x``
+    or ``import cocoviz.x as x``).  A private *module* (a compiled kernel, ``_kernels``) is not a private name."""
+    mods, found = modules(package), []
+    root = package.name
 
+    def is_module(name: str) -> bool:
+        return name in mods
 
-def private_imports() -> list[tuple[str, str, str]]:
-    """``(module, imported from, name)`` for every ``from cocoviz... import _name`` of a name (not a module)."""
-    mods, found = modules(), []
     for name, path in mods.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cocoviz"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}  # local name -> the module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == root:
                 for alias in node.names:
-                    private = alias.name.startswith("_") and not alias.name.startswith("__")
-                    if private and f"{node.module}.{alias.name}" not in mods:  # a private module is a kernel
+                    full = f"{node.module}.{alias.name}"
+                    if is_module(full):
+                        bound[alias.asname or alias.name] = full
+                    elif alias.name.startswith("_") and not alias.name.startswith("__"):
                         found.append((name, node.module, alias.name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == root and alias.asname and is_module(alias.name):
+                        bound[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+                owner, attr = bound[node.value.id], node.attr
+                if attr.startswith("_") and not attr.startswith("__") and not is_module(f"{owner}.{attr}"):
+                    if owner != name:
+                        found.append((name, owner, attr))
     return found
 
 
 def test_no_module_imports_another_modules_private_names():
-    found = [
-        f"{module} imports {name} from {source}"
-        for module, source, name in private_imports()
-        if not module.startswith(PRIVATE_NAMES_LEFT) and (module, name) not in PRIVATE_IMPORTS_LEFT
-    ]
+    found = [f"{module} uses {name} of {owner}" for module, owner, name in private_imports()]
     assert not found, found
 
 
-def test_the_private_imports_check_sees_one():
-    assert ("cocoviz.consistency", "cocoviz.consistency.slices", "_consistent_slice") in private_imports()
+def test_the_private_imports_check_sees_both_forms(tmp_path):
+    package = tmp_path / "probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text("def _step():\n    return 1\n\n\ndef _kernel():\n    return 2\n")
+    (package / "_kernels.py").write_text("VALUE = 1\n")
+    (package / "high.py").write_text(
+        "from probe import _kernels, low\nfrom probe.low import _step\n\n\ndef use():\n"
+        "    return _step() + low._kernel() + _kernels.VALUE\n"
+    )
+    assert sorted(private_imports(package)) == [
+        ("probe.high", "probe.low", "_kernel"),
+        ("probe.high", "probe.low", "_step"),
+    ]

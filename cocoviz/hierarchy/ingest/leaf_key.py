@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cocoviz.hierarchy.ingest.database import Database, _is_duckdb
-from cocoviz.hierarchy.ingest.sources import _quote
+from cocoviz.hierarchy.ingest.database import Database, is_duckdb
+from cocoviz.hierarchy.ingest.sources import sql_string
 
 __all__ = ["PASS_ROWS", "SPREAD_PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
 
@@ -175,7 +175,7 @@ def _parts(tables: Sequence[Any], group: str, key: LeafKey) -> list[str]:
     of at most ``PASS_ROWS`` rows (or ``SPREAD_PASS_ROWS`` for the second kind).
     """
     n = -(-key.rows // PASS_ROWS)
-    if n <= 1 or not _is_duckdb(tables[0].db.connection):
+    if n <= 1 or not is_duckdb(tables[0].db.connection):
         return ["TRUE"]
     g = f"p.{quote(group)}"
     if key.ids is not None:
@@ -211,7 +211,7 @@ def _read_once(tables: Sequence[Any], group: str, cuts: Sequence[int]) -> bool:
             return False
         stats = table.db.query(
             "SELECT row_group_num_rows AS n, stats_min_value AS lo, stats_max_value AS hi "
-            f"FROM parquet_metadata({_quote(table.files)}) WHERE path_in_schema = {_quote(group)}"
+            f"FROM parquet_metadata({sql_string(table.files)}) WHERE path_in_schema = {sql_string(group)}"
         )
         if stats.empty or stats[["lo", "hi"]].isna().any(axis=None):
             return False
