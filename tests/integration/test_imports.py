@@ -125,13 +125,20 @@ def test_the_layer_contracts_hold():
     assert "0 broken" in done.stdout
 
 
-def test_lint_imports_counts_a_function_local_import(tmp_path):
-    """A deferred import inside a function breaks a layer contract as a top-level one would."""
+def probe_package(tmp_path: Path, modules: dict[str, str]) -> Path:
+    """A package ``probe`` under ``tmp_path`` with the given modules (name -> source) and an empty ``__init__``."""
     package = tmp_path / "probe"
     package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "high.py").write_text("VALUE = 1\n")
-    (package / "low.py").write_text("def late():\n    from probe.high import VALUE\n\n    return VALUE\n")
+    for name, source in {"__init__": "", **modules}.items():
+        (package / f"{name}.py").write_text(source)
+    return package
+
+
+def test_lint_imports_counts_a_function_local_import(tmp_path):
+    """A deferred import inside a function breaks a layer contract as a top-level one would."""
+    probe_package(
+        tmp_path, {"high": "VALUE = 1\n", "low": "def late():\n    from probe.high import VALUE\n\n    return VALUE\n"}
+    )
     (tmp_path / "setup.cfg").write_text(
         "[importlinter]\nroot_package = probe\n\n"
         "[importlinter:contract:layers]\nname = probe layers\ntype = layers\nlayers =\n    probe.high\n    probe.low\n"
@@ -181,14 +188,15 @@ def test_no_module_imports_another_modules_private_names():
 
 
 def test_the_private_imports_check_sees_both_forms(tmp_path):
-    package = tmp_path / "probe"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "low.py").write_text("def _step():\n    return 1\n\n\ndef _kernel():\n    return 2\n")
-    (package / "_kernels.py").write_text("VALUE = 1\n")
-    (package / "high.py").write_text(
-        "from probe import _kernels, low\nfrom probe.low import _step\n\n\ndef use():\n"
-        "    return _step() + low._kernel() + _kernels.VALUE\n"
+    """An imported private name and one read through its module are both found; a private module is not one."""
+    package = probe_package(
+        tmp_path,
+        {
+            "low": "def _step():\n    return 1\n\n\ndef _kernel():\n    return 2\n",
+            "_kernels": "VALUE = 1\n",
+            "high": "from probe import _kernels, low\nfrom probe.low import _step\n\n\ndef use():\n"
+            "    return _step() + low._kernel() + _kernels.VALUE\n",
+        },
     )
     assert sorted(private_imports(package)) == [
         ("probe.high", "probe.low", "_kernel"),
