@@ -7,7 +7,7 @@ import functools
 import pandas as pd
 import pytest
 
-from cocoviz import estimate
+from cocoviz import estimate, measure, post_process
 from cocoviz.plan import Plan
 from cocoviz.privacy.noise import FastSampler
 from cocoviz.release import post_process as post
@@ -74,3 +74,17 @@ def test_a_memoised_walk_is_the_same_walk(monkeypatch, tree, case):
     assert events == ["plan", "post-process", "release"], events
     pd.testing.assert_frame_equal(again.to_frame(), expected.to_frame())
     assert [b is None for b in again.bands] == [b is None for b in expected.bands]
+
+
+@pytest.mark.parametrize("case", ["top-down", "parent prior", "from-hg"])
+def test_one_call_and_two_steps_give_the_same_bands(tree, case):
+    """The levels fitted by the level step, and those fitted in post-processing from their answers, carry the
+    bands ``post_process(measure(...))`` gives them."""
+    plan = Plan.build(tree, **CASES[case])
+    one = estimate(tree, seed=4, **CASES[case])
+    two = post_process(plan, measure(plan, tree, seed=4))
+    pd.testing.assert_frame_equal(one.to_frame(), two.to_frame())
+    assert [b is None for b in one.bands] == [b is None for b in two.bands]
+    for level in range(tree.depth + 1):
+        for node in tree.nodes(level)[:3]:
+            pd.testing.assert_frame_equal(one.intervals(node), two.intervals(node))
