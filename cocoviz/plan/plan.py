@@ -11,12 +11,15 @@ drawn; a release's budget equals it exactly.
 >>> plan.cost().total, [c.cells for c in plan.cost().charges]
 (1.5, [4, 20])
 
-The same release accounted in ρ-zCDP (discrete Gaussian noise, σ² = Δ₂²/(2ρ) per level):
+The same release accounted in ρ-zCDP (discrete Gaussian noise, σ² = Δ₂²/(2ρ) per level): the plan holds
+ρ per level and δ, no ε (its (ε, δ) reading is the cost's), and its noise laws say σ²:
 
 >>> zcdp = Plan.build(shape, rhos=[0.125, 0.5], methods=["Hg", "Hc"], max_size=10)
 >>> cost = zcdp.cost()
 >>> cost.total_rho, round(cost.epsilon_delta(1e-10), 3), [c.scale for c in cost.charges]
 (0.625, 7.73, [2.0, 1.0])
+>>> zcdp.epsilons is None, [float(law.sigma2) for law in zcdp.noise_laws]
+(True, [4.0, 1.0])
 """
 
 from __future__ import annotations
@@ -86,11 +89,14 @@ class Plan(KBound):
     Attributes
     ----------
     shape : the hierarchy's public :class:`Shape`
-    epsilons : ε per level, root first (bottom-up spends their sum on the leaves).  In a zCDP plan: the
-        ε whose Laplace noise has the variance of the level's Gaussian noise (what the fits and the merge
-        weights read; it is no privacy figure: ``rhos`` is)
+    epsilons : ε per level of a pure ε-DP plan, root first (double-geometric noise; bottom-up spends their
+        sum on the leaves); None for a zCDP plan, which spends ρ (its (ε, δ) reading is its cost's)
     rhos : ρ per level of a zCDP plan (discrete Gaussian noise; bottom-up spends their sum), None for pure ε
     delta : the δ at which a zCDP plan's cost is read as (ε, δ)-DP
+
+    The noise law of each level is :attr:`noise_laws` (a double-geometric scale Δ/ε, or a
+    :class:`~cocoviz.privacy.noise.GaussianNoise` of σ² = Δ₂²/(2ρ)); :meth:`fit_epsilon` is the noise
+    parameter the fits read.
     k_beta_scope : ``"node"`` (each K̂ drawn truncates with probability ≤ ``k_beta``: with one K̂ per
         node, some node of a large release may truncate with probability up to draws × β) or
         ``"release"`` (β per K̂ is ``k_beta`` / draws, so by a union bound no node of the whole release
@@ -112,7 +118,7 @@ class Plan(KBound):
     """
 
     shape: Shape
-    epsilons: tuple[float, ...]
+    epsilons: tuple[float, ...] | None
     methods: tuple[str, ...]
     ps: tuple[int | None, ...]
     max_size: int = DEFAULT_MAX_SIZE
@@ -128,14 +134,21 @@ class Plan(KBound):
 
     def __post_init__(self):
         n = self.shape.depth + 1
-        for name in ("epsilons", "methods", "ps"):
+        for name in ("methods", "ps"):
             _per_level(getattr(self, name), n, name)
+        if (self.epsilons is None) == (self.rhos is None):
+            raise ParameterError(
+                "a plan holds ε per level (pure ε-DP) or ρ per level (ρ-zCDP), one of them: got "
+                + ("both" if self.rhos is not None else "neither")
+            )
         if self.rhos is not None:
             for k, rho in enumerate(_per_level(self.rhos, n, "rhos")):
                 check_rho(rho, f"ρ of level {k}")
+        else:
+            for k, e in enumerate(_per_level(self.epsilons, n, "epsilons")):
+                check_epsilon(e, f"ε of level {k}")
         check_delta(self.delta)
-        for k, (e, m, q) in enumerate(zip(self.epsilons, self.methods, self.ps)):
-            check_epsilon(e, f"ε of level {k}")
+        for k, (m, q) in enumerate(zip(self.methods, self.ps)):
             if m not in METHODS:
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
             if METHODS[m].default_p is None and q is not None:
@@ -242,7 +255,7 @@ class Plan(KBound):
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
         if rhos is not None:
             rhos = tuple(check_rho(r, f"ρ of level {k}") for k, r in enumerate(_per_level(rhos, n, "rhos")))
-            eps = tuple(gaussian_epsilon(r, METHODS[m]) for r, m in zip(rhos, methods))
+            eps = None
         else:
             eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(_per_level(epsilons, n, "epsilons")))
         ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
@@ -306,11 +319,25 @@ class Plan(KBound):
         return "pure-ε" if self.rhos is None else "zCDP"
 
     def level_epsilon(self, level: int) -> float:
-        """ε spent on ``level``'s measurements (bottom-up spends the whole budget on the leaves).  In a zCDP
-        plan, the ε whose Laplace noise has the variance of the level's Gaussian (read by the fits)."""
+        """ε spent on ``level``'s measurements of a pure ε-DP plan (bottom-up spends the sum on the leaves)."""
+        if self.epsilons is None:
+            raise ParameterError("a zCDP plan spends ρ per level, not ε: read level_rho (or cost().epsilon_delta)")
+        return math.fsum(self.epsilons) if self.consistency == "bottom-up" else self.epsilons[level]
+
+    def fit_epsilon(self, level: int) -> float:
+        """The noise parameter the fits of ``level`` read (their variances are 2Δ²/ε², the merge weights
+        follow): :meth:`level_epsilon` under pure ε; under zCDP the ε of the Laplace law whose variance is
+        that of the level's discrete Gaussian (:func:`~cocoviz.methods.registry.gaussian_epsilon`) — a
+        figure of the noise law, never a privacy figure."""
         if self.rhos is not None:
             return gaussian_epsilon(self.level_rho(level), self.level_method(level))
-        return math.fsum(self.epsilons) if self.consistency == "bottom-up" else self.epsilons[level]
+        return self.level_epsilon(level)
+
+    @property
+    def noise_laws(self) -> tuple[float | GaussianNoise, ...]:
+        """The noise law of every level, root first (:meth:`level_noise`): a double-geometric scale Δ/ε, or
+        a :class:`~cocoviz.privacy.noise.GaussianNoise` of σ² = Δ₂²/(2ρ)."""
+        return tuple(self.level_noise(level) for level in range(self.shape.depth + 1))
 
     def level_rho(self, level: int) -> float:
         """ρ spent on ``level``'s measurements of a zCDP plan (bottom-up: the sum, on the leaves)."""
@@ -360,7 +387,6 @@ class Plan(KBound):
         """
         return {
             "shape": self.shape.to_dict() if shape is None else shape,
-            "epsilons": list(self.epsilons),
             **self.options(),
             "prior": self.prior.to_dict(),
         }
@@ -368,10 +394,18 @@ class Plan(KBound):
     @classmethod
     def from_dict(cls, data: dict, shape: Shape | None = None) -> Plan:
         """The plan :meth:`to_dict` wrote; ``shape`` when the shape was stored apart (then ``data["shape"]``
-        is not read)."""
+        is not read).
+
+        A zCDP plan holds no ε: the ``epsilons`` that files written before stored beside ``rhos`` (the
+        Gaussian's variance equivalents, :meth:`fit_epsilon`) are read only to be checked against the ρ.
+        """
+        rhos = None if data.get("rhos") is None else tuple(data["rhos"])
+        if rhos is not None and data.get("epsilons") is not None:
+            if not _close(data["epsilons"], _equivalents(rhos, data["methods"])):
+                raise InputError("the plan gives rhos and epsilons that do not follow from them: two budgets")
         return cls(
             Shape.from_dict(data["shape"]) if shape is None else shape,
-            tuple(data["epsilons"]),
+            None if rhos is not None else tuple(data["epsilons"]),
             tuple(data["methods"]),
             tuple(data["p"]),
             data["max_size"],
@@ -381,7 +415,7 @@ class Plan(KBound):
             data["k_epsilon"],
             data["k_beta"],
             Prior.from_dict(data.get("prior")),
-            None if data.get("rhos") is None else tuple(data["rhos"]),
+            rhos,
             data.get("delta", DEFAULT_DELTA),
             data.get("k_beta_scope", "node"),
         )
@@ -449,8 +483,13 @@ class Plan(KBound):
                 plan = cls.build(
                     own or shape, **budget, methods=data["methods"], p=data.get("p"), prior=prior, **options
                 )
-                if "rhos" in data and "epsilons" in data and not _close(data["epsilons"], plan.epsilons):
-                    # A saved zCDP plan carries the ε its ρ stand for; any other ε is a second budget.
+                if (
+                    "rhos" in data
+                    and "epsilons" in data
+                    and not _close(data["epsilons"], _equivalents(plan.rhos, plan.methods))
+                ):
+                    # A zCDP plan saved before it held no ε carries the ε its ρ stand for (their variance
+                    # equivalents); any other ε is a second budget.
                     raise InputError(
                         f"the plan file {name!r} gives rhos and epsilons that do not follow from them: "
                         "give one budget (rhos for zCDP, epsilons for pure ε)"
@@ -479,3 +518,8 @@ class Plan(KBound):
 def _close(a, b) -> bool:
     """Whether two lists of numbers are equal up to rounding in a file."""
     return len(a) == len(b) and all(math.isclose(float(x), float(y), rel_tol=1e-9) for x, y in zip(a, b))
+
+
+def _equivalents(rhos, methods) -> list[float]:
+    """The ε per level that zCDP plans saved before they held no ε stored beside their ρ (each level's own ρ)."""
+    return [gaussian_epsilon(r, METHODS[m]) for r, m in zip(rhos, methods)]
