@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from cocoviz.core.shape import Shape
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.methods.hcp_prior import UNIFORM, Prior
-from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, MERGES, METHODS, Method, gaussian_epsilon
+from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MERGES, METHODS, Method, gaussian_epsilon
 from cocoviz.plan import split as splits
+from cocoviz.plan.checks import check_k, check_p, close, per_level, variance_equivalents
 from cocoviz.plan.files import read_plan_file, write_plan_file
 from cocoviz.plan.kbound import KBound
 from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
@@ -48,35 +49,6 @@ from cocoviz.privacy.truncation import (
 )
 
 __all__ = ["Plan"]  # the package (cocoviz.plan) exports the registry and Shape beside it
-
-
-def _per_level(value, n_levels: int, name: str) -> list:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ParameterError(f"{name} must be a sequence with one entry per level ({n_levels}), got {value!r}")
-    if len(value) != n_levels:
-        raise ParameterError(
-            f"{name} has {len(value)} entries but the hierarchy has {n_levels} levels "
-            f"(the root and {n_levels - 1} below it): give one per level"
-        )
-    return list(value)
-
-
-def _check_p(q, method: Method, level: int):
-    if method.default_p is None:
-        return None
-    if q is None:
-        return method.default_p
-    if isinstance(q, bool) or not isinstance(q, numbers.Integral) or q not in (1, 2):
-        raise ParameterError(f"p of level {level} must be 1 or 2, got {q!r}")
-    return int(q)
-
-
-def _check_k(max_size) -> int:
-    if max_size is None:
-        return DEFAULT_MAX_SIZE
-    if isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral) or not 1 <= max_size <= MAX_K:
-        raise ParameterError(f"max_size K must be a whole number from 1 to {MAX_K:,}, got {max_size!r}")
-    return int(max_size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,17 +107,17 @@ class Plan(KBound):
     def __post_init__(self):
         n = self.shape.depth + 1
         for name in ("methods", "ps"):
-            _per_level(getattr(self, name), n, name)
+            per_level(getattr(self, name), n, name)
         if (self.epsilons is None) == (self.rhos is None):
             raise ParameterError(
                 "a plan holds ε per level (pure ε-DP) or ρ per level (ρ-zCDP), one of them: got "
                 + ("both" if self.rhos is not None else "neither")
             )
         if self.rhos is not None:
-            for k, rho in enumerate(_per_level(self.rhos, n, "rhos")):
+            for k, rho in enumerate(per_level(self.rhos, n, "rhos")):
                 check_rho(rho, f"ρ of level {k}")
         else:
-            for k, e in enumerate(_per_level(self.epsilons, n, "epsilons")):
+            for k, e in enumerate(per_level(self.epsilons, n, "epsilons")):
                 check_epsilon(e, f"ε of level {k}")
         check_delta(self.delta)
         for k, (m, q) in enumerate(zip(self.methods, self.ps)):
@@ -153,9 +125,9 @@ class Plan(KBound):
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
             if METHODS[m].default_p is None and q is not None:
                 raise ParameterError(f"p of level {k} must be None: method {m} has no isotonic regression")
-            if METHODS[m].default_p is not None and (q is None or q != _check_p(q, METHODS[m], k)):
+            if METHODS[m].default_p is not None and (q is None or q != check_p(q, METHODS[m], k)):
                 raise ParameterError(f"p of level {k} must be 1 or 2, got {q!r}")
-        _check_k(self.max_size)
+        check_k(self.max_size)
         if self.consistency not in CONSISTENCY:
             raise ParameterError(f"consistency must be one of {CONSISTENCY}, got {self.consistency!r}")
         if self.merge not in MERGES:
@@ -249,33 +221,33 @@ class Plan(KBound):
                 k_epsilon=k_epsilon, k_beta=k_beta, prior=prior, delta=delta, k_beta_scope=k_beta_scope,
             )  # fmt: skip
             return cls._from_total(shape, total_epsilon, total_rho, "equal" if split is None else split, options)
-        methods = tuple(_per_level(methods, n, "methods"))
+        methods = tuple(per_level(methods, n, "methods"))
         for k, m in enumerate(methods):
             if not isinstance(m, str) or m not in METHODS:
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
         if rhos is not None:
-            rhos = tuple(check_rho(r, f"ρ of level {k}") for k, r in enumerate(_per_level(rhos, n, "rhos")))
+            rhos = tuple(check_rho(r, f"ρ of level {k}") for k, r in enumerate(per_level(rhos, n, "rhos")))
             eps = None
         else:
-            eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(_per_level(epsilons, n, "epsilons")))
-        ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
+            eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(per_level(epsilons, n, "epsilons")))
+        ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else per_level(p, n, "p")
         if rhos is not None:  # L2 fits under Gaussian noise: the least-squares fit is its maximum likelihood
             ps_in = [2 if q is None else q for q in ps_in]
-        ps = tuple(_check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
+        ps = tuple(check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
         k_epsilon = None if k_epsilon is None else check_epsilon(k_epsilon, "k_epsilon (ε of the private K)")
         return cls(
             shape,
             eps,
             methods,
             ps,
-            _check_k(max_size),
+            check_k(max_size),
             consistency,
             merge,
             k_select,
             k_epsilon,
             DEFAULT_K_BETA if k_beta is None else check_beta(k_beta),
             # A generator: the node paths are only made when a per-node prior names nodes.
-            Prior.of(prior, _check_k(max_size), (p for ps in shape.paths for p in ps)),
+            Prior.of(prior, check_k(max_size), (p for ps in shape.paths for p in ps)),
             rhos,
             DEFAULT_DELTA if delta is None else check_delta(delta),
             k_beta_scope,
@@ -401,7 +373,7 @@ class Plan(KBound):
         """
         rhos = None if data.get("rhos") is None else tuple(data["rhos"])
         if rhos is not None and data.get("epsilons") is not None:
-            if not _close(data["epsilons"], _equivalents(rhos, data["methods"])):
+            if not close(data["epsilons"], variance_equivalents(rhos, data["methods"])):
                 raise InputError("the plan gives rhos and epsilons that do not follow from them: two budgets")
         return cls(
             Shape.from_dict(data["shape"]) if shape is None else shape,
@@ -486,7 +458,7 @@ class Plan(KBound):
                 if (
                     "rhos" in data
                     and "epsilons" in data
-                    and not _close(data["epsilons"], _equivalents(plan.rhos, plan.methods))
+                    and not close(data["epsilons"], variance_equivalents(plan.rhos, plan.methods))
                 ):
                     # A zCDP plan saved before it held no ε carries the ε its ρ stand for (their variance
                     # equivalents); any other ε is a second budget.
@@ -513,13 +485,3 @@ class Plan(KBound):
         )
 
     __hash__ = None
-
-
-def _close(a, b) -> bool:
-    """Whether two lists of numbers are equal up to rounding in a file."""
-    return len(a) == len(b) and all(math.isclose(float(x), float(y), rel_tol=1e-9) for x, y in zip(a, b))
-
-
-def _equivalents(rhos, methods) -> list[float]:
-    """The ε per level that zCDP plans saved before they held no ε stored beside their ρ (each level's own ρ)."""
-    return [gaussian_epsilon(r, METHODS[m]) for r, m in zip(rhos, methods)]
