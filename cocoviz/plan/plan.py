@@ -65,10 +65,6 @@ class Plan(KBound):
         sum on the leaves); None for a zCDP plan, which spends ρ (its (ε, δ) reading is its cost's)
     rhos : ρ per level of a zCDP plan (discrete Gaussian noise; bottom-up spends their sum), None for pure ε
     delta : the δ at which a zCDP plan's cost is read as (ε, δ)-DP
-
-    The noise law of each level is :attr:`noise_laws` (a double-geometric scale Δ/ε, or a
-    :class:`~cocoviz.privacy.noise.GaussianNoise` of σ² = Δ₂²/(2ρ)); :meth:`fit_epsilon` is the noise
-    parameter the fits read.
     k_beta_scope : ``"node"`` (each K̂ drawn truncates with probability ≤ ``k_beta``: with one K̂ per
         node, some node of a large release may truncate with probability up to draws × β) or
         ``"release"`` (β per K̂ is ``k_beta`` / draws, so by a union bound no node of the whole release
@@ -83,10 +79,15 @@ class Plan(KBound):
         ``"noisy-max"`` (one K̂ for the release), ``"noisy-max-per-node"`` (one per node of every level
         that needs K; ε_K once per level), ``"svt"`` (Wu's AboveThreshold, one K̂) or ``"from-hg"`` (no
         ε: each node's K̂ from the noisy Hg of its ancestor at an Hg level above, :meth:`k_source_level`)
-    k_epsilon : ε_K of a private K (charged on top of the levels' ε; none for ``"from-hg"``)
+    k_epsilon : ε_K of a private K, its own mechanism being pure ε_K-DP (charged on top of the levels' ε, or
+        as ρ = ε_K²/2 under zCDP; none for ``"from-hg"``)
     k_beta : the probability that a K̂ truncates (default 1e-6), per K̂ drawn or for the whole release
         (``k_beta_scope``); :meth:`truncation` states both
     prior : the public :class:`~cocoviz.methods.hcp_prior.Prior` of the Hcp levels (uniform by default); it costs no ε
+
+    The noise law of each level is :attr:`noise_laws` (a double-geometric scale Δ/ε, or a
+    :class:`~cocoviz.privacy.noise.GaussianNoise` of σ² = Δ₂²/(2ρ)); :meth:`fit_epsilon` is the noise
+    parameter the fits read.
     """
 
     shape: Shape
