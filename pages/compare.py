@@ -59,14 +59,14 @@ def settings_release(side: str, column, default: str) -> cocoviz.Release | None:
         return None
     series = candidates[pick]
     epsilons = tuple(float(e) for e in boxes) if split else (float(boxes[0]),) * n_levels
-    params = engine.Params(
-        epsilons,
-        tuple(series.methods),
-        (None,) * n_levels,
-        int(max_size),
-        series.consistency,
-        series.merge,
-        int(seed),
+    params = engine.Params.of(
+        epsilons=epsilons,
+        methods=series.methods,
+        p=(None,) * n_levels,
+        max_size=int(max_size),
+        consistency=series.consistency,
+        merge=series.merge,
+        seed=int(seed),
     )
     return engine.estimate(data_key, tree, params).release
 

@@ -42,7 +42,7 @@ from cocoviz.measure.schedule import (
 from cocoviz.methods.whole_level import join_segments
 from cocoviz.plan import Plan, Shape
 from cocoviz.privacy.budget import Budget
-from cocoviz.privacy.noise import FastSampler, Sampler, SecureSampler, make_sampler
+from cocoviz.privacy.noise import FastSampler, GaussianNoise, Sampler, SecureSampler, make_sampler
 from cocoviz.privacy.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 
 #: The public surface; the other functions here are the stage's steps, which pipeline/, release/ and evaluate/ call.
@@ -69,7 +69,7 @@ class LevelMeasurement:
 
     level: int
     method: str
-    epsilon: float
+    noise: float | GaussianNoise  # the noise law drawn: a double-geometric scale, or the discrete Gaussian's σ²
     ptr: np.ndarray
     values: np.ndarray
     bounds: np.ndarray | None = None  # K per node, for the methods that need one (a DP output when private)
@@ -326,7 +326,7 @@ def measure_level(
         return measure_nodes(plan, tree, level, sampler, lo, hi, bounds, threads)
 
     values, ptr = join_segments(map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure))
-    return LevelMeasurement(level, plan.level_method(level).name, plan.level_epsilon(level), ptr, values, bounds)
+    return LevelMeasurement(level, plan.level_method(level).name, plan.level_noise(level), ptr, values, bounds)
 
 
 def bounds_from_source(plan: Plan, source: LevelMeasurement, bounds: list) -> None:

@@ -114,7 +114,7 @@ def _stream_hg(
     estimates = whole_level.stream_hg_node(
         *tree.runs(level).node(k),
         draw,
-        epsilon=plan.level_epsilon(level),
+        epsilon=plan.fit_epsilon(level),
         chunk=whole_level.CHUNK_CELLS,
         threads=threads,
     )

@@ -82,7 +82,7 @@ def node_fitter(
     ``bounds`` is the K of each node the answers were measured with; ``parent`` the parent level's
     released estimates, for Hcp levels with the parent prior.
     """
-    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.fit_epsilon(level)
     groups = plan.shape.group_counts(level)
 
     def fit(k: int, noisy: np.ndarray) -> GroupEstimate:
@@ -147,7 +147,7 @@ def fit_level(
 def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.ndarray], LevelEstimates]:
     """``fit(lo, hi, noisy, ptr)``: the estimates of nodes ``lo..hi-1`` of a level with whole-level kernels
     (Hc, Hg), from their noisy answers (segments ``ptr``) and public G only."""
-    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.fit_epsilon(level)
     groups = plan.shape.group_counts(level)
 
     def fit(lo: int, hi: int, noisy: np.ndarray, ptr: np.ndarray) -> LevelEstimates:
@@ -182,7 +182,7 @@ def consistent_levels(
             fitted_stated(
                 plan.level_method(level).name,
                 e,
-                epsilon=plan.level_epsilon(level),
+                epsilon=plan.fit_epsilon(level),
                 p=plan.ps[level],
                 bounds=level_bounds(plan, level, None if bounds is None else bounds[level]),
             )

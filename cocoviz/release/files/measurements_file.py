@@ -163,5 +163,5 @@ def _checked(meta: dict, table, signing: bytes | None):
         method = plan.level_method(lvl)
         # Arrays of their own, as measure()'s answers are (a column read whole may be a read-only view).
         values = a["value"] if a["value"].flags.writeable else a["value"].copy()
-        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
+        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_noise(lvl), ptr, values, bounds[lvl])
     return _measurements(plan, budget, levels)
