@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from fractions import Fraction
 
 import pyarrow.parquet as pq
@@ -70,7 +71,7 @@ def test_no_field_of_a_zcdp_plan_holds_anything_but_a_rho_a_delta_or_a_public_ch
         assert holds(plan, given_options), f"the field {name} holds {getattr(plan, name)!r}"
     # The noise law of each level is the discrete Gaussian of σ² = Δ₂²/(2ρ) exactly (bottom-up: Σρ on each).
     for level, law in enumerate(plan.noise_laws):
-        rho = sum(plan.rhos) if plan.consistency == "bottom-up" else plan.rhos[level]
+        rho = math.fsum(plan.rhos) if plan.consistency == "bottom-up" else plan.rhos[level]
         assert law == GaussianNoise(Fraction(plan.level_method(level).l2_squared) / (2 * Fraction(rho)))
     cost = plan.cost()
     for charge in (c for c in cost.charges if c.noise != "gaussian"):  # a private K's, if any level needs K
