@@ -7,6 +7,7 @@ deferred import that would close a cycle at run time is caught here.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ STAGES = [
 ]
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     found = {}
     for path in PACKAGE.rglob("*.py"):
@@ -39,7 +41,14 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache
+def parsed() -> dict[str, ast.AST]:
+    """Every module's syntax tree, parsed once per test process (read-only: the tests never change them)."""
+    return {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules().items()}
+
+
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
     """``{module: the cocoviz modules it imports}``; ``from cocoviz.x import name`` counts as ``cocoviz.x``
     (or ``cocoviz.x.name`` when that is a module)."""
     mods = modules()
@@ -53,7 +62,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed()[name]):
             if isinstance(node, ast.Import):
                 deps |= {owner(a.name) for a in node.names if a.name.split(".")[0] == "cocoviz"}
             elif isinstance(node, ast.ImportFrom):
@@ -64,7 +73,7 @@ def import_graph() -> dict[str, set[str]]:
                 if base.split(".")[0] != "cocoviz":
                     continue
                 deps |= {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else owner(base) for a in node.names}
-        graph[name] = deps - {name, None}
+        graph[name] = frozenset(deps - {name, None})
     return graph
 
 
@@ -156,8 +165,8 @@ PRIVATE_IMPORTS_LEFT = {
 def private_imports() -> list[tuple[str, str, str]]:
     """``(module, imported from, name)`` for every ``from cocoviz... import _name`` of a name (not a module)."""
     mods, found = modules(), []
-    for name, path in mods.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for name in mods:
+        for node in ast.walk(parsed()[name]):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cocoviz"):
                 for alias in node.names:
                     private = alias.name.startswith("_") and not alias.name.startswith("__")
