@@ -7,6 +7,7 @@ deferred import that would close a cycle at run time is caught here.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ STAGES = [
 ]
 
 
+@functools.cache
 def modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
     for path in package.rglob("*.py"):
@@ -39,7 +41,14 @@ def modules(package: Path = PACKAGE) -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache
+def parsed() -> dict[str, ast.AST]:
+    """Every module's syntax tree, parsed once per test process (read-only: the tests never change them)."""
+    return {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules().items()}
+
+
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
     """``{module: the cocoviz modules it imports}``; ``from cocoviz.x import name`` counts as ``cocoviz.x``
     (or ``cocoviz.x.name`` when that is a module)."""
     mods = modules()
@@ -53,7 +62,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed()[name]):
             if isinstance(node, ast.Import):
                 deps |= {owner(a.name) for a in node.names if a.name.split(".")[0] == "cocoviz"}
             elif isinstance(node, ast.ImportFrom):
@@ -64,7 +73,7 @@ def import_graph() -> dict[str, set[str]]:
                 if base.split(".")[0] != "cocoviz":
                     continue
                 deps |= {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else owner(base) for a in node.names}
-        graph[name] = deps - {name, None}
+        graph[name] = frozenset(deps - {name, None})
     return graph
 
 
@@ -159,7 +168,7 @@ def private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
         return name in mods
 
     for name, path in mods.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed()[name] if package == PACKAGE else ast.parse(path.read_text(encoding="utf-8"))
         bound: dict[str, str] = {}  # local name -> the module it is bound to
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == root:

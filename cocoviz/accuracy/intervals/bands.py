@@ -124,10 +124,7 @@ BAND_METHODS = ("Hc", "Hg", "Hcp", "naive")
 #: bound is clipped to G and the width is all the lower bound's, set by ``o``: widening ``o`` there costs
 #: most, so Hc widens ``u`` on its bottom cells first.  Hg's bottom ranks are the smallest sizes, where the
 #: lower bound is clipped to 0 and the width is all ``u``'s: so Hg widens ``o`` on its top ranks first.
-#: Measured (``benchmarks/intervals.py --only sides``, leaves, ε = 1 and zCDP σ = 1): Hc's band 3–42% narrower
-#: than with the top first on taxi, Hawaiian, white and housing (the toy's 3–7% wider); Hg's 5–81% narrower
-#: than with the bottom first on the toy, Hawaiian, white and housing under ε, within 1% on taxi and on
-#: housing under zCDP.
+#: ``benchmarks/intervals.py --only sides`` prints each choice against its opposite on the bundled datasets.
 WIDER_FIRST = {"Hc": "bottom", "Hg": "top", "Hcp": "bottom", "naive": "even"}
 
 
