@@ -12,14 +12,16 @@ from cocoviz.evaluate.compare import release_differences, same_nodes
 from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
-from pages.common import controls, data, engine, picker, state
+from cocoviz.privacy.accounting import DEFAULT_DELTA
+from pages.common import controls, data, engine, picker, privacy_terms, state
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, stop_if_refused
 
 st.title("Compare two releases")
 st.caption(
     "Two releases of the same data side by side: two settings computed here (fast sampler, exploration only), "
-    "or two release files saved from Explore. Their difference is between public outputs and costs no ε; "
+    "or two release files saved from Explore; each side pure ε or zCDP (ρ per level, discrete Gaussian noise). "
+    "Their difference is between public outputs and costs no privacy budget; "
     "their errors are measured against the true data — for you, the data holder."
 )
 
@@ -39,28 +41,36 @@ source = (
 
 
 def settings_release(side: str, column, default: str) -> cocoviz.Release | None:
-    """One side's settings (ε per level, candidate) and its release, or None when a number is refused."""
+    """One side's settings (pure ε or zCDP: ε or ρ per level, δ; candidate) and its release, or None when a
+    number is refused."""
     column.markdown(f"**Release {side}**")
-    split = column.toggle("A different ε at each level", **state.bind(f"compare.split.{side}", False))
+    zcdp = controls.accounting_control(column, f"compare.accounting.{side}") == "zCDP"
+    unit = "ρ" if zcdp else "ε"
+    split = column.toggle(f"A different {unit} at each level", **state.bind(f"compare.split.{side}", False))
+
+    def box(label: str, setting: str):
+        if zcdp:  # a ρ per level: discrete Gaussian noise of σ² = Δ₂²/(2ρ)
+            return controls.rho_box(column, label, setting, 0.5, help=HELP["accounting"])
+        return controls.epsilon_box(column, label, setting, 1.0, help=HELP["epsilon"])
+
+    prefix = f"compare.{'rho' if zcdp else 'eps'}.{side}"
     if split:
-        boxes = [
-            controls.epsilon_box(column, f"ε at {names[k]}", f"compare.eps.{side}.{k}", 1.0, help=HELP["epsilon"])
-            for k in range(n_levels)
-        ]
+        boxes = [box(f"{unit} at {names[k]}", f"{prefix}.{k}") for k in range(n_levels)]
     else:
-        boxes = [controls.epsilon_box(column, "ε per level", f"compare.eps.{side}", 1.0, help=HELP["epsilon"])]
+        boxes = [box(f"{unit} per level", prefix)]
+    delta = controls.delta_box(column, "δ of the (ε, δ) reading", f"compare.delta.{side}") if zcdp else DEFAULT_DELTA
     pick = column.selectbox(
         "Methods",
         list(candidates),
         help=HELP["method"],
         **state.bind(f"compare.series.{side}.{n_levels}", default, valid=candidates.__contains__),
     )
-    if any_refused(*boxes):
+    if any_refused(*boxes, delta):
         return None
     series = candidates[pick]
-    epsilons = tuple(float(e) for e in boxes) if split else (float(boxes[0]),) * n_levels
+    spend = tuple(float(e) for e in boxes) if split else (float(boxes[0]),) * n_levels
     params = engine.Params.of(
-        epsilons=epsilons,
+        **({"rhos": spend, "delta": float(delta)} if zcdp else {"epsilons": spend}),
         methods=series.methods,
         p=(None,) * n_levels,
         max_size=int(max_size),
@@ -104,8 +114,12 @@ errors_a, errors_b = (
     engine.guard(cocoviz.evaluate, tree, b),
 )
 c1, c2, c3 = st.columns(3)
-c1.metric("ε spent by A", f"{a.budget.total:g}")
-c2.metric("ε spent by B", f"{b.budget.total:g}")
+for column, side, release in ((c1, "A", a), (c2, "B", b)):
+    budget = release.budget
+    if budget.accounting == "zCDP":  # spent in ρ; its (ε, δ) reading is the help's, never a variance equivalent
+        column.metric(f"ρ spent by {side}", f"{budget.total_rho:g}", help=privacy_terms.reading(budget))
+    else:
+        column.metric(f"ε spent by {side}", f"{budget.total:g}")
 c3.metric("Nodes that differ", f"{int((diff['emd_between'] > 0).sum()):,} of {len(diff):,}")
 
 st.subheader("Per level")
@@ -114,6 +128,10 @@ between = diff.groupby("level")["emd_between"].mean()
 table = pd.DataFrame(
     {
         "level": [f"{k}: {names[k]}" for k in range(n_levels)],
+        "privacy A": privacy_terms.level_privacy(a.budget, n_levels),
+        "noise A": privacy_terms.level_noise(a.budget, n_levels),
+        "privacy B": privacy_terms.level_privacy(b.budget, n_levels),
+        "noise B": privacy_terms.level_noise(b.budget, n_levels),
         "mean emd A (vs truth)": la["mean_emd"].to_numpy(),
         "mean emd B (vs truth)": lb["mean_emd"].to_numpy(),
         "mean emd between A and B": between.reindex(range(n_levels)).to_numpy(),
@@ -123,7 +141,11 @@ st.dataframe(
     table,
     hide_index=True,
     width="stretch",
-    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in table.columns[1:]},
+    column_config={c: st.column_config.NumberColumn(format="%.1f") for c in table.columns if c.startswith("mean")},
+)
+st.caption(
+    f"A: {privacy_terms.reading(a.budget)} · B: {privacy_terms.reading(b.budget)}. "
+    + privacy_terms.compared_at(a.budget, b.budget)
 )
 st.caption(controls.TRUTH_LABEL)
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import MAX_K, METHODS, Plan
-from cocoviz.privacy.accounting import RHO_RANGE
+from cocoviz.privacy.accounting import DEFAULT_DELTA, RHO_RANGE
 from cocoviz.privacy.noise import EPSILON_RANGE
 from pages.common import budget_sidebar as budget
 from pages.common import data, links, state, uploads
@@ -412,16 +412,26 @@ def zcdp_caption(cost) -> str:
 ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]
 
 
-def accounting_control(box=None) -> str:
+def accounting_control(box=None, setting: str = "accounting") -> str:
     """The release's accounting, pure ε (double-geometric noise) or ρ-zCDP (discrete Gaussian): one setting for
-    every page, drawn in the sidebar unless ``box`` says where."""
+    every page (``setting``: a page's own, e.g. one per side of Compare), drawn in the sidebar unless ``box``
+    says where."""
     return (box or st.sidebar).radio(
         "Accounting",
         ACCOUNTING_OPTIONS,
         horizontal=True,
         help=HELP["accounting"],
-        **state.bind("accounting", "pure ε", valid=ACCOUNTING_OPTIONS.__contains__),
+        **state.bind(setting, "pure ε", valid=ACCOUNTING_OPTIONS.__contains__),
     )
+
+
+def delta_box(box, label: str, setting: str, *, help: str | None = None) -> float | Refused:
+    """A number box for the δ at which a zCDP cost is read as (ε, δ)-DP, bound to ``setting`` (default 1e-10);
+    its value, or why it is refused (δ in (0, 1))."""
+    return number_box(
+        box, label, setting, DEFAULT_DELTA, name="δ", lo=0.0, hi=1.0, lo_open=True, hi_open=True, step=1e-10,
+        help=help or "δ of the (ε, δ)-DP reading of the total ρ (Canonne, Kamath and Steinke's conversion).",
+    )  # fmt: skip
 
 
 def rho_box(
