@@ -17,6 +17,7 @@ from cocoviz.evaluate.against_truth import (
     share_percent,
 )
 from cocoviz.hierarchy import node_label
+from cocoviz.privacy.accounting import rho_of_epsilon
 from cocoviz.privacy.truncation import bound_from_release
 from pages.common import (
     calibration,
@@ -29,6 +30,7 @@ from pages.common import (
     links,
     picker,
     planner,
+    privacy_terms,
     state,
     summaries,
 )
@@ -62,14 +64,14 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         slot = st.empty()  # emptied once the release is drawn: its warning and button are then out of date
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
-            drawn, spent = engine.ledger_total(plan)
+            drawn, *spent = engine.ledger_totals(plan)
             gate = slot.container()
             gate.warning(
                 f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
                 "(Hc: K per node, Hg: G per node) "
                 f"at ≈{cells / max(seconds, 1e-9):,.0f} cells/s on this machine — about **{seconds:,.1f} s**, and "
-                f"it spends **ε = {plan.cost().total:g}** more on this dataset (the ledger holds ε = {spent:g} in "
-                f"{drawn} secure release(s) of it).",
+                f"it spends **{privacy_terms.reading(plan.cost())}** more on this dataset (the ledger holds "
+                f"{privacy_terms.spent_words(*spent)} in {drawn} secure release(s) of it).",
                 icon=":material/lock:",
             )
             try:
@@ -114,16 +116,14 @@ NOISE_NAMES = {"laplace": "double-geometric (discrete Laplace)", "gaussian": "di
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
-    m1.metric(
-        "Total ε spent",
-        f"{budget.total:.4g}" if budget.accounting == "zCDP" else f"{budget.total:g}",
-        help=HELP["epsilon"]
-        + (
-            f" Under zCDP: the ε of the total ρ read as (ε, δ = {budget.delta:g})-DP."
-            if budget.accounting == "zCDP"
-            else ""
-        ),
-    )
+    if budget.accounting == "zCDP":  # spent in ρ: its (ε, δ) reading is stated beside it, never a level's ε
+        m1.metric(
+            "Total ρ spent",
+            f"{budget.total_rho:g}",
+            help=HELP["accounting"] + f" This release: {privacy_terms.reading(budget)}.",
+        )
+    else:
+        m1.metric("Total ε spent", f"{budget.total:g}", help=HELP["epsilon"])
     if timed.from_cache:
         m2.metric(
             "Release",
@@ -146,7 +146,8 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
     note = "secure sampler (exact, OS-keyed)" if secure else "fast sampler — **exploration only, not for release**"
     if budget.accounting == "zCDP":
         # A zCDP plan is spent in ρ; its levels have no ε of their own to show, only the total's (ε, δ) reading.
-        rhos = " · ".join(f"{names[k]} {rho:g}" for k, rho in budget.per_level_rho().items())
+        noise = [n.replace("discrete Gaussian ", "") for n in privacy_terms.level_noise(budget, len(names))]
+        rhos = " · ".join(f"{names[k]} {rho:g} ({noise[k]})" for k, rho in budget.per_level_rho().items())
         st.markdown(
             f"zCDP, discrete Gaussian noise: ρ per level {rhos} — total **ρ = {budget.total_rho:g}**, "
             f"read as (ε = {budget.total:.3g}, δ = {budget.delta:g})-DP · {note}"
@@ -164,11 +165,11 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
             "at no ε (post-processing of this release). It does not guarantee that no group is truncated: the "
             "released top size is noisy and may fall below the true largest group."
         )
-    drawn, spent = engine.ledger_total(release.plan)
+    drawn, *spent = engine.ledger_totals(release.plan)
     if drawn:
         st.info(
             f"Secure releases of this dataset in the privacy ledger (every session): **{drawn}**, spending "
-            f"**ε = {spent:g}** together (every draw is a new release of the same people).",
+            f"**{privacy_terms.spent_words(*spent)}** together (every draw is a new release of the same people).",
             icon=":material/receipt_long:",
         )
         ledger.ledger_section(release.plan)
@@ -190,8 +191,14 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             )
         else:
             st.success(f"Noise from the **secure sampler**: {release.sampler}.", icon=":material/lock:")
+        zcdp = budget.accounting == "zCDP"  # a zCDP bar adds ρ (extra spending in ε counts ε²/2)
         st.plotly_chart(
-            plots.budget_figure(budget.per_level(), level_names=names, extra=dict(budget.extra)),
+            plots.budget_figure(
+                budget.per_level_rho() if zcdp else budget.per_level(),
+                level_names=names,
+                extra={name: rho_of_epsilon(eps) if zcdp else eps for name, eps in budget.extra},
+                unit="ρ" if zcdp else "ε",
+            ),
             theme="streamlit",
             key="budget_fig",
         )
@@ -210,7 +217,11 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             width="stretch",
             column_config={
                 "sensitivity": st.column_config.NumberColumn("Δ (sensitivity)"),
-                "scale": st.column_config.NumberColumn("noise scale Δ/ε", format="%.3g"),
+                "scale": st.column_config.NumberColumn(
+                    "noise scale Δ/ε or σ" if zcdp else "noise scale Δ/ε",
+                    format="%.3g",
+                    help="Double-geometric: Δ/ε; discrete Gaussian: σ = Δ₂/√(2ρ)." if zcdp else None,
+                ),
                 "cells": st.column_config.NumberColumn("noised cells", format="%d"),
                 "relation": st.column_config.TextColumn(
                     "neighbour relation", width="medium", help="Which datasets count as neighbours (below)."
@@ -233,7 +244,10 @@ def relation_sentences(summary: pd.DataFrame) -> list[str]:
     return [str(r) for r in dict.fromkeys(summary["relation"].dropna())]
 
 
-def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> None:
+def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str], budget=None) -> None:
+    """The node's errors; ``budget`` (the release's) names its level's noise under zCDP, whose yardstick's ε is
+    the noise's Laplace equivalent, not a privacy figure."""
+    zcdp = budget is not None and budget.accounting == "zCDP"
     # The node's name on a line of its own: a metric cuts a long name ("Hudson Yards-Chelsea-…") short.
     st.markdown(f"**Node:** {node_label(node)} — level {level}: {names[level]}")
     c1, c2, c3, c4 = st.columns(4)
@@ -247,9 +261,18 @@ def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> N
     c1.metric("Persons misplaced per group", plain_number(row["emd_per_group"]), help=HELP["per_group"])
     c2.metric("Groups of exactly the right size", share_percent(row["exact_share"]), help=HELP["exact_share"])
     st.markdown(f"**In plain words:** {plain_reading(row)}")
+    if zcdp:
+        spent = privacy_terms.level_privacy(budget, len(names))[level]
+        noise = privacy_terms.level_noise(budget, len(names))[level]
+        at = (
+            f"at {spent} ({noise}); the yardstick's ε is that of the Laplace law of the same variance — a figure "
+            "of the noise, not of privacy"
+        )
+    else:
+        at = f"at ε = {row['epsilon']:g}"
     st.caption(
         "Against the true data — for you, the data holder; exploration, not private: "
-        f"{int(row['sizes']):,} distinct true sizes (D) at ε = {row['epsilon']:g}."
+        f"{int(row['sizes']):,} distinct true sizes (D) {at}."
     )
 
 
@@ -406,9 +429,9 @@ def consistency_tab(tree, release, node, h_priv, consistency: str) -> None:
 def main() -> None:
     st.title("Explore a private release")
     st.caption(
-        "Pick a dataset, a budget ε and a method per level in the sidebar; the release below is recomputed "
-        "(and cached) for every setting. Figures compare the private histogram with the true one — which "
-        "only you, the data holder, can see."
+        "Pick a dataset, a budget (ε, or ρ per level under zCDP) and a method per level in the sidebar; the "
+        "release below is recomputed (and cached) for every setting. Figures compare the private histogram with "
+        "the true one — which only you, the data holder, can see."
     )
     tree, info, _full = controls.dataset_panel()
     params, k_from_data = controls.release_controls(tree, info)
@@ -476,7 +499,7 @@ def main() -> None:
     with budget_slot:
         budget_section(release, names)
     with metrics_slot:
-        node_metrics(row, node, level, names)
+        node_metrics(row, node, level, names, release.budget)
 
 
 main()

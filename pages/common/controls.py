@@ -16,7 +16,7 @@ from cocoviz.plan import MAX_K, METHODS, Plan
 from cocoviz.privacy.accounting import DEFAULT_DELTA, RHO_RANGE
 from cocoviz.privacy.noise import EPSILON_RANGE
 from pages.common import budget_sidebar as budget
-from pages.common import data, links, state, uploads
+from pages.common import data, links, privacy_terms, state, uploads
 from pages.common.engine import Params, guard
 from pages.common.help import HELP
 from pages.common.numbers import Refused, number_box, stop_if_refused
@@ -401,12 +401,21 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
 
 
 def zcdp_caption(cost) -> str:
-    """The caption of a zCDP plan's cost: ρ per level, the total ρ the plan charges, δ and its (ε, δ) reading."""
-    levels = ", ".join(f"{rho:g}" for rho in cost.per_level_rho().values())
+    """The caption of a zCDP plan's cost: ρ per level with its noise (σ of the discrete Gaussian; a private K's
+    double-geometric scale), the total ρ the plan charges, δ and its (ε, δ) reading."""
+    spent = cost.per_level_rho()
+    noise = privacy_terms.level_noise(cost, max(spent, default=-1) + 1)  # worded as the other pages word it
+    levels = ", ".join(f"{rho:g} ({noise[k].replace('discrete Gaussian ', '')})" for k, rho in spent.items())
     return (
         f"ρ per level {levels}; ρ = {cost.total_rho:g} in all: (ε = {cost.epsilon_delta():.3g}, "
         f"δ = {cost.delta:g})-DP, discrete Gaussian noise"
+        + ("; a private K's ε_K counts ε_K²/2 at each level it is drawn" if _pure_steps(cost) else "")
     )
+
+
+def _pure_steps(cost) -> bool:
+    """Whether a zCDP cost holds a pure-ε step (a private K's noisy max or SVT), which counts ε²/2."""
+    return any(c.noise == "laplace" for c in cost.charges)
 
 
 ACCOUNTING_OPTIONS = ["pure ε", "zCDP"]

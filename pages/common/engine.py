@@ -299,14 +299,22 @@ def ledger_total(plan: cocoviz.Plan) -> tuple[int, float]:
     Read for every release shown, so it never stops the page: a ledger that cannot be read shows as empty
     here (a secure draw, which must write it, is refused with the reason).
     """
+    drawn, epsilon, _rho, _delta = ledger_totals(plan)
+    return drawn, epsilon
+
+
+def ledger_totals(plan: cocoviz.Plan) -> tuple[int, float, float | None, float]:
+    """As :func:`ledger_total`, with the composed ρ and δ: (draws, ε, ρ, δ) — ρ None when every draw is pure ε,
+    else ε is the (ε, δ) reading of the composed ρ (:meth:`cocoviz.release.ledger.Ledger.totals`)."""
     try:
         book = Ledger()
         identity = dataset_identity(plan.shape)
         entries = book.entries(identity)
-        spent = book.spent(identity)  # composed in the draws' accounting (zCDP: ρ adds), never readings added
+        # composed in the draws' accounting (zCDP: ρ adds), never readings added
+        epsilon, rho, delta = book.totals(identity)
     except cocoviz.CocovizError:
-        return 0, 0.0
-    return len(entries), spent
+        return 0, 0.0, None, 0.0
+    return len(entries), epsilon, rho, delta
 
 
 def is_drawn(data_key: tuple, params: Params) -> bool:

@@ -33,7 +33,8 @@ def level_privacy(budget: Budget, n_levels: int) -> list[str]:
 
 def level_noise(budget: Budget, n_levels: int) -> list[str]:
     """Per level, root first: its noise law and scale — ``"double-geometric scale Δ/ε = 1"`` or ``"discrete
-    Gaussian σ = 1"`` — each query named when a level has several (a private K and the histogram).
+    Gaussian σ = 1"`` — each query named (``K``, ``Hc``, …) when a level has several (a private K and the
+    histogram).
 
     >>> from cocoviz.plan import Plan, Shape
     >>> shape = Shape(("s",), (((),), (("a",), ("b",))), ((), (0, 0)), ((4,), (2, 2)))
@@ -42,6 +43,8 @@ def level_noise(budget: Budget, n_levels: int) -> list[str]:
     ['discrete Gaussian σ = 1', 'discrete Gaussian σ = 0.5']
     >>> level_noise(cost(epsilons=[0.5, 2.0]), 2)
     ['double-geometric scale Δ/ε = 2', 'double-geometric scale Δ/ε = 0.5']
+    >>> level_noise(cost(rhos=[0.5, 0.5], k_select="noisy-max", k_epsilon=0.25), 2)[0]
+    'K: double-geometric scale Δ/ε = 4; Hc: discrete Gaussian σ = 1'
     """
     words: list[list[str]] = [[] for _ in range(n_levels)]
     for c in budget.charges:
@@ -49,11 +52,18 @@ def level_noise(budget: Budget, n_levels: int) -> list[str]:
             continue
         law = NOISE_WORDS.get(c.noise, c.noise)
         scale = f"σ = {c.scale:.3g}" if c.noise == "gaussian" else f"scale Δ/ε = {c.scale:.3g}"
-        words[c.level].append((c.quantity, f"{law} {scale}"))
+        words[c.level].append((_short(c.quantity), f"{law} {scale}"))
     return [
         "–" if not w else w[0][1] if len(w) == 1 else "; ".join(f"{q}: {text}" for q, text in dict(w).items())
         for w in words
     ]
+
+
+def _short(quantity: str) -> str:
+    """A query's short name: ``"K"`` for a private K's, the histogram's name before its cells (``"Hc"``)."""
+    if quantity.startswith("K"):
+        return "K"
+    return quantity.split("[", 1)[0].strip() or quantity
 
 
 def reading(budget: Budget) -> str:
@@ -97,3 +107,17 @@ def compared_at(a: Budget, b: Budget, names: tuple[str, str] = ("A", "B")) -> st
     if abs(ta - tb) <= 1e-9 * max(abs(ta), abs(tb), 1.0):
         return f"{how} — an equal total, {unit} = {ta:.4g} each."
     return f"{how} — not an equal total: {unit} = {ta:.4g} for {names[0]}, {tb:.4g} for {names[1]}."
+
+
+def spent_words(epsilon: float, rho: float | None, delta: float) -> str:
+    """A ledger's composed spending (:meth:`~cocoviz.release.ledger.Ledger.totals`) in words: ``"ε = 3"`` when
+    every draw is pure ε, else the composed ρ with its (ε, δ) reading.
+
+    >>> spent_words(3.0, None, 0.0)
+    'ε = 3'
+    >>> spent_words(10.03, 1.0, 1e-10)
+    'ρ = 1, read as (ε = 10, δ = 1e-10)-DP'
+    """
+    if rho is None:
+        return f"ε = {epsilon:g}"
+    return f"ρ = {rho:g}, read as (ε = {epsilon:.3g}, δ = {delta:g})-DP"
