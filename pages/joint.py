@@ -13,7 +13,7 @@ from cocoviz.joint import class_labels, estimate_joints, evaluate_joint, prior_t
 from cocoviz.plots import budget_figure
 from cocoviz.plots import joint as joint_plots
 from cocoviz.privacy.accounting import DEFAULT_DELTA
-from pages.common import controls, data, picker, state
+from pages.common import controls, data, picker, privacy_terms, state
 from pages.common.engine import guard
 from pages.common.numbers import stop_if_refused
 
@@ -190,9 +190,12 @@ def main() -> None:
     unit = "ρ" if zcdp else "ε"
     st.plotly_chart(budget_figure({}, extra=extra, unit=unit), theme="streamlit", key="joint_budget")
     if zcdp:
+        noise = privacy_terms.level_noise(budget, len(names))  # the two margins' σ at each level
+        levels = " · ".join(f"{names[k]} ρ = {rho:g} ({noise[k]})" for k, rho in budget.per_level_rho().items())
         st.caption(
-            f"zCDP, discrete Gaussian noise in both margins: total **ρ = {budget.total_rho:g}**, read as "
-            f"(ε = {budget.total:.3g}, δ = {budget.delta:g})-DP."
+            f"zCDP, discrete Gaussian noise in both margins (ρ per level: sizes {size_spend:g}, tenure "
+            f"{tenure_spend:g}): {levels} — total **ρ = {budget.total_rho:g}**, read as "
+            f"(ε = {budget.epsilon_delta():.3g}, δ = {budget.delta:g})-DP."
         )
     st.dataframe(budget.summary(), hide_index=True, width="stretch")
     for note in budget.notes:

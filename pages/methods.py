@@ -11,7 +11,7 @@ from cocoviz import plots
 from cocoviz.experiments import findings
 from cocoviz.experiments.series import Series
 from cocoviz.privacy.accounting import DEFAULT_DELTA, zcdp_epsilon
-from pages.common import controls, data, engine, leads, state, sweeps
+from pages.common import controls, data, engine, leads, privacy_terms, state, sweeps
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, number_box
 
@@ -233,7 +233,8 @@ def selection_tab() -> None:
     if zcdp:
         cost = (
             f"**ρ = {total_cost:g}**, read as (ε = {zcdp_epsilon(total_cost, DEFAULT_DELTA):.4g}, "
-            f"δ = {DEFAULT_DELTA:g})-DP, against ρ = {single.total_rho:g} for a single release"
+            f"δ = {DEFAULT_DELTA:g})-DP, against ρ = {single.total_rho:g} for a single release "
+            f"({cands[0]}, ρ = {float(s_level):g} per level: {', '.join(privacy_terms.level_noise(single, n_levels))})"
         )
     else:
         cost = f"**ε = {total_cost:g}**, against ε = {single.total:g} for a single release"

@@ -16,6 +16,7 @@ import streamlit as st
 import cocoviz
 from cocoviz import plots
 from cocoviz.hierarchy import node_label
+from pages.common import privacy_terms
 
 st.title("Release viewer")
 st.caption(
@@ -66,12 +67,14 @@ def budget_section(release: cocoviz.Release) -> None:
         per_level = budget.per_level()
         head = f"pure ε-DP: total **ε = {budget.total:g}** (levels add up: sequential composition)"
         column = "ε"
+    noise = privacy_terms.level_noise(budget, max(per_level, default=-1) + 1)
     st.markdown(f"{head} · sampler `{release.sampler}` · methods {', '.join(release.plan.methods)}")
     table = pd.DataFrame(
         {
             "level": [names[k] if k < len(names) else str(k) for k in per_level],
             "method": [release.plan.methods[k] for k in per_level],
             column: list(per_level.values()),
+            "noise": [noise[k] for k in per_level],  # double-geometric Δ/ε, or the discrete Gaussian's σ
             "nodes": [len(release.nodes(k)) for k in per_level],
         }
     )

@@ -60,10 +60,10 @@ def level_noise(budget: Budget, n_levels: int) -> list[str]:
 
 
 def _short(quantity: str) -> str:
-    """A query's short name: ``"K"`` for a private K's, the histogram's name before its cells (``"Hc"``)."""
+    """A query's short name: ``"K"`` for a private K's, else its name before its cells or its gloss (``"Hc"``)."""
     if quantity.startswith("K"):
         return "K"
-    return quantity.split("[", 1)[0].strip() or quantity
+    return quantity.split("[", 1)[0].split(" (", 1)[0].strip() or quantity
 
 
 def reading(budget: Budget) -> str:
