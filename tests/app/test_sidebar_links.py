@@ -199,7 +199,7 @@ def test_a_zcdp_link_opens_its_zcdp_release_and_the_address_keeps_its_rho():
     assert not at.warning or not any("address" in w.value for w in at.warning)
     assert at.session_state["cv.accounting"] == "zCDP"
     assert [at.session_state[f"cv.rho.{k}"] for k in (0, 1)] == [0.125, 0.5]
-    assert _caption_of_rho(at).startswith("ρ per level 0.125, 0.5; ρ = 0.625 in all")
+    assert _caption_of_rho(at).startswith("ρ per level 0.125 (σ = 2), 0.5 (σ = 1); ρ = 0.625 in all")
     assert at.query_params["rhos"] in (["0.125,0.5"], "0.125,0.5") and "eps" not in at.query_params
     # A pure-ε link opened next switches the accounting back.
     again = _linked(dataset="toy", eps="0.5,2", methods="Hg,Hc")
@@ -220,4 +220,4 @@ def test_a_saved_zcdp_release_file_restores_its_rho():
     assert_clean(at)
     assert at.session_state["cv.accounting"] == "zCDP"
     assert [at.session_state[f"cv.rho.{k}"] for k in (0, 1)] == [0.25, 2.0]
-    assert _caption_of_rho(at).startswith("ρ per level 0.25, 2; ρ = 2.25 in all")
+    assert _caption_of_rho(at).startswith("ρ per level 0.25 (σ = 1.41), 2 (σ = 0.5); ρ = 2.25 in all")
