@@ -146,6 +146,8 @@ def intervals_tab(info, release: cocoviz.Release, node: tuple) -> None:
         st.success(PUBLISHABLE, icon=":material/verified:")
     else:
         why = WHY_HG if frame.attrs.get("method") == "Hg" else WHY_OTHER
+        if release.plan.rhos is not None:  # a zCDP plan spends ρ per level
+            why = why.replace("ε", "ρ")
         st.warning(UNINFORMATIVE.format(reason=reason, why=why), icon=":material/unfold_more:")
     st.plotly_chart(
         plots.intervals_figure(

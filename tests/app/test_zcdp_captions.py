@@ -100,3 +100,10 @@ def test_viewer_states_rho_and_sigma_per_level_of_a_zcdp_file():
     assert table["ρ"].tolist() == [0.125, 0.125] and "ε" not in table.columns
     assert table["noise"].tolist() == ["discrete Gaussian σ = 2", "discrete Gaussian σ = 2"]  # 1/√(2·0.125)
     assert any("discrete Gaussian σ = 2" in c for c in _texts(at, "caption"))
+
+
+def test_explore_intervals_advice_names_rho_under_zcdp():
+    at = new_app(**ZCDP, **{"explore.tab": "Intervals (publishable)"})
+    assert_clean(at)
+    advice = next(w for w in _texts(at, "warning") if "too wide to inform" in w)
+    assert "A larger ρ at this level" in advice and "larger ε" not in advice
