@@ -35,6 +35,7 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.hierarchy.ingest.database import Database
+from cocoviz.hierarchy.ingest.dense import dense_runs
 from cocoviz.hierarchy.ingest.leaf_key import LeafKey, keyed_runs
 from cocoviz.hierarchy.ingest.leaf_key import quote as _q
 from cocoviz.hierarchy.ingest.leaf_key import sum_if as _sum
@@ -205,7 +206,10 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         if all(t.kinds[c] == "integer" for t in both for c in levels):
             ids = group if all(t.kinds[group] == "integer" for t in both) else None
             key = LeafKey.of(db, [t.relation for t in both], levels, ids)
-        if key is not None:
+        counted = None if key is None else dense_runs(people, public, group, key)
+        if counted is not None:
+            runs, checks = counted
+        elif key is not None:
             runs, checks = keyed_runs(people, public, group, key)
         else:
             runs = checks = (

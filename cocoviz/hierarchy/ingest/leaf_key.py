@@ -34,7 +34,17 @@ import pandas as pd
 from cocoviz.hierarchy.ingest.database import Database, _is_duckdb
 from cocoviz.hierarchy.ingest.sources import _quote
 
-__all__ = ["PASS_ROWS", "SPREAD_PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
+__all__ = [
+    "CHECKS",
+    "PASS_ROWS",
+    "SPREAD_PASS_ROWS",
+    "LeafKey",
+    "keyed_runs",
+    "leaf_sizes_sql",
+    "quote",
+    "runs_of",
+    "sum_if",
+]
 
 _LIMIT = 2**62  # keys and their spans stay clear of BIGINT's overflow
 
@@ -228,6 +238,42 @@ def _read_once(tables: Sequence[Any], group: str, cuts: Sequence[int]) -> bool:
 
 _SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
 
+#: The totals of the checks :func:`keyed_runs` counts, without and with the public groups table (besides
+#: ``nulls`` and ``qnulls``, the rows with a missing label).
+CHECKS = {
+    False: ("null_group", "split"),
+    True: ("null_group", "qnull_group", "repeated", "unknown", "moved"),
+}
+
+
+def leaf_sizes_sql(key: str, n: str, listed: str = "TRUE") -> tuple[str, str]:
+    """SQL over one row per group (its leaf key ``key``, size ``n``, and whether it is ``listed``): the select
+    list ``k, b, c, c0, ...`` of :func:`runs_of` and the grouping it needs.
+
+    A leaf's groups of each small size are counted in a column of their own (``c0`` ...); a larger size in a
+    row of its own (``b`` is that size, else -1; -2 for groups not listed, counted in no run).
+    """
+    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
+    small = "".join(f", {sum_if(f'{n} = {i}')} AS c{i}" for i in range(_SMALL))
+    return f"{key} AS k, {bucket} AS b, {sum_if(listed)} AS c{small}", f"{key}, {bucket}"
+
+
+def runs_of(raw: pd.DataFrame, key: LeafKey) -> pd.DataFrame:
+    """The runs ``(a0, a1, ..., n, c)`` of rows ``k, b, c, c0, ...`` (:func:`leaf_sizes_sql`), runs of 0 out.
+
+    A NULL key (a group of missing labels only, refused by its count of missing labels) reads as 0.
+    """
+    k = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
+    b = raw["b"].to_numpy(np.int64)
+    rows, large = b == -1, b >= 0
+    keys = np.concatenate([np.repeat(k[rows].to_numpy(), _SMALL), k[large].to_numpy()])
+    sizes = np.concatenate([np.tile(np.arange(_SMALL), int(rows.sum())), b[large]])
+    smalls = raw.loc[rows, [f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
+    counts = np.concatenate([smalls, raw.loc[large, "c"].to_numpy(np.int64)])
+    keep = counts > 0
+    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
+    return runs.assign(n=sizes[keep], c=counts[keep])
+
 
 def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The runs ``(a0, a1, ..., n, c)`` of the persons (``people``, with the groups table ``public`` or None) and
@@ -244,20 +290,20 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     first finds a missing label.
     """
     if public is None:
-        n, c, listed = "sz.t", "TRUE", "TRUE"
-        checks = {"null_group": ("sz.g IS NULL", n), "split": ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")}
+        n, listed = "sz.t", "TRUE"
+        expressions = [("sz.g IS NULL", n), ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")]
     else:
-        n, c, listed = "sz.t - sz.l", "sz.l > 0", "sz.l > 0"
+        n, listed = "sz.t - sz.l", "sz.l > 0"
         known = "sz.g IS NOT NULL AND sz.l"
-        checks = {
-            "null_group": ("sz.g IS NULL", n),
-            "qnull_group": ("sz.g IS NULL", "sz.l"),
-            "repeated": (f"{known} > 1", "1"),
-            "unknown": (f"{known} = 0", n),
-            "moved": (f"{known} = 1 AND sz.lo <> sz.hi", n),
-        }
-    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
-    small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
+        expressions = [
+            ("sz.g IS NULL", n),
+            ("sz.g IS NULL", "sz.l"),
+            (f"{known} > 1", "1"),
+            (f"{known} = 0", n),
+            (f"{known} = 1 AND sz.lo <> sz.hi", n),
+        ]
+    checks = dict(zip(CHECKS[public is not None], expressions))
+    sizes, grouping = leaf_sizes_sql("sz.lo", n, listed)
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
 
     parts = _parts([people] if public is None else [people, public], group, key)
@@ -269,8 +315,7 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
             [
                 people.db.query(
                     f"WITH sz AS ({_sizes(people, public, group, key, exact, part)}) "
-                    f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
-                    f"{nulls} AS nulls FROM sz GROUP BY sz.lo, {bucket}"
+                    f"SELECT {sizes}, {counted}{nulls} AS nulls FROM sz GROUP BY {grouping}"
                 )
                 for part in parts
             ],
@@ -284,13 +329,4 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
         raw = query(exact=True)
     totals = raw[[*checks, "nulls"]].sum().to_frame().T
     totals["qnulls"] = totals["nulls"]  # a missing label in either table: each is then counted on its own
-    # A NULL key (a group of missing labels only; its count of missing labels refuses it) reads as 0.
-    raw["k"] = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
-    rows, large = raw[raw["b"].eq(-1)], raw[raw["b"].ge(0)]
-    keys = np.concatenate([np.repeat(rows["k"].to_numpy(), _SMALL), large["k"].to_numpy()])
-    sizes = np.concatenate([np.tile(np.arange(_SMALL), len(rows)), large["b"].to_numpy(np.int64)])
-    smalls = rows[[f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
-    counts = np.concatenate([smalls, large["c"].to_numpy(np.int64)])
-    keep = counts > 0
-    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
-    return runs.assign(n=sizes[keep], c=counts[keep]), totals
+    return runs_of(raw, key), totals
