@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cocoviz.hierarchy.ingest.leaf_key import CHECKS, LeafKey, leaf_sizes_sql, quote, runs_of
+from cocoviz.hierarchy.ingest.leaf_key import CHECKS, SMALL, LeafKey, quote, runs_of
 
 __all__ = ["MIN_ROWS", "PASS_IDS", "SPREAD", "dense_runs"]
 
@@ -84,9 +84,8 @@ def dense_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
             count = lambda ids, keys, low, state: kernels.count_persons(ids, keys, low, state, public is not None)  # noqa: E731
             if not _feed(people, group, key, where, first, state, count):
                 return None
-            keys, sizes = kernels.compact(state)
+            found.append(_leaf_sizes(*kernels.leaf_sizes(state, SMALL)))
             del state
-            found.append(_leaf_sizes(people.db.connection, keys, sizes))
     except duckdb.Error:
         return None  # the SQL path reads the table again, and names what the engine could not read
     totals = pd.DataFrame({name: [0] for name in (*CHECKS[public is not None], "nulls", "qnulls")})
@@ -107,14 +106,13 @@ def _feed(table: Any, group: str, key: LeafKey, where: str, low: int, state: np.
     return True
 
 
-def _leaf_sizes(connection: Any, keys: np.ndarray, sizes: np.ndarray) -> pd.DataFrame:
-    """Rows ``k, b, c, c0, ...`` of the groups of leaf keys ``keys`` and sizes ``sizes`` (the engine groups)."""
-    import pyarrow as pa
-
-    name = "cocoviz_dense_groups"
-    connection.register(name, pa.table({"k": keys, "n": sizes}))
-    try:
-        select, grouping = leaf_sizes_sql("d.k", "d.n")
-        return connection.execute(f"SELECT {select} FROM {name} AS d GROUP BY {grouping}").df()
-    finally:
-        connection.unregister(name)
+def _leaf_sizes(keys: np.ndarray, counts: np.ndarray, large_keys: np.ndarray, large_sizes: np.ndarray) -> pd.DataFrame:
+    """Rows ``k, b, c, c0, ...`` of :func:`~cocoviz.hierarchy.ingest.leaf_key.runs_of`: a row per leaf of its
+    groups' small sizes (``counts``), and one per leaf and larger size (the groups ``large_keys, large_sizes``)."""
+    order = np.lexsort((large_sizes, large_keys))
+    large_keys, large_sizes = large_keys[order], large_sizes[order]
+    first = np.flatnonzero(np.diff(large_keys, prepend=-2) | np.diff(large_sizes, prepend=-2))
+    small = pd.DataFrame(counts, columns=[f"c{i}" for i in range(SMALL)])
+    rows = pd.concat([pd.DataFrame({"k": keys, "b": -1, "c": counts.sum(axis=1)}), small], axis=1)
+    large = pd.DataFrame({"k": large_keys[first], "b": large_sizes[first], "c": np.diff(first, append=order.size)})
+    return pd.concat([rows, large.assign(**{f"c{i}": 0 for i in range(SMALL)})], ignore_index=True)

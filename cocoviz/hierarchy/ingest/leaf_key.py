@@ -36,6 +36,7 @@ from cocoviz.hierarchy.ingest.sources import _quote
 
 __all__ = [
     "CHECKS",
+    "SMALL",
     "PASS_ROWS",
     "SPREAD_PASS_ROWS",
     "LeafKey",
@@ -236,7 +237,8 @@ def _read_once(tables: Sequence[Any], group: str, cuts: Sequence[int]) -> bool:
     return True
 
 
-_SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
+#: Sizes 0 .. SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each.
+SMALL = 8
 
 #: The totals of the checks :func:`keyed_runs` counts, without and with the public groups table (besides
 #: ``nulls`` and ``qnulls``, the rows with a missing label).
@@ -253,8 +255,8 @@ def leaf_sizes_sql(key: str, n: str, listed: str = "TRUE") -> tuple[str, str]:
     A leaf's groups of each small size are counted in a column of their own (``c0`` ...); a larger size in a
     row of its own (``b`` is that size, else -1; -2 for groups not listed, counted in no run).
     """
-    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
-    small = "".join(f", {sum_if(f'{n} = {i}')} AS c{i}" for i in range(_SMALL))
+    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {SMALL} THEN -1 ELSE {n} END"
+    small = "".join(f", {sum_if(f'{n} = {i}')} AS c{i}" for i in range(SMALL))
     return f"{key} AS k, {bucket} AS b, {sum_if(listed)} AS c{small}", f"{key}, {bucket}"
 
 
@@ -266,9 +268,9 @@ def runs_of(raw: pd.DataFrame, key: LeafKey) -> pd.DataFrame:
     k = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
     b = raw["b"].to_numpy(np.int64)
     rows, large = b == -1, b >= 0
-    keys = np.concatenate([np.repeat(k[rows].to_numpy(), _SMALL), k[large].to_numpy()])
-    sizes = np.concatenate([np.tile(np.arange(_SMALL), int(rows.sum())), b[large]])
-    smalls = raw.loc[rows, [f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
+    keys = np.concatenate([np.repeat(k[rows].to_numpy(), SMALL), k[large].to_numpy()])
+    sizes = np.concatenate([np.tile(np.arange(SMALL), int(rows.sum())), b[large]])
+    smalls = raw.loc[rows, [f"c{i}" for i in range(SMALL)]].to_numpy(np.int64).ravel()
     counts = np.concatenate([smalls, raw.loc[large, "c"].to_numpy(np.int64)])
     keep = counts > 0
     runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})

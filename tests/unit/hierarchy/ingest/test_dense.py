@@ -70,7 +70,7 @@ def test_refusals_are_the_sql_paths(case, pass_ids, tmp_path, monkeypatch, taken
 
 
 def test_clean_tables_take_the_array_path(tmp_path, monkeypatch, taken):
-    hh = np.repeat(np.arange(100, 160), 3)[:-1]
+    hh = np.concatenate([np.repeat(np.arange(100, 160), 3)[:-1], [150] * 9, [151] * 10])  # sizes 2, 3, 12, 13
     frame = pd.DataFrame({"hh": hh, "state": hh // 20, "county": hh // 5})
     listed = frame.drop_duplicates("hh")
     listed = pd.concat([listed, pd.DataFrame({"hh": [170], "state": [8], "county": [34]})])  # a group of 0
@@ -84,6 +84,7 @@ def test_clean_tables_take_the_array_path(tmp_path, monkeypatch, taken):
             assert_same(Hierarchy.from_persons(source, group="hh", levels=LEVELS, groups=g), want)
             assert len(taken) == 1 and taken[0] is not None, order
     assert expected[1].histogram((8, 34)).tolist() == [1]
+    assert expected[0].histogram((7, 30)).tolist()[12:] == [1, 1]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -141,8 +142,24 @@ def test_kernels_stop_at_the_first_unclean_row():
     assert not _dense_kernels.count_persons(np.array([13]), np.array([6]), 10, state, False)  # off range
     assert not _dense_kernels.count_persons(np.array([11]), np.array([6]), 10, state, True)  # not listed
     assert not _dense_kernels.list_groups(np.array([10]), np.array([4]), 10, state)  # listed twice
-    keys, sizes = _dense_kernels.compact(state)
-    assert keys.tolist() == [4, 5] and sizes.tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_leaf_sizes_count_each_leafs_groups_of_each_size(seed):
+    """Against pandas: thousands of leaves (the table grows from 4,096 slots), keys alike in their low bits."""
+    rng = np.random.default_rng(seed)
+    leaves = rng.choice(2**40, 5_000, replace=False) << 12
+    state = np.stack([rng.integers(0, 14, 20_000), rng.choice(leaves, 20_000)], axis=1)
+    state[rng.random(20_000) < 0.2, 1] = _dense_kernels.EMPTY
+    keys, counts, large_keys, large_sizes = _dense_kernels.leaf_sizes(state, 8)
+    used = pd.DataFrame(state[state[:, 1] != _dense_kernels.EMPTY], columns=["n", "k"])
+    expected = used.groupby(["k", "n"]).size()
+    small = pd.DataFrame(counts, index=keys).stack()
+    small = small[small > 0]
+    found = pd.concat([small, pd.Series(1, pd.MultiIndex.from_arrays([large_keys, large_sizes]))])
+    found = found.groupby(level=[0, 1]).sum().sort_index()
+    assert found.index.tolist() == expected.index.tolist() and found.tolist() == expected.tolist()
+    assert len(keys) == len(set(keys)) == used.loc[used["n"] < 8, "k"].nunique()
 
 
 def test_the_path_applies_to_integer_ids_in_a_dense_range(monkeypatch):
