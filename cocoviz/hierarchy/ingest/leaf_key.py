@@ -8,7 +8,9 @@ its label minus the least label of that level in the tables given, its radix
 the span of those labels; the extremes come from one ``MIN`` / ``MAX`` query
 (which DuckDB answers from a Parquet file's footer).  A row with a missing
 label has a NULL key.  :func:`keyed_runs` is the aggregation of
-:mod:`cocoviz.hierarchy.ingest.aggregate` on these keys.
+:mod:`cocoviz.hierarchy.ingest.aggregate` on these keys, for the tables
+:mod:`cocoviz.hierarchy.ingest.dense` does not count (ids that are text or
+sparse, a database, or a table with a problem to name).
 
 >>> import duckdb
 >>> from cocoviz.hierarchy.ingest.database import Database, sql
