@@ -95,7 +95,9 @@ def _feed(table: Any, group: str, key: LeafKey, where: str, low: int, state: np.
     """``table``'s rows where ``where`` holds, as (id, leaf key), through ``kernel(ids, keys, low, state, *args)``;
     False at a missing value or when the kernel stops."""
     text = f"SELECT CAST(p.{quote(group)} AS BIGINT) AS g, {key.sql('p')} AS k FROM {table.relation} AS p"
-    reader = table.db.connection.sql(f"{text} WHERE {where}").to_arrow_reader(BATCH_ROWS)
+    rows = table.db.connection.sql(f"{text} WHERE {where}")
+    # ``to_arrow_reader`` from DuckDB 1.4 on, ``fetch_arrow_reader`` before (deprecated since).
+    reader = (rows.to_arrow_reader if hasattr(rows, "to_arrow_reader") else rows.fetch_arrow_reader)(BATCH_ROWS)
     for batch in reader:
         ids, keys = batch.column(0), batch.column(1)
         if ids.null_count or keys.null_count:
