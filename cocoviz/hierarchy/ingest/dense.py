@@ -96,7 +96,7 @@ def _feed(table: Any, group: str, key: LeafKey, where: str, low: int, state: np.
     False at a missing value or when the kernel stops."""
     text = f"SELECT CAST(p.{quote(group)} AS BIGINT) AS g, {key.sql('p')} AS k FROM {table.relation} AS p"
     rows = table.db.connection.sql(f"{text} WHERE {where}")
-    # ``to_arrow_reader`` from DuckDB 1.4 on, ``fetch_arrow_reader`` before (deprecated since).
+    # ``to_arrow_reader`` in newer DuckDB, ``fetch_arrow_reader`` in older (deprecated where both exist).
     reader = (rows.to_arrow_reader if hasattr(rows, "to_arrow_reader") else rows.fetch_arrow_reader)(BATCH_ROWS)
     for batch in reader:
         ids, keys = batch.column(0), batch.column(1)
