@@ -43,7 +43,6 @@ __all__ = [
     "SPREAD_PASS_ROWS",
     "LeafKey",
     "keyed_runs",
-    "leaf_sizes_sql",
     "quote",
     "runs_of",
     "sum_if",
@@ -250,7 +249,7 @@ CHECKS = {
 }
 
 
-def leaf_sizes_sql(key: str, n: str, listed: str = "TRUE") -> tuple[str, str]:
+def _leaf_sizes_sql(key: str, n: str, listed: str = "TRUE") -> tuple[str, str]:
     """SQL over one row per group (its leaf key ``key``, size ``n``, and whether it is ``listed``): the select
     list ``k, b, c, c0, ...`` of :func:`runs_of` and the grouping it needs.
 
@@ -263,19 +262,22 @@ def leaf_sizes_sql(key: str, n: str, listed: str = "TRUE") -> tuple[str, str]:
 
 
 def runs_of(raw: pd.DataFrame, key: LeafKey) -> pd.DataFrame:
-    """The runs ``(a0, a1, ..., n, c)`` of rows ``k, b, c, c0, ...`` (:func:`leaf_sizes_sql`), runs of 0 out.
+    """The runs ``(a0, a1, ..., n, c)`` of rows ``k, b, c, c0, ...`` (as :func:`keyed_runs` groups them), runs
+    of 0 left out.
 
     A NULL key (a group of missing labels only, refused by its count of missing labels) reads as 0.
     """
-    k = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
+    k = pd.to_numeric(raw["k"]).fillna(0).to_numpy(np.int64)
     b = raw["b"].to_numpy(np.int64)
-    rows, large = b == -1, b >= 0
-    keys = np.concatenate([np.repeat(k[rows].to_numpy(), SMALL), k[large].to_numpy()])
-    sizes = np.concatenate([np.tile(np.arange(SMALL), int(rows.sum())), b[large]])
-    smalls = raw.loc[rows, [f"c{i}" for i in range(SMALL)]].to_numpy(np.int64).ravel()
-    counts = np.concatenate([smalls, raw.loc[large, "c"].to_numpy(np.int64)])
+    rows, large = np.flatnonzero(b == -1), np.flatnonzero(b >= 0)
+    # Each candidate run's row of ``raw``: labels are read once a row, then gathered.
+    which = np.concatenate([np.repeat(rows, SMALL), large])
+    sizes = np.concatenate([np.tile(np.arange(SMALL), rows.size), b[large]])
+    smalls = raw[[f"c{i}" for i in range(SMALL)]].to_numpy(np.int64)[rows].ravel()
+    counts = np.concatenate([smalls, raw["c"].to_numpy(np.int64)[large]])
     keep = counts > 0
-    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
+    which = which[keep]
+    runs = pd.DataFrame({f"a{j}": a[which] for j, a in enumerate(key.labels(k))})
     return runs.assign(n=sizes[keep], c=counts[keep])
 
 
@@ -307,7 +309,7 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
             (f"{known} = 1 AND sz.lo <> sz.hi", n),
         ]
     checks = dict(zip(CHECKS[public is not None], expressions))
-    sizes, grouping = leaf_sizes_sql("sz.lo", n, listed)
+    sizes, grouping = _leaf_sizes_sql("sz.lo", n, listed)
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
 
     parts = _parts([people] if public is None else [people, public], group, key)
