@@ -19,11 +19,14 @@ row groups the footers rule out; a file in no id order is read once per pass).
 >>> import pyarrow as pa
 >>> from cocoviz.hierarchy.ingest import dense
 >>> from cocoviz.hierarchy import Hierarchy
->>> dense.MIN_ROWS = 0  # for this example: the path is taken from 1M rows on
 >>> persons = pa.table({"hh": [3, 1, 3, 2], "state": [7, 7, 7, 8]})
->>> Hierarchy.from_persons(persons, group="hh", levels=["state"]).histogram((7,)).tolist()
+>>> try:
+...     dense.MIN_ROWS = 0  # for this example: the path is taken from 1M rows on
+...     tree = Hierarchy.from_persons(persons, group="hh", levels=["state"])
+... finally:
+...     dense.MIN_ROWS = 1_000_000
+>>> tree.histogram((7,)).tolist()
 [0, 1, 1]
->>> dense.MIN_ROWS = 1_000_000
 """
 
 from __future__ import annotations
