@@ -152,17 +152,33 @@ def gate_seconds(model_seconds: float, kind: str) -> float:
 
 
 def describe(kind: str | None = None) -> str:
-    """How the estimates are calibrated right now, in a few words."""
+    """How the estimates are made right now, in plain words (no symbols to decode).
+
+    Examples
+    --------
+    >>> describe("a kind never run").startswith("at a")  # a speed, and how it was found
+    True
+    """
     if _fixed():
-        return "a fixed rate, not measured on this machine (COCOVIZ_TIMING=fixed)"
+        return "at a fixed speed, not measured on this machine (COCOVIZ_TIMING=fixed)"
     state = _state()
     if state["rate"] is None:
-        text = "the machine's probe is still running: a fixed rate for now"
+        text = "at a default speed while this machine's speed test runs"
     else:
         age = time.time() - state["at"]
-        text = f"calibrated on this machine {age / 60:.0f} min ago ({state['rate'] / 1e6:,.0f} M cells/s)"
+        text = (
+            f"at this machine's speed, measured {age / 60:.0f} min ago "
+            f"({state['rate'] / 1e6:,.0f} million cells a second)"
+        )
     ratios = state["ratio"].get(kind) if kind else None
     if ratios:
-        runs = f"{len(ratios)} run" + ("s" if len(ratios) > 1 else "")
-        text += f"; past runs here took {factor(kind):.2g}× that estimate (median of the last {runs})"
+        runs = f"the last {len(ratios)} runs" if len(ratios) > 1 else "the last run"
+        f = factor(kind)
+        if f >= 1.1:
+            pace = f"took {f:.1f} times as long as that speed predicts"
+        elif f <= 1 / 1.1:
+            pace = f"were {1 / f:.1f} times quicker than that speed predicts"
+        else:
+            pace = "took about as long as that speed predicts"
+        text += f"; {runs} here {pace}, and the estimate allows for it"
     return text

@@ -134,8 +134,8 @@ def run_gate(name: str, n_runs: int, seconds: float):
         clicked = st.button(label, type="primary", key=f"{name}.run")
         if not clicked:
             st.info(
-                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s ({calibration.describe('sweep')}); "
-                "results are cached once computed."
+                f"{n_runs:,} releases to compute, about {seconds:,.1f} s, estimated "
+                f"{calibration.describe('sweep')}. Results are cached once computed."
                 + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
             )
     return clicked, slot.empty
