@@ -29,6 +29,7 @@ from pages.common import (
     links,
     picker,
     planner,
+    progress,
     state,
     summaries,
 )
@@ -100,7 +101,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
-    with st.spinner(f"Computing the release (about {guess:,.1f} s)…"):
+    with progress.recomputing("Computing the release for these settings", guess):
         timed = engine.estimate(data_key, tree, params)
     if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
         calibration.observe("release", model, timed.seconds)
@@ -195,28 +196,12 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             theme="streamlit",
             key="budget_fig",
         )
-        summary = budget.summary().copy()
-        if "noise" in summary:  # the law's name as the rest of the page says it (integers: double-geometric)
-            summary["noise"] = summary["noise"].map(NOISE_NAMES).fillna(summary["noise"])
-        if not summary.empty:
-            summary.insert(1, "level name", [names[int(k)] if pd.notna(k) else "whole data" for k in summary["level"]])
+        summary = budget_table(budget.summary(), names)
         # A relation's whole sentence does not fit in a table cell: its short name there, the sentence below.
         relations = relation_sentences(summary)
         if relations:
             summary["relation"] = summary["relation"].map(lambda r: str(r).split(":", 1)[0])
-        st.dataframe(
-            summary,
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "sensitivity": st.column_config.NumberColumn("Δ (sensitivity)"),
-                "scale": st.column_config.NumberColumn("noise scale Δ/ε", format="%.3g"),
-                "cells": st.column_config.NumberColumn("noised cells", format="%d"),
-                "relation": st.column_config.TextColumn(
-                    "neighbour relation", width="medium", help="Which datasets count as neighbours (below)."
-                ),
-            },
-        )
+        st.dataframe(summary, hide_index=True, width="stretch", column_config=BUDGET_COLUMNS)
         for relation in relations:
             st.caption(f"Neighbour relation — {relation}")
         st.caption(budget.composition)
@@ -224,6 +209,42 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             st.caption(f"Note: {text}")
         if st.toggle("Show every measurement (one row per level and query)", key="explore.measurements"):
             st.dataframe(budget.to_frame(), hide_index=True, width="stretch")
+
+
+#: The budget table's columns: narrow numbers, so that every column (the neighbour relation last) fits the
+#: main area at 1440 px beside the sidebar with no horizontal scroll.
+BUDGET_COLUMNS = {
+    "level": st.column_config.TextColumn("level", width=110, help="The level's number (root 0) and name."),
+    "quantity": st.column_config.TextColumn("quantity", width=105),
+    "nodes": st.column_config.NumberColumn("nodes", width=60),
+    "cells": st.column_config.NumberColumn("noised cells", format="%d", width=100),
+    "sensitivity": st.column_config.TextColumn(
+        "Δ (norm)", width=70, help="Sensitivity of the measurement and its norm (L1 for ε, L2 for ρ)."
+    ),
+    "rho": st.column_config.NumberColumn("ρ", format="%g", width=60),
+    "epsilon": st.column_config.NumberColumn("ε", format="%g", width=60),
+    "scale": st.column_config.NumberColumn("scale", format="%.3g", width=65, help="The noise scale Δ/ε (or σ)."),
+    "noise": st.column_config.TextColumn("noise", width=220),
+    "relation": st.column_config.TextColumn(
+        "neighbour relation", width=140, help="Which datasets count as neighbours (whole sentence below the table)."
+    ),
+}
+
+
+def budget_table(summary: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """The budget summary as the page shows it: the level as "number name", Δ with its norm, the noise law's
+    name in words, and no column that is empty throughout (ε under zCDP)."""
+    table = summary.copy()
+    if table.empty:
+        return table
+    table["level"] = [f"{int(k)} {names[int(k)]}" if pd.notna(k) else "whole data" for k in table["level"]]
+    if "sensitivity" in table:
+        norms = table["norm"] if "norm" in table else pd.Series("", index=table.index)
+        table["sensitivity"] = [f"{d:g} ({n})" if n else f"{d:g}" for d, n in zip(table["sensitivity"], norms)]
+        table = table.drop(columns=["norm"], errors="ignore")
+    if "noise" in table:  # the law's name as the rest of the page says it (integers: double-geometric)
+        table["noise"] = table["noise"].map(NOISE_NAMES).fillna(table["noise"])
+    return table.dropna(axis="columns", how="all")
 
 
 def relation_sentences(summary: pd.DataFrame) -> list[str]:
