@@ -55,3 +55,28 @@ def test_a_recompute_keeps_the_previous_release_readable_under_a_status(server, 
         assert page.get_by_text(PREVIOUS_NOTE).count() == 0  # and it is gone once the release is drawn
     finally:
         context.close()
+
+
+def test_a_recompute_on_compare_says_so_too_and_fades_nothing(server, browser):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    try:
+        page.goto(server)
+        page.locator('[data-testid="stMetric"]').filter(has_text="Total ε spent").first.wait_for()
+        _idle(page)
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Compare two releases").click()
+        box = page.locator('[data-testid="stNumberInput"]').filter(has_text="ε per level").first.locator("input")
+        box.wait_for()
+        _idle(page, timeout=180_000)
+        page.evaluate(WATCH, PREVIOUS_NOTE)
+        box.fill("0.71")  # release A at a new ε: not cached
+        box.press("Enter")
+        page.wait_for_timeout(300)
+        _idle(page, timeout=180_000)
+        watch = page.evaluate("() => { clearInterval(window.__watcher); return window.__watch; }")
+        _no_exception(page)
+        assert watch["minOpacity"] == 1, watch
+        assert watch["status"], watch
+    finally:
+        context.close()
