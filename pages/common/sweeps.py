@@ -179,7 +179,8 @@ def gated_run(
         st.info(
             "A live run of these settings would only **reproduce the shipped finding** shown on this page: the same "
             "data, series, ε, trials, K and seed draw the same noise (it took "
-            f"{found.meta.get('seconds', 0):,.0f} s when it was made). A new seed draws new noise.",
+            f"{found.meta.get('seconds', 0):,.0f} s when it was made, on a machine as loaded as it was then; the "
+            "estimate below is for this machine as it is now). A new seed draws new noise.",
             icon=":material/replay:",
         )
         st.button("Use a new seed", key=f"{gate}.new_seed", on_click=_new_seed, args=(int(seed),))
