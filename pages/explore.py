@@ -19,6 +19,7 @@ from cocoviz.evaluate.against_truth import (
 from cocoviz.hierarchy import node_label
 from cocoviz.privacy.truncation import bound_from_release
 from pages.common import (
+    budget_panel,
     calibration,
     controls,
     data,
@@ -108,10 +109,6 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
     return timed
 
 
-#: The budget table's noise column in words: Laplace on integers is the double-geometric law.
-NOISE_NAMES = {"laplace": "double-geometric (discrete Laplace)", "gaussian": "discrete Gaussian"}
-
-
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
@@ -196,12 +193,12 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             theme="streamlit",
             key="budget_fig",
         )
-        summary = budget_table(budget.summary(), names)
+        summary = budget_panel.budget_table(budget.summary(), names)
         # A relation's whole sentence does not fit in a table cell: its short name there, the sentence below.
-        relations = relation_sentences(summary)
+        relations = budget_panel.relation_sentences(summary)
         if relations:
             summary["relation"] = summary["relation"].map(lambda r: str(r).split(":", 1)[0])
-        st.dataframe(summary, hide_index=True, width="stretch", column_config=BUDGET_COLUMNS)
+        st.dataframe(summary, hide_index=True, width="stretch", column_config=budget_panel.BUDGET_COLUMNS)
         for relation in relations:
             st.caption(f"Neighbour relation — {relation}")
         st.caption(budget.composition)
@@ -209,49 +206,6 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             st.caption(f"Note: {text}")
         if st.toggle("Show every measurement (one row per level and query)", key="explore.measurements"):
             st.dataframe(budget.to_frame(), hide_index=True, width="stretch")
-
-
-#: The budget table's columns: narrow numbers, so that every column (the neighbour relation last) fits the
-#: main area at 1440 px beside the sidebar with no horizontal scroll.
-BUDGET_COLUMNS = {
-    "level": st.column_config.TextColumn("level", width=110, help="The level's number (root 0) and name."),
-    "quantity": st.column_config.TextColumn("quantity", width=105),
-    "nodes": st.column_config.NumberColumn("nodes", width=60),
-    "cells": st.column_config.NumberColumn("noised cells", format="%d", width=100),
-    "sensitivity": st.column_config.TextColumn(
-        "Δ (norm)", width=70, help="Sensitivity of the measurement and its norm (L1 for ε, L2 for ρ)."
-    ),
-    "rho": st.column_config.NumberColumn("ρ", format="%g", width=60),
-    "epsilon": st.column_config.NumberColumn("ε", format="%g", width=60),
-    "scale": st.column_config.NumberColumn("scale", format="%.3g", width=65, help="The noise scale Δ/ε (or σ)."),
-    "noise": st.column_config.TextColumn("noise", width=220),
-    "relation": st.column_config.TextColumn(
-        "neighbour relation", width=140, help="Which datasets count as neighbours (whole sentence below the table)."
-    ),
-}
-
-
-def budget_table(summary: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """The budget summary as the page shows it: the level as "number name", Δ with its norm, the noise law's
-    name in words, and no column that is empty throughout (ε under zCDP)."""
-    table = summary.copy()
-    if table.empty:
-        return table
-    table["level"] = [f"{int(k)} {names[int(k)]}" if pd.notna(k) else "whole data" for k in table["level"]]
-    if "sensitivity" in table:
-        norms = table["norm"] if "norm" in table else pd.Series("", index=table.index)
-        table["sensitivity"] = [f"{d:g} ({n})" if n else f"{d:g}" for d, n in zip(table["sensitivity"], norms)]
-        table = table.drop(columns=["norm"], errors="ignore")
-    if "noise" in table:  # the law's name as the rest of the page says it (integers: double-geometric)
-        table["noise"] = table["noise"].map(NOISE_NAMES).fillna(table["noise"])
-    return table.dropna(axis="columns", how="all")
-
-
-def relation_sentences(summary: pd.DataFrame) -> list[str]:
-    """The budget table's neighbour relations, each once, as whole sentences ("persons: one person added …")."""
-    if "relation" not in summary:
-        return []
-    return [str(r) for r in dict.fromkeys(summary["relation"].dropna())]
 
 
 def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> None:
