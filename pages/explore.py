@@ -92,6 +92,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
             slot.empty()
         return engine.estimate(data_key, tree, params, label=info.label)
     model = engine.estimated_seconds(plan)  # the plan's cells at this machine's rate
+    rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the release runs)
     guess = calibration.gate_seconds(model, "release")  # bounded: a slow past run never locks the page
     cached = engine.is_cached(data_key, params)
     if guess > engine.CONFIRM_SECONDS and not cached:
@@ -105,7 +106,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
     with progress.recomputing("Computing the release for these settings", guess):
         timed = engine.estimate(data_key, tree, params)
     if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
-        calibration.observe("release", model, timed.seconds)
+        calibration.observe("release", model, timed.seconds, rate)
     return timed
 
 

@@ -142,6 +142,7 @@ def tables() -> None:
             )
             return
         model = seconds / calibration.factor("sweep")  # without the learnt factor, read before other runs move it
+        rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the tables run)
         start = time.perf_counter()
         bar = st.progress(0.0, text="Table 3…")
         raw3 = engine.guard(
@@ -167,7 +168,7 @@ def tables() -> None:
             progress=lambda d, t: bar.progress(d / t, text=f"Table 4: {d} / {t} releases"),
         )
         bar.empty()
-        calibration.observe("sweep", model, time.perf_counter() - start)  # a clicked run teaches the next estimate
+        calibration.observe("sweep", model, time.perf_counter() - start, rate)  # a clicked run teaches too
     s3 = sweeps.summarize(raw3)
     top = s3[s3["level"] == 0].set_index("series")["mean"].reindex(["naive", "Hc", "Hg"])
     t3 = pd.DataFrame({info.label: top.to_numpy()}, index=["Naive", "Hc", "Hg"])

@@ -116,14 +116,29 @@ def fast_rate(default: float) -> float:
         return state["rate"] or default
 
 
-def observe(kind: str, estimated: float, actual: float) -> None:
-    """A run of ``kind`` estimated at ``estimated`` seconds took ``actual``: later estimates learn from it."""
+def rate_in_use() -> float | None:
+    """The rate estimates are made with right now (the probe's, else the fixed one; None before any estimate):
+    a page reads it with its estimate and hands it to :func:`observe`."""
+    state = _state()
+    return state["rate"] or state["default"]
+
+
+def observe(kind: str, estimated: float, actual: float, rate: float | None = None) -> None:
+    """A run of ``kind`` estimated at ``estimated`` seconds took ``actual``: later estimates learn from it.
+
+    ``rate`` is the rate the estimate was made with (:func:`rate_in_use` when it was made).  When a probe ended
+    during the run, the ratio is rescaled to the rate now in use, as :func:`_run_probe` rescales the ratios it
+    finds: otherwise a run estimated at the fixed rate and timed under load would teach the load a second time
+    on top of a probe that measured it already.
+    """
     if estimated <= 0 or actual <= 0 or _fixed():
         return
     state = _state()
     with state["lock"]:
+        now = state["rate"] or state["default"]
+        ratio = actual / estimated * (now / rate if rate and now else 1.0)
         ratios = state["ratio"].setdefault(kind, [])
-        ratios.append(_clip(actual / estimated))
+        ratios.append(_clip(ratio))
         del ratios[:-WINDOW]
 
 

@@ -190,6 +190,7 @@ def gated_run(
     if not go:
         return None
     model = seconds / calibration.factor("sweep")  # without the learnt factor, read before other runs move it
+    rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the sweep runs)
     bar = st.progress(0.0, text=f"Running {n_runs} releases (≈{seconds:,.0f} s)…")
     start = time.perf_counter()
     raw = engine.guard(
@@ -208,7 +209,7 @@ def gated_run(
     bar.empty()
     clear()
     # What this run took against its estimate (without the learnt factor): later estimates learn from it.
-    calibration.observe("sweep", model, time.perf_counter() - start)
+    calibration.observe("sweep", model, time.perf_counter() - start, rate)
     return raw
 
 

@@ -112,7 +112,7 @@ def test_the_methods_page_states_calibrated_estimates_and_every_run_it_lets_thro
     monkeypatch.setattr(
         calibration,
         "observe",
-        lambda kind, estimated, actual: (taught.append(kind), real_observe(kind, estimated, actual)),
+        lambda kind, *args, **kwargs: (taught.append(kind), real_observe(kind, *args, **kwargs)),
     )
     try:
         for _ in range(calibration.WINDOW):  # every past sweep here was slowed 100,000× by contention
@@ -134,5 +134,24 @@ def test_the_methods_page_states_calibrated_estimates_and_every_run_it_lets_thro
         assert_clean(at)
         assert taught.count("sweep") == 2  # the clicked run teaches too: a gate never stops the learning
         assert any("Table 3 form" in m.value for m in at.markdown)
+    finally:
+        state.update(saved)
+
+
+def test_a_run_estimated_before_the_probe_ended_does_not_teach_the_load_twice(monkeypatch):
+    from pages.common import calibration
+
+    monkeypatch.delenv("COCOVIZ_TIMING")
+    state = calibration._state()
+    saved = {k: copy.deepcopy(v) for k, v in state.items() if k != "lock"}
+    try:
+        state.update(rate=None, default=100.0, ratio={})
+        rate = calibration.rate_in_use()  # the fixed rate: the probe has not ended
+        assert rate == 100.0
+        state.update(rate=25.0)  # the probe ends while the run is under way: the machine runs at a quarter
+        calibration.observe("probe-race", estimated=1.0, actual=4.0, rate=rate)  # 4x the fixed rate's estimate
+        assert calibration.factor("probe-race") == 1.0  # the quarter rate explains it all: not taught again
+        calibration.observe("probe-race-2", estimated=1.0, actual=4.0)  # without the rate: taken as it is
+        assert calibration.factor("probe-race-2") == 4.0
     finally:
         state.update(saved)
