@@ -107,6 +107,8 @@ __all__ = [
     "band_refusal",
     "truth_covered",
     "covered_nodes",
+    "HG_SCALE",
+    "HG_SCALE_NOTE",
 ]
 
 _NO_CEILING = 2**62  # sizes have no public upper bound
@@ -119,6 +121,20 @@ _HCP_POINTS = hcp_grid(2**40)
 
 #: The methods whose measurement gives a band (a non-decreasing vector with i.i.d. noise per cell).
 BAND_METHODS = ("Hc", "Hg", "Hcp", "naive")
+
+#: What an Hg band is meaningful for (``attrs["meaningful_for"]`` of an Hg node's frame).
+HG_SCALE = "sorted sizes and cumulative counts (groups of size ≤ j)"
+
+#: The sentence an Hg band's note ends with.  An Hg node measures its sorted sizes, so its band places a run
+#: of equal sizes only to within its ends' tolerance: the bounds on the sorted sizes and on the groups of size
+#: ≤ j are as tight as the measurement allows, while a single size's count is the difference of two cumulative
+#: bounds and can be far wider than the error of the released count (measured in
+#: ``benchmarks/intervals.py --only runs``; the figures are on the performance page).
+HG_SCALE_NOTE = (
+    "On this Hg level the bounds are meaningful for the sorted sizes and for cumulative counts (groups of size "
+    "≤ j); the count of a single size (count_low..count_high) is the difference of two cumulative bounds and can "
+    "be many times wider than the released count's actual error."
+)
 
 #: Where each method widens first (:func:`half_widths`).  Hc's top cells are flat at G, where the upper
 #: bound is clipped to G and the width is all the lower bound's, set by ``o``: widening ``o`` there costs
@@ -354,7 +370,9 @@ def node_intervals(
             f"Simultaneous {confidence:.0%} bounds on the true histogram{truncated}, from this node's own "
             f"{level_bands.method} measurement ({_widths_words(widths)}) and public facts only: "
             "post-processing, no ε. The released histogram (after consistency) may lie outside them."
+            + (" " + HG_SCALE_NOTE if level_bands.method == "Hg" else "")
         ),
+        meaningful_for=HG_SCALE if level_bands.method == "Hg" else "cumulative counts, counts and persons",
     )
     return frame
 

@@ -25,7 +25,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.accuracy.intervals.bands import WIDER_FIRST, band_refusal, cumulative_bounds, half_widths, node_intervals
+from cocoviz.accuracy.intervals.bands import (
+    HG_SCALE,
+    HG_SCALE_NOTE,
+    WIDER_FIRST,
+    band_refusal,
+    cumulative_bounds,
+    half_widths,
+    node_intervals,
+)
 from cocoviz.accuracy.intervals.derived import band_frame
 from cocoviz.accuracy.intervals.level_frame import level_rows
 from cocoviz.accuracy.intervals.multiscale import (
@@ -94,8 +102,9 @@ def runs_intervals(plan, measurements, level: int, k: int, sizes, counts, confid
             f"Simultaneous {confidence:.0%} bounds on the true histogram, from this node's own Hg measurement "
             f"averaged over intervals of ranks ({len(widths.scales)} scales; a run of equal sizes pins its size) "
             "and public facts only: post-processing, no ε. The released histogram (after consistency) may lie "
-            "outside them."
+            "outside them. " + HG_SCALE_NOTE
         ),
+        meaningful_for=HG_SCALE,
     )
     return frame
 
@@ -238,6 +247,13 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measur
             f"Simultaneous {confidence:.0%} bounds on every node's true histogram, "
             + ("per node" if scope == "node" else "for all nodes of a level at once")
             + ", from each node's own noisy measurement and public facts only: post-processing, no ε."
+            + (
+                " On Hg levels the bounds are meaningful for the sorted sizes and for cumulative counts; a single "
+                "size's count bounds can be many times wider than its actual error."
+                if any(plan.methods[level] == "Hg" for level in kinds)
+                else ""
+            )
         ),
+        hg_levels=[level for level in kinds if plan.methods[level] == "Hg"],
     )
     return out
