@@ -35,8 +35,14 @@ def test_wu_experiment_runs_end_to_end(name, tmp_path):
     releases = {"Hc release", "Hg release"} & set(summary["method"])
     assert releases == ({"Hc release", "Hg release"} if name == "wu-e2" else set())
     if name == "wu-e3":
-        assert {"2", "4", "8", "16", "32", "none", "svt"} <= set(summary["tau"])
-        assert json.loads((tmp_path / name / "config.json").read_text())["svt"]["share"] == 0.2
+        assert {"2", "4", "8", "16", "32", "none", "svt", "recursive"} <= set(summary["tau"])
+        config = json.loads((tmp_path / name / "config.json").read_text())
+        assert config["svt"]["share"] == 0.2 and config["recursive"] == {
+            "beta": 0.1,
+            "shift": 1.0,
+            "share": 0.2,
+            "ceiling": "max_size",
+        }
     folder = tmp_path / name
     written = {p.name for p in folder.iterdir()}
     assert {"trials.csv", "summary.csv", "table.md", "figures.html", "config.json"} <= written
