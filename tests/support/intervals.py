@@ -21,7 +21,7 @@ def _uses_runs(measurements, level: int) -> bool:
     return measured is not None and measured.method == "Hg"
 
 
-def _stretches(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+def stretches(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     columns = {c: frame[c].to_numpy() for c in ACCURACY_COLUMNS[2:] if c != "size_to"}
     low, high, released = columns["cumulative_low"], columns["cumulative_high"], columns["cumulative"]
     keep = np.ones(low.size, bool)
@@ -49,7 +49,7 @@ def node_by_node_frame(release, confidence: float = 0.9, scope: str = "node", me
             else:
                 frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_node)
             frame.attrs = {}
-            kept = _stretches(frame)
+            kept = stretches(frame)
             kept["level"] = np.full(kept["size"].size, level, np.int64)
             kept["node"] = np.full(kept["size"].size, node_label(path), dtype=object)
             parts.append(kept)

@@ -49,7 +49,7 @@ def test_small_chunks_and_overflow_fallbacks_change_nothing(monkeypatch):
 def test_segments_do_not_leak_into_each_other():
     """Nodes laid end to end give each node's own band_frame rows: running bounds and sums start afresh."""
     from cocoviz.accuracy.intervals.derived import band_frame
-    from tests.support.intervals import _stretches
+    from tests.support.intervals import stretches
 
     nodes = [
         (np.array([5, 9]), np.array([6, 9]), np.array([1]), np.array([9])),
@@ -58,6 +58,6 @@ def test_segments_do_not_leak_into_each_other():
     ]
     rows = segment_rows(*zip(*nodes))
     for k, node in enumerate(nodes):
-        expected = _stretches(band_frame(*node)[0])
+        expected = stretches(band_frame(*node)[0])
         for column, values in expected.items():
             assert rows[column][rows["segment"] == k].tolist() == values.tolist(), (k, column)
