@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from cocoviz.accuracy.intervals import level_frame
 from cocoviz.accuracy.intervals.bands import (
     HG_SCALE,
     HG_SCALE_NOTE,
@@ -32,6 +33,7 @@ from cocoviz.accuracy.intervals.bands import (
     band_refusal,
     cumulative_bounds,
     half_widths,
+    level_cumulative_bounds,
     node_intervals,
 )
 from cocoviz.accuracy.intervals.derived import band_frame
@@ -166,12 +168,29 @@ def _level_nodes(release, level: int, confidence: float, measurements, runs_band
         return
     bands = release.bands[level]
     noise, first = plan.level_noise(level), WIDER_FIRST[bands.method]
-    for k in range(runs.n_nodes):
+
+    def tolerances(k: int):
         cells = int(bands.cells[k])
         if cells not in widths:
             widths[cells] = half_widths(noise, cells, confidence, first=first)
-        low, high = cumulative_bounds(bands, k, groups=int(groups[k]), a=widths[cells])
-        yield (low, high, *runs.node(k))
+        return widths[cells]
+
+    if bands.method not in ("Hc", "Hg"):  # Hcp and naive: node by node
+        for k in range(runs.n_nodes):
+            low, high = cumulative_bounds(bands, k, groups=int(groups[k]), a=tolerances(k))
+            yield (low, high, *runs.node(k))
+        return
+    # Hc and Hg: the band of a run of nodes at once, the runs cut at about level_frame.CHUNK_CELLS cells
+    ends = np.cumsum(bands.cells, dtype=np.int64)
+    start = 0
+    while start < runs.n_nodes:
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + level_frame.CHUNK_CELLS, side="right")), start + 1)
+        chunk = [tolerances(k) for k in range(start, stop)]
+        bounds = level_cumulative_bounds(bands.nodes(start, stop), chunk, groups[start:stop])
+        for k, (low, high) in zip(range(start, stop), bounds):
+            yield (low, high, *runs.node(k))
+        start = stop
 
 
 def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measurements=None) -> pd.DataFrame:

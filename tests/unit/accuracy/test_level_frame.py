@@ -25,7 +25,12 @@ def _release(name: str, methods: list[str], seed: int, zcdp: bool = False):
 
 @pytest.mark.parametrize(
     "name, methods, zcdp",
-    [("toy", ["Hc", "Hg", "Hg"], False), ("taxi", ["Hg", "Hc", "Hg"], False), ("taxi", ["Hc", "Hg", "Hc"], True)],
+    [
+        ("toy", ["Hc", "Hg", "Hg"], False),
+        ("taxi", ["Hg", "Hc", "Hg"], False),
+        ("taxi", ["Hc", "Hg", "Hc"], True),
+        ("taxi", ["naive", "Hcp", "Hc"], False),
+    ],
 )
 @pytest.mark.parametrize("scope", ["node", "level"])
 def test_level_at_once_equals_node_by_node(name, methods, zcdp, scope):
