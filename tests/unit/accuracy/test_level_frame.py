@@ -66,3 +66,27 @@ def test_segments_do_not_leak_into_each_other():
         expected = stretches(band_frame(*node)[0])
         for column, values in expected.items():
             assert rows[column][rows["segment"] == k].tolist() == values.tolist(), (k, column)
+
+
+@pytest.mark.parametrize("method", ["Hc", "Hg"])
+def test_level_bounds_equal_node_bounds_with_empty_nodes_and_widenings(method):
+    from cocoviz.accuracy.intervals.bands import LevelBands, Widths, cumulative_bounds, level_cumulative_bounds
+
+    rng = np.random.default_rng(9 if method == "Hc" else 10)
+    cells = rng.integers(0, 12, 40)
+    cells[[0, 7, 39]] = 0
+    ptr = np.concatenate([[0], np.cumsum(cells)])
+    truth = [np.sort(rng.integers(0, 30, c)) for c in cells]
+    values = np.concatenate([t + rng.integers(-4, 5, t.size) for t in truth]) if ptr[-1] else np.zeros(0, np.int64)
+    bands = LevelBands.of(method, values.astype(np.int64), ptr)
+    widths = [
+        Widths(int(c), int(rng.integers(0, 3)), int(rng.integers(0, c + 1)), int(rng.integers(0, c + 1))) for c in cells
+    ]
+    groups = np.array([max(int(c), 1) * 3 for c in cells])
+    whole = level_cumulative_bounds(bands, widths, groups)
+    parts = level_cumulative_bounds(bands.nodes(5, 20), widths[5:20], groups[5:20])
+    for k in range(len(cells)):
+        low, high = cumulative_bounds(bands, k, groups=int(groups[k]), a=widths[k])
+        assert whole[k][0].tolist() == low.tolist() and whole[k][1].tolist() == high.tolist(), k
+        if 5 <= k < 20:
+            assert parts[k - 5][0].tolist() == low.tolist() and parts[k - 5][1].tolist() == high.tolist(), k
