@@ -6,7 +6,9 @@
   Workload and the dyadic TaMM / TiMM (:mod:`cocoviz.sums`), each with and
   without isotonic regression, and total persons (release vs. a direct noisy
   total).  Every method spends ε at the root and ε at the states (parallel
-  across states): the same total 2ε.
+  across states): the same total 2ε.  Wu's strategies also run with τ chosen
+  by TruncSVT or the recursive mechanism on a share of ε (``τ = svt``,
+  ``τ = recursive``; both hold under person neighbours, :data:`WU_E2_TAUS`).
 * **wu-e3** (Wu's record-level neighbours: one group added or removed): the
   same strategies with truncation at τ (the truth is untruncated, so the
   bias counts), plus ``τ = svt``: each node's τ chosen by Wu's TruncSVT
@@ -45,12 +47,26 @@ from cocoviz.experiments.tables import _pm, markdown_table
 from cocoviz.privacy.noise import FastSampler
 from cocoviz.sums import answer, direct_total, prefix_sums, recursive_tau, trunc_svt_tau
 
-__all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "WU_SVT_SHARE", "WU_SVT", "WU_RECURSIVE", "node_errors", "run_wu"]
+__all__ = [
+    "WU_J_GRID",
+    "WU_TAUS",
+    "WU_E2_TAUS",
+    "WU_STRATEGIES",
+    "WU_SVT_SHARE",
+    "WU_SVT",
+    "WU_RECURSIVE",
+    "node_errors",
+    "run_wu",
+]
 
 #: Workload bounds J (queries P(1..J)).
 WU_J_GRID = (10, 100)
 #: Truncation thresholds of E3 (None: no truncation).
 WU_TAUS = (2, 4, 8, 16, 32, None, "svt", "recursive")
+#: E2's thresholds: none, and Wu's two private ones (both hold under person neighbours: TruncSVT's
+#: queries and the recursive index move by at most one when one group's size moves by one, and TruncSVT's
+#: ñ reads the number of groups, which a person move leaves alone).
+WU_E2_TAUS = (None, "svt", "recursive")
 #: Wu's strategies, in table order (``tamm``/``timm`` on the plain dyadic strategy; ``greedyh``: GreedyH).
 WU_STRATEGIES = ("identity", "sqm", "workload", "tamm", "timm", "greedyh")
 #: The share of a level's ε that TruncSVT (or the recursive mechanism) spends on τ (the strategy answers on the rest).
@@ -105,9 +121,15 @@ def _trial_rows(
                 if tau == "svt":  # one private τ per node, on a share of ε; the nodes of a level are disjoint
                     pick = trunc_svt_tau(h, WU_SVT_SHARE * eps, sampler, ceiling=max_size, key=(level, k, 77), **WU_SVT)
                     chosen["svt"] = (pick.tau, (1 - WU_SVT_SHARE) * eps)
-                elif tau == "recursive":  # Chen and Zhou's threshold on the same share, record neighbours
+                elif tau == "recursive":  # Chen and Zhou's threshold on the same share
                     pick = recursive_tau(
-                        h, WU_SVT_SHARE * eps, sampler, ceiling=max_size, key=(level, k, 78), **WU_RECURSIVE
+                        h,
+                        WU_SVT_SHARE * eps,
+                        sampler,
+                        ceiling=max_size,
+                        neighbours=neighbours,
+                        key=(level, k, 78),
+                        **WU_RECURSIVE,
                     )
                     chosen["recursive"] = (pick.tau, (1 - WU_SVT_SHARE) * eps)
                 else:
@@ -299,7 +321,7 @@ def _figures(summary: pd.DataFrame) -> dict[str, object]:
 
 
 def _e2(exp: Experiment, run: RunOptions) -> ExperimentResult:
-    return run_wu(exp, run, neighbours="person", taus=(None,), releases=("Hc", "Hg"))
+    return run_wu(exp, run, neighbours="person", taus=WU_E2_TAUS, releases=("Hc", "Hg"))
 
 
 def _e3(exp: Experiment, run: RunOptions) -> ExperimentResult:
