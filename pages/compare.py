@@ -13,7 +13,7 @@ from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
 from cocoviz.privacy.accounting import DEFAULT_DELTA
-from pages.common import controls, data, engine, picker, privacy_terms, state
+from pages.common import calibration, controls, data, engine, picker, privacy_terms, progress, state
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, stop_if_refused
 
@@ -78,7 +78,11 @@ def settings_release(side: str, column, default: str) -> cocoviz.Release | None:
         merge=series.merge,
         seed=int(seed),
     )
-    return engine.estimate(data_key, tree, params).release
+    if engine.is_cached(data_key, params):
+        return engine.estimate(data_key, tree, params).release
+    seconds = calibration.gate_seconds(engine.estimated_seconds(engine.plan(tree, params)), "release")
+    with column, progress.recomputing(f"Computing release {side}", seconds):
+        return engine.estimate(data_key, tree, params).release
 
 
 def file_release(side: str, column) -> cocoviz.Release | None:
