@@ -29,7 +29,7 @@ def _apply(epsilons: tuple[float, ...]) -> None:
 
 def planner(tree, params: engine.Params, names: list[str]) -> None:
     """The expander: level, target ± X on every count of a node's band, confidence → ε (or ρ) and total."""
-    box = st.expander("Plan by accuracy: ε from a target", key="explore.planner", on_change="rerun")
+    box = st.expander("Plan by accuracy: the budget from a target", key="explore.planner", on_change="rerun")
     if not box.open:
         return
     plan = engine.plan(tree, params)
