@@ -15,6 +15,10 @@ def _hand_direct_links_to_app() -> None:
     """Leave Streamlit's legacy ``pages/`` mode; rerun if a page file is being run without ``app.py``.
 
     Does nothing outside a script run (a plain import, unit tests) or once ``st.navigation`` has run.
+
+    Examples
+    --------
+    >>> _hand_direct_links_to_app()  # no script run here: nothing to hand over
     """
     from pathlib import Path
 
