@@ -26,7 +26,7 @@ def _hand_direct_links_to_app() -> None:
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    if not PagesManager.uses_pages_directory:
+    if not getattr(PagesManager, "uses_pages_directory", False):  # Streamlit's flag for the legacy mode
         return
     PagesManager.uses_pages_directory = False  # as app.py's st.navigation would: the pages folder is not scanned
     ctx = get_script_run_ctx()
