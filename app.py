@@ -4,7 +4,9 @@ Run:  streamlit run app.py
 
 The entry point only sets the page up and hands over to the chosen page
 (Explore is the landing page); settings shared between pages live in
-``st.session_state`` (see ``pages/common/state.py``).
+``st.session_state`` (see ``pages/common/state.py``).  A link to any page goes through this file
+even as the first visit on a fresh server (see ``pages/__init__.py``: the folder name ``pages/`` would
+otherwise start Streamlit's legacy file-name navigation for that visit).
 """
 
 import streamlit as st

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import cocoviz
+import pages  # noqa: F401  (a direct link on a fresh server goes through app.py: see pages/__init__.py)
 from cocoviz import plots
 from cocoviz.hierarchy import node_label
 from pages.common import privacy_terms
