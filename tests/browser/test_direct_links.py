@@ -45,15 +45,12 @@ APP_NAVIGATION = [
 APP_TITLE = "cocoviz — private count-of-counts"
 SHARED = "/?dataset=taxi&eps=0.5,1,2&methods=Hg,Hc,Hc"
 
-#: URL opened first on a fresh server → a heading of the page it must show.
+#: URL opened first on a fresh server → a heading of the page it must show.  Every page takes the same way
+#: through ``pages/__init__.py`` (``tests/app/test_pages_package.py`` checks each imports it), so three cases
+#: stand for all: a page without query, one with, and Explore's shared link.
 LINKS = {
     "/viewer": "Release viewer",
-    "/methods": "Method selection",
-    "/compare": "Compare two releases",
     "/compare?dataset=taxi&eps=0.5,1,2": "Compare two releases",
-    "/learn": "Learn: how a private",
-    "/merging": "Weighted vs. plain averaging",
-    "/joint": "Size × tenure",
     SHARED: "Explore a private release",
 }
 
