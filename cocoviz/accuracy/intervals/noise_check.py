@@ -14,18 +14,22 @@ confidence ``1 − FALSE_REFUSAL`` over the level's cells, ``max_j (M_j − m_j)
 somewhere.  A naive count ``y_s = H_s + Z_s`` with ``0 ≤ H_s ≤ G`` lies in ``[−a, G + a]``.
 
 **Not too little noise** (a lowered ε).  Over the disjoint pairs of cells ``(j, j + 1)``, j odd, ``1 ≤ j ≤ n − 3``
-(never cell 0 or n − 1), ``M_j ≥ y_j`` and ``m_{j+1} ≤ y_{j+1}``, so
+(never cell 0 or n − 1), ``M_{j+1} ≥ max(y_j, y_{j+1})`` and ``m_j ≤ min(y_j, y_{j+1})``, so
 
-    Σ_pairs (M_j − m_{j+1})⁺  ≥  Σ_pairs (Z_j − Z_{j+1})⁺ − Σ_pairs (t_{j+1} − t_j)  ≥  2h · N − R,
+    Σ_pairs (M_{j+1} − m_j)  ≥  Σ_pairs |y_{j+1} − y_j|  ≥  Σ_pairs |Z_{j+1} − Z_j| − R,
 
-with ``R ≥ t_{n−1} − t_0`` per node and ``N`` the number of pairs with ``Z_j − Z_{j+1} ≥ 2h``: independent pairs,
-each at least ``P(Z ≥ h)²`` likely, so ``N`` is at least a Binomial(pairs, P(Z ≥ h)²) (h: the law's scale, b or σ,
-rounded).  ``R``: G for Hc and Hcp; for Hg, whose sizes have no public bound, ``t_{n−1} − t_0 ≤ (M_{n−1} − m_0) +
-Z_0 − Z_{n−1}`` and the sum over nodes of ``Z_0 − Z_{n−1}`` is below ``u`` but with probability ``FALSE_REFUSAL/2``
-(a Chernoff bound from the law's moment generating function: the double-geometric's in closed form, the discrete
-Gaussian's ``≤ exp(λ²σ²/2)``, Canonne, Kamath and Steinke 2020).  The file is refused when
-``P(Binomial ≤ (Σ (M_j − m_{j+1})⁺ + R + u) / 2h)`` is below ``FALSE_REFUSAL/2`` (a Chernoff bound,
-``exp(−n KL)``).  A naive level: ``Σ_s |y_s| + G ≥ Σ_s |Z_s| ≥ h · #{|Z_s| ≥ h}``.
+with ``R ≥ t_{n−1} − t_0`` summed over the nodes.  The right-hand sum is of independent terms of a known law: on a
+grid of step ``c`` (a 64th of the law's scale b or σ) ``|Z − Z'| ≥ c·g(A + A'')`` with ``A = ⌊Z/c⌋`` and ``A''`` an
+independent copy, whose law is exact, and a Chernoff bound ``P(Σ ≤ x) ≤ min_μ e^{μx/c} E[e^{−μ g}]^pairs`` says
+how unlikely a sum as small as the file's is.  ``R``: G for Hc and Hcp; for Hg, whose sizes have no public bound,
+``t_{n−1} − t_0 ≤ (M_{n−1} − m_0) + Z_0 − Z_{n−1}``, and the sum over nodes of ``Z_0 − Z_{n−1}`` is below ``u`` but
+with probability ``FALSE_REFUSAL/2`` (Chernoff again, from the law's moment generating function: the
+double-geometric's in closed form, the discrete Gaussian's ``≤ exp(λ²σ²/2)``, Canonne, Kamath and Steinke 2020).
+The level is refused when the bound is below ``FALSE_REFUSAL/2``.  A naive level: ``Σ_s |y_s| + G ≥ Σ_s |Z_s|``.
+
+The envelopes are loose where the truth is flat: there ``M_{j+1} − m_j`` is the spread of the extremes of all the
+cells on either side (about ``2b ln n``), not of two cells, so an honest file's sum sits well above what the
+pairs need, and only a change of ε by orders of magnitude is seen.
 
 Neither relation reads the data; they hold for any truth.  Their power grows with the level's cells: a 1000× lower
 ε is refused on a level of a few thousand noisy cells, while a tiny level (the slides' toy) can hide any change.
@@ -40,7 +44,7 @@ at any ε (a long Hg block, a lone group after a long gap), so no bound in ε ho
 >>> noise_problem(bands, 0.5, np.array([1000, 1000])) is None  # its plan says ε = 2
 True
 >>> noise_problem(bands, 500.0, np.array([1000, 1000]))  # its plan says ε = 0.002
-'119× narrower'
+'235× narrower'
 >>> noise_problem(bands, 0.01, np.array([1000, 1000]))  # its plan says ε = 100
 '8× wider'
 """
@@ -80,12 +84,13 @@ def _upper_law(noise: float | GaussianNoise, c: int, naive: bool) -> tuple[np.nd
         tails = np.asarray(tail_probability(noise, np.maximum(i * c - 1, 0)), np.float64)  # P(|Z| ≥ i c), i ≥ 1
         tails[0] = 1.0
         pmf, values = tails[:-1] - tails[1:], i[:-1]
-    else:  # A = ⌊Z/c⌋: Z − Z' ≥ c (A + A'') with A'' = ⌊−Z'/c⌋ an independent copy of A (Z' symmetric)
+    else:  # A = ⌊Z/c⌋, A'' = ⌊−Z'/c⌋ (an independent copy, Z' symmetric): c s ≤ Z − Z' < c (s + 2), s = A + A''
         i = np.arange(-span, span + 2, dtype=np.int64)
         at_least = _at_least(noise, i * c)
         a = at_least[:-1] - at_least[1:]  # P(A = i), i = −span..span
         pmf = np.convolve(a, a)
-        values = np.arange(len(pmf), dtype=np.int64) - 2 * span
+        s = np.arange(len(pmf), dtype=np.int64) - 2 * span
+        values = np.abs(s) if c == 1 else np.where(s >= 0, s, np.maximum(-s - 2, 0))  # |Z − Z'| ≥ c · values
         pmf, values = pmf[values > 0], values[values > 0]
     pmf = np.clip(pmf, 0.0, None)
     return np.append(values, 0).astype(np.float64), np.append(pmf, max(0.0, 1.0 - float(pmf.sum())))
@@ -128,7 +133,10 @@ def _sum_tail(noise: float | GaussianNoise, terms: int, p: float) -> float:
 
 
 def _ratio(r: float) -> str:
-    return f"{r:,.0f}" if r >= 10 else f"{r:.2g}"
+    """``r`` for a message: the ratios are rough (the envelopes' spread against the law's), so below 1.5 none."""
+    if r < 1.5:
+        return ""
+    return (f"{r:,.0f}" if r >= 10 else f"{r:.2g}") + "× "
 
 
 def _positions(cells: np.ndarray, ptr: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -147,11 +155,11 @@ def _counts_problem(bands, noise, groups: np.ndarray) -> str | None:
     ceiling = np.repeat(groups.astype(np.int64), cells)
     beyond = float(np.max(np.maximum(-values - a, values - ceiling - a)))
     if beyond > 0:
-        return f"{_ratio((beyond + a) / max(a, 1))}× wider"
+        return f"{_ratio((beyond + a) / max(a, 1))}wider"
     held = (float(np.abs(values).sum()) + float(groups[cells > 0].sum())) * (1 + 1e-12)
     if _sum_below(held, int(values.size), noise, naive=True) <= FALSE_REFUSAL:
         expected = _mean(noise, naive=True) * values.size
-        return f"{_ratio(expected / max(float(np.abs(values).sum()), 1.0))}× narrower"
+        return f"{_ratio(expected / max(float(np.abs(values).sum()), 1.0))}narrower"
     return None
 
 
@@ -170,8 +178,8 @@ def noise_problem(bands, noise: float | GaussianNoise, groups: np.ndarray) -> st
     Returns
     -------
     str or None
-        How the envelopes differ from what the noise makes ("N× narrower", "N× wider"); None when both
-        relations hold.
+        How the envelopes differ from what the noise makes ("N× narrower", "N× wider", or without the rough
+        ratio N when it is below 1.5); None when both relations hold.
     """
     groups = np.asarray(groups, np.int64)
     if bands.method == "naive":
@@ -196,9 +204,9 @@ def noise_problem(bands, noise: float | GaussianNoise, groups: np.ndarray) -> st
     a = half_width(noise, total, 1 - FALSE_REFUSAL)
     spread = float(np.max(high(breaks) - low(breaks)))
     if spread > 2 * a:
-        return f"{_ratio(spread / max(2 * a, 1))}× wider"
+        return f"{_ratio(spread / max(2 * a, 1))}wider"
 
-    # Not too little: Σ over the odd pairs (j, j + 1), 1 ≤ j ≤ n − 3, of (M_j − m_{j+1})⁺, segment by segment.
+    # Not too little: Σ over the odd pairs (j, j + 1), 1 ≤ j ≤ n − 3, of M_{j+1} − m_j, segment by segment.
     offsets = np.zeros(len(cells) + 1, np.int64)
     np.cumsum(cells, out=offsets[1:])
     paired = cells >= 4
@@ -207,7 +215,7 @@ def noise_problem(bands, noise: float | GaussianNoise, groups: np.ndarray) -> st
         return None
     starts = offsets[:-1][paired]
     ends = starts + cells[paired] - 2  # j < n − 2
-    js = np.union1d(np.union1d(up_pos, down_pos - 1), np.concatenate([starts + 1, ends]))
+    js = np.union1d(np.union1d(up_pos - 1, down_pos), np.concatenate([starts + 1, ends]))
     node = np.searchsorted(offsets[:-1], js, side="right") - 1
     inside = node >= 0
     js, node = js[inside], node[inside]
@@ -216,7 +224,7 @@ def noise_problem(bands, noise: float | GaussianNoise, groups: np.ndarray) -> st
     stop = np.minimum(nxt, cells[node] - 2)
     ok = (cells[node] >= 4) & (local >= 1) & (local < stop)
     odd = (stop[ok] // 2 - local[ok] // 2).astype(np.float64)
-    gap = np.maximum(high(js[ok]) - low(js[ok] + 1), 0.0)
+    gap = np.maximum(high(js[ok] + 1) - low(js[ok]), 0.0)
     seen = float(odd @ gap)
     if bands.method in _CUMULATIVE:
         rise, slack = float(groups[paired].sum()), 0.0
@@ -226,5 +234,5 @@ def noise_problem(bands, noise: float | GaussianNoise, groups: np.ndarray) -> st
     held = (seen + rise + slack) * (1 + 1e-12)
     if _sum_below(held, pairs, noise, naive=False) <= FALSE_REFUSAL / 2:
         expected = _mean(noise, naive=False) * pairs  # the ratio: the noise's spread seen, past the test's slack
-        return f"{_ratio(expected / max(seen, 1.0))}× narrower"
+        return f"{_ratio(expected / max(seen, 1.0))}narrower"
     return None
