@@ -20,10 +20,6 @@ from __future__ import annotations
 from cocoviz.consistency.matching import match_groups, match_runs
 from cocoviz.consistency.mean import mean_consistency
 from cocoviz.consistency.slices import MatchedPairs, merge_children, top_down
-
-# Private steps of slices, re-exported for the tests that compare them.
-from cocoviz.consistency.slices import _consistent_children as _consistent_children
-from cocoviz.consistency.slices import _consistent_slice as _consistent_slice
 from cocoviz.methods.level_estimates import LevelEstimates
 
 __all__ = [

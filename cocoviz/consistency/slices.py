@@ -20,10 +20,10 @@ from cocoviz.errors import ParameterError
 from cocoviz.methods.level_estimates import LevelEstimates
 from cocoviz.methods.registry import MERGES
 
-__all__ = ["top_down", "merge_children", "MatchedPairs"]
+__all__ = ["top_down", "merge_children", "MatchedPairs", "consistent_children", "consistent_slice"]
 
 
-#: Child runs per slice of :func:`_consistent_children`: a level of millions of blocks is matched and merged a
+#: Child runs per slice of :func:`consistent_children`: a level of millions of blocks is matched and merged a
 #: slice of whole parents at a time, so its temporaries (a dozen arrays per matched segment, and the matching
 #: kernel's buffer of 48 bytes per run) stay bounded instead of growing with the level.
 CONSISTENCY_SLICE_RUNS = 1 << 20
@@ -68,7 +68,7 @@ class MatchedPairs:
     result: LevelEstimates
 
 
-def _consistent_children(
+def consistent_children(
     parents: LevelEstimates,
     children: LevelEstimates,
     parent_of: np.ndarray,
@@ -87,7 +87,7 @@ def _consistent_children(
     """
     n_parents, n_children = len(parents.ptr) - 1, len(children.ptr) - 1
     if len(children.sizes) <= CONSISTENCY_SLICE_RUNS or n_children == 0 or np.any(np.diff(parent_of) < 0):
-        whole = _consistent_slice(parents, children, parent_of, merge, on_pairs)
+        whole = consistent_slice(parents, children, parent_of, merge, on_pairs)
         return whole.runs() if runs else whole
     # first_child[k]: the first child of parent k (children are in parent order), and the run it starts at.
     first_child = np.searchsorted(parent_of, np.arange(n_parents + 1))
@@ -97,7 +97,7 @@ def _consistent_children(
         hi = int(np.searchsorted(first_run, first_run[lo] + CONSISTENCY_SLICE_RUNS, side="right")) - 1
         hi = min(max(hi, lo + 1), n_parents)
         c_lo, c_hi = int(first_child[lo]), int(first_child[hi])
-        part = _consistent_slice(
+        part = consistent_slice(
             _node_slice(parents, lo, hi),
             _node_slice(children, c_lo, c_hi),
             np.asarray(parent_of[c_lo:c_hi], np.int64) - lo,
@@ -128,7 +128,7 @@ def merge_children(
     """
     if merge not in MERGES:
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
-    return _consistent_children(parents, children, parent_of, merge, on_pairs=on_pairs)
+    return consistent_children(parents, children, parent_of, merge, on_pairs=on_pairs)
 
 
 def _concat_runs(parts: Sequence[LevelRuns]) -> LevelRuns:
@@ -146,7 +146,7 @@ def _node_slice(estimates: LevelEstimates, lo: int, hi: int) -> LevelEstimates:
     )
 
 
-def _consistent_slice(
+def consistent_slice(
     parents: LevelEstimates,
     children: LevelEstimates,
     parent_of: np.ndarray,
@@ -154,7 +154,7 @@ def _consistent_slice(
     on_pairs: Callable[[MatchedPairs], None] | None = None,
     offsets: tuple[int, int, int, int] = (0, 0, 0, 0),
 ) -> LevelEstimates:
-    """:func:`_consistent_children` on all of ``parents`` and ``children`` at once: match (Algorithm 2), merge each
+    """:func:`consistent_children` on all of ``parents`` and ``children`` at once: match (Algorithm 2), merge each
     pair into the child (:func:`~cocoviz.consistency.merge.merge_estimates`), round, and combine each child's
     pairs of equal merged size and variance into runs.  ``on_pairs`` receives the :class:`MatchedPairs`
     (``offsets``: the slice's first parent, child, parent run and child run in the whole level)."""
@@ -237,7 +237,7 @@ def top_down(
         raise ParameterError(f"merge must be one of {MERGES}, got {merge!r}")
     current, last = estimates[0], len(estimates) - 1
     for level in range(1, last + 1):  # the leaves straight to runs: their merged estimates never held whole
-        current = _consistent_children(
+        current = consistent_children(
             current,
             estimates[level],
             parents[level],

@@ -28,7 +28,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from cocoviz.errors import UnknownNode
+from cocoviz.errors import ParameterError, UnknownNode
 
 __all__ = ["LabelColumns", "NodeCodes", "LevelPaths", "Path"]
 
@@ -290,6 +290,26 @@ class NodeCodes:
         if self._sorted(level + 1):
             return np.arange(lo, hi)
         return np.sort(self._order(level + 1)[lo:hi])
+
+    def find(self, node: Sequence[str]) -> tuple[int, int]:
+        """Level of ``node`` (a sequence of labels, root ``()``) and its index within that level.
+
+        A ``node`` that is not a sequence of labels is refused by name (:class:`~cocoviz.errors.ParameterError`),
+        one not in the tree as :class:`~cocoviz.errors.UnknownNode` (:meth:`locate`).
+        """
+        try:
+            path = tuple(str(x) for x in node)
+        except TypeError:
+            raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
+        return len(path), self.locate(path)
+
+    def child_paths(self, node: Sequence[str]) -> list[Path]:
+        """Paths of the children of ``node`` (empty for a leaf), in level order."""
+        level, k = self.find(node)
+        if level == self.depth:
+            return []
+        paths = self.paths(level + 1)
+        return [paths[c] for c in self.children(level, k)]
 
     def locate(self, path: Path) -> int:
         """Index of the node at ``path`` within its level (``len(path)``); KeyError if there is none.

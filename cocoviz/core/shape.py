@@ -165,18 +165,12 @@ class Shape:
         return self._groups[level]
 
     def locate(self, node: Sequence[str]) -> tuple[int, int]:
-        """Level of ``node`` and its index within that level."""
-        try:
-            path = tuple(str(x) for x in node)
-        except TypeError:
-            raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
-        return len(path), self._nodes.locate(path)
+        """Level of ``node`` and its index within that level (:meth:`~cocoviz.core.nodes.NodeCodes.find`)."""
+        return self._nodes.find(node)
 
     def children(self, node: Sequence[str]) -> list[Path]:
-        level, k = self.locate(node)
-        if level == self.depth:
-            return []
-        return [self.paths[level + 1][c] for c in self._nodes.children(level, k)]
+        """Paths of the children of ``node`` (empty for a leaf)."""
+        return self._nodes.child_paths(node)
 
     def same_as(self, other: Shape) -> bool:
         """Whether ``other`` is the same shape in full: levels, nodes, parents, G and ``public_groups``."""

@@ -196,7 +196,7 @@ def split_runs(
 def _census_state(k: int, scale: float, seed: int, depth: int) -> tuple[np.ndarray, ...]:
     """County, tract, block group and block (within the state; None below ``depth``, 3 to 5) with size and count
     of state ``k``'s runs.  Every block is listed: an empty block by one run of 0 groups (of size 1)."""
-    county, sizes, counts = housing._housing_state(k, states()[k], _housing_scale(scale), seed)
+    county, sizes, counts = housing.housing_state(k, states()[k], _housing_scale(scale), seed)
     tract_ptr, tract_weight, bg_ptr, bg_weight = _geography(k, scale)
     # Separate streams for the splits: each table equals the deeper one summed.
     item, tract, counts = split_runs(rng_stream(seed, _DATASET_KEY, k, 0), counts, tract_ptr, tract_weight, county)

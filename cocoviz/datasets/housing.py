@@ -28,7 +28,7 @@ from cocoviz.datasets.common import (
 from cocoviz.datasets.geography import State, county_weights, states
 from cocoviz.errors import ParameterError
 
-__all__ = ["generate_housing", "RECIPE", "OUTLIERS", "OUTLIERS_PER_STATE"]
+__all__ = ["generate_housing", "housing_state", "RECIPE", "OUTLIERS", "OUTLIERS_PER_STATE"]
 
 # A 2010-like national household-size profile for sizes 1..7.  SF1 stops at
 # "7 or more"; about half of those are taken as exactly 7, which sets the
@@ -122,7 +122,7 @@ def _outliers(k: int, n_counties: int, w: np.ndarray, scale: float, seed: int, o
     return county[:n_out], sizes[:n_out], np.ones(n_out, np.int64)
 
 
-def _housing_state(k: int, state: State, scale: float, seed: int, outliers: str = "full") -> Runs:
+def housing_state(k: int, state: State, scale: float, seed: int, outliers: str = "full") -> Runs:
     """County index, size and count of one state's households, tail and outliers."""
     rng = rng_stream(seed, 1, k)
     share, tilts = _housing_plan()
@@ -200,4 +200,4 @@ def generate_housing(
     scale, seed = check_scale(scale), check_seed(seed)
     if outliers not in OUTLIERS:
         raise ParameterError(f"outliers must be one of {OUTLIERS}, got {outliers!r}")
-    return states_frame(lambda k, state: _housing_state(k, state, scale, seed, outliers), only_states)
+    return states_frame(lambda k, state: housing_state(k, state, scale, seed, outliers), only_states)

@@ -108,10 +108,9 @@ def _check_runs(release) -> None:
 
 
 def _yardstick_epsilons(plan) -> list[float]:
-    """The ε behind each level's estimate: its own, or the whole budget for bottom-up."""
-    if plan.consistency == "bottom-up":
-        return [math.fsum(plan.epsilons)] * len(plan.epsilons)
-    return list(plan.epsilons)
+    """The noise parameter behind each level's estimate (:meth:`~cocoviz.plan.Plan.fit_epsilon`): its own ε,
+    the whole budget for bottom-up, or under zCDP the ε of the Laplace law with its Gaussian's variance."""
+    return [plan.fit_epsilon(level) for level in range(len(plan.methods))]
 
 
 def _share(part: np.ndarray, whole: np.ndarray, empty: float) -> np.ndarray:
@@ -212,7 +211,8 @@ def evaluate(tree, release) -> pd.DataFrame:
 
     Columns: ``level``, ``node``, ``groups`` (G), ``sizes`` (D, distinct true
     sizes), ``emd``, ``epsilon`` (behind the node's estimate: the level's, or
-    Σ ε for bottom-up), ``omniscient`` (D/ε), ``emd_per_group`` (persons
+    Σ ε for bottom-up; NaN under zCDP, which spends ρ), ``omniscient`` (D/ε; under zCDP ε is the noise
+    parameter of :meth:`~cocoviz.plan.Plan.fit_epsilon`), ``emd_per_group`` (persons
     misplaced per group, on average), ``exact_share`` (the share of groups
     whose size is exactly right, Σ_s min(H[s], Ĥ[s]) / G: see
     :func:`exact_share`), ``ratio`` (emd / omniscient: about 1 is as good as
@@ -243,7 +243,7 @@ def evaluate(tree, release) -> pd.DataFrame:
                     "groups": groups,
                     "sizes": sizes,
                     "emd": emd,
-                    "epsilon": eps,
+                    "epsilon": eps if release.plan.rhos is None else math.nan,  # zCDP spends ρ, no ε
                     "omniscient": omniscient,
                     # A node of G = 0 (an empty block) is released exactly: nothing misplaced, every one of
                     # its no groups right; against a yardstick of 0 its ratio says nothing (NaN).

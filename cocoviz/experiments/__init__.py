@@ -63,7 +63,7 @@ from cocoviz.experiments.data import MIX_SEPARATOR, WEST_COAST, Data, Loader, mi
 from cocoviz.experiments.kuo import EXPERIMENTS, experiment_names, run_experiment
 from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, TWO_LEVEL_MIXES, Experiment, RunOptions
 from cocoviz.experiments.kuo_tables import PAPER_TABLE3, PAPER_TABLE4, TABLE4_METHODS
-from cocoviz.experiments.kuo_tables import _table4_report as _table4_report  # for a saved trials.csv
+from cocoviz.experiments.kuo_tables import table4_report as table4_report  # for a saved trials.csv
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import (
     FRAME_COLUMNS,

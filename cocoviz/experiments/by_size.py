@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from cocoviz.errors import ParameterError
-from cocoviz.experiments.data import Loader, _as_data
-from cocoviz.experiments.runner import Progress, _execute, _load_all, release_error_by_size, trial_seed
+from cocoviz.experiments.data import Loader, as_data
+from cocoviz.experiments.runner import Progress, execute, load_all, release_error_by_size, trial_seed
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import DEFAULT_MAX_SIZE, METHODS
@@ -87,8 +87,8 @@ def run_error_by_size(
         one row per (dataset, method, trial) with the emd and where its error
         lies (see :func:`summarize_error_by_size`).
     """
-    data = [_as_data(d, k) for k, d in enumerate(datasets)]
-    trees, keys = _load_all(data, loader)
+    data = [as_data(d, k) for k, d in enumerate(datasets)]
+    trees, keys = load_all(data, loader)
     max_size = DEFAULT_MAX_SIZE if max_size is None else int(max_size)
     for m in methods:
         if m not in METHODS:
@@ -99,7 +99,7 @@ def run_error_by_size(
         for m in methods
         for t in range(int(trials))
     ]
-    arrays = _execute(_size_task, tasks, trees, keys, workers, progress, journal=journal)
+    arrays = execute(_size_task, tasks, trees, keys, workers, progress, journal=journal)
     curves, rows = [], []
     for d, tree in enumerate(trees):
         h_true = tree.histogram(())

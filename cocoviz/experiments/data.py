@@ -14,7 +14,17 @@ from cocoviz.errors import ParameterError
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.plan import METHODS
 
-__all__ = ["Data", "regional_cut", "parse_mix", "mix_label", "MIX_SEPARATOR", "Loader", "WEST_COAST"]
+__all__ = [
+    "Data",
+    "regional_cut",
+    "parse_mix",
+    "mix_label",
+    "MIX_SEPARATOR",
+    "Loader",
+    "WEST_COAST",
+    "as_data",
+    "methods_for",
+]
 
 #: Separator of per-level methods in a mix label, as in the paper ("Hc×Hg").
 MIX_SEPARATOR = "×"
@@ -123,7 +133,8 @@ class Data:
         return tree
 
 
-def _as_data(item, k: int) -> Data:
+def as_data(item, k: int) -> Data:
+    """A name, :class:`Data` or :class:`~cocoviz.hierarchy.Hierarchy` as :class:`Data` (a tree is named ``data{k}``)."""
     if isinstance(item, Data):
         return item
     if isinstance(item, str):
@@ -160,7 +171,8 @@ def mix_label(methods: Sequence[str]) -> str:
     return MIX_SEPARATOR.join(methods)
 
 
-def _methods_for(mix: tuple[str, ...], n_levels: int, dataset: str) -> tuple[str, ...]:
+def methods_for(mix: tuple[str, ...], n_levels: int, dataset: str) -> tuple[str, ...]:
+    """One method per level from a mix: a single method for every level, or one per level (refused otherwise)."""
     if len(mix) == 1:
         return mix * n_levels
     if len(mix) != n_levels:

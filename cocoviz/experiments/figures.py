@@ -10,10 +10,10 @@ import pandas as pd
 
 from cocoviz.errors import SetupError
 
-__all__: list[str] = []
+__all__ = ["sweep_figures", "bar_figure", "write_pngs"]
 
 
-def _sweep_figures(
+def sweep_figures(
     summary: pd.DataFrame, series: Callable[[pd.DataFrame], pd.Series], title: str, *, omniscient: bool = False
 ) -> dict[str, object]:
     """One sweep figure per dataset (plots.sweep_figure: a panel per level, ± standard error)."""
@@ -39,7 +39,7 @@ def _sweep_figures(
     return figures
 
 
-def _bar_figure(
+def bar_figure(
     summary: pd.DataFrame,
     *,
     x: str,
@@ -87,7 +87,8 @@ def _bar_figure(
     return fig
 
 
-def _write_pngs(figures: Mapping[str, object], folder: Path, *, required: bool) -> list[Path]:
+def write_pngs(figures: Mapping[str, object], folder: Path, *, required: bool) -> list[Path]:
+    """Write each figure as a PNG into ``folder``; without a renderer, refuse if ``required``, else write none."""
     paths = [folder / f"{_slug(key)}.png" for key in figures]
     try:
         import plotly.io as pio

@@ -12,18 +12,17 @@ from cocoviz.core.atomic import check_writable_folder
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.data import Loader
 from cocoviz.experiments.gauss import GAUSS
-from cocoviz.experiments.kselect import _kselect
-from cocoviz.experiments.kuo_figures import _figure1, _figure4, _figure5, _figure6
+from cocoviz.experiments.kselect import kselect_experiment
+from cocoviz.experiments.kuo_figures import figure1, figure4, figure5, figure6
 from cocoviz.experiments.kuo_setup import EPSILON_GRID, PAPER_DATASETS, Experiment
-from cocoviz.experiments.kuo_tables import _table3, _table4
+from cocoviz.experiments.kuo_tables import table3, table4
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import Progress
 from cocoviz.experiments.tao import E6
 from cocoviz.experiments.tao_hcp import E4 as TAO_E4
 from cocoviz.experiments.tao_hcp import E5 as TAO_E5
 from cocoviz.experiments.tao_joint import E7 as TAO_E7
-from cocoviz.experiments.wu import _e2 as _wu_e2
-from cocoviz.experiments.wu import _e3 as _wu_e3
+from cocoviz.experiments.wu import wu_e2, wu_e3
 
 __all__ = ["EXPERIMENTS", "experiment_names", "run_experiment"]
 
@@ -36,7 +35,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Naive is orders of magnitude (billions) worse than Hc and Hg.",
             PAPER_DATASETS,
             (1.0,),
-            _table3,
+            table3,
         ),
         Experiment(
             "figure4",
@@ -45,7 +44,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "modestly at the second level.",
             ("housing", "white", "hawaiian"),
             EPSILON_GRID,
-            _figure4,
+            figure4,
         ),
         Experiment(
             "figure5",
@@ -54,7 +53,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "nationally); the best mix is close to the omniscient D/ε.",
             ("housing", "white", "hawaiian"),
             EPSILON_GRID,
-            _figure5,
+            figure5,
         ),
         Experiment(
             "figure6",
@@ -62,7 +61,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "No method dominates; Hc-based estimation tends to be much better than Hg overall.",
             PAPER_DATASETS,
             EPSILON_GRID,
-            _figure6,
+            figure6,
         ),
         Experiment(
             "table4",
@@ -70,7 +69,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Bottom-up is worse at the upper levels and better at the leaves.",
             PAPER_DATASETS,
             (1.0,),
-            _table4,
+            table4,
         ),
         Experiment(
             "figure1",
@@ -78,16 +77,16 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Hg's error sits at small sizes; Hc's is spread over the rest.",
             PAPER_DATASETS,
             (1.0,),
-            _figure1,
+            figure1,
         ),
         Experiment(
             "wu-e1",
-            "E1 (Wu et al.): K public, by noisy max, by SVT or the true maximum, against ε",
+            "E1 (Wu et al.): K public, by noisy max, by SVT, by Wu's thresholds or the true maximum, against ε",
             "Noisy max lands within a few per cent of the true maximum and (almost) never truncates; SVT "
             "stops early and truncates; a private K cuts Hc's noise cells by orders of magnitude.",
             ("housing", "white", "hawaiian", "taxi"),
             (0.1, 0.25, 0.5, 1.0, 2.0),
-            _kselect,
+            kselect_experiment,
         ),
         Experiment(
             "wu-e2",
@@ -95,7 +94,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Wu: Identity beats the other baselines; isotonic regression can hurt answers with uneven bias.",
             ("housing",),
             (0.1, 1.0),
-            _wu_e2,
+            wu_e2,
         ),
         Experiment(
             "wu-e3",
@@ -103,7 +102,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Wu: truncation improves every algorithm; Identity beats the other baselines.",
             ("housing",),
             (0.1, 1.0),
-            _wu_e3,
+            wu_e3,
         ),
         E6,
         TAO_E4,

@@ -7,16 +7,17 @@ import pandas as pd
 
 from cocoviz.errors import ParameterError
 from cocoviz.experiments.by_size import run_error_by_size, summarize_error_by_size
-from cocoviz.experiments.figures import _sweep_figures
+from cocoviz.experiments.figures import sweep_figures
 from cocoviz.experiments.kuo_setup import TWO_LEVEL_MIXES, Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import summarize
-from cocoviz.experiments.tables import _best_counts, _best_table, _label_levels, _paired_wins, _pm, markdown_table
+from cocoviz.experiments.tables import best_counts, best_table, label_levels, markdown_table, paired_wins, plus_minus
 
-__all__ = ["root_winners", "figure6_report"]
+__all__ = ["root_winners", "figure6_report", "figure1", "figure4", "figure5", "figure6"]
 
 
-def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """Kuo et al.'s Figure 4: weighted against average merging, per level, over the ε grid."""
     config = run.config(exp)
     frame = run.run_grid(
         config,
@@ -25,8 +26,8 @@ def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
         merges=["weighted", "average"],
     )
     summary = summarize(frame)
-    wins = _paired_wins(summary, "merge", "weighted", "average", ["dataset", "level", "level_name"])
-    overall = _paired_wins(summary, "merge", "weighted", "average", ["level", "level_name"])
+    wins = paired_wins(summary, "merge", "weighted", "average", ["dataset", "level", "level_name"])
+    overall = paired_wins(summary, "merge", "weighted", "average", ["level", "level_name"])
     index = ["dataset", "level", "level_name", "mix", "epsilon"]
     wide = summary.pivot_table(index=index, columns="merge", values="mean", aggfunc="first").reset_index()
     wide["average / weighted"] = wide["average"] / wide["weighted"]
@@ -35,9 +36,9 @@ def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
     )
     ratio.columns = [f"ε={c:g}" for c in ratio.columns]
     ratio = ratio.reset_index()
-    _label_levels(ratio, 1)
+    label_levels(ratio, 1)
     for t in (wins, overall):
-        _label_levels(t, 0)
+        label_levels(t, 0)
     md = "\n\n".join(
         [
             "Cells where the weighted merge had the lower mean emd than the plain average (a cell = one mix "
@@ -49,24 +50,25 @@ def _figure4(exp: Experiment, run: RunOptions) -> ExperimentResult:
             markdown_table(ratio),
         ]
     )
-    figures = _sweep_figures(
+    figures = sweep_figures(
         summary, lambda s: s["mix"] + " " + s["merge"], "Figure 4: weighted vs. plain average merge"
     )
     return ExperimentResult(exp.name, {"trials": frame, "summary": summary, "ratios": wide}, figures, md, config)
 
 
-def _figure5(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def figure5(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """Kuo et al.'s Figure 5: the 2-level method mixes under top-down consistency, over the ε grid."""
     config = run.config(exp)
     frame = run.run_grid(
         config, [run.two_level_data(d) for d in config["datasets"]], mixes=TWO_LEVEL_MIXES, merges=["weighted"]
     )
     summary = summarize(frame)
-    table = _best_table(summary, "mix", TWO_LEVEL_MIXES)
-    counts = _best_counts(table, TWO_LEVEL_MIXES)
-    uniform = _paired_wins(
+    table = best_table(summary, "mix", TWO_LEVEL_MIXES)
+    counts = best_counts(table, TWO_LEVEL_MIXES)
+    uniform = paired_wins(
         summary[summary["mix"].isin(["Hc×Hc", "Hg×Hg"])], "mix", "Hc×Hc", "Hg×Hg", ["dataset", "level", "level_name"]
     )
-    _label_levels(uniform, 1)
+    label_levels(uniform, 1)
     md = "\n\n".join(
         [
             "How often each mix had the lowest mean emd over the ε grid (top-down, weighted merge):",
@@ -80,7 +82,7 @@ def _figure5(exp: Experiment, run: RunOptions) -> ExperimentResult:
             markdown_table(table.drop(columns="best")),
         ]
     )
-    figures = _sweep_figures(summary, lambda s: s["mix"], "Figure 5: 2-level top-down consistency", omniscient=True)
+    figures = sweep_figures(summary, lambda s: s["mix"], "Figure 5: 2-level top-down consistency", omniscient=True)
     return ExperimentResult(exp.name, {"trials": frame, "summary": summary}, figures, md, config)
 
 
@@ -108,7 +110,8 @@ def root_winners(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def figure6(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """Kuo et al.'s Figure 6: the 3-level Hc/Hg mixes, top-down and no consistency, over the ε grid."""
     config = run.config(exp)
     config["whole_country"] = run.whole_country
     frame = run.run_grid(
@@ -128,9 +131,9 @@ def figure6_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
     summary = summarize(frame)
     summary["series"] = summary["mix"] + " " + summary["consistency"]
     order = ["Hc×Hc×Hc top-down", "Hc×Hc×Hc none", "Hg×Hg×Hg top-down", "Hg×Hg×Hg none"]
-    table = _best_table(summary, "series", order)
-    counts = _best_counts(table, order)
-    wins = _paired_wins(
+    table = best_table(summary, "series", order)
+    counts = best_counts(table, order)
+    wins = paired_wins(
         summary.drop(columns="series"),
         "consistency",
         "top-down",
@@ -138,7 +141,7 @@ def figure6_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
         ["dataset", "mix", "level", "level_name"],
         ignore=("merge",),
     )
-    _label_levels(wins, 2)
+    label_levels(wins, 2)
     md = "\n\n".join(
         [
             "How often each series had the lowest mean emd over the ε grid:",
@@ -153,7 +156,7 @@ def figure6_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
             markdown_table(table.drop(columns="best")),
         ]
     )
-    figures = _sweep_figures(
+    figures = sweep_figures(
         summary.drop(columns="series"),
         lambda s: s["mix"] + " " + s["consistency"],
         "Figure 6: 3 levels with and without consistency",
@@ -162,7 +165,8 @@ def figure6_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
     return {"trials": frame, "summary": summary}, figures, md
 
 
-def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """Kuo et al.'s Figure 1: the emd and size-error percentiles of each method at one ε."""
     from cocoviz.plots import error_by_size_figure
 
     config = run.config(exp)
@@ -186,10 +190,10 @@ def _figure1(exp: Experiment, run: RunOptions) -> ExperimentResult:
         {
             "dataset": summary["dataset"],
             "method": summary["method"],
-            "emd": [_pm(m, s) for m, s in zip(summary["emd"], summary["emd_se"])],
+            "emd": [plus_minus(m, s) for m, s in zip(summary["emd"], summary["emd_se"])],
             **{
                 f"{q}% of the error at sizes ≤": [
-                    _pm(m, s) for m, s in zip(summary[f"error_p{q}_size"], summary[f"error_p{q}_size_se"])
+                    plus_minus(m, s) for m, s in zip(summary[f"error_p{q}_size"], summary[f"error_p{q}_size_se"])
                 ]
                 for q in (25, 50, 75)
             },

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.experiments.figures import _bar_figure
+from cocoviz.experiments.figures import bar_figure
 from cocoviz.experiments.kuo_naive import NAIVE_CLIP, NAIVE_PROJECTION, clip_only_frame
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.runner import summarize
-from cocoviz.experiments.tables import _label_levels, _num, _panel_labels, _pm, markdown_table
+from cocoviz.experiments.tables import label_levels, markdown_table, number_text, panel_labels, plus_minus
 
-__all__ = ["PAPER_TABLE3", "PAPER_TABLE4", "TABLE3_METHODS", "TABLE4_METHODS"]
+__all__ = ["PAPER_TABLE3", "PAPER_TABLE4", "TABLE3_METHODS", "TABLE4_METHODS", "table3", "table4", "table4_report"]
 
 
 #: The paper's Table 3 (slides): mean emd at the top level, ε = 1.0: naive, Hc, Hg, on the full data.
@@ -28,7 +28,8 @@ PAPER_TABLE3 = {
 TABLE3_METHODS = {"naive": NAIVE_PROJECTION, "naive-clip": NAIVE_CLIP, "Hc": "Hc", "Hg": "Hg"}
 
 
-def _table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """Kuo et al.'s Table 3: naive, Hc and Hg at the root, mean error per dataset beside the paper's."""
     config = run.config(exp)
     data = [run.root_data(d) for d in config["datasets"]]
     sweep = run.sweep(config, data, mixes=["naive", "Hc", "Hg"], consistencies=["none"])
@@ -47,7 +48,7 @@ def _table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
                 {
                     "ε": f"{eps:g}",
                     "method": label,
-                    **{d: _pm(part.at[d, "mean"], part.at[d, "se"]) for d in config["datasets"]},
+                    **{d: plus_minus(part.at[d, "mean"], part.at[d, "se"]) for d in config["datasets"]},
                 }
             )
     if 1.0 in sweep.epsilons:
@@ -56,7 +57,7 @@ def _table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
                 {
                     "ε": "1",
                     "method": f"{mix} (paper, full data)",
-                    **{d: _num(PAPER_TABLE3[d][k]) for d in config["datasets"]},
+                    **{d: number_text(PAPER_TABLE3[d][k]) for d in config["datasets"]},
                 }
             )
     table = pd.DataFrame(rows)
@@ -102,7 +103,7 @@ def _table3(exp: Experiment, run: RunOptions) -> ExperimentResult:
         ]
     )
     shown = summary.assign(method=summary["mix"].map(TABLE3_METHODS))
-    fig = _bar_figure(
+    fig = bar_figure(
         shown.drop(columns="mix"),
         x="dataset",
         series="method",
@@ -125,7 +126,8 @@ PAPER_TABLE4 = {
 }
 
 
-def _table4(exp: Experiment, run: RunOptions) -> ExperimentResult:
+def table4(exp: Experiment, run: RunOptions) -> ExperimentResult:
+    """Kuo et al.'s Table 4: Hc on three levels, bottom-up, top-down and no consistency, at a total ε."""
     config = run.config(exp)
     config["whole_country"] = run.whole_country
     frame = run.run_grid(
@@ -136,11 +138,11 @@ def _table4(exp: Experiment, run: RunOptions) -> ExperimentResult:
         consistencies=["bottom-up", "top-down", "none"],
         merges=["weighted"],
     )
-    frames, figures, md = _table4_report(frame)
+    frames, figures, md = table4_report(frame)
     return ExperimentResult(exp.name, frames, figures, md, config)
 
 
-def _table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
+def table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
     """Table 4's CSV frames, figures and markdown from its sweep frame (also from a saved trials.csv)."""
     trials = int(frame["trial"].nunique())
     summary = summarize(frame)
@@ -158,7 +160,10 @@ def _table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
                         "total ε": f"{eps:g}",
                         "level": int(level),
                         "method": method,
-                        **{d: _pm(part.at[d, "mean"], part.at[d, "se"]) if d in part.index else "–" for d in datasets},
+                        **{
+                            d: plus_minus(part.at[d, "mean"], part.at[d, "se"]) if d in part.index else "–"
+                            for d in datasets
+                        },
                     }
                 )
             if eps == 1.0 and level < 3 and any(d in PAPER_TABLE4 for d in datasets):
@@ -168,7 +173,10 @@ def _table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
                             "total ε": "1",
                             "level": int(level),
                             "method": method,
-                            **{d: _num(PAPER_TABLE4[d][level][k]) if d in PAPER_TABLE4 else "–" for d in datasets},
+                            **{
+                                d: number_text(PAPER_TABLE4[d][level][k]) if d in PAPER_TABLE4 else "–"
+                                for d in datasets
+                            },
                         }
                     )
     table = pd.DataFrame(rows)
@@ -177,7 +185,7 @@ def _table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
     ).reset_index()
     wide["BU / top-down"] = wide["BU"] / wide["Hc top-down"]
     wide["independent / top-down"] = wide[TABLE4_METHODS["none"]] / wide["Hc top-down"]
-    _label_levels(wide, 2)
+    label_levels(wide, 2)
     md = "\n\n".join(
         [
             "Mean emd per node ± standard error over "
@@ -190,10 +198,10 @@ def _table4_report(frame: pd.DataFrame) -> tuple[dict, dict, str]:
         ]
     )
     part = summary.copy()
-    part["panel"] = _panel_labels(part)
+    part["panel"] = panel_labels(part)
     figures = {}
     for eps in sorted(summary["total_epsilon"].unique()):
-        figures[f"table4-eps{eps:g}"] = _bar_figure(
+        figures[f"table4-eps{eps:g}"] = bar_figure(
             part[part["total_epsilon"] == eps],
             x="dataset",
             series="method",

@@ -90,7 +90,7 @@ def calibration(tree, plan: Plan, *, trials: int, seed: int = 0) -> pd.DataFrame
             fitted = fitted_stated(
                 plan.level_method(level).name,
                 fits[level],
-                epsilon=plan.level_epsilon(level),
+                epsilon=plan.fit_epsilon(level),
                 p=plan.ps[level],
                 bounds=level_bounds(plan, level, measured.levels[level].bounds),
             )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.core.atomic import atomic_folder
-from cocoviz.experiments.figures import _write_pngs
+from cocoviz.experiments.figures import write_pngs
 
 __all__ = ["ExperimentResult"]
 
@@ -64,7 +64,7 @@ class ExperimentResult:
         )
         written["html"].append(path)
         if png is not False and self.figures:
-            written["png"] = _write_pngs(self.figures, folder, required=bool(png))
+            written["png"] = write_pngs(self.figures, folder, required=bool(png))
         config = dict(
             self.config,
             seconds=round(self.seconds, 1),

@@ -18,7 +18,7 @@ import pandas as pd
 
 from cocoviz.errors import ParameterError
 from cocoviz.evaluate.against_truth import evaluate, size_errors
-from cocoviz.experiments.data import Data, Loader, _as_data, _methods_for, mix_label, parse_mix
+from cocoviz.experiments.data import Data, Loader, as_data, methods_for, mix_label, parse_mix
 from cocoviz.experiments.journal import Journal, sweep_key
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.methods.registry import MERGES
@@ -38,6 +38,8 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "NO_MERGE",
     "Progress",
+    "execute",
+    "load_all",
 ]
 
 #: Columns of :func:`run_sweep`'s frame, in order.
@@ -100,7 +102,7 @@ class Sweep:
     p: int | None = None
 
     def __post_init__(self):
-        datasets = tuple(_as_data(d, k) for k, d in enumerate(self.datasets))
+        datasets = tuple(as_data(d, k) for k, d in enumerate(self.datasets))
         if not datasets:
             raise ParameterError("a sweep needs at least one dataset")
         keys = [d.key for d in datasets]
@@ -217,7 +219,7 @@ def _sweep_tasks(sweep: Sweep, trees: Sequence[Hierarchy], keys: Sequence[str]) 
     for d, tree in enumerate(trees):
         n_levels = tree.depth + 1
         for mix in sweep.mixes:
-            methods = _methods_for(mix, n_levels, keys[d])
+            methods = methods_for(mix, n_levels, keys[d])
             for eps in sweep.epsilons:
                 per_level = eps if sweep.budget == "per-level" else eps / n_levels
                 for consistency in sweep.consistencies:
@@ -259,7 +261,7 @@ def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _execute(
+def execute(
     fn,
     tasks: list,
     trees: list[Hierarchy],
@@ -332,7 +334,8 @@ def _execute(
     return results
 
 
-def _load_all(datasets: Sequence[Data], loader: Loader | None) -> tuple[list[Hierarchy], list[str]]:
+def load_all(datasets: Sequence[Data], loader: Loader | None) -> tuple[list[Hierarchy], list[str]]:
+    """Every dataset loaded (through ``loader`` when given) and its key, in order."""
     return [d.load(loader) for d in datasets], [d.key for d in datasets]
 
 
@@ -366,9 +369,9 @@ def run_sweep(
     measurements spent (the total, at the leaves, for bottom-up), ``emd`` the
     node's error and ``omniscient`` the reference G/level_epsilon.
     """
-    trees, keys = _load_all(sweep.datasets, loader)
+    trees, keys = load_all(sweep.datasets, loader)
     tasks = _sweep_tasks(sweep, trees, keys)
-    frames = _execute(_sweep_task, tasks, trees, keys, workers, progress, client, journal)
+    frames = execute(_sweep_task, tasks, trees, keys, workers, progress, client, journal)
     frame = pd.concat(frames, ignore_index=True)
     frame["emd"] = frame["emd"].astype(np.int64)
     return frame

@@ -10,10 +10,20 @@ import pandas as pd
 
 from cocoviz.experiments.runner import SUMMARY_COLUMNS
 
-__all__ = ["markdown_table"]
+__all__ = [
+    "markdown_table",
+    "number_text",
+    "plus_minus",
+    "label_levels",
+    "panel_labels",
+    "paired_wins",
+    "best_counts",
+    "best_table",
+]
 
 
-def _num(x: float, digits: int = 1) -> str:
+def number_text(x: float, digits: int = 1) -> str:
+    """A number for a table: ``–`` for none or NaN, no decimals from 100,000 up, else ``digits`` decimals."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if abs(x) >= 1e5:
@@ -21,8 +31,9 @@ def _num(x: float, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _pm(mean: float, se: float) -> str:
-    return f"{_num(mean)} ± {_num(se)}"
+def plus_minus(mean: float, se: float) -> str:
+    """``mean ± se`` as table text (:func:`number_text`)."""
+    return f"{number_text(mean)} ± {number_text(se)}"
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
@@ -33,7 +44,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
         cells = [
             v
             if isinstance(v, str)
-            else _num(float(v))
+            else number_text(float(v))
             if isinstance(v, (float, np.floating))
             else f"{v:,}"
             if isinstance(v, (int, np.integer))
@@ -50,18 +61,18 @@ def _level_label(level: int, name: str) -> str:
     return f"{level} {name}" if name.startswith("(") else f"{level} ({name})"
 
 
-def _label_levels(frame: pd.DataFrame, at: int) -> None:
+def label_levels(frame: pd.DataFrame, at: int) -> None:
     """Replace ``frame``'s ``level`` and ``level_name`` columns by one ``level`` label column at ``at``."""
     frame.insert(at, "level", [_level_label(lv, n) for lv, n in zip(frame.pop("level"), frame.pop("level_name"))])
 
 
-def _panel_labels(summary: pd.DataFrame) -> pd.Series:
+def panel_labels(summary: pd.DataFrame) -> pd.Series:
     """``level 1: state / half``: one panel per level number, naming every dataset's level there."""
     names = summary.groupby("level")["level_name"].agg(lambda s: " / ".join(dict.fromkeys(map(str, s))))
     return summary["level"].map(lambda k: f"level {k}: {names[k]}")
 
 
-def _paired_wins(
+def paired_wins(
     summary: pd.DataFrame, column: str, better: str, worse: str, keys: Sequence[str], ignore: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Per ``keys``: in how many cells ``better`` had the lower mean than ``worse``, and the median ratio.
@@ -84,7 +95,7 @@ def _paired_wins(
     )
 
 
-def _best_counts(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
+def best_counts(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     """Per (dataset, level): how many ε of the grid each series had the lowest mean."""
     counts = pd.crosstab([table["dataset"], table["level"]], table["best"])
     counts = counts.reindex(columns=list(order), fill_value=0)
@@ -93,7 +104,7 @@ def _best_counts(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     return counts.reset_index()
 
 
-def _best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) -> pd.DataFrame:
+def best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) -> pd.DataFrame:
     """Rows (dataset, level, ε), a column per series with mean ± se (the lowest mean in bold), omniscient D/ε."""
     rows = []
     for (dataset, level, name, eps), part in summary.groupby(["dataset", "level", "level_name", "epsilon"], sort=False):
@@ -102,9 +113,9 @@ def _best_table(summary: pd.DataFrame, series_col: str, order: Sequence[str]) ->
         row = {"dataset": dataset, "level": _level_label(level, name), "ε/level": f"{eps:g}"}
         for s in order:
             if s in part.index:
-                cell = _pm(part.at[s, "mean"], part.at[s, "se"])
+                cell = plus_minus(part.at[s, "mean"], part.at[s, "se"])
                 row[s] = f"**{cell}**" if s == best else cell
-        row["omniscient D/ε"] = _num(float(part["omniscient"].mean()))
+        row["omniscient D/ε"] = number_text(float(part["omniscient"].mean()))
         row["best"] = best
         rows.append(row)
     return pd.DataFrame(rows)

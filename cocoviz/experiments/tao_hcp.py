@@ -28,7 +28,7 @@ import cocoviz
 from cocoviz.datasets.previous import DRIFT, previous_census_prior
 from cocoviz.evaluate.metrics import emd
 from cocoviz.experiments.data import Data
-from cocoviz.experiments.figures import _bar_figure
+from cocoviz.experiments.figures import bar_figure
 from cocoviz.experiments.hcp_coverage import coverage
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
@@ -164,7 +164,7 @@ def _e4(exp: Experiment, run: RunOptions) -> ExperimentResult:
             markdown_table(table),
         ]
     )
-    fig = _bar_figure(
+    fig = bar_figure(
         summary.assign(mean=summary["emd"], se=summary["emd_se"]),
         x="epsilon",
         series="config",
@@ -225,7 +225,7 @@ def _e5(exp: Experiment, run: RunOptions) -> ExperimentResult:
             markdown_table(coverage_table(cover)),
         ]
     )
-    fig = _bar_figure(
+    fig = bar_figure(
         summary.assign(
             mean=summary["emd"], se=summary["emd_se"], series=summary["prior"] + " · " + summary["consistency"]
         ),

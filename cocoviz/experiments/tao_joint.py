@@ -37,7 +37,7 @@ from scipy.special import expit, logit
 from cocoviz.core.shape import Shape
 from cocoviz.datasets.tenure import OWNER_DRIFT, previous_census_tenure, previous_tenure_table, tenure_table
 from cocoviz.experiments.data import Data
-from cocoviz.experiments.figures import _bar_figure
+from cocoviz.experiments.figures import bar_figure
 from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table
@@ -244,7 +244,7 @@ def _e7(exp: Experiment, run: RunOptions) -> ExperimentResult:
             markdown_table(perturbed_ranges(summary[summary["level"] == tree.depth]).drop(columns="level")),
         ]
     )
-    fig = _bar_figure(
+    fig = bar_figure(
         summary.assign(mean=summary["joint_l1"], se=summary["joint_l1_se"]),
         x="epsilon",
         series="config",

@@ -32,6 +32,10 @@ from cocoviz.core.runs import LevelRuns, aggregate_runs
 from cocoviz.errors import InputError, ParameterError
 
 __all__ = [
+    "refuse",
+    "power_text",
+    "check_roles",
+    "leaves_of",
     "MAX_GROUPS",
     "MAX_GROUP_SIZE",
     "MAX_PERSONS",
@@ -111,7 +115,8 @@ def problems_message(problems: Sequence[str], lead: str = "", note: str = "") ->
     )
 
 
-def _refuse(problems: Problems) -> None:
+def refuse(problems: Problems) -> None:
+    """Raise :class:`TableProblems` naming every problem found (nothing if there is none)."""
     if problems:
         raise TableProblems(problems)
 
@@ -129,11 +134,12 @@ def _values(raw: pd.Series, mask: np.ndarray) -> str:
     return ", ".join(repr(v) for v in shown)
 
 
-def _power(limit: int) -> str:
+def power_text(limit: int) -> str:
+    """A limit that is a power of two as text, e.g. ``2**20 = 1,048,576``, for refusals."""
     return f"2**{limit.bit_length() - 1} = {limit:,}"
 
 
-def _check_roles(levels: Sequence[str], **roles: object) -> None:
+def check_roles(levels: Sequence[str], **roles: object) -> None:
     """Refuse column arguments that cannot name a column (a bad argument, not a bad table)."""
     if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
         raise ParameterError(f"levels must be a list of column names, got {levels!r}")
@@ -298,7 +304,8 @@ def _nonnegative_integers(df: pd.DataFrame, col: str, what: str, limit: int, pro
     large = finite & (as_float > limit)
     if large.any():
         problems.append(
-            f"column '{col}': {what} too large in rows {_rows(large, df.index)}; at most {_power(limit)} is supported"
+            f"column '{col}': {what} too large in rows {_rows(large, df.index)}; "
+            f"at most {power_text(limit)} is supported"
         )
     if len(problems) > found:
         return None
@@ -319,40 +326,40 @@ def _check_totals(df: pd.DataFrame, sizes: np.ndarray, counts: np.ndarray, size:
         where = f"column '{count}'" if count is not None else "the table"
         problems.append(
             f"{where}: {counts.sum(dtype=np.float64):,.0f} groups in all (rows {rows}); at most "
-            f"{_power(MAX_GROUPS)} groups are supported in one region, the root included"
+            f"{power_text(MAX_GROUPS)} groups are supported in one region, the root included"
         )
     if np.dot(sizes.astype(np.float64), counts.astype(np.float64)) > MAX_PERSONS:
         columns = f"columns '{size}' and '{count}'" if count is not None else f"column '{size}'"
         problems.append(
-            f"{columns}: more than {_power(MAX_PERSONS)} persons in all (rows {rows}); that many are not supported"
+            f"{columns}: more than {power_text(MAX_PERSONS)} persons in all (rows {rows}); that many are not supported"
         )
-    _refuse(problems)
+    refuse(problems)
 
 
 def counts_table(df: pd.DataFrame, *, size: str, count: str, levels: Sequence[str]) -> Leaves:
     """Leaves of a per-leaf counts table (see :meth:`Hierarchy.from_counts`)."""
-    _check_roles(levels, size=size, count=count)
+    check_roles(levels, size=size, count=count)
     _require_columns(df, [*levels, size, count])
     problems: Problems = []
     levels = _check_levels(df, levels, problems)
     sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE, problems)
     counts = _nonnegative_integers(df, count, "number of groups", MAX_GROUPS, problems)
-    _refuse(problems)
+    refuse(problems)
     _check_totals(df, sizes, counts, size, count)
-    return _leaves(df, levels, sizes, counts)
+    return leaves_of(df, levels, sizes, counts)
 
 
 def groups_table(df: pd.DataFrame, *, size: str, levels: Sequence[str]) -> Leaves:
     """Leaves of a groups table (see :meth:`Hierarchy.from_groups`)."""
-    _check_roles(levels, size=size)
+    check_roles(levels, size=size)
     _require_columns(df, [*levels, size])
     problems: Problems = []
     levels = _check_levels(df, levels, problems)
     sizes = _nonnegative_integers(df, size, "group size", MAX_GROUP_SIZE, problems)
-    _refuse(problems)
+    refuse(problems)
     counts = np.ones(len(sizes), np.int64)
     _check_totals(df, sizes, counts, size, None)
-    return _leaves(df, levels, sizes, counts)
+    return leaves_of(df, levels, sizes, counts)
 
 
 def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups: pd.DataFrame | None = None) -> Leaves:
@@ -361,7 +368,7 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
     With ``groups`` (the public Groups table: group id and level columns) the
     leaves and every G come from ``groups``; without it from the persons rows.
     """
-    _check_roles(levels, group=group)
+    check_roles(levels, group=group)
     _require_columns(df, [*levels, group])
     problems: Problems = []
     levels = _check_levels(df, levels, problems)
@@ -370,7 +377,7 @@ def persons_table(df: pd.DataFrame, *, group: str, levels: Sequence[str], groups
         _require_columns(groups, [*levels, group], GROUPS_TABLE)
         _check_levels(groups, levels, problems, GROUPS_TABLE)
         _labels(groups, group, "group id", f"{GROUPS_TABLE}, ", problems)
-    _refuse(problems)
+    refuse(problems)
     # Every column as integer codes once (text only per distinct value): no per-row Python string.
     gid, gid_text = _ids(df[group])
     person = LabelColumns.from_frame(df, levels)
@@ -468,13 +475,14 @@ def _persons_in_public_groups(
                 f"column '{group}': group {gid_text[bad]} lies in region {there} in the {where} but persons "
                 f"in rows {_rows(rows, df.index)} place it in {here}; a group must lie in one leaf"
             )
-    _refuse(problems)
+    refuse(problems)
     sizes = np.bincount(position, minlength=len(pid)).astype(np.int64)
     leaf, leaf_paths = public.distinct()
     return levels, leaf_paths, aggregate_runs(leaf, sizes, np.ones(len(pid), np.int64), leaf_paths.n)
 
 
-def _leaves(df: pd.DataFrame, levels: list[str], sizes: np.ndarray, counts: np.ndarray) -> Leaves:
+def leaves_of(df: pd.DataFrame, levels: list[str], sizes: np.ndarray, counts: np.ndarray) -> Leaves:
     # Leaf labels as integer codes per level: no Python object per row or per leaf.
+    """The leaves of checked rows: level names, leaf paths and the runs (size, count) of each leaf."""
     leaf, leaf_paths = LabelColumns.from_frame(df, levels).distinct()
     return levels, leaf_paths, aggregate_runs(leaf, sizes, counts, leaf_paths.n)

@@ -320,19 +320,11 @@ class Hierarchy:
 
     def children(self, node: Sequence[str]) -> list[Path]:
         """Paths of the children of ``node`` (empty for a leaf)."""
-        level, _ = self.locate(node)
-        if level == self.depth:
-            return []
-        _, k = self.locate(node)
-        return [self._paths[level + 1][c] for c in self._nodes.children(level, k)]
+        return self._nodes.child_paths(node)
 
     def locate(self, node: Sequence[str]) -> tuple[int, int]:
-        """Level of ``node`` and its index within that level."""
-        try:
-            path = tuple(str(x) for x in node)
-        except TypeError:
-            raise ParameterError(f"a node is a sequence of labels such as ('CA', 'Alameda'), got {node!r}") from None
-        return len(path), self._nodes.locate(path)
+        """Level of ``node`` and its index within that level (:meth:`~cocoviz.core.nodes.NodeCodes.find`)."""
+        return self._nodes.find(node)
 
     def runs(self, level: int) -> LevelRuns:
         """The true ``(size, count)`` runs of every node at ``level``."""

@@ -42,11 +42,19 @@ from cocoviz.measure.schedule import (
 from cocoviz.methods.whole_level import join_segments
 from cocoviz.plan import Plan, Shape
 from cocoviz.privacy.budget import Budget
-from cocoviz.privacy.noise import FastSampler, Sampler, SecureSampler, make_sampler
+from cocoviz.privacy.noise import FastSampler, GaussianNoise, Sampler, SecureSampler, make_sampler
 from cocoviz.privacy.truncation import noisy_max_bound, noisy_max_offset, svt_bound, svt_grid
 
 #: The public surface; the other functions here are the stage's steps, which pipeline/, release/ and evaluate/ call.
-__all__ = ["Measurements", "LevelMeasurement", "measure", "open_measurement", "open_sampler", "GROUPS_FROM_DATA"]
+__all__ = [
+    "Measurements",
+    "LevelMeasurement",
+    "measure",
+    "measure_levels",
+    "open_measurement",
+    "open_sampler",
+    "GROUPS_FROM_DATA",
+]
 
 #: The budget note of a release whose G and regions came from private rows.
 GROUPS_FROM_DATA = (
@@ -61,7 +69,7 @@ class LevelMeasurement:
 
     level: int
     method: str
-    epsilon: float
+    noise: float | GaussianNoise  # the noise law drawn: a double-geometric scale, or the discrete Gaussian's σ²
     ptr: np.ndarray
     values: np.ndarray
     bounds: np.ndarray | None = None  # K per node, for the methods that need one (a DP output when private)
@@ -318,13 +326,13 @@ def measure_level(
         return measure_nodes(plan, tree, level, sampler, lo, hi, bounds, threads)
 
     values, ptr = join_segments(map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure))
-    return LevelMeasurement(level, plan.level_method(level).name, plan.level_epsilon(level), ptr, values, bounds)
+    return LevelMeasurement(level, plan.level_method(level).name, plan.level_noise(level), ptr, values, bounds)
 
 
 def bounds_from_source(plan: Plan, source: LevelMeasurement, bounds: list) -> None:
     """``k_select="from-hg"``: K per node of every level that needs K, from the noisy answers of the Hg level
     ``source`` above it (post-processing of that level's answers, no ε), written into ``bounds`` (one entry per
-    level).  :func:`measure` and :func:`cocoviz.estimate` (on a cluster) both take K this way."""
+    level).  :func:`measure_levels` takes K this way, for :func:`measure` and :func:`cocoviz.estimate` alike."""
     for level in plan.k_levels():
         bounds[level] = plan.bounds_from_hg(level, source.ptr, source.values)
 
@@ -415,16 +423,61 @@ def measure(
     opened = open_measurement(
         plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, ledger=ledger, dataset=dataset
     )
-    levels: list[LevelMeasurement | None] = [None] * (plan.shape.depth + 1)
+    return Measurements(plan, tuple(measure_levels(plan, tree, opened, workers=workers)), opened.budget)
+
+
+def measure_levels(
+    plan: Plan,
+    tree,
+    opened: Opened,
+    take: Callable[[int, np.ndarray | None], object] | None = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list:
+    """Every level ``plan`` measures, in level order, as ``take(level, bounds)`` gives it: the walk of
+    :func:`measure` and of :func:`cocoviz.estimate`, which differ only in what they keep of a level.
+
+    Parameters
+    ----------
+    plan, tree : the plan and the private data it is measured on
+    opened : what :func:`open_measurement` opened (sampler, K per node, the ledger's draw)
+    take : ``take(level, bounds)`` with ``bounds`` K per node of the level (None where it needs none);
+        None measures the level whole (:func:`measure_level`, a :class:`LevelMeasurement`).
+        :func:`cocoviz.estimate` passes one that keeps only a level's estimates.
+    workers : threads per level; never changes the result
+    progress : called as ``progress(done, total)`` with the levels taken so far (from 0)
+
+    Returns
+    -------
+    list
+        Per level, what ``take`` gave (None for a level the plan does not measure).
+
+    Notes
+    -----
+    ``k_select="from-hg"``: the source Hg level (:meth:`~cocoviz.plan.Plan.k_source_level`) is always
+    measured whole here, in its turn, and its noisy answers give K to the levels below
+    (:func:`bounds_from_source`, post-processing, no ε) before any of them is taken.  Levels are taken in
+    level order, so a sampler without keys (the secure one) draws in the same order for every caller.  The
+    secure draw of ``opened`` is completed when the last level is taken, or failed with what stopped the walk.
+    """
+    taken: list = [None] * (plan.shape.depth + 1)
     source = plan.k_source_level()  # from-hg: its noisy Hg gives K to the levels below (no ε)
-    bounds = opened.bounds
+    levels, bounds = plan.measured_levels(), opened.bounds
+    if progress is not None:
+        progress(0, len(levels))
     try:
-        for level in plan.measured_levels():
-            levels[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
+        for done, level in enumerate(levels, start=1):
+            if take is None or level == source:
+                taken[level] = measure_level(plan, tree, level, opened.sampler, workers, bounds[level])
+            else:
+                taken[level] = take(level, bounds[level])
             if level == source:  # the levels that need K lie below it
-                bounds_from_source(plan, levels[level], bounds)
+                bounds_from_source(plan, taken[level], bounds)
+            if progress is not None:
+                progress(done, len(levels))
     except BaseException as exc:
         opened.draw.fail(exc)
         raise
     opened.draw.complete()
-    return Measurements(plan, tuple(levels), opened.budget)
+    return taken

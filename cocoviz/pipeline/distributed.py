@@ -30,6 +30,7 @@ from cocoviz.errors import ParameterError
 from cocoviz.pipeline.level_step import estimate_level
 from cocoviz.plan import Plan
 from cocoviz.privacy.noise import make_sampler
+from cocoviz.release.post_process import fitted_on_parent
 
 __all__ = ["map_tasks", "estimate_subtrees", "subtree_ranges", "check_client"]
 
@@ -115,21 +116,18 @@ def estimate_subtrees(
 ) -> dict[int, LevelEstimates]:
     """The estimates of every measured level below ``top`` (the states), one task per ``top`` node.
 
-    Not of Hcp levels with the parent prior: their fit needs the consistent level above, so the caller
-    fits them, in order; nor of the levels in ``skip`` (from-hg's source level, which the caller measured
-    whole to take K from: measured again here it would be drawn twice).
+    Not of the levels fitted on their parent's release (Hcp with the parent prior,
+    :func:`~cocoviz.release.post_process.fitted_on_parent`): their fit needs the consistent level above, so the
+    caller fits them, in order; nor of the levels in ``skip`` (those the caller took already, from-hg's source level
+    among them, which it measured whole to take K from: measured again here it would be drawn twice).
 
     Returns ``{level: LevelEstimates}`` for those levels; the caller fits the others and runs
     consistency.  ``sampler`` is the release's: the fast one is shipped as it is (its noise is
     keyed), a secure one by name, opened anew by each task.
     """
     check_client(client)
-    parent_prior = plan.prior.kind == "parent"
-    levels = [
-        lvl
-        for lvl in plan.measured_levels()
-        if lvl > top and lvl not in skip and not (parent_prior and plan.level_method(lvl).name == "Hcp")
-    ]
+    wanted = [lvl for lvl in plan.measured_levels() if lvl > top and lvl not in skip]
+    levels = [lvl for lvl in wanted if not fitted_on_parent(plan, lvl)]
     if not levels or plan.shape.depth <= top:
         return {}
     ranges = {lvl: subtree_ranges(plan, top, lvl) for lvl in levels}

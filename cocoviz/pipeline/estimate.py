@@ -15,19 +15,20 @@ from collections.abc import Callable, MutableMapping, Sequence
 
 import numpy as np
 
-from cocoviz.accuracy.intervals.bands import LevelBands
+from cocoviz.accuracy.intervals.bands import measurement_bands
+from cocoviz.consistency import LevelEstimates
 from cocoviz.core.memory import check_plan
 from cocoviz.errors import ParameterError
-from cocoviz.measure.measurements import bounds_from_source, measure, measure_level, open_measurement
+from cocoviz.measure.measurements import LevelMeasurement, Opened, measure_level, measure_levels, open_measurement
 from cocoviz.measure.schedule import check_workers
 from cocoviz.methods.whole_level import CHUNK_CELLS  # noqa: F401 - tests patch it here (the step reads whole_level's)
 from cocoviz.pipeline.level_step import estimate_level
 from cocoviz.plan import METHODS, Plan
 from cocoviz.plan.options import OPTIONS
-from cocoviz.release.post_process import fit_level, post_process, release_levels
+from cocoviz.release.post_process import fitted_on_parent, release_of
 from cocoviz.release.release import Release
 
-__all__ = ["estimate", "estimate_level", "compile_kernels"]
+__all__ = ["estimate", "estimate_level", "compile_kernels", "LevelSources"]
 
 
 def estimate(
@@ -65,8 +66,11 @@ def estimate(
 
     The one-call form of ``post_process(plan, measure(plan, tree, ...))`` with
     ``plan = Plan.build(tree, ...)``; it gives the same release, seed for
-    seed, while holding only one batch's noisy answers at a time (per thread): each
-    measured level goes through :func:`cocoviz.pipeline.level_step.estimate_level`.
+    seed, while holding only one batch's noisy answers at a time (per thread).  The walk is the
+    two steps': plan (:meth:`~cocoviz.plan.Plan.build`), measure (the walk of
+    :func:`~cocoviz.measure.measurements.measure_levels`, each level taken from :class:`LevelSources`:
+    memoised, on Dask, or measured and fitted at once by :func:`cocoviz.pipeline.level_step.estimate_level`),
+    post-process and release (:func:`~cocoviz.release.post_process.release_of`).
 
     Parameters
     ----------
@@ -105,8 +109,8 @@ def estimate(
         With ``k_select="from-hg"`` the source Hg level is measured here first, once and whole (its noisy
         answers give K to the levels below, as :func:`cocoviz.measure` does), the levels below on the
         workers.
-    progress : called as ``progress(done, total)`` with the measured levels fitted so far (e.g. a
-        progress bar); never changes the result
+    progress : called as ``progress(done, total)`` with the levels measured so far (e.g. a progress bar;
+        a level fitted on its parent's release, or from-hg's source, is fitted after); never changes the result
     prior : the public prior of Hcp levels (:class:`~cocoviz.methods.hcp_prior.Prior`: ``"uniform"``,
         ``"parent"``, an array over sizes 0..K, a ``size``/``count`` table, or one per node); no ε
     ledger, dataset : where a secure draw is recorded before its noise, and the identity of its persons
@@ -122,93 +126,113 @@ def estimate(
     given = locals()
     plan = Plan.build(tree, **{name: given[name] for name in OPTIONS})
     workers = check_workers(workers)
-    source = plan.k_source_level() if plan.k_select == "from-hg" else None
-    if source is not None and client is None:
-        # Two phases: the Hg level's noisy answers give K to the levels below, so they are measured whole.
-        measurements = measure(
-            plan,
-            tree,
-            seed=seed,
-            rng=rng,
-            sampler=sampler,
-            secure=secure,
-            workers=workers,
-            ledger=ledger,
-            dataset=dataset,
-        )
-        return post_process(plan, measurements, workers=workers, stated=stated)
     if level_cache is not None and not isinstance(level_cache, MutableMapping):
         raise ParameterError(f"level_cache must be a mapping (e.g. a dict) or None, got {type(level_cache).__name__}")
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be a function progress(done, total) or None, got {progress!r}")
+    source = plan.k_source_level()  # from-hg: that Hg level is measured whole, its answers give K below
     check_plan(plan, streamed=source is None)
+    # measure: the noise of every level, each kept as its estimates (or, to be fitted later, its answers)
     opened = open_measurement(
         plan, tree, seed=seed, rng=rng, sampler=sampler, secure=secure, ledger=ledger, dataset=dataset
     )
-    try:
-        release = _estimate_opened(
-            plan, tree, opened, level_cache, seed, rng, source, client, workers, progress, stated
-        )
-    except BaseException as exc:
-        opened.draw.fail(exc)
-        raise
-    opened.draw.complete()
-    return release
+    memoised = not opened.sampler.secure and rng is None and seed is not None and source is None
+    sources = LevelSources(plan, tree, opened, workers=workers, memo=level_cache if memoised else None, client=client)
+    fits = measure_levels(plan, tree, opened, sources.take, workers=workers, progress=progress)
+    # post-process: the fits still to do (from-hg's source, levels fitted on their parent's release), consistency
+    bands = [
+        measurement_bands(f) if b is None and isinstance(f, LevelMeasurement) else b
+        for f, b in zip(fits, sources.bands)
+    ]
+    return release_of(
+        plan, fits, opened.budget, bounds=opened.bounds, bands=bands, workers=workers, stated=stated,
+        fitted=sources.fitted,
+    )  # fmt: skip
 
 
-def _estimate_opened(plan, tree, opened, level_cache, seed, rng, source, client, workers, progress, stated) -> Release:
-    """The release of an opened measurement (its noise drawn level by level, fitted as it comes)."""
-    noise, bounds = opened.sampler, opened.bounds
-    memo = level_cache if (level_cache is not None and not noise.secure and rng is None and seed is not None) else None
-    own_source = None
-    if source is not None:
-        # from-hg on a cluster, in two phases as measure() does: the Hg level measured here, once and whole;
-        # its noisy answers give K to the levels below (post-processing, no ε), and its own fit is the same
-        # answers' (never a second draw, which would spend its ε twice).
-        memo = None
-        own_source = measure_level(plan, tree, source, noise, workers, bounds[source])
-        bounds_from_source(plan, own_source, bounds)
-    distributed = {}
-    if client is not None:
-        from cocoviz.pipeline.distributed import estimate_subtrees
+class LevelSources:
+    """Where :func:`estimate` takes a measured level's estimates from: its memo, Dask, or the level step here.
 
-        distributed = estimate_subtrees(plan, tree, noise, bounds, client, skip=(source,))
-    keys: list[tuple] = []
-    bands: list = [None] * (plan.shape.depth + 1)
-    n_measured = len(plan.measured_levels())
-    if progress is not None:
-        progress(0, n_measured)
+    :meth:`take` is the ``take`` of :func:`~cocoviz.measure.measurements.measure_levels`.  In order:
 
-    def fit(level: int, parent) -> object:
-        method = plan.level_method(level)
-        hit = key = None
-        if memo is not None:
-            k = (plan.max_size, plan.k_select, plan.k_epsilon, plan.k_beta) if method.needs_k else None
-            key = (level, plan.level_noise(level), method.name, plan.ps[level], k, noise.entropy)
-            if method.name == "Hcp":
-                upstream = (plan.merge, plan.consistency, tuple(keys)) if plan.prior.kind == "parent" else None
-                key += (plan.prior.key(), upstream)
+    * **memoised**: the ``level_cache`` entry of the level's key (level, noise, method, p, K, seed; with the
+      prior of Hcp levels, and under the parent prior the keys of the levels above, the merge and the
+      consistency), with its bands;
+    * a level fitted on its parent's release (:func:`~cocoviz.release.post_process.fitted_on_parent`) is
+      measured whole (its fit comes in post-processing, once the level above is consistent);
+    * **Dask**: with a ``client``, the levels below the states, measured and fitted per state subtree on
+      the workers (:func:`~cocoviz.pipeline.distributed.estimate_subtrees`), all in one go the first time one is
+      asked for once K is known for every level (after from-hg's source); they carry no bands;
+    * **local**: the fused level step (:func:`~cocoviz.pipeline.level_step.estimate_level`), at most a batch's
+      noisy answers held per thread.
+
+    Noise is keyed by (seed, level, node, cell), so every source gives the same estimates, seed for seed.
+    """
+
+    def __init__(self, plan: Plan, tree, opened: Opened, *, workers: int | None, memo, client) -> None:
+        self.plan, self.tree, self.sampler, self.workers = plan, tree, opened.sampler, workers
+        self.memo, self.client, self._bounds = memo, client, opened.bounds
+        self.bands: list = [None] * (plan.shape.depth + 1)
+        self.keys: dict[int, tuple] = {}
+        self._remote: dict | None = None
+
+    def take(self, level: int, bounds: np.ndarray | None) -> LevelEstimates | LevelMeasurement:
+        """Level ``level``'s estimates (or its measurement, if fitted on its parent's release); its bands into
+        :attr:`bands`."""
+        plan = self.plan
+        key = self._key(level)
+        if key is not None:
             # One lookup (the mapping may be shared by threads): a level's estimates with its bands.
-            hit, bands[level] = memo.get(key) or (None, None)
-        keys.append(key)
-        if level == source:
-            hit = fit_level(plan, own_source, workers, parent)
-            bands[level] = LevelBands.of(method.name, own_source.values, own_source.ptr)
-        elif hit is None:
-            if level in distributed:
-                hit = distributed[level]
-            else:
-                found: list = []
-                hit = estimate_level(plan, tree, level, noise, bounds[level], workers, parent=parent, bands_out=found)
-                bands[level] = found[0]
-            if memo is not None:
-                memo[key] = (hit, bands[level])
-        if progress is not None:
-            progress(len(keys), n_measured)
-        return hit
+            hit, self.bands[level] = self.memo.get(key) or (None, None)
+            if hit is not None:
+                return hit
+        if fitted_on_parent(plan, level):
+            measured = measure_level(plan, self.tree, level, self.sampler, self.workers, bounds)
+            self.bands[level] = measurement_bands(measured)
+            return measured
+        remote = self._remote_levels(level)
+        if level in remote:
+            estimates = remote[level]
+        else:
+            found: list = []
+            estimates = estimate_level(plan, self.tree, level, self.sampler, bounds, self.workers, bands_out=found)
+            self.bands[level] = found[0]
+        self.fitted(level, estimates)
+        return estimates
 
-    levels, statements = release_levels(plan, fit, stated=stated, bounds=bounds)
-    return Release(plan, levels, opened.budget, bounds=bounds, bands=bands, stated=statements if stated else None)
+    def fitted(self, level: int, estimates: LevelEstimates) -> None:
+        """Memoise a level's estimates with its bands (a level measured whole: once post-processing fits it)."""
+        key = self.keys.get(level)
+        if key is not None:
+            self.memo[key] = (estimates, self.bands[level])
+
+    def _key(self, level: int) -> tuple | None:
+        """The memo key of ``level`` (None without a memo); the keys are made in level order."""
+        if self.memo is None:
+            return None
+        plan, method = self.plan, self.plan.level_method(level)
+        k = (plan.max_size, plan.k_select, plan.k_epsilon, plan.k_beta) if method.needs_k else None
+        key = (level, plan.level_noise(level), method.name, plan.ps[level], k, self.sampler.entropy)
+        if method.name == "Hcp":
+            above = tuple(self.keys[lvl] for lvl in sorted(self.keys))
+            upstream = (plan.merge, plan.consistency, above) if plan.prior.kind == "parent" else None
+            key += (plan.prior.key(), upstream)
+        self.keys[level] = key
+        return key
+
+    def _remote_levels(self, level: int) -> dict[int, LevelEstimates]:
+        """Dask's estimates of the levels still to take (asked once, when K is known for them all), or {}."""
+        if self.client is None:
+            return {}
+        if self._remote is None:
+            source = self.plan.k_source_level()
+            if source is not None and level < source:
+                return {}  # K of the levels below the source is not known yet: this level is fitted here
+            from cocoviz.pipeline.distributed import estimate_subtrees
+
+            done = tuple(range(level))  # taken already (from-hg's source among them)
+            self._remote = estimate_subtrees(self.plan, self.tree, self.sampler, self._bounds, self.client, skip=done)
+        return self._remote
 
 
 def compile_kernels() -> None:

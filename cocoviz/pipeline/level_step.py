@@ -7,7 +7,8 @@ halves on the same batches, fused: each batch is measured (:func:`cocoviz.measur
 once
 fitted (:func:`cocoviz.release.post_process.fit_nodes`), and only its estimates — what the consistency step needs —
 are kept, so memory is bounded per batch however many nodes the level has.  :func:`cocoviz.estimate` calls it
-for every measured level, and :mod:`cocoviz.pipeline.distributed` for each state's subtree on a Dask worker.  Noise is
+for every level it measures and fits here (:class:`~cocoviz.pipeline.estimate.LevelSources`), and
+:mod:`cocoviz.pipeline.distributed` for each state's subtree on a Dask worker.  Noise is
 keyed by (seed, level, node, cell), so the fused step's release is ``post_process(measure(...))``'s, seed for
 seed.
 
@@ -113,7 +114,7 @@ def _stream_hg(
     estimates = whole_level.stream_hg_node(
         *tree.runs(level).node(k),
         draw,
-        epsilon=plan.level_epsilon(level),
+        epsilon=plan.fit_epsilon(level),
         chunk=whole_level.CHUNK_CELLS,
         threads=threads,
     )

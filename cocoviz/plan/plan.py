@@ -11,12 +11,15 @@ drawn; a release's budget equals it exactly.
 >>> plan.cost().total, [c.cells for c in plan.cost().charges]
 (1.5, [4, 20])
 
-The same release accounted in ρ-zCDP (discrete Gaussian noise, σ² = Δ₂²/(2ρ) per level):
+The same release accounted in ρ-zCDP (discrete Gaussian noise, σ² = Δ₂²/(2ρ) per level): the plan holds
+ρ per level and δ, no ε (its (ε, δ) reading is the cost's), and its noise laws say σ²:
 
 >>> zcdp = Plan.build(shape, rhos=[0.125, 0.5], methods=["Hg", "Hc"], max_size=10)
 >>> cost = zcdp.cost()
 >>> cost.total_rho, round(cost.epsilon_delta(1e-10), 3), [c.scale for c in cost.charges]
 (0.625, 7.73, [2.0, 1.0])
+>>> zcdp.epsilons is None, [float(law.sigma2) for law in zcdp.noise_laws]
+(True, [4.0, 1.0])
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from dataclasses import dataclass
 from cocoviz.core.shape import Shape
 from cocoviz.errors import BudgetError, CocovizError, InputError, ParameterError
 from cocoviz.methods.hcp_prior import UNIFORM, Prior
-from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MAX_K, MERGES, METHODS, Method, gaussian_epsilon
+from cocoviz.methods.registry import CONSISTENCY, DEFAULT_MAX_SIZE, MERGES, METHODS, Method, gaussian_epsilon
 from cocoviz.plan import split as splits
+from cocoviz.plan.checks import check_k, check_p, close, per_level, variance_equivalents
 from cocoviz.plan.files import read_plan_file, write_plan_file
 from cocoviz.plan.kbound import KBound
 from cocoviz.privacy.accounting import DEFAULT_DELTA, check_delta, check_rho, gaussian_sigma2
@@ -47,35 +51,6 @@ from cocoviz.privacy.truncation import (
 __all__ = ["Plan"]  # the package (cocoviz.plan) exports the registry and Shape beside it
 
 
-def _per_level(value, n_levels: int, name: str) -> list:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ParameterError(f"{name} must be a sequence with one entry per level ({n_levels}), got {value!r}")
-    if len(value) != n_levels:
-        raise ParameterError(
-            f"{name} has {len(value)} entries but the hierarchy has {n_levels} levels "
-            f"(the root and {n_levels - 1} below it): give one per level"
-        )
-    return list(value)
-
-
-def _check_p(q, method: Method, level: int):
-    if method.default_p is None:
-        return None
-    if q is None:
-        return method.default_p
-    if isinstance(q, bool) or not isinstance(q, numbers.Integral) or q not in (1, 2):
-        raise ParameterError(f"p of level {level} must be 1 or 2, got {q!r}")
-    return int(q)
-
-
-def _check_k(max_size) -> int:
-    if max_size is None:
-        return DEFAULT_MAX_SIZE
-    if isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral) or not 1 <= max_size <= MAX_K:
-        raise ParameterError(f"max_size K must be a whole number from 1 to {MAX_K:,}, got {max_size!r}")
-    return int(max_size)
-
-
 @dataclass(frozen=True, eq=False)
 class Plan(KBound):
     """A release's public parameters, validated when built; its cost is known before any noise.
@@ -86,9 +61,8 @@ class Plan(KBound):
     Attributes
     ----------
     shape : the hierarchy's public :class:`Shape`
-    epsilons : ε per level, root first (bottom-up spends their sum on the leaves).  In a zCDP plan: the
-        ε whose Laplace noise has the variance of the level's Gaussian noise (what the fits and the merge
-        weights read; it is no privacy figure: ``rhos`` is)
+    epsilons : ε per level of a pure ε-DP plan, root first (double-geometric noise; bottom-up spends their
+        sum on the leaves); None for a zCDP plan, which spends ρ (its (ε, δ) reading is its cost's)
     rhos : ρ per level of a zCDP plan (discrete Gaussian noise; bottom-up spends their sum), None for pure ε
     delta : the δ at which a zCDP plan's cost is read as (ε, δ)-DP
     k_beta_scope : ``"node"`` (each K̂ drawn truncates with probability ≤ ``k_beta``: with one K̂ per
@@ -105,14 +79,19 @@ class Plan(KBound):
         ``"noisy-max"`` (one K̂ for the release), ``"noisy-max-per-node"`` (one per node of every level
         that needs K; ε_K once per level), ``"svt"`` (Wu's AboveThreshold, one K̂) or ``"from-hg"`` (no
         ε: each node's K̂ from the noisy Hg of its ancestor at an Hg level above, :meth:`k_source_level`)
-    k_epsilon : ε_K of a private K (charged on top of the levels' ε; none for ``"from-hg"``)
+    k_epsilon : ε_K of a private K, its own mechanism being pure ε_K-DP (charged on top of the levels' ε, or
+        as ρ = ε_K²/2 under zCDP; none for ``"from-hg"``)
     k_beta : the probability that a K̂ truncates (default 1e-6), per K̂ drawn or for the whole release
         (``k_beta_scope``); :meth:`truncation` states both
     prior : the public :class:`~cocoviz.methods.hcp_prior.Prior` of the Hcp levels (uniform by default); it costs no ε
+
+    The noise law of each level is :attr:`noise_laws` (a double-geometric scale Δ/ε, or a
+    :class:`~cocoviz.privacy.noise.GaussianNoise` of σ² = Δ₂²/(2ρ)); :meth:`fit_epsilon` is the noise
+    parameter the fits read.
     """
 
     shape: Shape
-    epsilons: tuple[float, ...]
+    epsilons: tuple[float, ...] | None
     methods: tuple[str, ...]
     ps: tuple[int | None, ...]
     max_size: int = DEFAULT_MAX_SIZE
@@ -128,21 +107,28 @@ class Plan(KBound):
 
     def __post_init__(self):
         n = self.shape.depth + 1
-        for name in ("epsilons", "methods", "ps"):
-            _per_level(getattr(self, name), n, name)
+        for name in ("methods", "ps"):
+            per_level(getattr(self, name), n, name)
+        if (self.epsilons is None) == (self.rhos is None):
+            raise ParameterError(
+                "a plan holds ε per level (pure ε-DP) or ρ per level (ρ-zCDP), one of them: got "
+                + ("both" if self.rhos is not None else "neither")
+            )
         if self.rhos is not None:
-            for k, rho in enumerate(_per_level(self.rhos, n, "rhos")):
+            for k, rho in enumerate(per_level(self.rhos, n, "rhos")):
                 check_rho(rho, f"ρ of level {k}")
+        else:
+            for k, e in enumerate(per_level(self.epsilons, n, "epsilons")):
+                check_epsilon(e, f"ε of level {k}")
         check_delta(self.delta)
-        for k, (e, m, q) in enumerate(zip(self.epsilons, self.methods, self.ps)):
-            check_epsilon(e, f"ε of level {k}")
+        for k, (m, q) in enumerate(zip(self.methods, self.ps)):
             if m not in METHODS:
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
             if METHODS[m].default_p is None and q is not None:
                 raise ParameterError(f"p of level {k} must be None: method {m} has no isotonic regression")
-            if METHODS[m].default_p is not None and (q is None or q != _check_p(q, METHODS[m], k)):
+            if METHODS[m].default_p is not None and (q is None or q != check_p(q, METHODS[m], k)):
                 raise ParameterError(f"p of level {k} must be 1 or 2, got {q!r}")
-        _check_k(self.max_size)
+        check_k(self.max_size)
         if self.consistency not in CONSISTENCY:
             raise ParameterError(f"consistency must be one of {CONSISTENCY}, got {self.consistency!r}")
         if self.merge not in MERGES:
@@ -236,33 +222,33 @@ class Plan(KBound):
                 k_epsilon=k_epsilon, k_beta=k_beta, prior=prior, delta=delta, k_beta_scope=k_beta_scope,
             )  # fmt: skip
             return cls._from_total(shape, total_epsilon, total_rho, "equal" if split is None else split, options)
-        methods = tuple(_per_level(methods, n, "methods"))
+        methods = tuple(per_level(methods, n, "methods"))
         for k, m in enumerate(methods):
             if not isinstance(m, str) or m not in METHODS:
                 raise ParameterError(f"method of level {k} must be one of {tuple(METHODS)}, got {m!r}")
         if rhos is not None:
-            rhos = tuple(check_rho(r, f"ρ of level {k}") for k, r in enumerate(_per_level(rhos, n, "rhos")))
-            eps = tuple(gaussian_epsilon(r, METHODS[m]) for r, m in zip(rhos, methods))
+            rhos = tuple(check_rho(r, f"ρ of level {k}") for k, r in enumerate(per_level(rhos, n, "rhos")))
+            eps = None
         else:
-            eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(_per_level(epsilons, n, "epsilons")))
-        ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else _per_level(p, n, "p")
+            eps = tuple(check_epsilon(e, f"ε of level {k}") for k, e in enumerate(per_level(epsilons, n, "epsilons")))
+        ps_in = [p] * n if p is None or isinstance(p, numbers.Number) else per_level(p, n, "p")
         if rhos is not None:  # L2 fits under Gaussian noise: the least-squares fit is its maximum likelihood
             ps_in = [2 if q is None else q for q in ps_in]
-        ps = tuple(_check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
+        ps = tuple(check_p(q, METHODS[m], k) for k, (m, q) in enumerate(zip(methods, ps_in)))
         k_epsilon = None if k_epsilon is None else check_epsilon(k_epsilon, "k_epsilon (ε of the private K)")
         return cls(
             shape,
             eps,
             methods,
             ps,
-            _check_k(max_size),
+            check_k(max_size),
             consistency,
             merge,
             k_select,
             k_epsilon,
             DEFAULT_K_BETA if k_beta is None else check_beta(k_beta),
             # A generator: the node paths are only made when a per-node prior names nodes.
-            Prior.of(prior, _check_k(max_size), (p for ps in shape.paths for p in ps)),
+            Prior.of(prior, check_k(max_size), (p for ps in shape.paths for p in ps)),
             rhos,
             DEFAULT_DELTA if delta is None else check_delta(delta),
             k_beta_scope,
@@ -306,11 +292,25 @@ class Plan(KBound):
         return "pure-ε" if self.rhos is None else "zCDP"
 
     def level_epsilon(self, level: int) -> float:
-        """ε spent on ``level``'s measurements (bottom-up spends the whole budget on the leaves).  In a zCDP
-        plan, the ε whose Laplace noise has the variance of the level's Gaussian (read by the fits)."""
+        """ε spent on ``level``'s measurements of a pure ε-DP plan (bottom-up spends the sum on the leaves)."""
+        if self.epsilons is None:
+            raise ParameterError("a zCDP plan spends ρ per level, not ε: read level_rho (or cost().epsilon_delta)")
+        return math.fsum(self.epsilons) if self.consistency == "bottom-up" else self.epsilons[level]
+
+    def fit_epsilon(self, level: int) -> float:
+        """The noise parameter the fits of ``level`` read (their variances are 2Δ²/ε², the merge weights
+        follow): :meth:`level_epsilon` under pure ε; under zCDP the ε of the Laplace law whose variance is
+        that of the level's discrete Gaussian (:func:`~cocoviz.methods.registry.gaussian_epsilon`) — a
+        figure of the noise law, never a privacy figure."""
         if self.rhos is not None:
             return gaussian_epsilon(self.level_rho(level), self.level_method(level))
-        return math.fsum(self.epsilons) if self.consistency == "bottom-up" else self.epsilons[level]
+        return self.level_epsilon(level)
+
+    @property
+    def noise_laws(self) -> tuple[float | GaussianNoise, ...]:
+        """The noise law of every level, root first (:meth:`level_noise`): a double-geometric scale Δ/ε, or
+        a :class:`~cocoviz.privacy.noise.GaussianNoise` of σ² = Δ₂²/(2ρ)."""
+        return tuple(self.level_noise(level) for level in range(self.shape.depth + 1))
 
     def level_rho(self, level: int) -> float:
         """ρ spent on ``level``'s measurements of a zCDP plan (bottom-up: the sum, on the leaves)."""
@@ -360,7 +360,6 @@ class Plan(KBound):
         """
         return {
             "shape": self.shape.to_dict() if shape is None else shape,
-            "epsilons": list(self.epsilons),
             **self.options(),
             "prior": self.prior.to_dict(),
         }
@@ -368,10 +367,18 @@ class Plan(KBound):
     @classmethod
     def from_dict(cls, data: dict, shape: Shape | None = None) -> Plan:
         """The plan :meth:`to_dict` wrote; ``shape`` when the shape was stored apart (then ``data["shape"]``
-        is not read)."""
+        is not read).
+
+        A zCDP plan holds no ε: the ``epsilons`` that files written before stored beside ``rhos`` (the
+        Gaussian's variance equivalents, :meth:`fit_epsilon`) are read only to be checked against the ρ.
+        """
+        rhos = None if data.get("rhos") is None else tuple(data["rhos"])
+        if rhos is not None and data.get("epsilons") is not None:
+            if not close(data["epsilons"], variance_equivalents(rhos, data["methods"])):
+                raise InputError("the plan gives rhos and epsilons that do not follow from them: two budgets")
         return cls(
             Shape.from_dict(data["shape"]) if shape is None else shape,
-            tuple(data["epsilons"]),
+            None if rhos is not None else tuple(data["epsilons"]),
             tuple(data["methods"]),
             tuple(data["p"]),
             data["max_size"],
@@ -381,7 +388,7 @@ class Plan(KBound):
             data["k_epsilon"],
             data["k_beta"],
             Prior.from_dict(data.get("prior")),
-            None if data.get("rhos") is None else tuple(data["rhos"]),
+            rhos,
             data.get("delta", DEFAULT_DELTA),
             data.get("k_beta_scope", "node"),
         )
@@ -449,8 +456,13 @@ class Plan(KBound):
                 plan = cls.build(
                     own or shape, **budget, methods=data["methods"], p=data.get("p"), prior=prior, **options
                 )
-                if "rhos" in data and "epsilons" in data and not _close(data["epsilons"], plan.epsilons):
-                    # A saved zCDP plan carries the ε its ρ stand for; any other ε is a second budget.
+                if (
+                    "rhos" in data
+                    and "epsilons" in data
+                    and not close(data["epsilons"], variance_equivalents(plan.rhos, plan.methods))
+                ):
+                    # A zCDP plan saved before it held no ε carries the ε its ρ stand for (their variance
+                    # equivalents); any other ε is a second budget.
                     raise InputError(
                         f"the plan file {name!r} gives rhos and epsilons that do not follow from them: "
                         "give one budget (rhos for zCDP, epsilons for pure ε)"
@@ -474,8 +486,3 @@ class Plan(KBound):
         )
 
     __hash__ = None
-
-
-def _close(a, b) -> bool:
-    """Whether two lists of numbers are equal up to rounding in a file."""
-    return len(a) == len(b) and all(math.isclose(float(x), float(y), rel_tol=1e-9) for x, y in zip(a, b))

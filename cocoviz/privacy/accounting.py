@@ -99,10 +99,13 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     for _ in range(200):
         alpha = (lo + hi) / 2
         derivative = (2 * alpha - 1) * rho - epsilon + math.log1p(-1 / alpha)
+        was = lo, hi
         if derivative < 0:
             lo = alpha
         else:
             hi = alpha
+        if (lo, hi) == was:  # a fixed point: the remaining steps would change nothing
+            break
     alpha = (lo + hi) / 2
     log_delta = (alpha - 1) * (alpha * rho - epsilon) + alpha * math.log1p(-1 / alpha) - math.log(alpha - 1)
     return min(math.exp(log_delta), 1.0)
@@ -134,13 +137,23 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 
 
 def _bisect(below, lo: float, hi: float, steps: int) -> tuple[float, float]:
-    """``(lo, hi)`` narrowed ``steps`` times around the point where ``below`` turns from true to false."""
+    """``(lo, hi)`` narrowed ``steps`` times around the point where ``below`` turns from true to false.
+
+    Stops early at a fixed point (``lo`` and ``hi`` adjacent floats, neither moving), where the remaining
+    steps would change nothing: the result is the same as after all ``steps``.
+
+    >>> _bisect(lambda x: x * x < 2, 1.0, 2.0, 1000)[0] == 2**0.5 - 2**-52
+    True
+    """
     for _ in range(steps):
         mid = (lo + hi) / 2
+        was = lo, hi
         if below(mid):
             lo = mid
         else:
             hi = mid
+        if (lo, hi) == was:
+            break
     return lo, hi
 
 

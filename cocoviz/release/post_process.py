@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cocoviz.accuracy.intervals.bands import measured_bands
+from cocoviz.accuracy.intervals.bands import LevelBands, measurement_bands
 from cocoviz.consistency import LevelEstimates, merge_children, top_down
 from cocoviz.core.runs import LevelRuns, sums_up
 from cocoviz.measure.measurements import LevelMeasurement, Measurements, level_bounds
@@ -53,6 +53,8 @@ __all__ = [
     "level_fitter",
     "consistent_levels",
     "release_levels",
+    "release_of",
+    "fitted_on_parent",
 ]
 
 
@@ -80,7 +82,7 @@ def node_fitter(
     ``bounds`` is the K of each node the answers were measured with; ``parent`` the parent level's
     released estimates, for Hcp levels with the parent prior.
     """
-    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.fit_epsilon(level)
     groups = plan.shape.group_counts(level)
 
     def fit(k: int, noisy: np.ndarray) -> GroupEstimate:
@@ -145,7 +147,7 @@ def fit_level(
 def level_fitter(plan: Plan, level: int) -> Callable[[int, int, np.ndarray, np.ndarray], LevelEstimates]:
     """``fit(lo, hi, noisy, ptr)``: the estimates of nodes ``lo..hi-1`` of a level with whole-level kernels
     (Hc, Hg), from their noisy answers (segments ``ptr``) and public G only."""
-    method, p, eps = plan.level_method(level), plan.ps[level], plan.level_epsilon(level)
+    method, p, eps = plan.level_method(level), plan.ps[level], plan.fit_epsilon(level)
     groups = plan.shape.group_counts(level)
 
     def fit(lo: int, hi: int, noisy: np.ndarray, ptr: np.ndarray) -> LevelEstimates:
@@ -180,7 +182,7 @@ def consistent_levels(
             fitted_stated(
                 plan.level_method(level).name,
                 e,
-                epsilon=plan.level_epsilon(level),
+                epsilon=plan.fit_epsilon(level),
                 p=plan.ps[level],
                 bounds=level_bounds(plan, level, None if bounds is None else bounds[level]),
             )
@@ -231,6 +233,54 @@ def release_levels(
     return consistent_levels(plan, estimates, stated=stated, bounds=bounds)
 
 
+def fitted_on_parent(plan: Plan, level: int) -> bool:
+    """Whether ``level``'s fit reads the parent level's released estimates (Hcp with the parent prior): such a
+    level can only be fitted after the level above is consistent, in :func:`release_levels`."""
+    return plan.prior.kind == "parent" and plan.level_method(level).name == "Hcp"
+
+
+def release_of(
+    plan: Plan,
+    fits: Sequence[LevelEstimates | LevelMeasurement | None],
+    budget,
+    *,
+    bounds: Sequence[np.ndarray | None],
+    bands: Sequence[LevelBands | None],
+    workers: int | None = None,
+    stated: bool = False,
+    fitted: Callable[[int, LevelEstimates], None] | None = None,
+) -> Release:
+    """The release of every measured level's estimates, or of its noisy answers where it was not yet fitted.
+
+    The post-processing both :func:`post_process` (every level a measurement) and :func:`cocoviz.estimate`
+    (most levels already fitted by the level step) end with: a :class:`~cocoviz.measure.measurements.LevelMeasurement`
+    is fitted here (:func:`fit_level`, on its parent level's released estimates when :func:`fitted_on_parent`),
+    then the plan's consistency (:func:`release_levels`) and the :class:`~cocoviz.release.release.Release`.
+
+    Parameters
+    ----------
+    plan : the plan measured
+    fits : per level, its estimates, its measurement, or None (not measured)
+    budget : the measurement's budget (:attr:`~cocoviz.measure.measurements.Measurements.budget`)
+    bounds : K per node of each level the answers were measured with (None where none)
+    bands : per level, the envelopes of its noisy answers for :meth:`~cocoviz.Release.intervals` (or None)
+    workers : threads per level for the fits here; never changes the result
+    stated : also compute the experimental stated errors
+    fitted : called as ``fitted(level, estimates)`` when a measurement is fitted here
+    """
+
+    def fit(level: int, parent: LevelEstimates | None) -> LevelEstimates:
+        got = fits[level]
+        if isinstance(got, LevelMeasurement):
+            got = fit_level(plan, got, workers, parent)
+            if fitted is not None:
+                fitted(level, got)
+        return got
+
+    levels, statements = release_levels(plan, fit, stated=stated, bounds=bounds)
+    return Release(plan, levels, budget, bounds=bounds, bands=bands, stated=statements if stated else None)
+
+
 def post_process(
     plan: Plan, measurements: Measurements, *, workers: int | None = None, stated: bool = False
 ) -> Release:
@@ -251,12 +301,12 @@ def post_process(
         levels, methods, ε, K, cells per node, whole values within ±2**53), named.
     """
     check_measurements(plan, measurements)
-    workers = check_workers(workers)
-
-    def fit(level: int, parent: LevelEstimates | None) -> LevelEstimates:
-        return fit_level(plan, measurements.levels[level], workers, parent)
-
-    bounds = [None if m is None else m.bounds for m in measurements.levels]
-    levels, statements = release_levels(plan, fit, stated=stated, bounds=bounds)
-    bands = measured_bands(plan, measurements)
-    return Release(plan, levels, measurements.budget, bounds=bounds, bands=bands, stated=statements if stated else None)
+    return release_of(
+        plan,
+        measurements.levels,
+        measurements.budget,
+        bounds=[None if m is None else m.bounds for m in measurements.levels],
+        bands=[measurement_bands(m) for m in measurements.levels],
+        workers=check_workers(workers),
+        stated=stated,
+    )

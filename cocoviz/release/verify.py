@@ -37,7 +37,7 @@ from cocoviz.measure.measurements import Measurements, plan_notes
 from cocoviz.methods.hcp_prior import UNIFORM
 from cocoviz.plan import METHODS, Plan
 from cocoviz.privacy.budget import Budget, Charge
-from cocoviz.privacy.noise import FastSampler, OpenDPSampler, SecureSampler
+from cocoviz.privacy.noise import FastSampler, GaussianNoise, OpenDPSampler, SecureSampler
 
 __all__ = [
     "SELECTION_COMPOSITION",
@@ -266,15 +266,22 @@ def check_measurements(plan: Plan, measurements: object) -> None:
             )
 
 
+def _law(noise) -> str:
+    """A noise law in words: the double-geometric scale, or the discrete Gaussian's σ²."""
+    if isinstance(noise, GaussianNoise):
+        return f"discrete Gaussian σ² {float(noise.sigma2):g}"
+    return f"double-geometric scale {noise!r}"
+
+
 def _check_level(plan: Plan, level: int, m: object) -> None:
     where = f"the measurements of level {level}"
     method = plan.level_method(level)
     if getattr(m, "level", None) != level:
         raise ParameterError(f"{where} are not the plan's measurements of that level")
-    if m.method != method.name or m.epsilon != plan.level_epsilon(level):
+    if m.method != method.name or m.noise != plan.level_noise(level):
         raise ParameterError(
-            f"{where} are {m.method!r} at ε {m.epsilon!r}; "
-            f"the plan has {method.name!r} at ε {plan.level_epsilon(level)}"
+            f"{where} are {m.method!r} with noise {_law(m.noise)}; "
+            f"the plan has {method.name!r} with noise {_law(plan.level_noise(level))}"
         )
     ptr, values = np.asarray(m.ptr), np.asarray(m.values)
     if values.ndim != 1 or (values.dtype.kind not in "iuf"):

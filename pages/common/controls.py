@@ -386,20 +386,19 @@ def release_controls(tree: Hierarchy, info: data.DataInfo) -> tuple[Params, bool
     links.load_saved_panel()
     stop_if_refused(*eps, max_size, seed, *((k_epsilon, k_beta) if k_select != "public" else ()))
     # The secure sampler has no seed: one secure release per setting, whatever the seed box says.
-    params = Params(
-        tuple(eps),
-        tuple(methods),
-        tuple(ps),
-        int(max_size),
-        consistency,
-        merge,
-        0 if secure else int(seed),
-        bool(secure),
-        k_select,
-        k_epsilon,
-        k_beta,
-        prior,
-        tuple(eps) if zcdp else None,
+    params = Params.of(
+        **({"rhos": eps} if zcdp else {"epsilons": eps}),
+        methods=methods,
+        p=ps,
+        max_size=int(max_size),
+        consistency=consistency,
+        merge=merge,
+        k_select=k_select,
+        k_epsilon=k_epsilon,
+        k_beta=k_beta,
+        prior=prior,
+        seed=0 if secure else int(seed),
+        secure=secure,
     )
     if zcdp:  # the plan's own charge: ρ per level (a private K's ε_K²/2 at every level it bounds) and (ε, δ)
         sb.caption(zcdp_caption(guard(Plan.build, tree, **params.plan_options()).cost()))

@@ -29,6 +29,7 @@ import streamlit as st
 import cocoviz
 from cocoviz.core.atomic import write_text
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.plan.options import OPTIONS, PLAN_OPTIONS
 from cocoviz.release.ledger import Ledger, Recorded, dataset_identity
 from pages.common.memo import SharedMemo
 
@@ -63,44 +64,62 @@ def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+#: The plan options the dashboard holds, in the order of :data:`cocoviz.plan.options.PLAN_OPTIONS`: every key of
+#: :meth:`cocoviz.Plan.options` (a total and its split are only the sidebar's way to fill ε per level).
+STATE_OPTIONS: tuple[str, ...] = tuple(
+    o.name for o in PLAN_OPTIONS if o.name not in ("total_epsilon", "total_rho", "split")
+)
+
+
+def _hashable(value: object) -> object:
+    """A list or tuple option as a tuple (of tuples), so that the state can key the shared memos."""
+    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
 @dataclass(frozen=True)
 class Params:
-    """Hashable parameters of one release."""
+    """The dashboard's state of one release: the plan's options and the two UI-only choices.
 
-    epsilons: tuple[float, ...]
-    methods: tuple[str, ...]
-    ps: tuple[int | None, ...]
-    max_size: int
-    consistency: str = "top-down"
-    merge: str = "weighted"
+    ``options`` holds every option of :data:`STATE_OPTIONS` — the keys of :meth:`cocoviz.Plan.options`, declared
+    once in :mod:`cocoviz.plan.options` — as ``(name, value)`` pairs (lists as tuples: the state is hashable);
+    each is also read by name (``params.methods``, ``params.rhos``).  ``seed`` and ``secure`` are the
+    sampler's, not the plan's.  Build one with :meth:`of` (plan options as keywords) or :meth:`of_plan`.
+
+    >>> params = Params.of(epsilons=[1.0, 2.0], methods=["Hc", "Hg"], max_size=10, seed=3)
+    >>> params.epsilons, params.rhos, params.merge, params.plan_options()["epsilons"]
+    ((1.0, 2.0), None, 'weighted', [1.0, 2.0])
+    """
+
+    options: tuple[tuple[str, object], ...]
     seed: int = 0
     secure: bool = False
-    k_select: str = "public"
-    k_epsilon: float | None = None
-    k_beta: float | None = None
-    prior: object = None  # the Hcp levels' public prior: None (uniform), "parent" or a cocoviz Prior
-    rhos: tuple[float, ...] | None = None  # ρ per level of a zCDP release (discrete Gaussian); epsilons unused then
-    delta: float | None = None  # the δ a zCDP cost is read at (None: the plan's default)
-    k_beta_scope: str = "node"  # a private K̂'s β per K̂ drawn ("node") or for the whole release
+
+    @classmethod
+    def of(cls, *, seed: int = 0, secure: bool = False, **options: object) -> Params:
+        """The state of a release with plan ``options`` (:meth:`cocoviz.Plan.build`'s keywords of
+        :data:`STATE_OPTIONS`; the others take their declared defaults)."""
+        unknown = sorted(set(options) - set(STATE_OPTIONS))
+        if unknown:
+            raise TypeError(f"Params.of: {', '.join(unknown)} are no plan options of the dashboard ({STATE_OPTIONS})")
+        values = tuple((name, _hashable(options.get(name, OPTIONS[name].default))) for name in STATE_OPTIONS)
+        return cls(values, int(seed), bool(secure))
+
+    @classmethod
+    def of_plan(cls, plan: cocoviz.Plan, *, seed: int = 0, secure: bool = False) -> Params:
+        """The state that gives back ``plan`` (its :meth:`~cocoviz.Plan.options`)."""
+        return cls.of(seed=seed, secure=secure, **plan.options())
+
+    def __getattr__(self, name: str) -> object:
+        if name in STATE_OPTIONS:  # only reached for option names: the fields are found first
+            return dict(self.options)[name]
+        raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
 
     def plan_options(self) -> dict:
-        budget = {"epsilons": list(self.epsilons)} if self.rhos is None else {"rhos": list(self.rhos)}
-        return {
-            **budget,
-            "methods": list(self.methods),
-            "p": list(self.ps),
-            "max_size": self.max_size,
-            "consistency": self.consistency,
-            "merge": self.merge,
-            "k_select": self.k_select,
-            "k_epsilon": self.k_epsilon,
-            "k_beta": self.k_beta,
-            "prior": self.prior,
-            "delta": self.delta,
-            "k_beta_scope": self.k_beta_scope,
-        }
+        """The keywords of :meth:`cocoviz.Plan.build` (tuples as lists)."""
+        return {name: list(v) if isinstance(v, tuple) else v for name, v in self.options}
 
     def kwargs(self) -> dict:
+        """The keywords of :func:`cocoviz.estimate`: the plan's, the seed (none when secure) and the sampler."""
         return {**self.plan_options(), "seed": None if self.secure else self.seed, "secure": self.secure}
 
 

@@ -1,9 +1,9 @@
 """Settings in the page's address: a link opens the same release, a reload keeps it.
 
-Parameters: ``dataset``, ``levels`` (comma-separated), ``eps``
-(comma-separated, root first), ``methods`` (comma-separated), ``k`` (a public
-K, or how K is chosen: ``noisy-max``, ``noisy-max-per-node``, ``svt``, ``from-hg``),
-``consistency``, ``merge``, ``seed``, ``node`` (a path joined by ``/``).
+Parameters: ``dataset``, ``levels`` (comma-separated), ``eps`` (comma-separated, root first) or, for a
+ρ-zCDP release, ``rhos`` (ρ per level, root first), ``methods`` (comma-separated), ``k`` (a public K, or how
+K is chosen: ``noisy-max``, ``noisy-max-per-node``, ``svt``, ``from-hg``), ``consistency``, ``merge``,
+``seed``, ``node`` (a path joined by ``/``).
 
 An address the session has not seen yet (a link opened, a reload, a hand
 edit) is read once, in stages, as the sidebar learns what it needs to judge
@@ -23,10 +23,11 @@ import streamlit as st
 from cocoviz.hierarchy import Hierarchy
 from cocoviz.hierarchy.search import child_labels
 from cocoviz.plan import MAX_K, METHODS
+from cocoviz.privacy.accounting import RHO_RANGE
 from cocoviz.privacy.noise import EPSILON_RANGE
 from pages.common import picker, state
 
-PARAMS = ("dataset", "upload", "levels", "eps", "methods", "k", "consistency", "merge", "seed", "node")
+PARAMS = ("dataset", "upload", "levels", "eps", "rhos", "methods", "k", "consistency", "merge", "seed", "node")
 CONSISTENCY = ("top-down", "bottom-up", "none")
 MERGES = {"weighted": "weighted", "average": "average", "plain": "average"}
 K_CHOICES = ("public", "noisy-max", "noisy-max-per-node", "svt", "from-hg")
@@ -145,7 +146,7 @@ def apply_levels(label: str, all_levels: list[str]) -> None:
 
 
 def apply_release(n_levels: int, label: str) -> None:
-    """The address's ε, methods, K, consistency, merge and seed (before the release controls are drawn)."""
+    """The address's ε (or ρ), methods, K, consistency, merge and seed (before the release controls are drawn)."""
     value = _take("eps")
     if value is not None:
         eps, why = parse_numbers(value, n_levels, "eps")
@@ -154,11 +155,23 @@ def apply_release(n_levels: int, label: str) -> None:
         if why:
             _problem(why)
         else:
+            state.put("accounting", "pure ε")
             for k, e in enumerate(eps):
                 state.put(f"eps.{k}", e)
             # The split and total follow the levels' values (pages.common.controls.budget_controls).
             for name in ("eps.split", "eps.total"):
                 st.session_state.pop(state.key(name), None)
+    value = _take("rhos")
+    if value is not None:
+        rhos, why = parse_numbers(value, n_levels, "rhos")
+        if why is None and not all(RHO_RANGE[0] <= r <= RHO_RANGE[1] for r in rhos):
+            why = f"rhos: every ρ must be between {RHO_RANGE[0]:g} and {RHO_RANGE[1]:g}, got {value}"
+        if why:
+            _problem(why)
+        else:
+            state.put("accounting", "zCDP")
+            for k, rho in enumerate(rhos):
+                state.put(f"rho.{k}", rho)
     value = _take("methods")
     if value is not None:
         methods = _split(value)
@@ -284,7 +297,7 @@ def release_settings(dataset: str | None, levels: list[str] | None, params, node
     return {
         "dataset": dataset,
         "levels": ",".join(levels) if levels is not None else None,
-        "eps": ",".join(f"{e:.12g}" for e in params.epsilons),
+        **_budget(params.epsilons, params.rhos),
         "methods": ",".join(params.methods),
         "k": str(params.max_size) if params.k_select == "public" else params.k_select,
         "consistency": params.consistency,
@@ -292,6 +305,17 @@ def release_settings(dataset: str | None, levels: list[str] | None, params, node
         "seed": None if params.secure else str(params.seed),
         "node": "/".join(node) if node else None,
     }
+
+
+def _budget(epsilons, rhos) -> dict[str, str]:
+    """The address's ε per level of a pure-ε release, or ρ per level of a zCDP one.
+
+    >>> _budget(None, [0.125, 0.5])
+    {'rhos': '0.125,0.5'}
+    """
+    if rhos is not None:
+        return {"rhos": ",".join(f"{float(r):.12g}" for r in rhos)}
+    return {"eps": ",".join(f"{float(e):.12g}" for e in epsilons)}
 
 
 # ------------------------------------------------------------ saved files back into the sidebar
@@ -311,7 +335,8 @@ def saved_settings(data: bytes, filename: str) -> dict[str, str]:
     if filename.lower().endswith(".json"):
         try:
             saved = json.loads(data)
-            plan = {k: saved[k] for k in ("epsilons", "methods", "max_size", "consistency", "merge")}
+            plan = {k: saved[k] for k in ("methods", "max_size", "consistency", "merge")}
+            plan["budget"] = _budget(saved["epsilons"], saved.get("rhos"))
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{filename!r} is not a saved parameters file (no {exc})") from None
         plan["k_select"] = saved.get("k_select", "public")
@@ -323,7 +348,7 @@ def saved_settings(data: bytes, filename: str) -> dict[str, str]:
         release = release_from_bytes(data, filename)
         p = release.plan
         plan = {
-            "epsilons": list(p.epsilons),
+            "budget": _budget(p.epsilons, p.rhos),
             "methods": list(p.methods),
             "max_size": p.max_size,
             "consistency": p.consistency,
@@ -333,7 +358,7 @@ def saved_settings(data: bytes, filename: str) -> dict[str, str]:
         }
         extra = {}
     settings = {
-        "eps": ",".join(f"{float(e):.12g}" for e in plan["epsilons"]),
+        **plan["budget"],
         "methods": ",".join(map(str, plan["methods"])),
         "k": str(plan["max_size"]) if plan["k_select"] == "public" else str(plan["k_select"]),
         "consistency": str(plan["consistency"]),

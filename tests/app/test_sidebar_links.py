@@ -187,3 +187,37 @@ def test_a_custom_split_and_per_level_methods_are_shown_where_they_are_set():
     at = new_app(**{"cv.eps.split": "custom"})
     assert_clean(at)
     assert "w.eps_n.0" in keys(at)  # the custom split's per-level boxes are drawn at once
+
+
+def _caption_of_rho(at) -> str:
+    return next(c.value for c in at.sidebar.caption if c.value.startswith("ρ per level"))
+
+
+def test_a_zcdp_link_opens_its_zcdp_release_and_the_address_keeps_its_rho():
+    at = _linked(dataset="toy", rhos="0.125,0.5", methods="Hg,Hc", seed="3")
+    assert_clean(at)
+    assert not at.warning or not any("address" in w.value for w in at.warning)
+    assert at.session_state["cv.accounting"] == "zCDP"
+    assert [at.session_state[f"cv.rho.{k}"] for k in (0, 1)] == [0.125, 0.5]
+    assert _caption_of_rho(at).startswith("ρ per level 0.125, 0.5; ρ = 0.625 in all")
+    assert at.query_params["rhos"] in (["0.125,0.5"], "0.125,0.5") and "eps" not in at.query_params
+    # A pure-ε link opened next switches the accounting back.
+    again = _linked(dataset="toy", eps="0.5,2", methods="Hg,Hc")
+    assert again.session_state["cv.accounting"] == "pure ε" and metric(again, "Total ε spent") == "2.5"
+
+
+def test_a_saved_zcdp_release_file_restores_its_rho():
+    import io
+
+    import cocoviz
+    from cocoviz.datasets import load_dataset
+
+    release = cocoviz.estimate(load_dataset("toy"), rhos=[0.25, 2.0], methods=["Hc", "Hg"], max_size=8, seed=1)
+    buf = io.BytesIO()
+    release.save(buf)
+    at = new_app()
+    _load(at, "r.parquet", buf.getvalue())
+    assert_clean(at)
+    assert at.session_state["cv.accounting"] == "zCDP"
+    assert [at.session_state[f"cv.rho.{k}"] for k in (0, 1)] == [0.25, 2.0]
+    assert _caption_of_rho(at).startswith("ρ per level 0.25, 2; ρ = 2.25 in all")

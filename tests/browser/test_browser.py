@@ -33,6 +33,7 @@ ARTIFACTS = ROOT / "artifacts"
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
 ]
 

@@ -11,6 +11,7 @@ from tests.browser.test_browser import CHROMIUM, _no_exception, browser, server 
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.slow,
     pytest.mark.skipif(not __import__("pathlib").Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is not installed"),
 ]
 

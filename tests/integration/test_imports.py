@@ -7,6 +7,7 @@ deferred import that would close a cycle at run time is caught here.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -29,17 +30,25 @@ STAGES = [
 ]
 
 
-def modules() -> dict[str, Path]:
+@functools.cache
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         found[".".join(parts)] = path
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache
+def parsed() -> dict[str, ast.AST]:
+    """Every module's syntax tree, parsed once per test process (read-only: the tests never change them)."""
+    return {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules().items()}
+
+
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
     """``{module: the cocoviz modules it imports}``; ``from cocoviz.x import name`` counts as ``cocoviz.x``
     (or ``cocoviz.x.name`` when that is a module)."""
     mods = modules()
@@ -53,7 +62,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed()[name]):
             if isinstance(node, ast.Import):
                 deps |= {owner(a.name) for a in node.names if a.name.split(".")[0] == "cocoviz"}
             elif isinstance(node, ast.ImportFrom):
@@ -64,7 +73,7 @@ def import_graph() -> dict[str, set[str]]:
                 if base.split(".")[0] != "cocoviz":
                     continue
                 deps |= {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else owner(base) for a in node.names}
-        graph[name] = deps - {name, None}
+        graph[name] = frozenset(deps - {name, None})
     return graph
 
 
@@ -125,13 +134,20 @@ def test_the_layer_contracts_hold():
     assert "0 broken" in done.stdout
 
 
-def test_lint_imports_counts_a_function_local_import(tmp_path):
-    """A deferred import inside a function breaks a layer contract as a top-level one would."""
+def probe_package(tmp_path: Path, modules: dict[str, str]) -> Path:
+    """A package ``probe`` under ``tmp_path`` with the given modules (name -> source) and an empty ``__init__``."""
     package = tmp_path / "probe"
     package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "high.py").write_text("VALUE = 1\n")
-    (package / "low.py").write_text("def late():\n    from probe.high import VALUE\n\n    return VALUE\n")
+    for name, source in {"__init__": "", **modules}.items():
+        (package / f"{name}.py").write_text(source)
+    return package
+
+
+def test_lint_imports_counts_a_function_local_import(tmp_path):
+    """A deferred import inside a function breaks a layer contract as a top-level one would."""
+    probe_package(
+        tmp_path, {"high": "VALUE = 1\n", "low": "def late():\n    from probe.high import VALUE\n\n    return VALUE\n"}
+    )
     (tmp_path / "setup.cfg").write_text(
         "[importlinter]\nroot_package = probe\n\n"
         "[importlinter:contract:layers]\nname = probe layers\ntype = layers\nlayers =\n    probe.high\n    probe.low\n"
@@ -141,39 +157,57 @@ def test_lint_imports_counts_a_function_local_import(tmp_path):
     assert "probe.low -> probe.high" in done.stdout
 
 
-#: Packages whose modules still import one another's ``_private`` names (each to be made public in its own module
-#: or moved); every other package imports none.
-PRIVATE_NAMES_LEFT = ("cocoviz.experiments", "cocoviz.hierarchy.ingest")
-#: One re-export left: the tests compare slices' private steps through ``cocoviz.consistency``; and
-#: ``accuracy.stated.topdown`` reads ``sharing._sharing_within`` (both owned by the stated errors' rework).
-PRIVATE_IMPORTS_LEFT = {
-    ("cocoviz.consistency", "_consistent_children"),
-    ("cocoviz.consistency", "_consistent_slice"),
-    ("cocoviz.accuracy.stated.topdown", "_sharing_within"),
-}
+def private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
+    """``(module, owner, name)`` for every use of another module's ``_private`` name in ``package``: imported
+    (``from cocoviz.x import _name``) or read through an imported module (``x._name`` after ``from cocoviz import x``
+    or ``import cocoviz.x as x``).  A private *module* (a compiled kernel, ``_kernels``) is not a private name."""
+    mods, found = modules(package), []
+    root = package.name
 
+    def is_module(name: str) -> bool:
+        return name in mods
 
-def private_imports() -> list[tuple[str, str, str]]:
-    """``(module, imported from, name)`` for every ``from cocoviz... import _name`` of a name (not a module)."""
-    mods, found = modules(), []
     for name, path in mods.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cocoviz"):
+        tree = parsed()[name] if package == PACKAGE else ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}  # local name -> the module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == root:
                 for alias in node.names:
-                    private = alias.name.startswith("_") and not alias.name.startswith("__")
-                    if private and f"{node.module}.{alias.name}" not in mods:  # a private module is a kernel
+                    full = f"{node.module}.{alias.name}"
+                    if is_module(full):
+                        bound[alias.asname or alias.name] = full
+                    elif alias.name.startswith("_") and not alias.name.startswith("__"):
                         found.append((name, node.module, alias.name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == root and alias.asname and is_module(alias.name):
+                        bound[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+                owner, attr = bound[node.value.id], node.attr
+                if attr.startswith("_") and not attr.startswith("__") and not is_module(f"{owner}.{attr}"):
+                    if owner != name:
+                        found.append((name, owner, attr))
     return found
 
 
 def test_no_module_imports_another_modules_private_names():
-    found = [
-        f"{module} imports {name} from {source}"
-        for module, source, name in private_imports()
-        if not module.startswith(PRIVATE_NAMES_LEFT) and (module, name) not in PRIVATE_IMPORTS_LEFT
-    ]
+    found = [f"{module} uses {name} of {owner}" for module, owner, name in private_imports()]
     assert not found, found
 
 
-def test_the_private_imports_check_sees_one():
-    assert ("cocoviz.consistency", "cocoviz.consistency.slices", "_consistent_slice") in private_imports()
+def test_the_private_imports_check_sees_both_forms(tmp_path):
+    """An imported private name and one read through its module are both found; a private module is not one."""
+    package = probe_package(
+        tmp_path,
+        {
+            "low": "def _step():\n    return 1\n\n\ndef _kernel():\n    return 2\n",
+            "_kernels": "VALUE = 1\n",
+            "high": "from probe import _kernels, low\nfrom probe.low import _step\n\n\ndef use():\n"
+            "    return _step() + low._kernel() + _kernels.VALUE\n",
+        },
+    )
+    assert sorted(private_imports(package)) == [
+        ("probe.high", "probe.low", "_kernel"),
+        ("probe.high", "probe.low", "_step"),
+    ]

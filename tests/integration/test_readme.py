@@ -1,4 +1,4 @@
-"""The README's Python block is a script that runs and prints (issue 25: it printed only in a REPL)."""
+"""The README's Python block is a script that runs and prints, not only in a REPL."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_readme_python_block_runs_as_a_script_and_prints(tmp_path):
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"```python\n(import cocoviz\n.*?)```", text, re.S).group(1)

@@ -139,9 +139,10 @@ def release_digest(release) -> str:
 
 
 def measurements_digest(measurements) -> str:
-    parts = []
+    # Each level's noise is digested as the fits' noise parameter (Plan.fit_epsilon), as it was recorded.
+    parts, plan = [], measurements.plan
     for m in measurements.levels:
-        parts += ["none"] if m is None else [m.level, m.method, m.epsilon, m.ptr, m.values, m.bounds]
+        parts += ["none"] if m is None else [m.level, m.method, plan.fit_epsilon(m.level), m.ptr, m.values, m.bounds]
     return _hash(*[p if p is not None else "none" for p in parts])
 
 

@@ -1,4 +1,4 @@
-"""The compiled pass of :func:`cocoviz.accuracy.stated.sharing._sharing_within` (numba): how many children of a
+"""The compiled pass of :func:`cocoviz.accuracy.stated.sharing.sharing_within` (numba): how many children of a
 parent hold a run within a radius of a run's size.
 
 Imported on first use by :mod:`cocoviz.accuracy.stated.sharing`, so ``import cocoviz`` does not load numba.

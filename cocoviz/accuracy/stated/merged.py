@@ -55,14 +55,12 @@ def merge_stated(
 
           p √(sb² (1 − 1/m) + sa²) + (1 − p) sb
 
-      Measured (``benchmarks/merge_calibration.py``, 6 trials): taxi's Hc×Hc children (m ≤ 2) 1.64 → 1.11
-      at ε = 0.1 and 1.52 → 1.02 at ε = 1; an Hc level under an Hg parent at ε = 0.1, white 1.93 → 0.92,
-      taxi 1.93 → 1.10.
+      Its calibration by dataset and level is printed by ``benchmarks/merge_calibration.py``.
 
     ``sa_runs``: the parent's stated variance run by run, before it was pooled per size (an Hg fit: a long,
-    nearly exact block and short blocks at the steps, often wrong; docs/merge-variances.md, branch zcal3).
-    Pooled, the short blocks' errors were charged to the pairs the long block wins (taxi's Hc level under its
-    Hg root at ε = 1: mean z² 0.56).  So in dense runs the parent's part is its own run's, ``sa_runs``; and
+    nearly exact block and short blocks at the steps, often wrong; see the research log
+    ``docs/notes/merge-variances.md``). Pooled, the short blocks' errors would be charged to the pairs the long
+    block wins.  So in dense runs the parent's part is its own run's, ``sa_runs``; and
     where the parent's runs of the size differ (it has short blocks), its step lies in those short blocks,
     which the child wins (``w < ½``), so the child's misplaced groups at the step stay whole: ``sb²`` in place
     of ``sb² (1 − 1/m)`` under the root.  Without ``sa_runs``: ``sa``, the rule above.

@@ -35,7 +35,7 @@ def _sharing(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray) -> np.nd
 SHARING_CAP = 64
 
 
-def _sharing_within(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray, stated: np.ndarray) -> np.ndarray:
+def sharing_within(bot_ptr: np.ndarray, sizes: np.ndarray, child: np.ndarray, stated: np.ndarray) -> np.ndarray:
     """:func:`_sharing`, counting for a run of size errors (stated ≥ 1 size²) the children holding a run within
     one standard deviation of its size, not of its size exactly.
 

@@ -18,7 +18,7 @@ The steps, each one a reader of what the engine did:
 2. :class:`TopDownStatements`: the reader :func:`cocoviz.consistency.top_down` hands every slice's
    :class:`~cocoviz.consistency.MatchedPairs` to.  Per pair it states the merged child's group
    (:func:`~cocoviz.accuracy.stated.merged.merge_stated`, shared among the children holding the size:
-   :func:`~cocoviz.accuracy.stated.sharing._sharing_within`; capped for an Hg child:
+   :func:`~cocoviz.accuracy.stated.sharing.sharing_within`; capped for an Hg child:
    :func:`~cocoviz.accuracy.stated.variances.hg_merged_stated`) and the step's union at the parents' level
    (:func:`~cocoviz.accuracy.stated.released.step_stated`); the merged children's statements are handed down to
    the next step, and the released levels' are read at the end (:meth:`TopDownStatements.released`).
@@ -33,7 +33,7 @@ import numpy as np
 
 from cocoviz.accuracy.stated.merged import merge_stated
 from cocoviz.accuracy.stated.released import StepStatements, step_stated, union_levels, union_stated
-from cocoviz.accuracy.stated.sharing import _sharing_within
+from cocoviz.accuracy.stated.sharing import sharing_within
 from cocoviz.accuracy.stated.variances import hc_stated, hg_merged_stated, hg_stated_runs, pool_by_size
 from cocoviz.consistency import LevelEstimates, MatchedPairs, merge_children, top_down
 from cocoviz.core.runs import LevelRuns, aggregate_weighted, sums_up
@@ -137,7 +137,7 @@ class TopDownStatements:
         va, vb = parents.variances[top], children.variances[bottom]
         sa, sb = parents.stated[top], children.stated[bottom]
         by_run = np.empty(len(order), np.int64)  # sharing, computed in the matching's order, back per child run
-        by_run[order] = _sharing_within(
+        by_run[order] = sharing_within(
             pairs.bot_ptr, children.sizes[order], pairs.child_of_run[order], children.stated[order]
         )
         stated = merge_stated(va, vb, sa, sb, self.merge, by_run[bottom], parents.stated_runs[top])

@@ -11,9 +11,8 @@ groups of one size, but what a user needs stated is the error of one group's *si
 that is off by δ at size s (in groups: its error is in rank units) gives the group of rank r
 the size of rank r − δ.  Where sizes are dense (many groups per size) that moves a few groups
 by one size; across a gap of L sizes (the sparse tail: outliers thousands apart) it moves a
-group by the whole gap, so its error is of the order of L, not 2/ε.  Measured on the bundled
-housing (``benchmarks/merge_calibration.py``), the old rule gives mean (error)²/V of 2–14 on
-the large groups and far more on the full-size data (tao-e5: median 751 at ε = 1).
+group by the whole gap, so its error is of the order of L, not 2/ε: a count-scale variance
+understates it there (``benchmarks/merge_calibration.py`` prints the calibration).
 
 **The rule** (post-processing: reads the fitted runs and ε only).  With b the scale of one cell's
 noise of Hc (Laplace of scale 1/ε at Δ = 1, variance 2/ε²; for the discrete Gaussian the ε of

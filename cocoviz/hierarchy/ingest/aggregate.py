@@ -8,7 +8,10 @@ whose group is not in the public groups table (or lies elsewhere there), a
 missing label, a size over the limits.  Integer level columns are first made
 one key per row (:mod:`cocoviz.hierarchy.ingest.leaf_key`), so that each group keeps two
 numbers, not two per level; the groups table, if any, is grouped with the
-persons in the same pass.  Only the runs come back into Python,
+persons in the same pass.  Where the group ids are integers too, in a range not much wider than the
+rows, and the engine is the embedded one, a clean table is counted instead through an array indexed by
+the id (:mod:`cocoviz.hierarchy.ingest.dense`: one read of two columns, in any row order); anything
+unclean is left to the SQL, which names it.  Only the runs come back into Python,
 where the labels become integer codes per level; on any problem nothing is
 built, and a :class:`~cocoviz.hierarchy.tables.TableProblems` names each
 problem with its count and up to 10 example rows (a second, failure-only
@@ -35,6 +38,7 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.hierarchy.ingest.database import Database
+from cocoviz.hierarchy.ingest.dense import dense_runs
 from cocoviz.hierarchy.ingest.leaf_key import LeafKey, keyed_runs
 from cocoviz.hierarchy.ingest.leaf_key import quote as _q
 from cocoviz.hierarchy.ingest.leaf_key import sum_if as _sum
@@ -187,7 +191,7 @@ def _sizes_sql(table: _Table, group: str, paths: _Paths) -> str:
 
 def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: Any = None) -> tables.Leaves:
     """Leaves of a persons table held by an engine (see :meth:`Hierarchy.from_persons`)."""
-    tables._check_roles(levels, group=group)
+    tables.check_roles(levels, group=group)
     levels = list(levels)
     sources = Sources(*([persons] if groups is None else [persons, groups]))
     with sources as (db, relations):
@@ -199,13 +203,16 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
             files = sources.parquet.get(relations[1])
             public = _Table(db, relations[1], tables.GROUPS_TABLE, [group, *levels], files)
             public.label_problems([*levels, group], ["region label"] * len(levels) + ["group id"], problems)
-        tables._refuse(problems)
+        tables.refuse(problems)
         both = [people] if public is None else [people, public]
         key = None
         if all(t.kinds[c] == "integer" for t in both for c in levels):
             ids = group if all(t.kinds[group] == "integer" for t in both) else None
             key = LeafKey.of(db, [t.relation for t in both], levels, ids)
-        if key is not None:
+        counted = None if key is None else dense_runs(people, public, group, key)
+        if counted is not None:
+            runs, checks = counted
+        elif key is not None:
             runs, checks = keyed_runs(people, public, group, key)
         else:
             runs = checks = (
@@ -214,7 +221,7 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         _report(people, public, checks, group, levels, problems)
         runs = runs[runs["c"].gt(0)]  # runs of persons in unlisted groups only: refused above
         _check_runs(public or people, runs, levels, problems)
-        tables._refuse(problems)
+        tables.refuse(problems)
     return _leaves(runs, levels)
 
 
@@ -370,20 +377,22 @@ def _check_runs(table: _Table, runs: pd.DataFrame, levels: list[str], problems: 
     if large.any():
         problems.append(
             f"{table.lead}group size too large in {int(counts[large].sum()):,} groups (largest {int(sizes.max()):,}); "
-            f"at most {tables._power(tables.MAX_GROUP_SIZE)} is supported"
+            f"at most {tables.power_text(tables.MAX_GROUP_SIZE)} is supported"
         )
     if counts.sum() > tables.MAX_GROUPS:
         problems.append(
-            f"{table.lead}{counts.sum():,.0f} groups in all; at most {tables._power(tables.MAX_GROUPS)} groups are "
+            f"{table.lead}{counts.sum():,.0f} groups in all; at most {tables.power_text(tables.MAX_GROUPS)} groups are "
             f"supported in one region, the root included"
         )
     if np.dot(sizes, counts) > tables.MAX_PERSONS:
-        problems.append(f"more than {tables._power(tables.MAX_PERSONS)} persons in all; that many are not supported")
+        problems.append(
+            f"more than {tables.power_text(tables.MAX_PERSONS)} persons in all; that many are not supported"
+        )
 
 
 def _leaves(runs: pd.DataFrame, levels: list[str]) -> tables.Leaves:
     frame = pd.DataFrame({c: runs[f"a{j}"].to_numpy() for j, c in enumerate(levels)}, index=runs.index)
-    return tables._leaves(frame, levels, runs["n"].to_numpy(np.int64), runs["c"].to_numpy(np.int64))
+    return tables.leaves_of(frame, levels, runs["n"].to_numpy(np.int64), runs["c"].to_numpy(np.int64))
 
 
 def groups_leaves(df: Any, *, size: str, levels: Sequence[str]) -> tables.Leaves:
@@ -398,7 +407,7 @@ def counts_leaves(df: Any, *, size: str, count: str, levels: Sequence[str]) -> t
 
 def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) -> tables.Leaves:
     """Rows grouped by (labels, size[, count]) in the engine: every value check is made on the distinct values."""
-    tables._check_roles(levels, size=size, **({} if count is None else {"count": count}))
+    tables.check_roles(levels, size=size, **({} if count is None else {"count": count}))
     levels = list(levels)
     numbers = [size] if count is None else [size, count]
     sources = Sources(df)
@@ -410,7 +419,7 @@ def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) 
             if table.kinds[col] == "other":
                 t = table.types[col]
                 problems.append(f"column '{col}': must be a whole number, not {t}: the whole column is {t}")
-        tables._refuse(problems)
+        tables.refuse(problems)
         cols = [*levels, *numbers]
         keys = ", ".join(f"{_q(c)} AS v{k}" for k, c in enumerate(cols))
         rows = db.query(f"SELECT {keys}, COUNT(*) AS r FROM {relation} AS p GROUP BY {', '.join(map(_q, cols))}")
@@ -429,7 +438,7 @@ def _table_leaves(df: Any, size: str, count: str | None, levels: Sequence[str]) 
         runs["c"] = rows["r"].to_numpy(np.int64) * (values[1] if count is not None else 1)
         # Rows of 0 groups stay: a leaf listed with none is a region of G = 0, as in the pandas path.
         _check_runs(table, runs, levels, problems)
-        tables._refuse(problems)
+        tables.refuse(problems)
     return _leaves(runs, levels)
 
 
@@ -445,7 +454,7 @@ def _whole_numbers(
         (np.isinf(values), f"infinite {what}"),
         (finite & (values < 0), f"negative {what}"),
         (finite & (values != np.floor(values)), f"fractional {what}"),
-        (finite & (values > limit), f"{what} too large (at most {tables._power(limit)} is supported)"),
+        (finite & (values > limit), f"{what} too large (at most {tables.power_text(limit)} is supported)"),
     ]
     for mask, problem in checks:
         if mask.any():

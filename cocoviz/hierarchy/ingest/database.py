@@ -42,7 +42,7 @@ import pandas as pd
 
 from cocoviz.errors import InputError, ParameterError
 
-__all__ = ["SqlSource", "sql", "table_name_parts", "check_one_statement"]
+__all__ = ["SqlSource", "sql", "table_name_parts", "check_one_statement", "is_duckdb"]
 
 _URL = re.compile(r"^postgres(ql)?(\+psycopg)?://", re.IGNORECASE)
 # One part of a table name: bare, or double-quoted with "" for a quote inside.
@@ -327,7 +327,7 @@ class Database:
     def query(self, text: str) -> pd.DataFrame:
         """Rows of ``text`` as a frame; a database error becomes an :class:`InputError`."""
         with self._errors():
-            if _is_duckdb(self.connection):  # its registered frames are seen by this connection only, not cursors
+            if is_duckdb(self.connection):  # its registered frames are seen by this connection only, not cursors
                 return self.connection.execute(text).df()
             cursor = self.connection.cursor()
             cursor.execute(text)
@@ -337,7 +337,7 @@ class Database:
     def types(self, relation: str) -> dict[str, str]:
         """Column name -> SQL type name (upper case) of ``relation``."""
         with self._errors():
-            cursor = self.connection if _is_duckdb(self.connection) else self.connection.cursor()
+            cursor = self.connection if is_duckdb(self.connection) else self.connection.cursor()
             cursor.execute(f"SELECT * FROM {relation} AS t LIMIT 0")
             description = cursor.description
             cursor.fetchall()
@@ -345,7 +345,7 @@ class Database:
 
     def load_frame(self, name: str, frame: pd.DataFrame) -> str:
         """``frame`` as a temporary table ``name`` of this connection (dropped when it closes); its name."""
-        if _is_duckdb(self.connection):
+        if is_duckdb(self.connection):
             self.connection.register(name, frame)
             return name
         if not hasattr(self.connection, "adapters"):
@@ -375,7 +375,8 @@ class Database:
 _DRIVERS = {"psycopg", "duckdb", "_duckdb", "sqlite3"}
 
 
-def _is_duckdb(connection: Any) -> bool:
+def is_duckdb(connection: Any) -> bool:
+    """Whether ``connection`` is a DuckDB connection (asked of its type's module; DuckDB need not be imported)."""
     return type(connection).__module__.split(".")[0] in {"duckdb", "_duckdb"}
 
 

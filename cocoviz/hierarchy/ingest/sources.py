@@ -31,7 +31,7 @@ import pandas as pd
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy.ingest.database import Database, SqlSource
 
-__all__ = ["Sources", "is_external", "type_conflicts"]
+__all__ = ["Sources", "is_external", "type_conflicts", "sql_string"]
 
 _PARQUET = (".parquet", ".pq", ".parq")
 _CSV = (".csv", ".csv.gz", ".txt", ".tsv")
@@ -153,7 +153,8 @@ def _duckdb() -> Database:
     return Database(SqlSource(connection, "(frames and files)"))
 
 
-def _quote(text: str) -> str:
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal: in single quotes, a quote inside doubled."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -162,10 +163,10 @@ def type_conflicts(db: Database, pattern: str, columns: list[str]) -> dict[str, 
 
     Read from the files' footers only.  DuckDB would unite them silently (``1`` and ``"1"`` as one label).
     """
-    wanted = ", ".join(_quote(str(c)) for c in columns)
+    wanted = ", ".join(sql_string(str(c)) for c in columns)
     schema = db.query(
         f"SELECT name, file_name, type || COALESCE('/' || logical_type, '') AS t "
-        f"FROM parquet_schema({_quote(pattern)}) WHERE name IN ({wanted})"
+        f"FROM parquet_schema({sql_string(pattern)}) WHERE name IN ({wanted})"
     )
     conflicts = {}
     for name, rows in schema.groupby("name", sort=False):
@@ -199,10 +200,12 @@ def _files(path: str | os.PathLike) -> tuple[str, str | None]:
     if hive:
         pattern = os.path.join(text, "**", "*" + found[0].suffix)
     if kind == "parquet":
-        relation = f"read_parquet({_quote(pattern)}, {_hive(hive)}, union_by_name = true)"
+        relation = f"read_parquet({sql_string(pattern)}, {_hive(hive)}, union_by_name = true)"
         return relation, pattern
     # Every CSV value as text, as uploads read them: labels such as '01' keep their zero.
-    relation = f"read_csv({_quote(pattern)}, header = true, all_varchar = true, {_hive(hive)}, union_by_name = true)"
+    relation = (
+        f"read_csv({sql_string(pattern)}, header = true, all_varchar = true, {_hive(hive)}, union_by_name = true)"
+    )
     return relation, None
 
 

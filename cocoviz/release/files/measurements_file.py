@@ -167,7 +167,7 @@ def _checked(meta: dict, table, signing: bytes | None):
         method = plan.level_method(lvl)
         # Arrays of their own, as measure()'s answers are (a column read whole may be a read-only view).
         values = a["value"] if a["value"].flags.writeable else a["value"].copy()
-        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_epsilon(lvl), ptr, values, bounds[lvl])
+        levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_noise(lvl), ptr, values, bounds[lvl])
     measurements = _measurements(plan, budget, levels)
     for m in levels:  # the answers show the noise of the plan's ε or ρ, or its plan was edited
         if m is not None and m.method in BAND_METHODS:

@@ -13,7 +13,7 @@ import cocoviz.consistency
 import cocoviz.consistency.orders
 import cocoviz.consistency.slices
 from cocoviz.accuracy.stated.merged import merge_stated
-from cocoviz.accuracy.stated.sharing import SHARING_CAP, _sharing, _sharing_within
+from cocoviz.accuracy.stated.sharing import SHARING_CAP, _sharing, sharing_within
 from cocoviz.accuracy.stated.topdown import StatedEstimates, TopDownStatements, release_statements
 from cocoviz.consistency import LevelEstimates, top_down
 from cocoviz.consistency.merge import merge_estimates
@@ -101,7 +101,7 @@ def test_sharing_within_counts_the_children_holding_a_size_within_one_standard_d
     order = cocoviz.consistency.orders.parent_size_order(parent, sizes)
     bot_ptr = np.zeros(3, np.int64)
     np.cumsum(np.bincount(parent, minlength=2), out=bot_ptr[1:])
-    got = _sharing_within(bot_ptr, sizes[order], child[order], stated[order])
+    got = sharing_within(bot_ptr, sizes[order], child[order], stated[order])
     radius = [int(np.sqrt(v)) if v >= 1 else 0 for v in stated]
     want = [
         min(

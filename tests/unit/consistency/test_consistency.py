@@ -255,15 +255,19 @@ def test_consistency_in_slices_of_parents_is_bit_identical(tree, merge, slice_ru
     estimates, parents, _ = tree
     whole = [estimates[0]]
     for level in range(1, len(estimates)):
-        whole.append(cocoviz.consistency._consistent_slice(whole[-1], estimates[level], parents[level], merge))
+        whole.append(cocoviz.consistency.slices.consistent_slice(whole[-1], estimates[level], parents[level], merge))
     saved = cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS
     cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = slice_runs
     try:
         sliced = [estimates[0]]
         for level in range(1, len(estimates)):
-            sliced.append(cocoviz.consistency._consistent_children(sliced[-1], estimates[level], parents[level], merge))
+            sliced.append(
+                cocoviz.consistency.slices.consistent_children(sliced[-1], estimates[level], parents[level], merge)
+            )
         # The leaves straight to runs, slice by slice (what top_down does), and the whole release.
-        leaf_runs = cocoviz.consistency._consistent_children(sliced[-2], estimates[-1], parents[-1], merge, runs=True)
+        leaf_runs = cocoviz.consistency.slices.consistent_children(
+            sliced[-2], estimates[-1], parents[-1], merge, runs=True
+        )
         released = top_down(estimates, parents, merge)
     finally:
         cocoviz.consistency.slices.CONSISTENCY_SLICE_RUNS = saved

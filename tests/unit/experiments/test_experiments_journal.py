@@ -91,6 +91,7 @@ _KILLED_SWEEP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_sweep_killed_by_sigkill_resumes_to_the_same_frame(tmp_path):
     """kill -9 at an arbitrary instant, mid-record perhaps; the rerun with the same arguments continues."""
     child = subprocess.Popen(

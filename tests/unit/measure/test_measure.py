@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from cocoviz import (
+    METHODS,
     Hierarchy,
     InputError,
     Measurements,
@@ -88,7 +89,7 @@ def _with_level(measurements, at, **change):
         (lambda m: {"values": np.where(np.arange(m.values.size) == 0, 4 * 10**18, m.values)}, "beyond"),
         (lambda m: {"values": m.values + 0.5}, "fractions"),
         (lambda m: {"values": m.values.astype(str)}, "vector of numbers"),
-        (lambda m: {"epsilon": 2 * m.epsilon}, "at ε"),
+        (lambda m: {"noise": 2 * m.noise}, "with noise double-geometric scale"),
         (lambda m: {"method": "Hg"}, "the plan has 'Hc'"),
         (lambda m: {"bounds": m.bounds + 1}, "K per node"),
         (lambda m: {"level": 0}, "not the plan's measurements"),
@@ -134,7 +135,7 @@ def test_measurements_hold_the_declared_noisy_answers(toy_public_tree):
     assert isinstance(m, Measurements)
     np.testing.assert_array_equal(m.levels[0].node(0), [0, 2, 3, 3, 4, 4])  # Hc[0..K-1] with no noise
     assert [m.levels[1].node(k).size for k in range(2)] == [2, 2]  # Hg: G cells per node
-    assert m.levels[1].method == "Hg" and m.levels[1].epsilon == 1.0
+    assert m.levels[1].method == "Hg" and m.levels[1].noise == METHODS["Hg"].sensitivity / 1.0
 
 
 def test_keyed_noise_does_not_depend_on_order_or_threads():

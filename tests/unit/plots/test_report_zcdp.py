@@ -12,4 +12,4 @@ def test_a_zcdp_report_states_rho_not_a_variance_equivalent_epsilon():
     page = release_report_html(release, dataset="toy")
     assert "Total ρ = <b>0.25</b>" in page and "δ = 1e-10" in page and "discrete Gaussian" in page
     assert "<th>ρ</th>" in page and "<th>ε</th>" not in page
-    assert f"{release.plan.epsilons[0]:g}" not in page.split("<h3>Privacy budget</h3>")[0].split("<table")[1]
+    assert f"{release.plan.fit_epsilon(0):g}" not in page.split("<h3>Privacy budget</h3>")[0].split("<table")[1]

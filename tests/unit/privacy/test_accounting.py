@@ -238,3 +238,25 @@ def test_tenure_margin_is_charged_under_household_records_with_l2_one():
     assert {c.relation for c in cost.charges} == {HOUSEHOLDS}
     assert f"neighbours: {HOUSEHOLDS}" in cost.describe()
     assert Budget.from_dict(cost.to_dict()) == cost
+
+
+def _delta_all_steps(rho: float, epsilon: float) -> float:
+    """:func:`zcdp_delta` with every one of its 200 bisection steps (the reference for the early stop)."""
+    if rho == 0:
+        return 0.0
+    lo, hi = 1.0 + 1e-9, max((epsilon + 1) / (2 * rho) + 2, 2.0)
+    for _ in range(200):
+        alpha = (lo + hi) / 2
+        if (2 * alpha - 1) * rho - epsilon + math.log1p(-1 / alpha) < 0:
+            lo = alpha
+        else:
+            hi = alpha
+    alpha = (lo + hi) / 2
+    log_delta = (alpha - 1) * (alpha * rho - epsilon) + alpha * math.log1p(-1 / alpha) - math.log(alpha - 1)
+    return min(math.exp(log_delta), 1.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1e-6, 50.0), st.floats(0.0, 20.0))
+def test_the_bisections_stop_early_with_the_result_of_every_step(rho, epsilon):
+    assert zcdp_delta(rho, epsilon) == _delta_all_steps(rho, epsilon)

@@ -143,7 +143,7 @@ def test_each_released_run_states_its_groups_variance_from_the_fits_alone(data):
         for level in plan.measured_levels() if options["consistency"] == "none" else [depth]:
             est = fit_level(plan, measurements.levels[level])
             bounds = level_bounds(plan, level, measurements.levels[level].bounds)
-            method, epsilon = plan.level_method(level).name, plan.level_epsilon(level)
+            method, epsilon = plan.level_method(level).name, plan.fit_epsilon(level)
             own_stated = fitted_stated(method, est, epsilon=epsilon, p=plan.ps[level], bounds=bounds)
             runs_of_fit = [((int(n), int(s)), (float(v) * c, int(c))) for n, s, c, v in
                            zip(est.node_ids(), est.sizes, est.counts, own_stated.stated)]  # fmt: skip
