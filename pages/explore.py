@@ -66,7 +66,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         slot = st.empty()  # emptied once the release is drawn: its warning and button are then out of date
         if not engine.is_drawn(data_key, params):
             seconds = engine.estimated_seconds(plan, secure=True)
-            drawn, *spent = engine.ledger_totals(plan)
+            drawn, *spent = engine.ledger_totals(plan, info.identity)
             gate = slot.container()
             gate.warning(
                 f"**Secure release**: the secure sampler will noise **{cells:,} cells** "
@@ -77,10 +77,10 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                 icon=":material/lock:",
             )
             try:
-                engine.ledger().check(plan, label=info.label)
+                engine.ledger().check(plan, label=info.label, dataset=engine.persons(plan, info.identity))
             except cocoviz.CocovizError as exc:  # the cap (or a ledger that cannot be used) refuses the draw
                 st.error(str(exc), icon=":material/lock:")
-                ledger.ledger_section(plan)
+                ledger.ledger_section(plan, info.identity)
                 st.stop()
             for choice in engine.cheaper_choices(plan):
                 gate.caption(f"Cheaper: {choice}")
@@ -89,10 +89,10 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
                     "Press the button to draw the noise with the secure sampler, or switch the secure release "
                     "off to explore with the fast sampler."
                 )
-                ledger.ledger_section(plan)
+                ledger.ledger_section(plan, info.identity)
                 st.stop()
             slot.empty()
-        return engine.estimate(data_key, tree, params, label=info.label)
+        return engine.estimate(data_key, tree, params, label=info.label, identity=info.identity)
     model = engine.estimated_seconds(plan)  # the plan's cells at this machine's rate
     rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the release runs)
     guess = calibration.gate_seconds(model, "release")  # bounded: a slow past run never locks the page
@@ -112,7 +112,9 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
     return timed
 
 
-def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
+def headline(
+    release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str], identity: str | None = None
+) -> None:
     m1, m2, m3, m4 = st.columns(4)
     budget = release.budget
     if budget.accounting == "zCDP":  # spent in ρ: its (ε, δ) reading is stated beside it, never a level's ε
@@ -164,14 +166,14 @@ def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed
             "at no ε (post-processing of this release). It does not guarantee that no group is truncated: the "
             "released top size is noisy and may fall below the true largest group."
         )
-    drawn, *spent = engine.ledger_totals(release.plan)
+    drawn, *spent = engine.ledger_totals(release.plan, identity)
     if drawn:
         st.info(
             f"Secure releases of this dataset in the privacy ledger (every session): **{drawn}**, spending "
             f"**{privacy_terms.spent_words(*spent)}** together (every draw is a new release of the same people).",
             icon=":material/receipt_long:",
         )
-        ledger.ledger_section(release.plan)
+        ledger.ledger_section(release.plan, identity)
 
 
 def budget_section(release: cocoviz.Release, names: list[str]) -> None:
@@ -463,7 +465,7 @@ def main() -> None:
             with tab:
                 body()
     with headline_slot:
-        headline(release, errors, timed, names)
+        headline(release, errors, timed, names, info.identity)
     with link_slot:
         leads.share_link(tree, info, _full, params, node)
     with advice_slot:

@@ -127,7 +127,9 @@ def main() -> None:
     )
     tree = guard(data.load_bundled, DATASET)
     card = data.data_card(DATASET)
-    info = data.DataInfo(("bundled", DATASET), DATASET, True, data.public_bound(card), card)
+    info = data.DataInfo(
+        ("bundled", DATASET), DATASET, True, data.public_bound(card), card, identity=data.bundled_identity(DATASET)
+    )
     st.markdown(controls.describe_tree(tree, info))
     shape = Shape.of(tree)
     table = _tenure(DATASET, tree)

@@ -54,6 +54,7 @@ from cocoviz.datasets.registry import (
     dataset_names,
     generate,
     load_dataset,
+    persons_identity,
 )
 from cocoviz.datasets.taxi import generate_taxi
 from cocoviz.datasets.toy import toy_groups, toy_persons
@@ -69,6 +70,7 @@ __all__ = [
     "bundled_names",
     "dataset",
     "load_dataset",
+    "persons_identity",
     "generate",
     "generate_housing",
     "generate_census",

@@ -13,6 +13,7 @@ from cocoviz.datasets.common import PAPER_MAX_SIZE, check_scale, check_seed
 from cocoviz.datasets.geography import WEST_COAST
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy import Hierarchy
+from cocoviz.measure.identity import named_identity
 
 __all__ = [
     "DATA_DIR",
@@ -26,6 +27,7 @@ __all__ = [
     "load_dataset",
     "DATASETS",
     "load_cached",
+    "persons_identity",
 ]
 
 #: Where the bundled files live (the repository's ``data/`` folder).
@@ -95,6 +97,19 @@ class Dataset:
         if family in race.RACES:
             return race.generate_race(family, scale, seed, only_states=self.regions)
         return taxi.generate_taxi(scale, seed)
+
+    @property
+    def population(self) -> str:
+        """The synthetic population it is drawn from: datasets of one population share their people.
+
+        A regional cut is the same states of the national draw (same seed), a smaller scale thins the same draw,
+        and the census-scale datasets split the housing draw over finer regions: so ``housing``,
+        ``housing-west`` and ``housing-us-*`` are one population (``"housing"``), ``white`` and ``white-west``
+        another, and so on.
+        """
+        if not self.bundled:
+            return "housing"
+        return self.paper or self.name
 
     def build(self, table: pd.DataFrame) -> Hierarchy:
         """The hierarchy of a table made by :meth:`generate` (or read from the bundle)."""
@@ -260,6 +275,22 @@ def generate(name: str, *, scale: float | None = None, seed: int = 0) -> pd.Data
     if spec.bundle_scale is None:
         return spec.generate(1.0, 0)
     return spec.generate(spec.bundle_scale if scale is None else check_scale(scale), check_seed(seed))
+
+
+def persons_identity(name: str, *, seed: int = 0) -> str:
+    """The privacy ledger's identity of dataset ``name``'s persons (:mod:`cocoviz.measure.identity`): its
+    :attr:`Dataset.population` and the seed, whatever the scale, the regional cut or the levels kept.
+
+    Every hierarchy built from the same synthetic people so counts against one budget cap; a scale or a cut
+    that holds only some of them counts with the rest (a cap that errs on the side of spending).
+
+    >>> persons_identity("housing") == persons_identity("housing-west") == persons_identity("housing-us-blocks")
+    True
+    >>> taxi = persons_identity("taxi")
+    >>> persons_identity("housing") == taxi, persons_identity("taxi", seed=1) == taxi
+    (False, False)
+    """
+    return named_identity("bundled population", dataset(name).population, str(check_seed(seed)))
 
 
 def load_dataset(

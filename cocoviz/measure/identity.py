@@ -7,7 +7,8 @@ same persons (any levels, any groups table) counts against one cap:
   their sizes or times: a file rewritten in place holds the same persons for the cap;
 * a database (:func:`cocoviz.hierarchy.ingest.sql`): the URL without its password (a borrowed
   connection: its driver's name) and the quoted table or the query text;
-* a frame (pandas, Polars, Arrow): a digest of its column names, types and values.
+* a frame (pandas, Polars, Arrow): a digest of its column names, types and values;
+* persons known by name only (a bundled dataset's generator and seed): :func:`named_identity` of those names.
 
 It cannot see a copy of the data under another name: another path, table, database or a frame
 whose values differ in any cell is another dataset.  :func:`dataset_identity` (a hash of a
@@ -34,7 +35,7 @@ import pandas as pd
 
 from cocoviz.errors import ParameterError
 
-__all__ = ["dataset_identity", "source_identity"]
+__all__ = ["dataset_identity", "named_identity", "source_identity"]
 
 
 def dataset_identity(shape) -> str:
@@ -56,6 +57,21 @@ def _digest(*parts: str | bytes) -> str:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
+
+
+def named_identity(kind: str, *names: str) -> str:
+    """The ledger identity of persons known by name only: ``kind`` and ``names`` (text), digested.
+
+    For persons no file, database or frame names: a bundled dataset's synthetic population is its
+    generator's name and seed (:func:`cocoviz.datasets.persons_identity`).  Different from every
+    :func:`source_identity`, which digest another kind first.
+
+    >>> named_identity("population", "housing", "0") == named_identity("population", "housing", "0")
+    True
+    >>> named_identity("population", "housing", "0") == named_identity("population", "housing", "1")
+    False
+    """
+    return _digest("named", str(kind), *map(str, names))
 
 
 def _files(path: str | os.PathLike) -> list[str]:

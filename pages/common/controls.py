@@ -54,7 +54,12 @@ def dataset_panel() -> tuple[Hierarchy, data.DataInfo, Hierarchy]:
         full = guard(data.load_bundled, choice)
         card = data.data_card(choice)
         info = data.DataInfo(
-            key=("bundled", choice), label=choice, own_data=True, public_max_size=data.public_bound(card), card=card
+            key=("bundled", choice),
+            label=choice,
+            own_data=True,
+            public_max_size=data.public_bound(card),
+            card=card,
+            identity=data.bundled_identity(choice),
         )
     all_levels = list(full.levels)
     links.apply_levels(info.label, all_levels)

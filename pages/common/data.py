@@ -3,6 +3,12 @@
 A :class:`cocoviz.Hierarchy` is not hashable, so bundled data is cached by
 (name, scale, seed) and uploads by a hash of their bytes and options, with
 ``st.cache_resource`` (one shared object, never copied).
+
+Each dataset also carries the privacy ledger's identity of its **persons** (:attr:`DataInfo.identity`), the
+identity the command line gives its persons source (:mod:`cocoviz.measure.identity`): a bundled dataset's
+synthetic population (:func:`cocoviz.datasets.persons_identity`), an upload's table content (the persons file,
+not its groups table, levels or column roles), a database's URL and relation.  Every hierarchy built from the
+same persons — any levels kept, any groups table — so counts against one budget cap.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class DataInfo:
     own_data: bool  # true counts may be shown: uploads (the user's own) and synthetic bundles
     public_max_size: int | None  # a public bound K, when the data card states one
     card: dict = field(default_factory=dict)
+    identity: str | None = None  # the ledger identity of the persons (module docstring); None: the plan's shape
 
 
 def dataset_names() -> list[str]:
@@ -153,6 +160,35 @@ def proposed_levels(data: bytes, filename: str, kind: str, roles: tuple) -> list
 
     table = _upload_table(hashlib.sha256(data).hexdigest(), data, filename)
     return [] if table is None else propose_levels(table, kind, **dict(roles))
+
+
+def bundled_identity(name: str) -> str:
+    """The ledger identity of bundled dataset ``name``'s persons: its population and seed, whatever its levels."""
+    return datasets.persons_identity(name)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _upload_identity(digest: str, _data: bytes, filename: str) -> str:
+    from cocoviz.measure.identity import named_identity, source_identity
+
+    table = _upload_table(digest, _data, filename)
+    # A table the reader refuses is never released; its bytes still name it.
+    return named_identity("upload", digest) if table is None else source_identity(table)
+
+
+def upload_identity(data: bytes, filename: str) -> str:
+    """The ledger identity of an uploaded persons (or groups, or counts) table: a digest of its content as a
+    frame (:func:`cocoviz.measure.identity.source_identity`), so the same table uploaded again, with other levels,
+    roles or groups table, is the same persons."""
+    return _upload_identity(hashlib.sha256(data).hexdigest(), data, filename)
+
+
+def database_identity(source) -> str:
+    """The ledger identity of a database source (:func:`cocoviz.hierarchy.ingest.sql`): its URL without the
+    password, and its table or query — the command line's identity of the same source."""
+    from cocoviz.measure.identity import source_identity
+
+    return source_identity(source)
 
 
 def upload_digest(data: bytes) -> str:

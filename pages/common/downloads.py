@@ -123,7 +123,7 @@ def downloads_tab(tree, info, release, params: engine.Params, names: list[str], 
     def report() -> bytes:
         from cocoviz.plots.report import release_report_html
 
-        drawn, spent = engine.ledger_total(release.plan)
+        drawn, spent = engine.ledger_total(release.plan, info.identity)
         ledger = (
             None
             if release.sampler.startswith("fast")

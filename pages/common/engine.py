@@ -240,11 +240,12 @@ def _write_stats(path: str, stats: dict) -> None:
     write_text(path, json.dumps(stats))  # written whole then renamed: a reader never sees half a file
 
 
-def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") -> Timed:
+def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "", identity: str | None = None) -> Timed:
     """The release of ``tree`` (identified by ``data_key``, named ``label``) with ``params``; refusals shown.
 
     Fast releases are cached for every session.  A secure release is recorded in the lasting privacy
-    ledger (:mod:`cocoviz.release.ledger`) before any noise is drawn — where its cap may refuse it — and kept in
+    ledger (:mod:`cocoviz.release.ledger`) before any noise is drawn — where its cap may refuse it — under
+    ``identity``, its persons' (:attr:`pages.common.data.DataInfo.identity`; None: the plan's shape), and kept in
     this session only to be shown again, never in a shared cache: every draw is a new spending of ε.
     """
     if not params.secure:
@@ -254,7 +255,7 @@ def estimate(data_key: tuple, tree: Hierarchy, params: Params, label: str = "") 
     if timed is None:
         _kernels_ready()
         book = ledger()
-        entry = guard(book.begin, plan(tree, params), label=label)
+        entry = guard(book.begin, plan(tree, params), label=label, dataset=identity)
         bar = st.progress(0.0, text="Drawing the secure release…")
 
         def advance(done: int, total: int) -> None:
@@ -293,22 +294,28 @@ def ledger() -> Ledger:
     return guard(Ledger)
 
 
-def ledger_total(plan: cocoviz.Plan) -> tuple[int, float]:
-    """Secure releases recorded for ``plan``'s dataset identity, in every session, and the ε they spent.
+def persons(plan: cocoviz.Plan, identity: str | None) -> str:
+    """The ledger identity a draw of ``plan`` spends from: ``identity`` (its persons'), else the plan's shape."""
+    return dataset_identity(plan.shape) if identity is None else identity
+
+
+def ledger_total(plan: cocoviz.Plan, identity: str | None = None) -> tuple[int, float]:
+    """Secure releases recorded for the persons ``identity`` (None: ``plan``'s shape), in every session, and the
+    ε they spent.
 
     Read for every release shown, so it never stops the page: a ledger that cannot be read shows as empty
     here (a secure draw, which must write it, is refused with the reason).
     """
-    drawn, epsilon, _rho, _delta = ledger_totals(plan)
+    drawn, epsilon, _rho, _delta = ledger_totals(plan, identity)
     return drawn, epsilon
 
 
-def ledger_totals(plan: cocoviz.Plan) -> tuple[int, float, float | None, float]:
+def ledger_totals(plan: cocoviz.Plan, identity: str | None = None) -> tuple[int, float, float | None, float]:
     """As :func:`ledger_total`, with the composed ρ and δ: (draws, ε, ρ, δ) — ρ None when every draw is pure ε,
     else ε is the (ε, δ) reading of the composed ρ (:meth:`cocoviz.release.ledger.Ledger.totals`)."""
     try:
         book = Ledger()
-        identity = dataset_identity(plan.shape)
+        identity = persons(plan, identity)
         entries = book.entries(identity)
         # composed in the draws' accounting (zCDP: ρ adds), never readings added
         epsilon, rho, delta = book.totals(identity)

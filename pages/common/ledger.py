@@ -9,22 +9,23 @@ from __future__ import annotations
 import streamlit as st
 
 import cocoviz
-from cocoviz.release.ledger import dataset_identity
 from pages.common import engine
 
 #: The ledger's columns shown on the page (the CSV has every column).
 SHOWN = ["id", "status", "label", "epsilon", "measurements", "started", "finished", "note"]
 
 
-def ledger_section(plan: cocoviz.Plan) -> None:
-    """An expander: this dataset's secure releases (every session), the cap setting and the CSV download."""
+def ledger_section(plan: cocoviz.Plan, identity: str | None = None) -> None:
+    """An expander: the secure releases of these persons (``identity``, :attr:`pages.common.data.DataInfo.identity`;
+    None: ``plan``'s shape) in every session, the cap setting and the CSV download."""
     book = engine.ledger()
+    identity = engine.persons(plan, identity)
     entries = book.entries()
-    mine = entries[entries["dataset"] == dataset_identity(plan.shape)]
+    mine = entries[entries["dataset"] == identity]
     cap = book.cap()
     panel = st.expander(
         f"Privacy ledger — {len(mine)} secure release(s) of this dataset recorded, "
-        f"ε = {book.spent(dataset_identity(plan.shape)):.4g}" + (f" of a cap of {cap:g}" if cap is not None else ""),
+        f"ε = {book.spent(identity):.4g}" + (f" of a cap of {cap:g}" if cap is not None else ""),
         key="ledger.panel",
         on_change="rerun",
     )
@@ -35,7 +36,8 @@ def ledger_section(plan: cocoviz.Plan) -> None:
             f"Every secure release drawn here or by `python -m cocoviz release` is recorded in {book.path} "
             f"(set {cocoviz.release.ledger.LEDGER_ENV} to move it) before its noise is drawn, and counts for good: a "
             "release that did not finish is marked incomplete, its ε spent. The dataset is identified by its "
-            "public levels, nodes and G."
+            "persons — a bundled dataset's population, an upload's table, a database's URL and table — so every "
+            "choice of levels counts against one cap. A copy of the same people under another name is not seen."
         )
         chosen = st.number_input(
             "Budget cap per dataset (ε; 0 = no cap)",

@@ -53,6 +53,7 @@ class Upload:
             own_data=True,
             public_max_size=None,
             card={"name": self.name, "description": "your upload"},
+            identity=data.upload_identity(self.raw, self.name),
         )
 
 

@@ -17,7 +17,9 @@ A format-2 file written without ``bands`` has none of them and still loads; its
 release refuses :meth:`~cocoviz.Release.intervals` as before.  Read back, nothing is trusted: the cells
 must be the plan's query's per node (from its K), every node's steps must start at its cell 0, rise
 strictly in cell and value, and stay inside its cells, and every value within ±2**53 — so a band computed
-from the file can raise no error but the ones a release in memory would.
+from the file can raise no error but the ones a release in memory would.  And the envelopes must show the
+noise the plan's ε or ρ makes (:func:`~cocoviz.accuracy.intervals.noise_check.noise_problem`): a file whose plan
+was edited to claim more privacy (a lower ε) or less (a higher one) than its noise gave is refused by name.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ import numpy as np
 
 from cocoviz.accuracy.intervals.bands import BAND_METHODS, LevelBands
 from cocoviz.accuracy.intervals.counts import LevelCounts, narrow
+from cocoviz.accuracy.intervals.noise_check import noise_problem
 from cocoviz.errors import InputError
 from cocoviz.release.verify import node_cells
 
-__all__ = ["BAND_FIELDS", "BANDS_KEY", "band_methods", "band_arrays", "stored_bands"]
+__all__ = ["BAND_FIELDS", "BANDS_KEY", "band_methods", "band_arrays", "check_noise", "stored_bands"]
 
 #: The JSON key naming each level's band method (None where none): present only in a file with bands.
 BANDS_KEY = "bands"
@@ -161,5 +164,19 @@ def stored_bands(plan, methods: object, levels: Sequence[Mapping], bounds: Seque
         if method != plan.methods[level] or method not in BAND_METHODS or level not in measured:
             raise InputError(f"{where} are of {method!r}, not of a level its plan measures with a banded method")
         expected = node_cells(plan, level, bounds[level])
-        out.append(_level_bands(method, arrays, expected, where))
+        bands = _level_bands(method, arrays, expected, where)
+        check_noise(plan, level, bands, where)
+        out.append(bands)
     return out
+
+
+def check_noise(plan, level: int, bands, where: str) -> None:
+    """Refuse (:class:`~cocoviz.errors.InputError`, named) a level's envelopes or noisy answers (``bands``) that do
+    not show the noise ``plan``'s ε or ρ makes at ``level``
+    (:func:`~cocoviz.accuracy.intervals.noise_check.noise_problem`): the file's plan was edited after release."""
+    problem = noise_problem(bands, plan.level_noise(level), plan.shape.group_counts(level))
+    if problem is not None:
+        budget = f"ε = {plan.level_epsilon(level):g}" if plan.rhos is None else f"ρ = {plan.level_rho(level):g}"
+        raise InputError(
+            f"{where} are {problem} than its plan's {budget} allows: the file's plan was changed after release"
+        )

@@ -24,7 +24,9 @@ JSON in its metadata; a file of another format is refused), written
 whole or not at all (:mod:`cocoviz.core.atomic`), optionally signed with the data holder's key (HMAC-SHA256,
 :func:`cocoviz.release.verify.signature`), and trusted in nothing when read back: the budget must be the one its plan
 costs, spent by a known sampler, and the answers must be the plan's
-measurements, cell for cell (:func:`cocoviz.release.verify.check_measurements`).  A file that fails gets an
+measurements, cell for cell (:func:`cocoviz.release.verify.check_measurements`), showing the noise its plan's ε
+or ρ makes (:func:`cocoviz.release.files.band_columns.check_noise`: a plan edited after release is refused).
+A file that fails gets an
 :class:`~cocoviz.errors.InputError` naming why, never a traceback.
 
 >>> import pandas as pd, pathlib, tempfile
@@ -44,10 +46,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from cocoviz.accuracy.intervals.bands import BAND_METHODS, LevelBands
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.measure.measurements import LevelMeasurement, Measurements
 from cocoviz.release import verify
 from cocoviz.release.files import release_file
+from cocoviz.release.files.band_columns import check_noise
 
 __all__ = ["MEASUREMENTS_FORMAT", "save_measurements", "load_measurements", "statement"]
 
@@ -164,4 +168,8 @@ def _checked(meta: dict, table, signing: bytes | None):
         # Arrays of their own, as measure()'s answers are (a column read whole may be a read-only view).
         values = a["value"] if a["value"].flags.writeable else a["value"].copy()
         levels[lvl] = LevelMeasurement(lvl, method.name, plan.level_noise(lvl), ptr, values, bounds[lvl])
-    return _measurements(plan, budget, levels)
+    measurements = _measurements(plan, budget, levels)
+    for m in levels:  # the answers show the noise of the plan's ε or ρ, or its plan was edited
+        if m is not None and m.method in BAND_METHODS:
+            check_noise(plan, m.level, LevelBands.of(m.method, m.values, m.ptr), f"its answers of level {m.level}")
+    return measurements
