@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import cocoviz
-from pages.common import engine
+from pages.common import engine, privacy_terms
 
 #: The ledger's columns shown on the page (the CSV has every column).
 SHOWN = ["id", "status", "label", "epsilon", "measurements", "started", "finished", "note"]
@@ -25,7 +25,8 @@ def ledger_section(plan: cocoviz.Plan, identity: str | None = None) -> None:
     cap = book.cap()
     panel = st.expander(
         f"Privacy ledger — {len(mine)} secure release(s) of this dataset recorded, "
-        f"ε = {book.spent(identity):.4g}" + (f" of a cap of {cap:g}" if cap is not None else ""),
+        + privacy_terms.spent_words(*book.totals(identity))
+        + (f" — cap ε = {cap:g}" if cap is not None else ""),
         key="ledger.panel",
         on_change="rerun",
     )

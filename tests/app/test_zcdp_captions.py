@@ -67,6 +67,9 @@ def test_explore_secure_gate_and_ledger_state_rho_under_zcdp(tmp_path, monkeypat
     assert_clean(at)
     two = f"**ρ = 1.75, read as (ε = {zcdp_epsilon(1.75, 1e-10):.3g}, δ = 1e-10)-DP** together"
     assert any("(every session): **2**" in i and two in i for i in _texts(at, "info"))
+    # The ledger panel's title: the composed ρ and its reading, not an ε.
+    panel = next(e.label for e in at.expander if e.label.startswith("Privacy ledger"))
+    assert "recorded, ρ = 1.75, read as (ε = " in panel
 
 
 def test_joint_caption_states_rho_per_level_and_sigma_of_both_margins():
