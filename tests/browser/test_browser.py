@@ -17,16 +17,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import socket
-import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, stop, streamlit_command
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -55,52 +52,15 @@ document.addEventListener('DOMContentLoaded', () => observer.observe(document.bo
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}: {proc.stdout.read() if proc.stdout else ''}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200 and r.read().strip() == b"ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"{url}/_stcore/health did not answer within {timeout:.0f} s")
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_server.log", "w")
-    proc = subprocess.Popen(
-        streamlit_command("app.py", port),
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
+    with streamlit_server(ROOT, ARTIFACTS / "streamlit_server.log") as url:
         # Warm the server as the start script does: one run of app.py (imports, data, default release).
         start = time.perf_counter()
         with urllib.request.urlopen(f"{url}/_stcore/script-health-check", timeout=120) as r:
             assert r.status == 200, r.read()
         WARMUP["server_warmup_s"] = time.perf_counter() - start
         yield url
-    finally:
-        stop(proc)
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,13 @@ same release (the same metrics).  Screenshots (1440×900) go to ``artifacts/dire
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, stop, streamlit_command
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -55,42 +50,11 @@ LINKS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def fresh_server(log_name: str) -> Iterator[str]:
     """A new ``streamlit run app.py``, healthy, on which no script has run yet; its URL."""
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / f"{log_name}.log", "w") as log:
-        proc = subprocess.Popen(
-            streamlit_command("app.py", port),
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                assert proc.poll() is None, f"streamlit exited with {proc.returncode}"
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline, "/_stcore/health did not answer within 90 s"
-                time.sleep(0.2)
-            yield url
-        finally:
-            stop(proc)
+    with streamlit_server(ROOT, ARTIFACTS / f"{log_name}.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

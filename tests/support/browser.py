@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
@@ -57,3 +62,51 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
     except (ProcessLookupError, subprocess.TimeoutExpired):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    """Until ``url``'s ``/_stcore/health`` answers ok; an exited server or the timeout is an error."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200 and r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url}/_stcore/health did not answer within {timeout:.0f} s")
+
+
+@contextmanager
+def streamlit_server(root: Path, log: Path) -> Iterator[str]:
+    """``streamlit run app.py`` in ``root`` on a free port, healthy, on which no script has run yet: its URL.
+
+    Its output goes to ``log``; it is stopped (with its process group) on leaving the block.
+    """
+    port = free_port()
+    log.parent.mkdir(exist_ok=True)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            streamlit_command("app.py", port),
+            cwd=root,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_healthy(url, proc)
+            yield url
+        finally:
+            stop(proc)
