@@ -62,6 +62,7 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.core.atomic import write_text
+from cocoviz.core.shape_text import shape_json
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.measure.identity import dataset_identity, source_identity
 from cocoviz.plan import Plan
@@ -241,6 +242,26 @@ def _check_cap(db: sqlite3.Connection, dataset: str, cost: tuple, cap: float | N
         )
 
 
+def _plan_texts(plan) -> tuple[str, str]:
+    """``json.dumps(plan.to_dict())`` and the same without its ``"shape"`` (the ``plan`` and ``parameters``
+    columns), the shape's text written from its node arrays (:func:`~cocoviz.core.shape_text.shape_json`,
+    the same text) rather than from a Python list per node: at national scale that list costs seconds and GB.
+    Another record (a tenure margin's) is written by ``json.dumps`` of its ``to_dict()``."""
+    if not isinstance(plan, Plan):
+        public = plan.to_dict()
+        return json.dumps(public, ensure_ascii=False), _parameters(public)
+    public = plan.to_dict(shape=0)  # "shape" is the first key: its text is spliced in below
+    rest, head = json.dumps(public, ensure_ascii=False), '{"shape": 0'
+    if not rest.startswith(head):  # pragma: no cover - Plan.to_dict puts the shape first
+        raise AssertionError("a plan's JSON must start with its shape")
+    shape = b"".join(shape_json(plan.shape)).decode("utf-8")
+    return '{"shape": ' + shape + rest[len(head) :], _parameters(public)
+
+
+def _parameters(public: dict) -> str:
+    return json.dumps({k: v for k, v in public.items() if k != "shape"}, ensure_ascii=False)
+
+
 class Ledger:
     """The ledger file at ``path`` (default :func:`default_path`), created on first use.
 
@@ -301,7 +322,6 @@ class Ledger:
         """
         cap = check_cap(cap)
         budget = plan.cost() if budget is None else budget
-        public = plan.to_dict()
         dataset = dataset_identity(plan.shape) if dataset is None else str(dataset)
         cost = _row_cost(budget)
         row = (
@@ -309,8 +329,7 @@ class Ledger:
             label,
             cost[1],
             json.dumps(budget.to_dict(), ensure_ascii=False),
-            json.dumps(public, ensure_ascii=False),
-            json.dumps({k: v for k, v in public.items() if k != "shape"}, ensure_ascii=False),
+            *_plan_texts(plan),
             NEIGHBOURS,
             sampler,
             _now(),
