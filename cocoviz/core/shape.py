@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cocoviz.core.nodes import LevelPaths, NodeCodes
-from cocoviz.core.shape_text import shape_json
+from cocoviz.core.shape_text import digest_and_json, shape_json
 from cocoviz.errors import InputError, ParameterError
 
 __all__ = ["Shape", "Path"]
@@ -221,6 +221,19 @@ class Shape:
             return h.hexdigest()
 
         return self._cached("digest", make)
+
+    def json_bytes(self) -> bytes:
+        """``json.dumps(self.to_dict(), ensure_ascii=False)`` in UTF-8, written from the node arrays
+        (:mod:`cocoviz.core.shape_text`); the :meth:`digest` is made in the same pass when not made yet.
+
+        >>> Shape((), (((),),), ((),), ((4,),)).json_bytes()[:30]
+        b'{"levels": [], "paths": [[[]]]'
+        """
+        if "digest" in self._cache:
+            return b"".join(shape_json(self))
+        digest, text = digest_and_json(self)
+        self._cache["digest"] = digest
+        return text
 
     @classmethod
     def from_dict(cls, data: dict) -> Shape:

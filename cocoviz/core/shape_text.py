@@ -28,54 +28,73 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["shape_json"]
+__all__ = ["digest_and_json", "shape_json"]
 
 
-def _packed(texts: np.ndarray, sep: bytes) -> bytes:
-    """``b"[" + sep.join(texts) + b"]"`` for a fixed-width byte-string array (no NUL inside any text)."""
+_SEP = b"\x01"  # JSON escapes every control character: this byte is never inside a label's text
+
+
+def _packed(texts: np.ndarray) -> bytes:
+    """``b"[" + _SEP.join(texts) + b"]"`` for a fixed-width byte-string array (no NUL inside any text)."""
     if texts.size == 0:
         return b"[]"
-    joined = np.strings.add(texts, sep) if sep else texts
-    raw = np.frombuffer(joined.tobytes(), np.uint8)
-    body = raw[raw != 0].tobytes()
-    return b"[" + (body[: -len(sep)] if sep else body) + b"]"
+    raw = np.frombuffer(np.strings.add(texts, _SEP).tobytes(), np.uint8)
+    return b"[" + raw[raw != 0].tobytes()[:-1] + b"]"
 
 
-def _numbers(values: np.ndarray, sep: bytes) -> bytes:
+def _numbers(values: np.ndarray) -> bytes:
     """A JSON list of integers (``values.tolist()``'s text)."""
     values = np.asarray(values)
-    return _packed(values.astype(np.int64).astype(np.bytes_), sep) if values.size else b"[]"
+    return _packed(values.astype(np.int64).astype(np.bytes_)) if values.size else b"[]"
 
 
-def _level_paths(nodes, sep: bytes) -> Iterator[bytes]:
+def _level_paths(nodes) -> Iterator[bytes]:
     """Per level, the JSON list of its nodes' paths (each a list of label strings)."""
     open_text = np.array([b"["], dtype=np.bytes_)  # the root's path, not yet closed
-    yield _packed(np.strings.add(open_text, b"]"), sep)
+    yield _packed(np.strings.add(open_text, b"]"))
     for level in range(1, nodes.depth + 1):
         labels = np.array(
             [json.dumps(str(x), ensure_ascii=False).encode("utf-8") for x in nodes.labels[level]], dtype=np.bytes_
         )
         parent = open_text[nodes.parents[level]]
         if level > 1:
-            parent = np.strings.add(parent, sep)
+            parent = np.strings.add(parent, _SEP)
         open_text = np.strings.add(parent, labels[nodes.codes[level]])
         del parent
-        yield _packed(np.strings.add(open_text, b"]"), sep)
+        yield _packed(np.strings.add(open_text, b"]"))
 
 
-def _lists(parts: Iterator[bytes], sep: bytes) -> Iterator[bytes]:
-    """``[part, part, ...]`` with ``sep`` between the parts, as pieces."""
-    yield b"["
-    for i, part in enumerate(parts):
-        if i:
-            yield sep
-        yield part
-    yield b"]"
+def _list(parts: Iterator[bytes]) -> bytes:
+    return b"[" + _SEP.join(parts) + b"]"
+
+
+def _fields(shape) -> dict[str, Callable[[], bytes]]:
+    """Each field of ``shape.to_dict()`` (in its order) as a maker of its JSON text, ``_SEP`` between items."""
+    nodes, depth = shape.node_codes, shape.node_codes.depth
+    return {
+        "levels": lambda: _list(json.dumps(x, ensure_ascii=False).encode("utf-8") for x in shape.levels),
+        "paths": lambda: _list(_level_paths(nodes)),
+        "parents": lambda: _list(_numbers(nodes.parents[lvl]) for lvl in range(depth + 1)),
+        "groups": lambda: _list(_numbers(shape.group_counts(lvl)) for lvl in range(depth + 1)),
+        "public_groups": lambda: b"true" if shape.public_groups else b"false",
+    }
+
+
+def _written(fields: dict, canonical: bool) -> Iterator[bytes]:
+    """The object's pieces: ``fields`` maps each key to its text (bytes) or a maker of it (made when reached)."""
+    sep, colon = (b",", b":") if canonical else (b", ", b": ")
+    yield b"{"
+    for i, key in enumerate(sorted(fields) if canonical else fields):
+        text = fields[key]
+        yield (sep if i else b"") + b'"' + key.encode() + b'"' + colon
+        yield (text if isinstance(text, bytes) else text()).replace(_SEP, sep)
+    yield b"}"
 
 
 def shape_json(shape, canonical: bool = False) -> Iterator[bytes]:
@@ -91,7 +110,7 @@ def shape_json(shape, canonical: bool = False) -> Iterator[bytes]:
     Returns
     -------
     Iterator[bytes]
-        Pieces whose concatenation is the text; one level's paths are made only when reached.
+        Pieces whose concatenation is the text; one field is made only when reached.
 
     Examples
     --------
@@ -100,28 +119,32 @@ def shape_json(shape, canonical: bool = False) -> Iterator[bytes]:
     >>> b"".join(shape_json(shape, canonical=True)).decode()
     '{"groups":[[4],[4]],"levels":["state"],"parents":[[],[0]],"paths":[[[]],[["a"]]],"public_groups":false}'
     """
-    sep, colon = (b",", b":") if canonical else (b", ", b": ")
-    nodes = shape.node_codes
-    depth = nodes.depth
+    return _written(_fields(shape), canonical)
 
-    def levels() -> Iterator[bytes]:
-        yield json.dumps(list(shape.levels), ensure_ascii=False, separators=(sep.decode(), colon.decode())).encode()
 
-    def paths() -> Iterator[bytes]:
-        yield from _lists(_level_paths(nodes, sep), sep)
+def digest_and_json(shape) -> tuple[str, bytes]:
+    """SHA-256 (hex) of the canonical form and the whole default form, from one pass over the node arrays.
 
-    def parents() -> Iterator[bytes]:
-        yield from _lists((_numbers(nodes.parents[lvl], sep) for lvl in range(depth + 1)), sep)
+    Parameters
+    ----------
+    shape : Shape
+        The shape to write.
 
-    def groups() -> Iterator[bytes]:
-        yield from _lists((_numbers(shape.group_counts(lvl), sep) for lvl in range(depth + 1)), sep)
+    Returns
+    -------
+    tuple[str, bytes]
+        ``hashlib.sha256(b"".join(shape_json(shape, True))).hexdigest()`` and ``b"".join(shape_json(shape))``.
 
-    def public() -> Iterator[bytes]:
-        yield b"true" if shape.public_groups else b"false"
-
-    fields = {"levels": levels, "paths": paths, "parents": parents, "groups": groups, "public_groups": public}
-    yield b"{"
-    for i, key in enumerate(sorted(fields) if canonical else fields):
-        yield (sep if i else b"") + b'"' + key.encode() + b'"' + colon
-        yield from fields[key]()
-    yield b"}"
+    Examples
+    --------
+    >>> from cocoviz.core.shape import Shape
+    >>> shape = Shape((), (((),),), ((),), ((4,),), public_groups=True)
+    >>> digest, text = digest_and_json(shape)
+    >>> digest[:12], text.decode()
+    ('844835dc42f3', '{"levels": [], "paths": [[[]]], "parents": [[]], "groups": [[4]], "public_groups": true}')
+    """
+    texts = {key: make() for key, make in _fields(shape).items()}
+    h = hashlib.sha256()
+    for piece in _written(texts, canonical=True):
+        h.update(piece)
+    return h.hexdigest(), b"".join(_written(texts, canonical=False))

@@ -62,7 +62,6 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.core.atomic import write_text
-from cocoviz.core.shape_text import shape_json
 from cocoviz.errors import InputError, ParameterError, PrivacyError
 from cocoviz.measure.identity import dataset_identity, source_identity
 from cocoviz.plan import Plan
@@ -244,7 +243,7 @@ def _check_cap(db: sqlite3.Connection, dataset: str, cost: tuple, cap: float | N
 
 def _plan_texts(plan) -> tuple[str, str]:
     """``json.dumps(plan.to_dict())`` and the same without its ``"shape"`` (the ``plan`` and ``parameters``
-    columns), the shape's text written from its node arrays (:func:`~cocoviz.core.shape_text.shape_json`,
+    columns), the shape's text written from its node arrays (:meth:`~cocoviz.core.shape.Shape.json_bytes`,
     the same text) rather than from a Python list per node: at national scale that list costs seconds and GB.
     Another record (a tenure margin's) is written by ``json.dumps`` of its ``to_dict()``."""
     if not isinstance(plan, Plan):
@@ -254,7 +253,7 @@ def _plan_texts(plan) -> tuple[str, str]:
     rest, head = json.dumps(public, ensure_ascii=False), '{"shape": 0'
     if not rest.startswith(head):  # pragma: no cover - Plan.to_dict puts the shape first
         raise AssertionError("a plan's JSON must start with its shape")
-    shape = b"".join(shape_json(plan.shape)).decode("utf-8")
+    shape = plan.shape.json_bytes().decode("utf-8")
     return '{"shape": ' + shape + rest[len(head) :], _parameters(public)
 
 
@@ -322,6 +321,7 @@ class Ledger:
         """
         cap = check_cap(cap)
         budget = plan.cost() if budget is None else budget
+        texts = _plan_texts(plan)  # before the identity: a shape's digest is made in the same pass
         dataset = dataset_identity(plan.shape) if dataset is None else str(dataset)
         cost = _row_cost(budget)
         row = (
@@ -329,7 +329,7 @@ class Ledger:
             label,
             cost[1],
             json.dumps(budget.to_dict(), ensure_ascii=False),
-            *_plan_texts(plan),
+            *texts,
             NEIGHBOURS,
             sampler,
             _now(),

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 
 from cocoviz.core.shape import Shape
-from cocoviz.core.shape_text import shape_json
+from cocoviz.core.shape_text import digest_and_json, shape_json
 
 # Labels with what JSON must escape: quotes, backslashes, control characters, non-ASCII, the empty label.
 LABELS = st.text(alphabet=st.sampled_from(["a", "b", '"', "\\", "\x00", "\n", "é", "中", "😀", " ", "/"]), max_size=3)
@@ -61,3 +61,39 @@ def test_national_tree_matches():
 
     shape = Shape.of(cocoviz.load_dataset("housing-us-blocks", scale=0.002))
     assert b"".join(shape_json(shape)).decode() == json.dumps(shape.to_dict(), ensure_ascii=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes())
+def test_one_pass_gives_both_forms(shape):
+    digest, text = digest_and_json(shape)
+    canonical = json.dumps(shape.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert digest == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert text.decode("utf-8") == json.dumps(shape.to_dict(), ensure_ascii=False)
+    assert shape.json_bytes() == text and shape.digest() == digest and shape.json_bytes() == text
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes())
+def test_the_ledger_row_holds_json_dumps_of_the_plan(shape):
+    """The ``plan`` and ``parameters`` columns are what ``json.dumps`` of ``Plan.to_dict`` wrote before."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from cocoviz.measure.ledger import Ledger
+    from cocoviz.plan import Plan
+
+    plan = Plan.build(shape, methods=["Hg"] * (shape.depth + 1), epsilons=[1.0] * (shape.depth + 1))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ledger.sqlite"
+        entry = Ledger(path).begin(plan)
+        with sqlite3.connect(path) as db:
+            stored, parameters, dataset = db.execute(
+                "SELECT plan, parameters, dataset FROM draws WHERE id = ?", (entry,)
+            ).fetchone()
+    public = plan.to_dict()
+    assert stored == json.dumps(public, ensure_ascii=False)
+    assert parameters == json.dumps({k: v for k, v in public.items() if k != "shape"}, ensure_ascii=False)
+    canonical = json.dumps(shape.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert dataset == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
