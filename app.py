@@ -9,9 +9,12 @@ The entry point only sets the page up and hands over to the chosen page
 
 import streamlit as st
 
+from pages.common.progress import keep_previous_readable
+
 # An emoji icon is drawn by the browser itself; a material icon as favicon is fetched from fonts.gstatic.com on
 # every visit (a third-party request, and a failed one offline).
 st.set_page_config(page_title="cocoviz — private count-of-counts", page_icon="📊", layout="wide")
+keep_previous_readable()  # a recompute leaves the previous result readable under its status box
 
 PAGES = [
     st.Page("pages/explore.py", title="Explore", icon=":material/search:", default=True),

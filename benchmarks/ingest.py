@@ -9,18 +9,14 @@ then prints, each phase in a fresh process (its peak resident memory is that pro
 - ``Hierarchy.from_persons(path, ...)`` (DuckDB, checks included), without and with the public groups
   table (``groups``), against DuckDB's plain
   ``GROUP BY household`` of the same file (target: within 2x, <= 3 min, <= 4 GB at full scale).
-  With integer household ids the hierarchy groups them in passes of about 20M rows, each a range
-  of ids (``cocoviz/hierarchy/ingest/leaf_key.py``): grouped at once, the 134M households spilled 2.8 GB
-  to disk under the 3 GB limit; in passes nothing spills, and, the file being in household order, each
-  pass reads its own row groups only (where the footers show that).  In any other order the households
-  are spread over passes of about 250M rows by id (each pass reads every row and keeps its share), so that
-  no grouping spills heavily; ``--spill-check`` measures that choice at a size that fits, under a smaller
-  memory limit, against one grouping.
-  Measured at 330M on the 2 shared cores: hierarchy 27.5 s wall /
-  41.7 CPU s, peak 1.08 GB, against 28.7 s / 23.5 CPU s for the plain group-by (0.96x wall, 1.77x
-  CPU; load average 5 to 7); a second run 36.4 s / 44.6 against 14.6 s / 23.6 (2.50x wall, 1.89x
-  CPU; load 3 to 5); a third 69.2 s / 49.8 against 42.4 s / 29.6 (1.63x, 1.68x; load 4 to 5).
-  Before, in one grouping: 72.7 s / 71.5 CPU s, peak 3.09 GB;
+  With integer household ids in a dense range (as here) the persons are counted through an array indexed
+  by the household id (``cocoviz/hierarchy/ingest/dense.py``): one read of the id and the row's leaf key,
+  one array access a row in any row order, then each leaf's households by size in a compiled hash table
+  of the leaves; anything unclean goes to the SQL path, which names it.  Issue 41's targets: <= 2x the
+  plain group-by in CPU seconds at 9.9M rows, <= 1.5x at 100M, shuffled and sorted, with and without the
+  groups table.  Other ids (text, sparse) take the SQL path: one grouping of the households, in passes
+  of about 20M rows by id range where the footers show the file in id order (``leaf_key.py``), else
+  spread by id over passes of about 250M rows (``--spill-check`` measures that choice);
 - Polars' streaming engine on the same count-of-counts (the engine comparison);
 - ``from_persons`` on a 10M-row pandas frame (target <= 5 s);
 - with ``--postgres URL``: 10M rows aggregated in PostgreSQL through ``cocoviz.hierarchy.ingest.sql`` against
@@ -106,6 +102,7 @@ def _phase(name: str, args: dict, out: mp.Queue) -> None:
         os.environ["COCOVIZ_DUCKDB_MEMORY"] = args.pop("memory")
     # Imports are not timed (numba and friends take seconds); their memory is in the peak.
     import duckdb  # noqa: F401
+    import numba  # noqa: F401 - the array path's kernels are loaded from numba's cache inside the timing
 
     import cocoviz.hierarchy  # noqa: F401
     import cocoviz.hierarchy.ingest.aggregate  # noqa: F401
@@ -142,11 +139,13 @@ def hierarchy(path: str) -> str:
 
 def hierarchy_groups(path: str, passes: int | None = None) -> str:
     """``from_persons`` with the public groups table beside the file (every person's group checked there);
-    ``passes``: that many passes whatever the row order (1: one grouping), else the package's choice."""
+    ``passes``: the SQL path in that many passes whatever the row order (1: one grouping), else the
+    package's choice."""
     from cocoviz.hierarchy import Hierarchy
-    from cocoviz.hierarchy.ingest import leaf_key
+    from cocoviz.hierarchy.ingest import dense, leaf_key
 
     if passes is not None:
+        dense.MIN_ROWS = 10**15  # the SQL path, whose passes are measured
         import pyarrow.parquet as pq
 
         rows = sum(pq.ParquetFile(p).metadata.num_rows for p in [path, groups_path(Path(path))])

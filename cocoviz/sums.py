@@ -61,7 +61,8 @@ and least squares (its pseudo-inverse); they stay as baselines.
   measured.
 
 A threshold τ chosen from the data spends budget of its own:
-:func:`trunc_svt_tau` (Wu's TruncSVT, record level) is re-exported here from
+:func:`trunc_svt_tau` (Wu's TruncSVT, record level) and :func:`recursive_tau` (Chen and Zhou's
+recursive mechanism as Wu use it; record or person level) are re-exported here from
 :mod:`cocoviz.methods.wu`.  ``tests/test_sums.py``
 checks every Δ against :func:`matrix_sensitivity` and by brute force over
 every neighbour of small random histograms.
@@ -88,7 +89,17 @@ from cocoviz.core.memory import check_cells
 from cocoviz.errors import InputError, ParameterError
 from cocoviz.hierarchy.tables import MAX_GROUP_SIZE
 from cocoviz.methods.isotonic import isotonic as _isotonic
-from cocoviz.methods.wu import TauChoice, greedy_h, strategy_error, svt_grid, trunc_svt_pmf, trunc_svt_tau
+from cocoviz.methods.wu import (
+    RecursiveChoice,
+    TauChoice,
+    greedy_h,
+    recursive_tau,
+    recursive_tau_pmf,
+    strategy_error,
+    svt_grid,
+    trunc_svt_pmf,
+    trunc_svt_tau,
+)
 from cocoviz.methods.wu.greedy import dyadic_levels, level_rows, strategy_delta
 from cocoviz.privacy.budget import Charge
 from cocoviz.privacy.noise import check_epsilon
@@ -113,6 +124,9 @@ __all__ = [
     "trunc_svt_pmf",
     "svt_grid",
     "TauChoice",
+    "recursive_tau",
+    "recursive_tau_pmf",
+    "RecursiveChoice",
     "dyadic_levels",
 ]
 

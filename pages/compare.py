@@ -12,7 +12,7 @@ from cocoviz.evaluate.compare import release_differences, same_nodes
 from cocoviz.experiments import findings
 from cocoviz.hierarchy import node_label
 from cocoviz.plots.compare import error_against_error_figure
-from pages.common import controls, data, engine, picker, state
+from pages.common import calibration, controls, data, engine, picker, progress, state
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, stop_if_refused
 
@@ -68,7 +68,11 @@ def settings_release(side: str, column, default: str) -> cocoviz.Release | None:
         merge=series.merge,
         seed=int(seed),
     )
-    return engine.estimate(data_key, tree, params).release
+    if engine.is_cached(data_key, params):
+        return engine.estimate(data_key, tree, params).release
+    seconds = calibration.gate_seconds(engine.estimated_seconds(engine.plan(tree, params)), "release")
+    with column, progress.recomputing(f"Computing release {side}", seconds):
+        return engine.estimate(data_key, tree, params).release
 
 
 def file_release(side: str, column) -> cocoviz.Release | None:

@@ -19,6 +19,7 @@ from cocoviz.evaluate.against_truth import (
 from cocoviz.hierarchy import node_label
 from cocoviz.privacy.truncation import bound_from_release
 from pages.common import (
+    budget_panel,
     calibration,
     controls,
     data,
@@ -29,6 +30,7 @@ from pages.common import (
     links,
     picker,
     planner,
+    progress,
     state,
     summaries,
 )
@@ -90,6 +92,7 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
             slot.empty()
         return engine.estimate(data_key, tree, params, label=info.label)
     model = engine.estimated_seconds(plan)  # the plan's cells at this machine's rate
+    rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the release runs)
     guess = calibration.gate_seconds(model, "release")  # bounded: a slow past run never locks the page
     cached = engine.is_cached(data_key, params)
     if guess > engine.CONFIRM_SECONDS and not cached:
@@ -100,15 +103,11 @@ def release_section(tree, info, params: engine.Params, k_from_data: bool) -> eng
         )
         if not st.button("Compute it anyway", type="primary", key="explore.confirm"):
             st.stop()
-    with st.spinner(f"Computing the release (about {guess:,.1f} s)…"):
+    with progress.recomputing("Computing the release for these settings", guess):
         timed = engine.estimate(data_key, tree, params)
     if not cached and not timed.from_cache:  # this machine's own time teaches the next estimate
-        calibration.observe("release", model, timed.seconds)
+        calibration.observe("release", model, timed.seconds, rate)
     return timed
-
-
-#: The budget table's noise column in words: Laplace on integers is the double-geometric law.
-NOISE_NAMES = {"laplace": "double-geometric (discrete Laplace)", "gaussian": "discrete Gaussian"}
 
 
 def headline(release: cocoviz.Release, errors: pd.DataFrame, timed: engine.Timed, names: list[str]) -> None:
@@ -195,28 +194,12 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             theme="streamlit",
             key="budget_fig",
         )
-        summary = budget.summary().copy()
-        if "noise" in summary:  # the law's name as the rest of the page says it (integers: double-geometric)
-            summary["noise"] = summary["noise"].map(NOISE_NAMES).fillna(summary["noise"])
-        if not summary.empty:
-            summary.insert(1, "level name", [names[int(k)] if pd.notna(k) else "whole data" for k in summary["level"]])
+        summary = budget_panel.budget_table(budget.summary(), names)
         # A relation's whole sentence does not fit in a table cell: its short name there, the sentence below.
-        relations = relation_sentences(summary)
+        relations = budget_panel.relation_sentences(summary)
         if relations:
             summary["relation"] = summary["relation"].map(lambda r: str(r).split(":", 1)[0])
-        st.dataframe(
-            summary,
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "sensitivity": st.column_config.NumberColumn("Δ (sensitivity)"),
-                "scale": st.column_config.NumberColumn("noise scale Δ/ε", format="%.3g"),
-                "cells": st.column_config.NumberColumn("noised cells", format="%d"),
-                "relation": st.column_config.TextColumn(
-                    "neighbour relation", width="medium", help="Which datasets count as neighbours (below)."
-                ),
-            },
-        )
+        st.dataframe(summary, hide_index=True, width="stretch", column_config=budget_panel.BUDGET_COLUMNS)
         for relation in relations:
             st.caption(f"Neighbour relation — {relation}")
         st.caption(budget.composition)
@@ -224,13 +207,6 @@ def budget_section(release: cocoviz.Release, names: list[str]) -> None:
             st.caption(f"Note: {text}")
         if st.toggle("Show every measurement (one row per level and query)", key="explore.measurements"):
             st.dataframe(budget.to_frame(), hide_index=True, width="stretch")
-
-
-def relation_sentences(summary: pd.DataFrame) -> list[str]:
-    """The budget table's neighbour relations, each once, as whole sentences ("persons: one person added …")."""
-    if "relation" not in summary:
-        return []
-    return [str(r) for r in dict.fromkeys(summary["relation"].dropna())]
 
 
 def node_metrics(row: pd.Series, node: tuple, level: int, names: list[str]) -> None:

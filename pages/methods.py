@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -11,7 +13,7 @@ from cocoviz import plots
 from cocoviz.experiments import findings
 from cocoviz.experiments.series import Series
 from cocoviz.privacy.accounting import DEFAULT_DELTA, zcdp_epsilon
-from pages.common import controls, data, engine, leads, state, sweeps
+from pages.common import calibration, controls, data, engine, leads, state, sweeps
 from pages.common.help import HELP
 from pages.common.numbers import any_refused, number_box
 
@@ -130,11 +132,18 @@ def tables() -> None:
     raw4 = sweeps.cached(sweeps.sweep_key(info.key, tree, table4, [per_level], t_trials, max_size, seed))
     if raw3 is None or raw4 is None:
         n_runs = (len(table3) + len(table4)) * t_trials
-        if not st.button(f"Compute the tables ({n_runs} releases)", type="primary", key="tables_run"):
+        seconds = engine.guard(sweeps.estimated_seconds, tree, table3, [float(t_eps)], t_trials, max_size)
+        seconds += engine.guard(sweeps.estimated_seconds, tree, table4, [per_level], t_trials, max_size)
+        label = f"Compute the tables ({n_runs} releases, ≈{seconds:,.0f} s)"
+        if not st.button(label, type="primary", key="tables_run"):
             st.info(
-                "Naive measures K + 1 cells per node and is slow for a large K: the tables are computed on request."
+                "Naive measures K + 1 cells per node and is slow for a large K: the tables are computed on request. "
+                f"About {seconds:,.1f} s, estimated {calibration.describe('sweep')}."
             )
             return
+        model = seconds / calibration.factor("sweep")  # without the learnt factor, read before other runs move it
+        rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the tables run)
+        start = time.perf_counter()
         bar = st.progress(0.0, text="Table 3…")
         raw3 = engine.guard(
             sweeps.run,
@@ -159,6 +168,7 @@ def tables() -> None:
             progress=lambda d, t: bar.progress(d / t, text=f"Table 4: {d} / {t} releases"),
         )
         bar.empty()
+        calibration.observe("sweep", model, time.perf_counter() - start, rate)  # a clicked run teaches too
     s3 = sweeps.summarize(raw3)
     top = s3[s3["level"] == 0].set_index("series")["mean"].reindex(["naive", "Hc", "Hg"])
     t3 = pd.DataFrame({info.label: top.to_numpy()}, index=["Naive", "Hc", "Hg"])

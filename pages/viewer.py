@@ -3,6 +3,11 @@
 Everything here is read from the file alone — its runs, plan, budget and, where the file carries them, the
 bands of its noisy measurements and its stated errors — so the page never loads private data and everything
 it shows may be published with the file.  A second file of the same shape is compared node by node.
+
+Beside the release, its noisy-measurement file (``cocoviz.save_measurements``, the command's measurement
+file) may be opened: it is accepted only when its post-processing gives this very release, and then an Hg
+level's bounds are the bands that use runs of equal sizes (:mod:`cocoviz.accuracy.intervals.multiscale`)
+instead of the per-cell ones.  The page says which bands it shows.
 """
 
 from __future__ import annotations
@@ -41,6 +46,64 @@ def opened(label: str, key: str) -> tuple[str, cocoviz.Release] | None:
     except (OSError, ValueError) as exc:  # not Parquet at all
         st.error(f"{upload.name} is not a Parquet release file ({exc}).", icon=":material/warning:")
     return None
+
+
+@st.cache_resource(show_spinner="Reading the noisy-measurement file…", max_entries=8)
+def _load_measurements(data: bytes):
+    return cocoviz.load_measurements(io.BytesIO(data))
+
+
+@st.cache_data(show_spinner="Checking that the measurements give this release…", max_entries=8)
+def _gives(release_digest: str, measurements_digest: str, _release, _measurements) -> bool:
+    """Whether post-processing the measurements gives the release, run for run (same plan, same draw)."""
+    if _release.plan.to_dict() != _measurements.plan.to_dict():
+        return False
+    return cocoviz.post_process(_measurements.plan, _measurements).to_frame().equals(_release.to_frame())
+
+
+def measurements_of(release: cocoviz.Release, release_bytes: bytes):
+    """The release's noisy measurements from an uploaded file, or None (none uploaded, or refused: said)."""
+    import hashlib
+
+    upload = st.file_uploader(
+        "Its noisy-measurement file (optional): Hg levels then get the bands that use runs of equal sizes",
+        type=["parquet"],
+        key="viewer.measurements",
+    )
+    if upload is None:
+        return None
+    data = upload.getvalue()
+    try:
+        measurements = _load_measurements(data)
+    except cocoviz.CocovizError as exc:
+        st.error(f"{upload.name} is not a noisy-measurement file cocoviz can read: {exc}", icon=":material/warning:")
+        return None
+    except (OSError, ValueError) as exc:  # not Parquet at all
+        st.error(f"{upload.name} is not a Parquet noisy-measurement file ({exc}).", icon=":material/warning:")
+        return None
+    digests = (hashlib.sha256(release_bytes).hexdigest(), hashlib.sha256(data).hexdigest())
+    if not _gives(*digests, release, measurements):
+        st.error(
+            f"{upload.name} holds the noisy measurements of another release (another plan, or another draw of "
+            "the noise): its post-processing does not give this release, so its bands are not shown.",
+            icon=":material/warning:",
+        )
+        return None
+    return measurements
+
+
+def bands_shown(frame: pd.DataFrame, level: int, method: str, measurements) -> str:
+    """Which bounds the node's figure shows, and why those, in a sentence."""
+    if frame.attrs.get("band") == "runs":
+        return (
+            "Bands shown: the **runs bands** of this Hg level, from the noisy-measurement file (bounds that "
+            "average the noise over runs of equal sizes: much narrower where sizes repeat)."
+        )
+    if measurements is None:
+        why = "open its noisy-measurement file for the runs bands of Hg levels" if method == "Hg" else ""
+    else:
+        why = f"this level is measured with {method}: the runs bands are for Hg levels"
+    return "Bands shown: the **per-cell bands** carried by the release file" + (f" ({why})." if why else ".")
 
 
 def same_shape(a: cocoviz.Release, b: cocoviz.Release) -> bool:
@@ -94,7 +157,9 @@ def node_choice(release: cocoviz.Release, key: str) -> tuple:
     return st.selectbox(f"Node ({len(found):,} of {len(nodes):,})", found, key=f"{key}.node", format_func=node_label)
 
 
-def node_section(release: cocoviz.Release, node: tuple, other: cocoviz.Release | None, names: tuple[str, str]):
+def node_section(
+    release: cocoviz.Release, node: tuple, other: cocoviz.Release | None, names: tuple[str, str], measurements=None
+):
     h = release.histogram(node)
     log_x = st.toggle("log x", value=True, key="viewer.logx")
     log_y = st.toggle("log y", value=True, key="viewer.logy")
@@ -111,10 +176,12 @@ def node_section(release: cocoviz.Release, node: tuple, other: cocoviz.Release |
     groups, persons = int(h.sum()), release.persons(node)
     st.markdown(f"**{node_label(node)}**: {groups:,} groups, {persons:,} persons released.")
     try:
-        frame = release.intervals(node, 0.9)
+        frame = release.intervals(node, 0.9, measurements=measurements)
     except cocoviz.CocovizError as exc:
         st.info(f"No intervals in this file for this node: {exc}", icon=":material/info:")
         return
+    level = len(node)
+    st.markdown(bands_shown(frame, level, release.plan.methods[level], measurements))
     reason = plots.uninformative_reason(frame)
     if reason:
         st.warning(f"The 90% bounds are too wide to inform here: {reason}.", icon=":material/unfold_more:")
@@ -127,6 +194,7 @@ if first is None:
     st.info("Upload a release file (`release.parquet`) to browse it.", icon=":material/upload_file:")
     st.stop()
 name, release = first
+measurements = measurements_of(release, st.session_state["viewer.file"].getvalue())
 second = opened("A second release of the same shape, to compare (optional)", "viewer.other")
 other = None
 if second is not None:
@@ -147,4 +215,4 @@ with budget_tab:
         budget_section(other)
 with node_tab:
     node = node_choice(release, "viewer")
-    node_section(release, node, other, (name, second[0] if other is not None else ""))
+    node_section(release, node, other, (name, second[0] if other is not None else ""), measurements)

@@ -18,4 +18,4 @@ fi
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 # Not exec: the EXIT trap of scripts/postgres.sh stops the server and removes its folder after pytest.
 source scripts/postgres.sh
-.venv/bin/python -m pytest -n 2 "$@"
+.venv/bin/python -m pytest -n 2 --dist worksteal "$@"

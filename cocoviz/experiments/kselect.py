@@ -1,10 +1,25 @@
 """Experiment E1 (Wu et al., under our neighbours): how the bound K is chosen, against ε.
 
-At the root of a dataset, all-Hc releases with K chosen four ways — the
-paper's public 100,000, noisy max, SVT (both with their own ε_K), and the true
-maximum as an oracle (it reads the data: a yardstick, not a mechanism) — give
-per trial the emd, the truncation error (persons lost to K alone), the noise
-cells (= K) and the seconds.  Summaries carry the mean and the 5–95% band.
+At the root of a dataset, all-Hc releases with K chosen six ways — the
+paper's public 100,000, noisy max, SVT (both with their own ε_K), Wu's two
+private truncation thresholds taken as K (TruncSVT, ``trunc-svt``, and Chen and
+Zhou's recursive mechanism, ``recursive``), and the true maximum as an oracle
+(it reads the data: a yardstick, not a mechanism) — give per trial the emd, the
+truncation error (persons lost to K alone), the noise cells (= K) and the
+seconds.  Summaries carry the mean and the 5–95% band.
+
+Wu's thresholds are written for records (one group added or removed); E1's
+neighbours move one person (one group's size ± 1, the groups public).  Both
+still hold there with their ε counted in full: TruncSVT's queries
+``#{groups of size ≤ θ_i}`` move by at most one under a person move and its
+threshold ``ρ·ñ`` reads the number of groups, which a person move leaves alone
+(so the half of ε_K spent on ñ buys nothing here; it is kept to run the
+mechanism as published); the recursive mechanism's index i* moves by at most
+one under a person move (:mod:`cocoviz.methods.wu.recursive`).  Their K is
+drawn from the root's histogram of group sizes and handed to the release as a
+bound (the release measures the root's groups with those above K counted at K, as Hc with bound K does,
+and is scored against the untruncated root); the release's budget is ε_K less, so ``total_epsilon`` adds
+ε_K back.
 
 The private choices run under two budgets: ε_K spent **on top** of ε (the
 total is ε + ε_K: a larger budget than the public K's), and at an **equal
@@ -29,11 +44,17 @@ from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table, number_text
 from cocoviz.pipeline.estimate import estimate
 from cocoviz.plan import DEFAULT_MAX_SIZE
+from cocoviz.privacy.noise import FastSampler
+from cocoviz.sums import recursive_tau, trunc_svt_tau
 
 __all__ = ["K_CHOICES", "DEFAULT_K_EPSILON", "DEFAULT_K_SHARES", "run_kselect", "kselect_experiment"]
 
 #: How K is chosen in E1, with the estimate() options of each (the oracle's K is set per dataset).
-K_CHOICES = ("public", "noisy-max", "svt", "oracle")
+K_CHOICES = ("public", "noisy-max", "svt", "trunc-svt", "recursive", "oracle")
+#: The choices whose ε_K is spent: all but the public K and the oracle.
+PRIVATE_K = ("noisy-max", "svt", "trunc-svt", "recursive")
+#: The choices drawn here from the root's histogram (Wu's thresholds), not inside estimate().
+DRAWN_K = ("trunc-svt", "recursive")
 #: ε_K of the private choices (the issue's quick trial used 0.1).
 DEFAULT_K_EPSILON = 0.1
 #: Shares of the total ε taken by ε_K in the equal-total runs.
@@ -58,6 +79,38 @@ def _options(choice: str, ceiling: int, true_max: int, k_epsilon: float) -> dict
     return {"max_size": ceiling, "k_select": choice, "k_epsilon": k_epsilon}
 
 
+def _root_histogram(root) -> np.ndarray:
+    """h[s] = the root's groups of size s."""
+    sizes, counts = root.runs(0).node(0)
+    h = np.zeros(int(sizes[-1]) + 1 if sizes.size else 1, np.int64)
+    h[sizes] = counts
+    return h
+
+
+def _capped(root, h: np.ndarray, k: int):
+    """The root with its groups above K counted at K: what Hc with bound K measures (the truth stays ``root``)."""
+    from cocoviz.hierarchy import Hierarchy
+
+    capped = np.bincount(np.minimum(np.arange(h.size), k), weights=h).astype(np.int64)
+    sizes = np.flatnonzero(capped)
+    return Hierarchy.from_counts(
+        pd.DataFrame({"size": sizes, "count": capped[sizes]}), size="size", count="count", levels=[]
+    )
+
+
+def drawn_k(choice: str, h: np.ndarray, k_epsilon: float, ceiling: int, seed) -> int:
+    """K from one of Wu's private thresholds over the root's group sizes (``h``), at ``k_epsilon``.
+
+    >>> h = np.bincount([1] * 50 + [2] * 30 + [3] * 15 + [40] * 5)
+    >>> drawn_k("trunc-svt", h, 1e6, 100, (0, 0)), drawn_k("recursive", h, 1e6, 100, (0, 0))  # i* = 11: ⌊e^2.1⌋
+    (4, 8)
+    """
+    sampler = FastSampler((*seed, 1))  # a stream of its own, apart from the release's
+    if choice == "trunc-svt":
+        return max(int(trunc_svt_tau(h, k_epsilon, sampler, ceiling=ceiling).tau), 1)
+    return max(int(recursive_tau(h, k_epsilon, sampler, ceiling=ceiling, neighbours="person").tau), 1)
+
+
 def run_kselect(
     tree,
     *,
@@ -79,6 +132,7 @@ def run_kselect(
     run resumes; the resumed rows keep the seconds measured when they ran.
     """
     root = tree.keep_levels([]) if tree.depth else tree
+    h = _root_histogram(root)
     journal = NoJournal() if journal is None else journal
     frames = []
     steps = [
@@ -86,7 +140,7 @@ def run_kselect(
         for eps in epsilons
         for choice in K_CHOICES
         for label, k_eps, release_eps in (
-            _budgets(eps, k_epsilon, shares) if choice in ("noisy-max", "svt") else [(NO_K_BUDGET, 0.0, eps)]
+            _budgets(eps, k_epsilon, shares) if choice in PRIVATE_K else [(NO_K_BUDGET, 0.0, eps)]
         )
     ]
     for eps, choice, label, k_eps, release_eps in steps:
@@ -96,7 +150,11 @@ def run_kselect(
             rows = []
             for trial in range(trials):
                 start = time.perf_counter()
-                release = estimate(root, epsilons=[release_eps], methods=["Hc"], seed=(seed, trial), **options)
+                data = root
+                if choice in DRAWN_K:
+                    k = drawn_k(choice, h, k_eps, ceiling, (seed, trial))
+                    options, data = {"max_size": k}, _capped(root, h, k)
+                release = estimate(data, epsilons=[release_eps], methods=["Hc"], seed=(seed, trial), **options)
                 seconds = time.perf_counter() - start
                 ev = evaluate(root, release).iloc[0]
                 rows.append(
@@ -113,7 +171,7 @@ def run_kselect(
                         "true_max": root.max_size,
                         "cells": int(ev["bound"]),
                         "seconds": seconds,
-                        "total_epsilon": release.budget.total,
+                        "total_epsilon": release.budget.total + (k_eps if choice in DRAWN_K else 0.0),
                     }
                 )
             return pd.DataFrame(rows)
@@ -211,6 +269,7 @@ def kselect_experiment(exp: Experiment, run: RunOptions) -> ExperimentResult:
     config = run.config(exp)
     config["k_epsilon"] = DEFAULT_K_EPSILON
     config["k_shares"] = list(DEFAULT_K_SHARES)
+    config["k_choices"] = list(K_CHOICES)
     frames = []
     for name in config["datasets"]:
         tree = run.root_data(name).load(run.loader)
@@ -267,7 +326,10 @@ def kselect_experiment(exp: Experiment, run: RunOptions) -> ExperimentResult:
             "of ε (total_epsilon = ε + ε_K, more than the public K's); 'equal total' takes ε_K = "
             f"{', '.join(f'{s:.0%}' for s in DEFAULT_K_SHARES)} of ε out of ε (the release keeps the rest: "
             "total_epsilon = ε, the public K's cost). *emd_vs_public*: the mean emd over the public K's at the "
-            "same ε (paired trials). The oracle reads the true maximum (a yardstick, not a mechanism). "
+            "same ε (paired trials). trunc-svt (Wu's TruncSVT, ρ = 0.95 over the grid 2^i) and recursive (Chen and "
+            "Zhou's threshold, β = 0.1) are Wu's private truncation thresholds taken as K; both hold under our "
+            "person neighbours with ε_K counted in full. The oracle reads the true maximum (a yardstick, not a "
+            "mechanism). "
             "'truncated' is the share of trials with K̂ below the largest group, 'truncation' the mean persons "
             "lost to K alone.",
             markdown_table(table),

@@ -81,7 +81,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "wu-e1",
-            "E1 (Wu et al.): K public, by noisy max, by SVT or the true maximum, against ε",
+            "E1 (Wu et al.): K public, by noisy max, by SVT, by Wu's thresholds or the true maximum, against ε",
             "Noisy max lands within a few per cent of the true maximum and (almost) never truncates; SVT "
             "stops early and truncates; a private K cuts Hc's noise cells by orders of magnitude.",
             ("housing", "white", "hawaiian", "taxi"),

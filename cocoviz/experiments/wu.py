@@ -6,13 +6,18 @@
   Workload and the dyadic TaMM / TiMM (:mod:`cocoviz.sums`), each with and
   without isotonic regression, and total persons (release vs. a direct noisy
   total).  Every method spends ε at the root and ε at the states (parallel
-  across states): the same total 2ε.
+  across states): the same total 2ε.  Wu's strategies also run with τ chosen
+  by TruncSVT or the recursive mechanism on a share of ε (``τ = svt``,
+  ``τ = recursive``; both hold under person neighbours, :data:`WU_E2_TAUS`).
 * **wu-e3** (Wu's record-level neighbours: one group added or removed): the
   same strategies with truncation at τ (the truth is untruncated, so the
   bias counts), plus ``τ = svt``: each node's τ chosen by Wu's TruncSVT
   (:func:`cocoviz.sums.trunc_svt_tau`, record level, with a private ñ) on
   :data:`WU_SVT_SHARE` of ε, the strategy answering on the rest, so every
-  row spends the same ε per level (**the threshold's ε counts**).  GreedyH
+  row spends the same ε per level (**the threshold's ε counts**), and
+  ``τ = recursive``: τ from Chen and Zhou's recursive mechanism as Wu use it
+  (:func:`cocoviz.sums.recursive_tau`, β = :data:`WU_RECURSIVE`) on the same
+  share of ε.  GreedyH
   (``greedyh``, Wu's TaMM with a workload-weighted strategy) is a strategy
   of both experiments.  The releases are left out: with G private, Hg's length and
   Hc's last cell (= G) are not record-level private, so there is nothing
@@ -40,20 +45,40 @@ from cocoviz.experiments.kuo_setup import Experiment, RunOptions
 from cocoviz.experiments.result import ExperimentResult
 from cocoviz.experiments.tables import markdown_table, plus_minus
 from cocoviz.privacy.noise import FastSampler
-from cocoviz.sums import answer, direct_total, prefix_sums, trunc_svt_tau
+from cocoviz.sums import answer, direct_total, prefix_sums, recursive_tau, trunc_svt_tau
 
-__all__ = ["WU_J_GRID", "WU_TAUS", "WU_STRATEGIES", "WU_SVT_SHARE", "WU_SVT", "node_errors", "run_wu", "wu_e2", "wu_e3"]
+__all__ = [
+    "WU_J_GRID",
+    "WU_TAUS",
+    "WU_E2_TAUS",
+    "WU_STRATEGIES",
+    "WU_SVT_SHARE",
+    "WU_SVT",
+    "WU_RECURSIVE",
+    "node_errors",
+    "run_wu",
+    "wu_e2",
+    "wu_e3",
+]
 
 #: Workload bounds J (queries P(1..J)).
 WU_J_GRID = (10, 100)
 #: Truncation thresholds of E3 (None: no truncation).
-WU_TAUS = (2, 4, 8, 16, 32, None, "svt")
+WU_TAUS = (2, 4, 8, 16, 32, None, "svt", "recursive")
+#: E2's thresholds: none, and Wu's two private ones (both hold under person neighbours: TruncSVT's
+#: queries and the recursive index move by at most one when one group's size moves by one, and TruncSVT's
+#: ñ reads the number of groups, which a person move leaves alone).
+WU_E2_TAUS = (None, "svt", "recursive")
 #: Wu's strategies, in table order (``tamm``/``timm`` on the plain dyadic strategy; ``greedyh``: GreedyH).
 WU_STRATEGIES = ("identity", "sqm", "workload", "tamm", "timm", "greedyh")
-#: The share of a level's ε that TruncSVT spends on τ (the strategy answers on the rest).
+#: The share of a level's ε that TruncSVT (or the recursive mechanism) spends on τ (the strategy answers on the rest).
 WU_SVT_SHARE = 0.2
 #: TruncSVT's parameters (Wu's ρ, θ₀, β; ñ gets half of the threshold's ε).
 WU_SVT = {"rho": 0.95, "theta0": 1.0, "beta": 2.0, "split": 0.5}
+#: The recursive mechanism's parameters (:func:`cocoviz.sums.recursive_tau`).
+WU_RECURSIVE = {"beta": 0.1, "shift": 1.0}
+#: The private τ labels and the tag that keeps their noise streams apart.
+_PRIVATE_TAU = {"svt": 1, "recursive": 2}
 KEYS = ["dataset", "epsilon", "J", "tau", "level", "method", "isotonic"]
 
 
@@ -98,6 +123,17 @@ def _trial_rows(
                 if tau == "svt":  # one private τ per node, on a share of ε; the nodes of a level are disjoint
                     pick = trunc_svt_tau(h, WU_SVT_SHARE * eps, sampler, ceiling=max_size, key=(level, k, 77), **WU_SVT)
                     chosen["svt"] = (pick.tau, (1 - WU_SVT_SHARE) * eps)
+                elif tau == "recursive":  # Chen and Zhou's threshold on the same share
+                    pick = recursive_tau(
+                        h,
+                        WU_SVT_SHARE * eps,
+                        sampler,
+                        ceiling=max_size,
+                        neighbours=neighbours,
+                        key=(level, k, 78),
+                        **WU_RECURSIVE,
+                    )
+                    chosen["recursive"] = (pick.tau, (1 - WU_SVT_SHARE) * eps)
                 else:
                     chosen[str(tau or "none")] = (tau, eps)
             for m, release in made.items():
@@ -114,7 +150,7 @@ def _trial_rows(
                 )
             for label, (tau, spend) in chosen.items():
                 if tau is not None or neighbours == "person":
-                    flag = int(label == "svt")
+                    flag = _PRIVATE_TAU.get(label, 0)
                     est = direct_total(
                         h, spend, sampler, neighbours=neighbours, tau=tau, key=(level, k, 99, tau or 0, flag)
                     )
@@ -155,7 +191,7 @@ def _trial_rows(
                             strategy=name,
                             neighbours=neighbours,
                             tau=tau,
-                            key=(level, k, s, J, tau or 0, int(label == "svt")),
+                            key=(level, k, s, J, tau or 0, _PRIVATE_TAU.get(label, 0)),
                         )
                         for iso in (False, True):
                             mae, rel = node_errors(est.estimate(isotonic=iso), truth)
@@ -182,8 +218,9 @@ def run_wu(
         J=list(WU_J_GRID),
         taus=[str(t or "none") for t in taus],
         neighbours=neighbours,
-        budget="ε per level (root, states): total 2ε for every method (τ = svt: TruncSVT's share counts)",
+        budget="ε per level (root, states): total 2ε for every method (τ = svt, recursive: the threshold's share counts)",  # noqa: E501
         svt={**WU_SVT, "share": WU_SVT_SHARE, "ceiling": "max_size"} if "svt" in taus else None,
+        recursive={**WU_RECURSIVE, "share": WU_SVT_SHARE, "ceiling": "max_size"} if "recursive" in taus else None,
     )
     frames = []
     datasets = config["datasets"]
@@ -287,7 +324,7 @@ def _figures(summary: pd.DataFrame) -> dict[str, object]:
 
 def wu_e2(exp: Experiment, run: RunOptions) -> ExperimentResult:
     """wu-e2: prefix-sum errors under person-level neighbours, G public, with Hc and Hg releases."""
-    return run_wu(exp, run, neighbours="person", taus=(None,), releases=("Hc", "Hg"))
+    return run_wu(exp, run, neighbours="person", taus=WU_E2_TAUS, releases=("Hc", "Hg"))
 
 
 def wu_e3(exp: Experiment, run: RunOptions) -> ExperimentResult:

@@ -276,10 +276,14 @@ class Ledger:
             raise InputError(f"cannot open the privacy ledger {str(self.path)!r}: {exc}") from None
         with self._open() as db:
             db.executescript(_SCHEMA)
+            # The upgrade reads the columns and adds the missing ones in one write transaction, so two
+            # processes opening an old ledger at once never both add a column.
+            db.execute("BEGIN IMMEDIATE")
             have = {row[1] for row in db.execute("PRAGMA table_info(draws)")}
             for name, kind in _ADDED:
                 if name not in have:
                     db.execute(f"ALTER TABLE draws ADD COLUMN {name} {kind}")
+            db.execute("COMMIT")
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[sqlite3.Connection]:

@@ -116,14 +116,29 @@ def fast_rate(default: float) -> float:
         return state["rate"] or default
 
 
-def observe(kind: str, estimated: float, actual: float) -> None:
-    """A run of ``kind`` estimated at ``estimated`` seconds took ``actual``: later estimates learn from it."""
+def rate_in_use() -> float | None:
+    """The rate estimates are made with right now (the probe's, else the fixed one; None before any estimate):
+    a page reads it with its estimate and hands it to :func:`observe`."""
+    state = _state()
+    return state["rate"] or state["default"]
+
+
+def observe(kind: str, estimated: float, actual: float, rate: float | None = None) -> None:
+    """A run of ``kind`` estimated at ``estimated`` seconds took ``actual``: later estimates learn from it.
+
+    ``rate`` is the rate the estimate was made with (:func:`rate_in_use` when it was made).  When a probe ended
+    during the run, the ratio is rescaled to the rate now in use, as :func:`_run_probe` rescales the ratios it
+    finds: otherwise a run estimated at the fixed rate and timed under load would teach the load a second time
+    on top of a probe that measured it already.
+    """
     if estimated <= 0 or actual <= 0 or _fixed():
         return
     state = _state()
     with state["lock"]:
+        now = state["rate"] or state["default"]
+        ratio = actual / estimated * (now / rate if rate and now else 1.0)
         ratios = state["ratio"].setdefault(kind, [])
-        ratios.append(_clip(actual / estimated))
+        ratios.append(_clip(ratio))
         del ratios[:-WINDOW]
 
 
@@ -152,17 +167,33 @@ def gate_seconds(model_seconds: float, kind: str) -> float:
 
 
 def describe(kind: str | None = None) -> str:
-    """How the estimates are calibrated right now, in a few words."""
+    """How the estimates are made right now, in plain words (no symbols to decode).
+
+    Examples
+    --------
+    >>> describe("a kind never run").startswith("at a")  # a speed, and how it was found
+    True
+    """
     if _fixed():
-        return "a fixed rate, not measured on this machine (COCOVIZ_TIMING=fixed)"
+        return "at a fixed speed, not measured on this machine (COCOVIZ_TIMING=fixed)"
     state = _state()
     if state["rate"] is None:
-        text = "the machine's probe is still running: a fixed rate for now"
+        text = "at a default speed while this machine's speed test runs"
     else:
         age = time.time() - state["at"]
-        text = f"calibrated on this machine {age / 60:.0f} min ago ({state['rate'] / 1e6:,.0f} M cells/s)"
+        text = (
+            f"at this machine's speed, measured {age / 60:.0f} min ago "
+            f"({state['rate'] / 1e6:,.0f} million cells a second)"
+        )
     ratios = state["ratio"].get(kind) if kind else None
     if ratios:
-        runs = f"{len(ratios)} run" + ("s" if len(ratios) > 1 else "")
-        text += f"; past runs here took {factor(kind):.2g}× that estimate (median of the last {runs})"
+        runs = f"the last {len(ratios)} runs" if len(ratios) > 1 else "the last run"
+        f = factor(kind)
+        if f >= 1.1:
+            pace = f"took {f:.1f} times as long as that speed predicts"
+        elif f <= 1 / 1.1:
+            pace = f"were {1 / f:.1f} times quicker than that speed predicts"
+        else:
+            pace = "took about as long as that speed predicts"
+        text += f"; {runs} here {pace}, and the estimate allows for it"
     return text

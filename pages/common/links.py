@@ -145,33 +145,29 @@ def apply_levels(label: str, all_levels: list[str]) -> None:
     state.put(f"levels.{label}", chosen)
 
 
+def _apply_budget(param: str, symbol: str, bounds: tuple, accounting: str, key: str, n_levels: int) -> None:
+    """The address's per-level budget ``param`` (``eps`` or ``rhos``), if any: its accounting and values."""
+    value = _take(param)
+    if value is None:
+        return
+    values, why = parse_numbers(value, n_levels, param)
+    if why is None and not all(bounds[0] <= v <= bounds[1] for v in values):
+        why = f"{param}: every {symbol} must be between {bounds[0]:g} and {bounds[1]:g}, got {value}"
+    if why:
+        _problem(why)
+        return
+    state.put("accounting", accounting)
+    for k, v in enumerate(values):
+        state.put(f"{key}.{k}", v)
+    if key == "eps":  # the split and total follow the levels' values (pages.common.controls.budget_controls)
+        for name in ("eps.split", "eps.total"):
+            st.session_state.pop(state.key(name), None)
+
+
 def apply_release(n_levels: int, label: str) -> None:
     """The address's ε (or ρ), methods, K, consistency, merge and seed (before the release controls are drawn)."""
-    value = _take("eps")
-    if value is not None:
-        eps, why = parse_numbers(value, n_levels, "eps")
-        if why is None and not all(EPSILON_RANGE[0] <= e <= EPSILON_RANGE[1] for e in eps):
-            why = f"eps: every ε must be between {EPSILON_RANGE[0]:g} and {EPSILON_RANGE[1]:g}, got {value}"
-        if why:
-            _problem(why)
-        else:
-            state.put("accounting", "pure ε")
-            for k, e in enumerate(eps):
-                state.put(f"eps.{k}", e)
-            # The split and total follow the levels' values (pages.common.controls.budget_controls).
-            for name in ("eps.split", "eps.total"):
-                st.session_state.pop(state.key(name), None)
-    value = _take("rhos")
-    if value is not None:
-        rhos, why = parse_numbers(value, n_levels, "rhos")
-        if why is None and not all(RHO_RANGE[0] <= r <= RHO_RANGE[1] for r in rhos):
-            why = f"rhos: every ρ must be between {RHO_RANGE[0]:g} and {RHO_RANGE[1]:g}, got {value}"
-        if why:
-            _problem(why)
-        else:
-            state.put("accounting", "zCDP")
-            for k, rho in enumerate(rhos):
-                state.put(f"rho.{k}", rho)
+    _apply_budget("eps", "ε", EPSILON_RANGE, "pure ε", "eps", n_levels)
+    _apply_budget("rhos", "ρ", RHO_RANGE, "zCDP", "rho", n_levels)
     value = _take("methods")
     if value is not None:
         methods = _split(value)

@@ -134,8 +134,8 @@ def run_gate(name: str, n_runs: int, seconds: float):
         clicked = st.button(label, type="primary", key=f"{name}.run")
         if not clicked:
             st.info(
-                f"{n_runs:,} releases to compute, estimated {seconds:,.1f} s ({calibration.describe('sweep')}); "
-                "results are cached once computed."
+                f"{n_runs:,} releases to compute, about {seconds:,.1f} s, estimated "
+                f"{calibration.describe('sweep')}. Results are cached once computed."
                 + ("" if quick else " Lower the trials, the ε values or K to make it quicker.")
             )
     return clicked, slot.empty
@@ -179,7 +179,8 @@ def gated_run(
         st.info(
             "A live run of these settings would only **reproduce the shipped finding** shown on this page: the same "
             "data, series, ε, trials, K and seed draw the same noise (it took "
-            f"{found.meta.get('seconds', 0):,.0f} s when it was made). A new seed draws new noise.",
+            f"{found.meta.get('seconds', 0):,.0f} s when it was made, on a machine as loaded as it was then; the "
+            "estimate below is for this machine as it is now). A new seed draws new noise.",
             icon=":material/replay:",
         )
         st.button("Use a new seed", key=f"{gate}.new_seed", on_click=_new_seed, args=(int(seed),))
@@ -189,6 +190,7 @@ def gated_run(
     if not go:
         return None
     model = seconds / calibration.factor("sweep")  # without the learnt factor, read before other runs move it
+    rate = calibration.rate_in_use()  # the rate of that estimate (a probe may end while the sweep runs)
     bar = st.progress(0.0, text=f"Running {n_runs} releases (≈{seconds:,.0f} s)…")
     start = time.perf_counter()
     raw = engine.guard(
@@ -207,7 +209,7 @@ def gated_run(
     bar.empty()
     clear()
     # What this run took against its estimate (without the learnt factor): later estimates learn from it.
-    calibration.observe("sweep", model, time.perf_counter() - start)
+    calibration.observe("sweep", model, time.perf_counter() - start, rate)
     return raw
 
 

@@ -32,3 +32,20 @@ def test_the_copy_link_tooltip_is_short_and_the_popover_says_the_rest():
 def test_the_loaded_settings_notice_goes_when_the_dataset_changes():
     assert loaded_notice("params.json", "toy", "toy") == "Settings of params.json loaded."
     assert loaded_notice("params.json", "toy", "housing") is None
+
+
+#: The width (px) of a table in the budget panel at a 1440 × 900 window beside the sidebar (measured in Chromium).
+BUDGET_TABLE_PX = 940
+
+
+def test_every_column_of_the_budget_table_fits_beside_the_sidebar_the_relation_last():
+    for state in ({"explore.budget": True}, {"explore.budget": True, "cv.accounting": "zCDP"}):
+        at = new_app(**state)
+        assert_clean(at)
+        table = next(d for d in at.dataframe if "relation" in d.value.columns)
+        config = json.loads(table.proto.columns)
+        shown = list(table.value.columns)
+        assert shown[-1] == "relation"
+        widths = [config.get(c, {}).get("width") for c in shown]
+        assert all(isinstance(w, int) for w in widths), dict(zip(shown, widths))  # none left to the grid's guess
+        assert sum(widths) <= BUDGET_TABLE_PX, dict(zip(shown, widths))

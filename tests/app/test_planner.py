@@ -37,3 +37,26 @@ def test_a_ratio_below_the_yardstick_is_explained_on_explore():
             assert any(c.value == BELOW_YARDSTICK for c in at.caption)
             return
         assert not any(c.value == BELOW_YARDSTICK for c in at.caption)
+
+
+def test_an_emd_target_fills_the_sidebar_and_the_release_at_that_level_meets_it():
+
+    state = {"explore.planner": True, "cv.plan.kind": "emd per group", "cv.plan.emd": 0.5, "cv.plan.level": 1}
+    at = new_app(**state)
+    assert_clean(at)
+    claim = next(m.value for m in at.markdown if "emd of" in m.value and "per group" in m.value)
+    assert "is the smallest budget" in claim
+    assert any("worst data" in c.value for c in at.caption)  # what the bound is about, said
+    at.button(key="plan.apply").click().run()
+    assert_clean(at)
+    assert at.session_state["cv.eps.split"] == "custom" and at.session_state["cv.eps.0"] == 1.0
+    # The release the sidebar now draws: every leaf within 0.5 persons per group of its truth, as Explore says.
+    from pages.common import data
+
+    for node in data.load_bundled("toy").nodes(1):
+        at.session_state["cv.node.toy.1"] = node[-1]
+        at.run()
+        assert_clean(at)
+        groups = int(next(m.value for m in at.metric if m.label == "Groups G (public)").replace(",", ""))
+        moved = int(next(m.value for m in at.metric if m.label == "emd of this node").replace(",", ""))
+        assert moved / groups <= 0.5, (node, moved, groups)

@@ -107,6 +107,9 @@ __all__ = [
     "band_refusal",
     "truth_covered",
     "covered_nodes",
+    "level_cumulative_bounds",
+    "HG_SCALE",
+    "HG_SCALE_NOTE",
 ]
 
 _NO_CEILING = 2**62  # sizes have no public upper bound
@@ -119,6 +122,20 @@ _HCP_POINTS = hcp_grid(2**40)
 
 #: The methods whose measurement gives a band (a non-decreasing vector with i.i.d. noise per cell).
 BAND_METHODS = ("Hc", "Hg", "Hcp", "naive")
+
+#: What an Hg band is meaningful for (``attrs["meaningful_for"]`` of an Hg node's frame).
+HG_SCALE = "sorted sizes and cumulative counts (groups of size ≤ j)"
+
+#: The sentence an Hg band's note ends with.  An Hg node measures its sorted sizes, so its band places a run
+#: of equal sizes only to within its ends' tolerance: the bounds on the sorted sizes and on the groups of size
+#: ≤ j are as tight as the measurement allows, while a single size's count is the difference of two cumulative
+#: bounds and can be far wider than the error of the released count (measured in
+#: ``benchmarks/intervals.py --only runs``; the figures are on the performance page).
+HG_SCALE_NOTE = (
+    "On this Hg level the bounds are meaningful for the sorted sizes and for cumulative counts (groups of size "
+    "≤ j); the count of a single size (count_low..count_high) is the difference of two cumulative bounds and can "
+    "be many times wider than the released count's actual error."
+)
 
 #: Where each method widens first (:func:`half_widths`).  Hc's top cells are flat at G, where the upper
 #: bound is clipped to G and the width is all the lower bound's, set by ``o``: widening ``o`` there costs
@@ -208,6 +225,20 @@ class LevelBands:
         cells = np.array([sum(int(b.cells.sum()) for _, b in chunks)], np.int64)
         parts = (cells, np.array([0, up_at.size]), up_at, up_value, np.array([0, down_at.size]), down_at, down_value)
         return cls(method, *map(narrow, parts))
+
+    def nodes(self, start: int, stop: int) -> LevelBands:
+        """The bands of nodes ``start..stop-1`` alone (their steps, pointers from 0)."""
+        u, d = self.up_ptr[start : stop + 1], self.down_ptr[start : stop + 1]
+        return LevelBands(
+            self.method,
+            self.cells[start:stop],
+            u - u[0],
+            self.up_at[u[0] : u[-1]],
+            self.up_value[u[0] : u[-1]],
+            d - d[0],
+            self.down_at[d[0] : d[-1]],
+            self.down_value[d[0] : d[-1]],
+        )
 
     def node(self, k: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Node ``k``'s cells and its steps: ``(cells, up_at, up_value, down_at, down_value)``."""
@@ -351,7 +382,9 @@ def node_intervals(
             f"Simultaneous {confidence:.0%} bounds on the true histogram{truncated}, from this node's own "
             f"{level_bands.method} measurement ({_widths_words(widths)}) and public facts only: "
             "post-processing, no ε. The released histogram (after consistency) may lie outside them."
+            + (" " + HG_SCALE_NOTE if level_bands.method == "Hg" else "")
         ),
+        meaningful_for=HG_SCALE if level_bands.method == "Hg" else "cumulative counts, counts and persons",
     )
     return frame
 
@@ -387,6 +420,54 @@ def _dense(ptr: np.ndarray, at: np.ndarray, value: np.ndarray, cells: np.ndarray
     return np.repeat(value, np.diff(np.append(starts, base[-1])))
 
 
+def _dense_band(bands: LevelBands, widths: Sequence[Widths], groups: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every node's band on its measured cells, cell by cell: ``(node of each cell, low, high)``, clipped to
+    ``[0, G]`` (Hc, Hcp) or ``[0, ∞)`` and never crossing — :func:`_entry_bounds` for all nodes at once."""
+    cells = bands.cells.astype(np.int64)
+    base, top, bottom = (np.array([getattr(w, f) for w in widths], np.int64) for f in ("base", "top", "bottom"))
+    node = np.repeat(np.arange(len(cells)), cells)
+    up_at, down_at = bands.up_at.astype(np.int64), bands.down_at.astype(np.int64)
+    up_node = np.repeat(np.arange(len(cells)), np.diff(bands.up_ptr))
+    low_steps = bands.up_value - base[up_node] - (up_at >= cells[up_node] - top[up_node])
+    down_node = np.repeat(np.arange(len(cells)), np.diff(bands.down_ptr))
+    last = np.append(down_at[1:], 0) - 1  # the cell before the next step, or the node's last cell
+    ends = bands.down_ptr[1:][cells > 0] - 1
+    last[ends] = cells[cells > 0] - 1
+    high_steps = bands.down_value + base[down_node] + (last < bottom[down_node])
+    ceiling = np.asarray(groups, np.int64)[node] if bands.method in _CUMULATIVE else _NO_CEILING
+    low = np.clip(_dense(bands.up_ptr, up_at, low_steps, cells), 0, ceiling)
+    high = np.clip(_dense(bands.down_ptr, down_at, high_steps, cells), 0, ceiling)
+    return node, np.minimum(low, high).astype(np.int64), np.maximum(low, high).astype(np.int64)
+
+
+def level_cumulative_bounds(
+    bands: LevelBands, widths: Sequence[Widths], groups: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`cumulative_bounds` of every node of an Hc or Hg level (``bands``, node k's tolerances
+    ``widths[k]`` and its G ``groups[k]``), the band built for all nodes at once (:func:`_dense_band`).
+
+    Equal to the node-by-node bounds (``tests/unit/accuracy/test_level_frame.py``).  Its memory is the
+    level's cells: pass a slice of the nodes (:meth:`LevelBands.nodes`) for a large level.
+    """
+    if bands.method not in ("Hc", "Hg"):
+        raise ParameterError(f"bounds for a whole level are given for Hc and Hg levels, not {bands.method}")
+    groups = np.asarray(groups, np.int64)
+    _, low, high = _dense_band(bands, widths, groups)
+    ptr = np.concatenate([[0], np.cumsum(bands.cells, dtype=np.int64)])
+    out = []
+    for k in range(len(bands.cells)):
+        a, b = ptr[k], ptr[k + 1]
+        g = np.array([groups[k]], np.int64)
+        if a == b:
+            out.append((g, g.copy()))
+        elif bands.method == "Hc":
+            out.append((np.append(low[a:b], g), np.append(high[a:b], g)))
+        else:  # Hc[j] ≥ #{i: U_i ≤ j} and ≤ #{i: L_i ≤ j}; both bounds are non-decreasing in the rank i
+            sizes = np.arange(int(high[b - 1]) + 1)
+            out.append((np.searchsorted(high[a:b], sizes, "right"), np.searchsorted(low[a:b], sizes, "right")))
+    return out
+
+
 def covered_nodes(bands: LevelBands, truth: np.ndarray, widths: Sequence[Widths], groups: np.ndarray) -> np.ndarray:
     """Per node of a level, whether its published band holds its true measured vector (all nodes at once).
 
@@ -395,18 +476,6 @@ def covered_nodes(bands: LevelBands, truth: np.ndarray, widths: Sequence[Widths]
     :func:`truth_covered` on every node's frame (for an Hg band: the sizes inside their rank band exactly
     when the counts are inside theirs), vectorised for benchmarks.  Reads the truth: never for a release.
     """
-    cells = bands.cells
-    base, top, bottom = (np.array([getattr(w, f) for w in widths], np.int64) for f in ("base", "top", "bottom"))
-    node = np.repeat(np.arange(len(cells)), cells)
-    up_node = np.repeat(np.arange(len(cells)), np.diff(bands.up_ptr))
-    low_steps = bands.up_value - base[up_node] - (bands.up_at >= cells[up_node] - top[up_node])
-    down_node = np.repeat(np.arange(len(cells)), np.diff(bands.down_ptr))
-    last = np.append(bands.down_at[1:], 0) - 1  # the cell before the next step, or the node's last cell
-    ends = bands.down_ptr[1:][cells > 0] - 1
-    last[ends] = cells[cells > 0] - 1
-    high_steps = bands.down_value + base[down_node] + (last < bottom[down_node])
-    ceiling = np.asarray(groups, np.int64)[node] if bands.method in _CUMULATIVE else _NO_CEILING
-    low = np.clip(_dense(bands.up_ptr, bands.up_at, low_steps, cells), 0, ceiling)
-    high = np.clip(_dense(bands.down_ptr, bands.down_at, high_steps, cells), 0, ceiling)
-    outside = (np.minimum(low, high) > truth) | (truth > np.maximum(low, high))
-    return np.bincount(node[outside], minlength=len(cells)) == 0
+    node, low, high = _dense_band(bands, widths, groups)
+    outside = (low > truth) | (truth > high)
+    return np.bincount(node[outside], minlength=len(bands.cells)) == 0

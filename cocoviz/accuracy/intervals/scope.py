@@ -25,9 +25,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cocoviz.accuracy.intervals.bands import band_refusal, node_intervals
+from cocoviz.accuracy.intervals import level_frame
+from cocoviz.accuracy.intervals.bands import (
+    HG_SCALE,
+    HG_SCALE_NOTE,
+    WIDER_FIRST,
+    band_refusal,
+    cumulative_bounds,
+    half_widths,
+    level_cumulative_bounds,
+    node_intervals,
+)
 from cocoviz.accuracy.intervals.derived import band_frame
-from cocoviz.accuracy.intervals.multiscale import multiscale_cumulative
+from cocoviz.accuracy.intervals.level_frame import level_rows
+from cocoviz.accuracy.intervals.multiscale import (
+    multiscale_cumulative,
+    multiscale_rank_bounds,
+    multiscale_widths,
+    rank_counts,
+)
 from cocoviz.accuracy.intervals.widths import SCOPES, check_confidence, check_scope, node_confidence
 from cocoviz.hierarchy.tree import node_label
 
@@ -88,8 +104,9 @@ def runs_intervals(plan, measurements, level: int, k: int, sizes, counts, confid
             f"Simultaneous {confidence:.0%} bounds on the true histogram, from this node's own Hg measurement "
             f"averaged over intervals of ranks ({len(widths.scales)} scales; a run of equal sizes pins its size) "
             "and public facts only: post-processing, no ε. The released histogram (after consistency) may lie "
-            "outside them."
+            "outside them. " + HG_SCALE_NOTE
         ),
+        meaningful_for=HG_SCALE,
     )
     return frame
 
@@ -132,17 +149,48 @@ def scoped_intervals(
     return frame
 
 
-def _stretches(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The rows of a node's frame where its released count is positive or its cumulative band or released
-    cumulative changes, as arrays by column, each row with ``size_to``, the last size before the next kept row."""
-    columns = {c: frame[c].to_numpy() for c in ACCURACY_COLUMNS[2:] if c != "size_to"}
-    low, high, released = columns["cumulative_low"], columns["cumulative_high"], columns["cumulative"]
-    keep = np.ones(low.size, bool)
-    keep[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (released[1:] != released[:-1])
-    kept = {c: v[keep] for c, v in columns.items()}
-    starts = kept["size"]
-    kept["size_to"] = np.append(starts[1:] - 1, columns["size"][-1]).astype(np.int64)
-    return kept
+def _level_nodes(release, level: int, confidence: float, measurements, runs_band: bool):
+    """``(low, high, sizes, counts)`` per node of ``level``: its cumulative bounds at ``confidence`` (the per-cell
+    band of :func:`~cocoviz.accuracy.intervals.bands.node_intervals` or the runs band of :func:`runs_intervals`)
+    and its released runs.  The tolerances depend on a node's cell count only, so each count's are found once."""
+    plan, runs = release.plan, release.runs(level)
+    groups = plan.shape.group_counts(level)
+    widths: dict[int, object] = {}
+    if runs_band:
+        measured = measurements.levels[level]
+        noise = measurements.plan.level_noise(level)
+        for k in range(runs.n_nodes):
+            values = measured.node(k)
+            if values.size not in widths:
+                widths[values.size] = multiscale_widths(noise, values.size, confidence)
+            low, high = rank_counts(*multiscale_rank_bounds(values, widths[values.size]))
+            yield (low, high, *runs.node(k))
+        return
+    bands = release.bands[level]
+    noise, first = plan.level_noise(level), WIDER_FIRST[bands.method]
+
+    def tolerances(k: int):
+        cells = int(bands.cells[k])
+        if cells not in widths:
+            widths[cells] = half_widths(noise, cells, confidence, first=first)
+        return widths[cells]
+
+    if bands.method not in ("Hc", "Hg"):  # Hcp and naive: node by node
+        for k in range(runs.n_nodes):
+            low, high = cumulative_bounds(bands, k, groups=int(groups[k]), a=tolerances(k))
+            yield (low, high, *runs.node(k))
+        return
+    # Hc and Hg: the band of a run of nodes at once, the runs cut at about level_frame.CHUNK_CELLS cells
+    ends = np.cumsum(bands.cells, dtype=np.int64)
+    start = 0
+    while start < runs.n_nodes:
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + level_frame.CHUNK_CELLS, side="right")), start + 1)
+        chunk = [tolerances(k) for k in range(start, stop)]
+        bounds = level_cumulative_bounds(bands.nodes(start, stop), chunk, groups[start:stop])
+        for k, (low, high) in zip(range(start, stop), bounds):
+            yield (low, high, *runs.node(k))
+        start = stop
 
 
 def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measurements=None) -> pd.DataFrame:
@@ -162,6 +210,9 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measur
     ``node_confidence``.  With ``measurements`` (the release's noisy answers, publishable), Hg levels get the
     multiscale band that uses runs of equal sizes (:func:`runs_intervals`); ``attrs["band"]`` names each
     level's band (``"cells"`` or ``"runs"``).
+
+    A level's rows are computed for its nodes at once (:mod:`cocoviz.accuracy.intervals.level_frame`), equal to
+    each node's :meth:`~cocoviz.Release.intervals` frame at its stretches.
 
     Examples
     --------
@@ -192,18 +243,13 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measur
             continue
         nodes = release.nodes(level)
         per_level[level] = node_confidence(confidence, scope, len(nodes))
-        runs = release.runs(level)
         kinds[level] = "runs" if runs_band else "cells"
-        for k, path in enumerate(nodes):
-            if runs_band:
-                frame = runs_intervals(plan, measurements, level, k, *runs.node(k), per_level[level])
-            else:
-                frame = node_intervals(plan, release.bands, level, k, *runs.node(k), per_level[level])
-            frame.attrs = {}  # read column by column below: pandas would deep-copy the attrs at every access
-            kept = _stretches(frame)
-            kept["level"] = np.full(kept["size"].size, level, np.int64)
-            kept["node"] = np.full(kept["size"].size, node_label(path), dtype=object)
-            parts.append(kept)
+        labels = np.array([node_label(path) for path in nodes], dtype=object)
+        for rows in level_rows(_level_nodes(release, level, per_level[level], measurements, runs_band)):
+            segment = rows.pop("segment")
+            rows["level"] = np.full(segment.size, level, np.int64)
+            rows["node"] = labels[segment]
+            parts.append(rows)
     out = pd.DataFrame(
         {
             c: np.concatenate([p[c] for p in parts]) if parts else np.zeros(0, object if c == "node" else np.int64)
@@ -220,6 +266,13 @@ def accuracy_frame(release, confidence: float = 0.9, scope: str = "node", measur
             f"Simultaneous {confidence:.0%} bounds on every node's true histogram, "
             + ("per node" if scope == "node" else "for all nodes of a level at once")
             + ", from each node's own noisy measurement and public facts only: post-processing, no ε."
+            + (
+                " On Hg levels the bounds are meaningful for the sorted sizes and for cumulative counts; a single "
+                "size's count bounds can be many times wider than its actual error."
+                if any(plan.methods[level] == "Hg" for level in kinds)
+                else ""
+            )
         ),
+        hg_levels=[level for level in kinds if plan.methods[level] == "Hg"],
     )
     return out

@@ -8,7 +8,10 @@ whose group is not in the public groups table (or lies elsewhere there), a
 missing label, a size over the limits.  Integer level columns are first made
 one key per row (:mod:`cocoviz.hierarchy.ingest.leaf_key`), so that each group keeps two
 numbers, not two per level; the groups table, if any, is grouped with the
-persons in the same pass.  Only the runs come back into Python,
+persons in the same pass.  Where the group ids are integers too, in a range not much wider than the
+rows, and the engine is the embedded one, a clean table is counted instead through an array indexed by
+the id (:mod:`cocoviz.hierarchy.ingest.dense`: one read of two columns, in any row order); anything
+unclean is left to the SQL, which names it.  Only the runs come back into Python,
 where the labels become integer codes per level; on any problem nothing is
 built, and a :class:`~cocoviz.hierarchy.tables.TableProblems` names each
 problem with its count and up to 10 example rows (a second, failure-only
@@ -35,6 +38,7 @@ import pandas as pd
 from cocoviz.errors import InputError
 from cocoviz.hierarchy import tables
 from cocoviz.hierarchy.ingest.database import Database
+from cocoviz.hierarchy.ingest.dense import dense_runs
 from cocoviz.hierarchy.ingest.leaf_key import LeafKey, keyed_runs
 from cocoviz.hierarchy.ingest.leaf_key import quote as _q
 from cocoviz.hierarchy.ingest.leaf_key import sum_if as _sum
@@ -205,7 +209,10 @@ def persons_leaves(persons: Any, *, group: str, levels: Sequence[str], groups: A
         if all(t.kinds[c] == "integer" for t in both for c in levels):
             ids = group if all(t.kinds[group] == "integer" for t in both) else None
             key = LeafKey.of(db, [t.relation for t in both], levels, ids)
-        if key is not None:
+        counted = None if key is None else dense_runs(people, public, group, key)
+        if counted is not None:
+            runs, checks = counted
+        elif key is not None:
             runs, checks = keyed_runs(people, public, group, key)
         else:
             runs = checks = (

@@ -8,7 +8,9 @@ its label minus the least label of that level in the tables given, its radix
 the span of those labels; the extremes come from one ``MIN`` / ``MAX`` query
 (which DuckDB answers from a Parquet file's footer).  A row with a missing
 label has a NULL key.  :func:`keyed_runs` is the aggregation of
-:mod:`cocoviz.hierarchy.ingest.aggregate` on these keys.
+:mod:`cocoviz.hierarchy.ingest.aggregate` on these keys, for the tables
+:mod:`cocoviz.hierarchy.ingest.dense` does not count (ids that are text or
+sparse, a database, or a table with a problem to name).
 
 >>> import duckdb
 >>> from cocoviz.hierarchy.ingest.database import Database, sql
@@ -34,7 +36,17 @@ import pandas as pd
 from cocoviz.hierarchy.ingest.database import Database, is_duckdb
 from cocoviz.hierarchy.ingest.sources import sql_string
 
-__all__ = ["PASS_ROWS", "SPREAD_PASS_ROWS", "LeafKey", "keyed_runs", "quote", "sum_if"]
+__all__ = [
+    "CHECKS",
+    "SMALL",
+    "PASS_ROWS",
+    "SPREAD_PASS_ROWS",
+    "LeafKey",
+    "keyed_runs",
+    "quote",
+    "runs_of",
+    "sum_if",
+]
 
 _LIMIT = 2**62  # keys and their spans stay clear of BIGINT's overflow
 
@@ -226,7 +238,47 @@ def _read_once(tables: Sequence[Any], group: str, cuts: Sequence[int]) -> bool:
     return True
 
 
-_SMALL = 8  # sizes 0 .. _SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each
+#: Sizes 0 .. SMALL - 1 are counted in columns of one row per leaf; larger ones in a row each.
+SMALL = 8
+
+#: The totals of the checks :func:`keyed_runs` counts, without and with the public groups table (besides
+#: ``nulls`` and ``qnulls``, the rows with a missing label).
+CHECKS = {
+    False: ("null_group", "split"),
+    True: ("null_group", "qnull_group", "repeated", "unknown", "moved"),
+}
+
+
+def _leaf_sizes_sql(key: str, n: str, listed: str = "TRUE") -> tuple[str, str]:
+    """SQL over one row per group (its leaf key ``key``, size ``n``, and whether it is ``listed``): the select
+    list ``k, b, c, c0, ...`` of :func:`runs_of` and the grouping it needs.
+
+    A leaf's groups of each small size are counted in a column of their own (``c0`` ...); a larger size in a
+    row of its own (``b`` is that size, else -1; -2 for groups not listed, counted in no run).
+    """
+    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {SMALL} THEN -1 ELSE {n} END"
+    small = "".join(f", {sum_if(f'{n} = {i}')} AS c{i}" for i in range(SMALL))
+    return f"{key} AS k, {bucket} AS b, {sum_if(listed)} AS c{small}", f"{key}, {bucket}"
+
+
+def runs_of(raw: pd.DataFrame, key: LeafKey) -> pd.DataFrame:
+    """The runs ``(a0, a1, ..., n, c)`` of rows ``k, b, c, c0, ...`` (as :func:`keyed_runs` groups them), runs
+    of 0 left out.
+
+    A NULL key (a group of missing labels only, refused by its count of missing labels) reads as 0.
+    """
+    k = pd.to_numeric(raw["k"]).fillna(0).to_numpy(np.int64)
+    b = raw["b"].to_numpy(np.int64)
+    rows, large = np.flatnonzero(b == -1), np.flatnonzero(b >= 0)
+    # Each candidate run's row of ``raw``: labels are read once a row, then gathered.
+    which = np.concatenate([np.repeat(rows, SMALL), large])
+    sizes = np.concatenate([np.tile(np.arange(SMALL), rows.size), b[large]])
+    smalls = raw[[f"c{i}" for i in range(SMALL)]].to_numpy(np.int64)[rows].ravel()
+    counts = np.concatenate([smalls, raw["c"].to_numpy(np.int64)[large]])
+    keep = counts > 0
+    which = which[keep]
+    runs = pd.DataFrame({f"a{j}": a[which] for j, a in enumerate(key.labels(k))})
+    return runs.assign(n=sizes[keep], c=counts[keep])
 
 
 def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -244,20 +296,20 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
     first finds a missing label.
     """
     if public is None:
-        n, c, listed = "sz.t", "TRUE", "TRUE"
-        checks = {"null_group": ("sz.g IS NULL", n), "split": ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")}
+        n, listed = "sz.t", "TRUE"
+        expressions = [("sz.g IS NULL", n), ("sz.g IS NOT NULL AND sz.lo <> sz.hi", "1")]
     else:
-        n, c, listed = "sz.t - sz.l", "sz.l > 0", "sz.l > 0"
+        n, listed = "sz.t - sz.l", "sz.l > 0"
         known = "sz.g IS NOT NULL AND sz.l"
-        checks = {
-            "null_group": ("sz.g IS NULL", n),
-            "qnull_group": ("sz.g IS NULL", "sz.l"),
-            "repeated": (f"{known} > 1", "1"),
-            "unknown": (f"{known} = 0", n),
-            "moved": (f"{known} = 1 AND sz.lo <> sz.hi", n),
-        }
-    bucket = f"CASE WHEN NOT ({listed}) THEN -2 WHEN {n} < {_SMALL} THEN -1 ELSE {n} END"
-    small = "".join(f"{sum_if(f'{n} = {i}')} AS c{i}, " for i in range(_SMALL))
+        expressions = [
+            ("sz.g IS NULL", n),
+            ("sz.g IS NULL", "sz.l"),
+            (f"{known} > 1", "1"),
+            (f"{known} = 0", n),
+            (f"{known} = 1 AND sz.lo <> sz.hi", n),
+        ]
+    checks = dict(zip(CHECKS[public is not None], expressions))
+    sizes, grouping = _leaf_sizes_sql("sz.lo", n, listed)
     counted = "".join(f"{sum_if(*check)} AS {name}, " for name, check in checks.items())
 
     parts = _parts([people] if public is None else [people, public], group, key)
@@ -269,8 +321,7 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
             [
                 people.db.query(
                     f"WITH sz AS ({_sizes(people, public, group, key, exact, part)}) "
-                    f"SELECT sz.lo AS k, {bucket} AS b, {sum_if(c)} AS c, {small}{counted}"
-                    f"{nulls} AS nulls FROM sz GROUP BY sz.lo, {bucket}"
+                    f"SELECT {sizes}, {counted}{nulls} AS nulls FROM sz GROUP BY {grouping}"
                 )
                 for part in parts
             ],
@@ -284,13 +335,4 @@ def keyed_runs(people: Any, public: Any, group: str, key: LeafKey) -> tuple[pd.D
         raw = query(exact=True)
     totals = raw[[*checks, "nulls"]].sum().to_frame().T
     totals["qnulls"] = totals["nulls"]  # a missing label in either table: each is then counted on its own
-    # A NULL key (a group of missing labels only; its count of missing labels refuses it) reads as 0.
-    raw["k"] = pd.to_numeric(raw["k"]).fillna(0).astype(np.int64)
-    rows, large = raw[raw["b"].eq(-1)], raw[raw["b"].ge(0)]
-    keys = np.concatenate([np.repeat(rows["k"].to_numpy(), _SMALL), large["k"].to_numpy()])
-    sizes = np.concatenate([np.tile(np.arange(_SMALL), len(rows)), large["b"].to_numpy(np.int64)])
-    smalls = rows[[f"c{i}" for i in range(_SMALL)]].to_numpy(np.int64).ravel()
-    counts = np.concatenate([smalls, large["c"].to_numpy(np.int64)])
-    keep = counts > 0
-    runs = pd.DataFrame({f"a{j}": a for j, a in enumerate(key.labels(keys[keep]))})
-    return runs.assign(n=sizes[keep], c=counts[keep]), totals
+    return runs_of(raw, key), totals

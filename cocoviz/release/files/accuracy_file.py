@@ -53,6 +53,7 @@ def save_accuracy(
         "skipped": {str(k): v for k, v in frame.attrs["skipped"].items()},
         "band": {str(k): v for k, v in frame.attrs["band"].items()},
         "note": frame.attrs["note"],
+        "hg_levels": frame.attrs["hg_levels"],
     }
     table = pa.Table.from_pandas(frame, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), ACCURACY_META_KEY: json.dumps(meta)})

@@ -109,3 +109,22 @@ def test_with_its_measurements_an_hg_level_is_bounded_from_the_runs(tree):
     root = frame[frame["level"] == 0]
     full = release.intervals((), measurements=measurements).set_index("size").loc[root["size"]]
     assert (full["count_low"].to_numpy() == root["count_low"].to_numpy()).all()
+
+
+def test_hg_bands_say_which_scale_they_are_meaningful_on(tree):
+    from cocoviz import Plan, measure, post_process
+
+    plan = Plan.build(tree, epsilons=[1.0, 1.0], methods=["Hg", "Hc"], max_size=10)
+    measurements = measure(plan, tree, seed=7)
+    release = post_process(plan, measurements)
+    for given in (None, measurements):
+        hg = release.intervals((), 0.9, measurements=given)
+        assert hg.attrs["meaningful_for"].startswith("sorted sizes and cumulative counts")
+        assert "meaningful for the sorted sizes and for cumulative counts" in hg.attrs["note"]
+        assert "per node" in hg.attrs["note"]  # the scope's sentence still ends it
+    hc = release.intervals(("a",), 0.9)
+    assert "sorted sizes" not in hc.attrs["note"] and "sorted" not in hc.attrs["meaningful_for"]
+    frame = accuracy_frame(release)
+    assert frame.attrs["hg_levels"] == [0] and "On Hg levels" in frame.attrs["note"]
+    all_hc = estimate(tree, epsilons=[1.0, 1.0], methods=["Hc", "Hc"], max_size=10, seed=0)
+    assert accuracy_frame(all_hc).attrs["hg_levels"] == [] and "Hg" not in accuracy_frame(all_hc).attrs["note"]

@@ -65,6 +65,7 @@ def test_a_secure_release_writes_its_files_and_its_ledger_entry(files, capsys):
     assert accuracy.attrs["scope"] == "node" and accuracy.attrs["confidence"] == 0.9
     assert set(accuracy["level"]) == {0, 1, 2} and not accuracy.attrs["skipped"]
     assert accuracy.attrs["band"] == {0: "runs", 1: "runs", 2: "cells"}  # Hg levels use the runs by default
+    assert accuracy.attrs["hg_levels"] == [0, 1] and "On Hg levels" in accuracy.attrs["note"]
 
 
 def test_the_accuracy_file_holds_every_node_at_the_chosen_scope(files):

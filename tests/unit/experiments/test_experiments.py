@@ -387,11 +387,11 @@ def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
     full = result.frames["summary"]
     equal = full[full["budget"].str.startswith("equal total")]
     # At an equal total the private K is paid out of ε: the same total as the public K's.
-    assert len(equal) == 2 * 2 * 2 and np.allclose(equal["total_epsilon"], equal["epsilon"])
-    assert np.allclose(equal["k_epsilon"] / equal["epsilon"], [0.02, 0.1] * 4)
+    assert len(equal) == 4 * 2 * 2 and np.allclose(equal["total_epsilon"], equal["epsilon"])
+    assert np.allclose(equal["k_epsilon"] / equal["epsilon"], [0.02, 0.1] * 8)
     assert np.allclose(full.loc[full["k_choice"] == "public", "emd_vs_public"], 1.0)
     summary = full[full["budget"].isin(["on top", "no ε_K"])].set_index(["k_choice", "epsilon"])
-    assert set(summary.index.get_level_values(0)) == {"public", "noisy-max", "svt", "oracle"}
+    assert set(summary.index.get_level_values(0)) == {"public", "noisy-max", "svt", "trunc-svt", "recursive", "oracle"}
     true_max = int(summary["true_max"].iloc[0])
     assert (summary.loc["public", "mean_K"] == 200).all()
     assert (summary.loc["oracle", "mean_K"] == true_max).all()
@@ -400,4 +400,5 @@ def test_wu_e1_compares_the_ways_of_choosing_k(tmp_path):
     assert (summary.loc["noisy-max", "total_epsilon"] == summary.loc["public", "total_epsilon"] + 0.1).all()
     trials = result.frames["trials"]
     assert (trials["cells"] == trials["K"]).all()
-    assert (tmp_path / "wu-e1" / "table.md").read_text().count("| housing |") == 16
+    assert (summary.loc["trunc-svt", "total_epsilon"] == summary.loc["public", "total_epsilon"] + 0.1).all()
+    assert (tmp_path / "wu-e1" / "table.md").read_text().count("| housing |") == 28

@@ -34,9 +34,18 @@ def test_wu_experiment_runs_end_to_end(name, tmp_path):
     assert set(WU_STRATEGIES) <= set(summary["method"])
     releases = {"Hc release", "Hg release"} & set(summary["method"])
     assert releases == ({"Hc release", "Hg release"} if name == "wu-e2" else set())
+    if name == "wu-e2":  # Wu's private thresholds at the person level, the releases untruncated
+        assert set(summary["tau"]) == {"none", "svt", "recursive"}
+        assert set(summary.loc[summary["method"].str.endswith("release"), "tau"]) == {"none"}
     if name == "wu-e3":
-        assert {"2", "4", "8", "16", "32", "none", "svt"} <= set(summary["tau"])
-        assert json.loads((tmp_path / name / "config.json").read_text())["svt"]["share"] == 0.2
+        assert {"2", "4", "8", "16", "32", "none", "svt", "recursive"} <= set(summary["tau"])
+        config = json.loads((tmp_path / name / "config.json").read_text())
+        assert config["svt"]["share"] == 0.2 and config["recursive"] == {
+            "beta": 0.1,
+            "shift": 1.0,
+            "share": 0.2,
+            "ceiling": "max_size",
+        }
     folder = tmp_path / name
     written = {p.name for p in folder.iterdir()}
     assert {"trials.csv", "summary.csv", "table.md", "figures.html", "config.json"} <= written
@@ -54,7 +63,8 @@ def test_wu_experiment_is_seeded():
 def test_noise_free_limit_is_exact_without_truncation():
     """At ε = 1e6 every strategy and the releases answer P(j) exactly (person level, no τ)."""
     result = run_experiment("wu-e2", trials=1, epsilons=[1e6], max_size=300, loader=tiny_tree)
-    assert result.frames["summary"]["mean"].max() < 1e-6
+    summary = result.frames["summary"]
+    assert summary.loc[summary["tau"] == "none", "mean"].max() < 1e-6
 
 
 def test_node_errors_and_registry():

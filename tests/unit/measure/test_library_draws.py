@@ -86,6 +86,35 @@ def test_an_old_ledger_is_upgraded_in_place(tmp_path):
     assert entries["accounting"].tolist() == ["pure-ε"] and Ledger(path).spent("d") == 2.0
 
 
+def test_two_processes_upgrading_an_old_ledger_at_once_add_each_column_once(tmp_path):
+    """A writer holds the file while it upgrades it; a second opener waits and then finds the columns there."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "old.sqlite"
+    Ledger(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript("ALTER TABLE draws DROP COLUMN delta;")  # an old ledger, missing one column
+    db.execute("BEGIN IMMEDIATE")  # another process, part-way through the same upgrade
+    db.execute("ALTER TABLE draws ADD COLUMN delta REAL")
+    failed: list = []
+    opener = threading.Thread(target=lambda: _open_into(path, failed))
+    opener.start()
+    opener.join(0.5)  # the opener is waiting for the write lock, having read nothing stale
+    db.execute("COMMIT")
+    db.close()
+    opener.join(60)
+    assert failed == [None]
+
+
+def _open_into(path, out: list) -> None:
+    try:
+        Ledger(path)
+        out.append(None)
+    except Exception as exc:  # noqa: BLE001 - the test reports what the opener met
+        out.append(exc)
+
+
 def test_a_secure_selection_is_one_draw_of_its_whole_cost(tree):
     release = cocoviz.select_mix(tree, [["Hg", "Hg"], ["Hc", "Hg"]], epsilons=[1, 1], epsilon_select=0.5, secure=True,
                                  max_size=5)  # fmt: skip
