@@ -8,8 +8,9 @@ Each release (housing-us-blocks at ``--scale``: all-Hg, all-Hc with a private K 
 per level, no stated errors) runs in a fresh process of the revision it measures (``benchmarks/scale.py --one``
 of that checkout, its own ``cocoviz`` imported), base and this revision one after the other, round after round.
 Printed per release: wall and CPU seconds (all threads) and the release's peak resident memory, the two
-revisions side by side with this one's ratio to the base.  A warm-up release at scale 0.01 first compiles each
-checkout's numba kernels into its cache, so neither revision pays for compiling in its figures.
+revisions side by side with this one's ratio to the base.  Warm-up releases at scale 0.05 (its root is large
+enough to be streamed) first compile each checkout's numba kernels into its cache, so neither revision pays for
+compiling in its figures.
 
 Figures are written whole as JSON under ``benchmarks/results/`` (``results.record_rows``, ``blocks-compare``),
 with the load average before and after the run.
@@ -63,8 +64,8 @@ def main() -> int:
     releases = args.only or list(RELEASES)
     load_before = os.getloadavg()
     for root in (base, here):
-        one(root, "all-Hg", 0.01)
-        one(root, "secure", 0.01)
+        for release in RELEASES:
+            one(root, release, 0.05)
     rows = []
     print(f"housing-us-blocks at scale {args.scale:g}, {args.rounds} round(s); load {load_before[0]:.1f} at start")
     print(f"{'release':8} {'revision':9} {'wall s':>7} {'CPU s':>7} {'peak GB':>8}")
