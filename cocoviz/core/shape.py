@@ -14,13 +14,13 @@ whose shape claims public G never passes for a tree whose G came from private ro
 from __future__ import annotations
 
 import hashlib
-import json
 import weakref
 from collections.abc import Sequence
 
 import numpy as np
 
 from cocoviz.core.nodes import LevelPaths, NodeCodes
+from cocoviz.core.shape_text import digest_and_json, shape_json
 from cocoviz.errors import InputError, ParameterError
 
 __all__ = ["Shape", "Path"]
@@ -210,14 +210,30 @@ class Shape:
         }
 
     def digest(self) -> str:
-        """SHA-256 of :meth:`to_dict` as canonical JSON: the shape's identity, computed once (a shape never
-        changes, and at national scale its description takes most of a second to hash)."""
+        """SHA-256 of :meth:`to_dict` as canonical JSON (sorted keys, no spaces, UTF-8): the shape's identity,
+        computed once (a shape never changes).  The text is hashed piece by piece as
+        :func:`~cocoviz.core.shape_text.shape_json` writes it from the node arrays, never held whole."""
 
         def make() -> str:
-            text = json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            return hashlib.sha256(text.encode("utf-8")).hexdigest()
+            h = hashlib.sha256()
+            for piece in shape_json(self, canonical=True):
+                h.update(piece)
+            return h.hexdigest()
 
         return self._cached("digest", make)
+
+    def json_bytes(self) -> bytes:
+        """``json.dumps(self.to_dict(), ensure_ascii=False)`` in UTF-8, written from the node arrays
+        (:mod:`cocoviz.core.shape_text`); the :meth:`digest` is made in the same pass when not made yet.
+
+        >>> Shape((), (((),),), ((),), ((4,),)).json_bytes()[:30]
+        b'{"levels": [], "paths": [[[]]]'
+        """
+        if "digest" in self._cache:
+            return b"".join(shape_json(self))
+        digest, text = digest_and_json(self)
+        self._cache["digest"] = digest
+        return text
 
     @classmethod
     def from_dict(cls, data: dict) -> Shape:

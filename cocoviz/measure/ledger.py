@@ -241,6 +241,26 @@ def _check_cap(db: sqlite3.Connection, dataset: str, cost: tuple, cap: float | N
         )
 
 
+def _plan_texts(plan) -> tuple[str, str]:
+    """``json.dumps(plan.to_dict())`` and the same without its ``"shape"`` (the ``plan`` and ``parameters``
+    columns), the shape's text written from its node arrays (:meth:`~cocoviz.core.shape.Shape.json_bytes`,
+    the same text) rather than from a Python list per node: at national scale that list costs seconds and GB.
+    Another record (a tenure margin's) is written by ``json.dumps`` of its ``to_dict()``."""
+    if not isinstance(plan, Plan):
+        public = plan.to_dict()
+        return json.dumps(public, ensure_ascii=False), _parameters(public)
+    public = plan.to_dict(shape=0)  # "shape" is the first key: its text is spliced in below
+    rest, head = json.dumps(public, ensure_ascii=False), '{"shape": 0'
+    if not rest.startswith(head):  # pragma: no cover - Plan.to_dict puts the shape first
+        raise AssertionError("a plan's JSON must start with its shape")
+    shape = plan.shape.json_bytes().decode("utf-8")
+    return '{"shape": ' + shape + rest[len(head) :], _parameters(public)
+
+
+def _parameters(public: dict) -> str:
+    return json.dumps({k: v for k, v in public.items() if k != "shape"}, ensure_ascii=False)
+
+
 class Ledger:
     """The ledger file at ``path`` (default :func:`default_path`), created on first use.
 
@@ -305,7 +325,7 @@ class Ledger:
         """
         cap = check_cap(cap)
         budget = plan.cost() if budget is None else budget
-        public = plan.to_dict()
+        texts = _plan_texts(plan)  # before the identity: a shape's digest is made in the same pass
         dataset = dataset_identity(plan.shape) if dataset is None else str(dataset)
         cost = _row_cost(budget)
         row = (
@@ -313,8 +333,7 @@ class Ledger:
             label,
             cost[1],
             json.dumps(budget.to_dict(), ensure_ascii=False),
-            json.dumps(public, ensure_ascii=False),
-            json.dumps({k: v for k, v in public.items() if k != "shape"}, ensure_ascii=False),
+            *texts,
             NEIGHBOURS,
             sampler,
             _now(),

@@ -121,9 +121,9 @@ def stream_hg_node(
     ``draw(values, offset)`` adds the node's noise to its cells ``offset, offset + 1, ...``
     (keyed, so chunks do not change it).  The pool-adjacent-violators stack is all the
     fit keeps between chunks, so memory is the stack (16 bytes per block) and a few
-    chunks: the result is :func:`fit_hg_nodes`' on the whole vector, exactly.  With
-    ``threads`` > 1 the next chunks are drawn on other threads while this one is fitted
-    (only for a ``draw`` that is safe to call from several threads at once).
+    chunks: the result is :func:`fit_hg_nodes`' on the whole vector, exactly.  The next
+    ``threads`` chunks are drawn on other threads, in chunk order, while this one is fitted
+    (``threads`` > 1 only for a ``draw`` that is safe to call from several threads at once).
     """
     from cocoviz.methods._level_kernels import hg_blocks_to_runs, hg_values, pava_push
 
@@ -148,9 +148,9 @@ def stream_hg_node(
         ahead = [pool.submit(noisy_chunk, k) for k in range(min(threads, n_chunks))]
         for k in range(n_chunks):
             values = ahead.pop(0).result()
-            block_sum, block_len, top = pava_push(values, block_sum, block_len, top)
-            if k + threads < n_chunks:  # only now: its buffer is the one just fitted
+            if k + threads < n_chunks:  # its buffer is chunk k - 1's, already fitted: drawn while chunk k is fitted
                 ahead.append(pool.submit(noisy_chunk, k + threads))
+            block_sum, block_len, top = pava_push(values, block_sum, block_len, top)
     means, lengths = block_sum[:top] / block_len[:top], block_len[:top].copy()
     del block_sum, block_len
     out_sizes, out_counts, out_vars = np.empty(top, np.int64), np.empty(top, np.int64), np.empty(top, np.float64)

@@ -30,12 +30,14 @@ True
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from cocoviz.accuracy.intervals.bands import BAND_METHODS, LevelBands
 from cocoviz.consistency import LevelEstimates
 from cocoviz.measure.measurements import draw_nodes, level_bounds, measure_nodes
-from cocoviz.measure.schedule import batch_threads, map_level
+from cocoviz.measure.schedule import batch_threads, has_level_kernels, level_batches, map_level
 from cocoviz.methods import whole_level
 from cocoviz.plan import Plan
 from cocoviz.release.post_process import fit_nodes
@@ -67,7 +69,9 @@ def estimate_level(
     level : a level the plan measures
     sampler : the measurement's sampler (:func:`cocoviz.measure.measurements.open_sampler`)
     bounds : K per node of the level (:func:`cocoviz.measure.measurements.choose_bounds`); None: the plan's public K
-    workers : threads (None: the defaults of :func:`cocoviz.measure.schedule.map_level`); never changes the result
+    workers : threads (None: the defaults of :func:`cocoviz.measure.schedule.map_level`); never changes the result.
+        With a secure sampler (Hc, Hg) batches are drawn on this thread in node order while the batch before
+        is fitted on a second one; ``workers=1`` fits each batch before the next is drawn (the same result)
     nodes : only the nodes ``lo..hi-1`` (a subtree's); their estimates are returned
     parent : the parent level's released estimates, for Hcp levels with the parent prior
     bands_out : a list that receives the level's :class:`~cocoviz.accuracy.intervals.bands.LevelBands` (the envelopes
@@ -84,17 +88,51 @@ def estimate_level(
 
     banded = bands_out is not None and method.name in BAND_METHODS
 
-    def batch(lo: int, hi: int, threads: int | None) -> tuple[LevelEstimates, LevelBands | None]:
-        if method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > whole_level.CHUNK_CELLS:
-            return _stream_hg(plan, tree, level, sampler, lo, workers, banded)
-        noisy, ptr = measure_nodes(plan, tree, level, sampler, lo, hi, bounds, threads)
-        bands = LevelBands.of(method.name, noisy, ptr) if banded else None
-        return fit_nodes(plan, level, lo, noisy, ptr, bounds, parent, threads), bands
+    def streamed(lo: int, hi: int) -> bool:
+        return method.name == "Hg" and plan.ps[level] == 2 and hi - lo == 1 and groups[lo] > whole_level.CHUNK_CELLS
 
-    parts = map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure, nodes=nodes)
+    def draw(lo: int, hi: int, threads: int | None) -> tuple[np.ndarray, np.ndarray, LevelBands | None]:
+        noisy, ptr = measure_nodes(plan, tree, level, sampler, lo, hi, bounds, threads)
+        return noisy, ptr, LevelBands.of(method.name, noisy, ptr) if banded else None
+
+    def fit(lo: int, noisy: np.ndarray, ptr: np.ndarray, threads: int | None) -> LevelEstimates:
+        return fit_nodes(plan, level, lo, noisy, ptr, bounds, parent, threads)
+
+    def batch(lo: int, hi: int, threads: int | None) -> tuple[LevelEstimates, LevelBands | None]:
+        if streamed(lo, hi):
+            return _stream_hg(plan, tree, level, sampler, lo, workers, banded)
+        noisy, ptr, bands = draw(lo, hi, threads)
+        return fit(lo, noisy, ptr, threads), bands
+
+    if sampler.secure and has_level_kernels(method) and workers != 1:
+        parts = _drawn_then_fitted(level_batches(plan, level, bounds, nodes), streamed, batch, draw, fit)
+    else:
+        parts = map_level(plan, level, bounds, batch, workers=workers, secure=sampler.secure, nodes=nodes)
     if bands_out is not None:
         bands_out.append(LevelBands.concat([b for _, b in parts]) if banded and parts else None)
     return LevelEstimates.concat([e for e, _ in parts])
+
+
+def _drawn_then_fitted(batches, streamed, batch, draw, fit) -> list:
+    """A secure sampler's level (one generator, so one drawing thread in node order): each batch is drawn
+    here while the one before is fitted on a second thread.  The draws, their order and every fit are those
+    of batch after batch; at most two batches' noisy answers are held at once."""
+    parts: list = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        fitting = None  # (its index in parts, the future of its estimates)
+        for lo, hi in batches:
+            if streamed(lo, hi):
+                parts.append(batch(lo, hi, 1))
+                continue
+            noisy, ptr, bands = draw(lo, hi, 1)
+            if fitting is not None:
+                parts[fitting[0]] = (fitting[1].result(), parts[fitting[0]][1])
+            parts.append((None, bands))
+            fitting = (len(parts) - 1, pool.submit(fit, lo, noisy, ptr, 1))
+            del noisy, ptr
+        if fitting is not None:
+            parts[fitting[0]] = (fitting[1].result(), parts[fitting[0]][1])
+    return parts
 
 
 def _stream_hg(

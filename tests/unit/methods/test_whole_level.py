@@ -189,3 +189,25 @@ def test_whole_level_measurement_is_the_node_by_node_one(three_level_tree):
             lo, hi = fitted.ptr[k], fitted.ptr[k + 1]
             np.testing.assert_array_equal(fitted.sizes[lo:hi], alone.sizes)
             np.testing.assert_array_equal(fitted.counts[lo:hi], alone.counts)
+
+
+def test_a_streamed_node_draws_its_chunks_in_order_from_an_unkeyed_generator():
+    """With one drawing thread (the secure sampler's: one generator, no keys) the chunks are drawn in chunk
+    order, each while the one before is fitted, and the estimate is the whole vector's fit of those draws."""
+    sizes, counts = np.array([1, 2, 3, 7, 40]), np.array([300, 250, 100, 20, 3])
+    truth = np.repeat(sizes, counts)
+    for chunk in (1, 7, 100, 10_000):
+        generator, offsets = np.random.default_rng(3), []
+
+        def draw(values: np.ndarray, offset: int, generator=generator, offsets=offsets) -> np.ndarray:
+            offsets.append(offset)
+            return values + generator.integers(-4, 5, values.size)
+
+        streamed = stream_hg_node(sizes, counts, draw, epsilon=0.5, chunk=chunk, threads=1)
+        assert offsets == list(range(0, truth.size, chunk))
+        again = np.random.default_rng(3)  # the same draws, chunk after chunk, on the whole vector
+        parts = [truth[a : a + chunk] for a in offsets]
+        noisy = np.concatenate([part + again.integers(-4, 5, part.size) for part in parts])
+        whole = fit_hg_nodes(noisy, np.array([0, truth.size]), groups=None, epsilon=0.5, p=2)
+        for name in ("ptr", "sizes", "counts", "variances"):
+            np.testing.assert_array_equal(getattr(streamed, name), getattr(whole, name))

@@ -127,3 +127,39 @@ def test_a_level_of_many_nodes_streams_in_bounded_memory(monkeypatch):
     # And the release is measure's, seed for seed.
     m = measure(plan, tree, seed=3)
     assert_same(estimate_level(plan, tree, 1, open_sampler(3), None), fit_level(plan, m.levels[1]))
+
+
+class _Unkeyed:
+    """A stand-in for the secure sampler: one stateful generator, no keys (so draws depend on their order).
+    Seeded for the test only; it records the first cell's value of every draw, in order."""
+
+    secure = True
+
+    def __init__(self, seed: int):
+        self.rng, self.calls = np.random.default_rng(seed), []
+
+    def draw(self, values, scale, key=()):
+        values = np.asarray(values, np.int64)
+        self.calls.append((values.size, int(values[0]) if values.size else None))
+        return values + self.rng.integers(-3, 4, values.size)
+
+
+@pytest.mark.parametrize("opts", METHOD_PLANS[:2], ids=lambda o: "/".join(o["methods"]))
+@pytest.mark.parametrize("chunk", [None, 50, 200])
+def test_a_secure_level_is_drawn_in_order_while_the_batch_before_is_fitted(monkeypatch, tree, opts, chunk):
+    """Drawing batch i while batch i-1 is fitted on a second thread draws the same cells in the same order
+    and gives the estimates and bands of batch after batch on one thread (``workers=1``)."""
+    if chunk is not None:
+        monkeypatch.setattr(whole_level, "CHUNK_CELLS", chunk)
+    plan = Plan.build(tree, epsilons=[0.5, 1.0, 2.0], **opts)
+    for level in plan.measured_levels():
+        serial, overlapped = _Unkeyed(9), _Unkeyed(9)
+        bands_serial, bands_overlapped = [], []
+        one = estimate_level(plan, tree, level, serial, None, 1, bands_out=bands_serial)
+        two = estimate_level(plan, tree, level, overlapped, None, None, bands_out=bands_overlapped)
+        assert overlapped.calls == serial.calls and len(serial.calls) >= 1
+        assert_same(two, one)
+        assert (bands_serial[0] is None) == (bands_overlapped[0] is None)
+        if bands_serial[0] is not None:
+            for name in vars(bands_serial[0]):
+                np.testing.assert_array_equal(getattr(bands_overlapped[0], name), getattr(bands_serial[0], name))
