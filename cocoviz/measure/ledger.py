@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import socket
 import sqlite3
@@ -62,10 +61,10 @@ from pathlib import Path
 import pandas as pd
 
 from cocoviz.core.atomic import write_text
-from cocoviz.errors import InputError, ParameterError, PrivacyError
+from cocoviz.errors import InputError
 from cocoviz.measure.identity import dataset_identity, source_identity
+from cocoviz.measure.spending import check_cap, compose, recorded_costs, refuse_past_cap, row_cost
 from cocoviz.plan import Plan
-from cocoviz.privacy.accounting import DEFAULT_DELTA, rho_of_epsilon, zcdp_epsilon
 from cocoviz.privacy.budget import NEIGHBOURS, Budget
 
 __all__ = [
@@ -127,8 +126,6 @@ CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)
 #: Columns added to ``draws`` after its first form (a ledger written before them is upgraded in place):
 #: the accounting of the draw, its ρ (zCDP: the composed ρ; pure ε: None) and its δ (zCDP only).
 _ADDED = (("accounting", "TEXT NOT NULL DEFAULT 'pure-ε'"), ("rho", "REAL"), ("delta", "REAL"))
-# ε is summed in floating point: 1/3 + 1/3 + 1/3 must fit a cap of 1.
-_SLACK = 1e-9
 
 
 def default_path() -> Path:
@@ -143,15 +140,6 @@ def default_path() -> Path:
     else:
         base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "cocoviz" / "ledger.sqlite"
-
-
-def check_cap(cap: float | None) -> float | None:
-    """A budget cap: None (no cap) or a finite ε > 0."""
-    if cap is None:
-        return None
-    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap) or cap <= 0:
-        raise ParameterError(f"the budget cap must be a finite ε > 0, got {cap!r}")
-    return float(cap)
 
 
 def _now() -> str:
@@ -182,63 +170,6 @@ def _measurements(budget: dict) -> str:
             cost = f"Δ={c.sensitivity:g}, ε={c.epsilon:g}, scale={c.scale:g}"
         parts.append(f"{where}: {c.quantity}, {c.nodes} node(s), {c.cells:,} cells, {cost}")
     return "; ".join(parts)
-
-
-def compose(draws: Sequence[tuple[str, float, float | None, float | None]]) -> tuple[float, float | None, float]:
-    """(ε, ρ, δ) of a sequence of draws ``(accounting, epsilon, rho, delta)`` composed.
-
-    All pure ε: ε adds (ρ None, δ 0).  With a zCDP draw: ρ adds (a pure-ε draw counting ε²/2, which it
-    satisfies), δ is the smallest recorded, and ε is the smaller of two valid readings — that of the whole
-    composed ρ, and that of the zCDP draws' ρ plus the pure draws' ε — never a sum of (ε, δ) readings.
-
-    >>> compose([("zCDP", 4.70, 0.5, 1e-10), ("zCDP", 4.70, 0.5, 1e-10)])[:2] == (zcdp_epsilon(1.0, 1e-10), 1.0)
-    True
-    >>> compose([("pure-ε", 1.0, None, None), ("pure-ε", 2.0, None, None)])
-    (3.0, None, 0.0)
-    """
-    pure = [eps for accounting, eps, _, _ in draws if accounting != "zCDP"]
-    zcdp = [(rho, delta) for accounting, _, rho, delta in draws if accounting == "zCDP"]
-    if not zcdp:
-        return float(math.fsum(pure)), None, 0.0
-    delta = min(d if d is not None else DEFAULT_DELTA for _, d in zcdp)
-    rho_z = math.fsum(r for r, _ in zcdp)
-    rho_all = math.fsum([rho_z, *(rho_of_epsilon(e) for e in pure)])
-    eps = min(zcdp_epsilon(rho_all, delta), math.fsum(pure) + zcdp_epsilon(rho_z, delta))
-    return float(eps), float(rho_all), float(delta)
-
-
-def _row_cost(budget) -> tuple[str, float, float | None, float | None]:
-    """A budget as the ledger composes it: (accounting, ε or its (ε, δ) reading, ρ or None, δ or None)."""
-    if budget.accounting == "zCDP":
-        return "zCDP", float(budget.total), float(budget.total_rho), float(budget.delta)
-    return "pure-ε", float(budget.total), None, None
-
-
-def _recorded(db: sqlite3.Connection, dataset: str | None) -> list[tuple]:
-    query, args = "SELECT accounting, epsilon, rho, delta FROM draws", ()
-    if dataset is not None:
-        query, args = query + " WHERE dataset = ?", (dataset,)
-    return db.execute(query, args).fetchall()
-
-
-def _check_cap(db: sqlite3.Connection, dataset: str, cost: tuple, cap: float | None, label: str) -> None:
-    """Refuse a draw of ``cost`` (:func:`_row_cost`) that would take ``dataset`` past the smaller of ``cap``
-    and the kept cap, spending composed by :func:`compose`."""
-    kept = db.execute("SELECT value FROM settings WHERE name = 'cap'").fetchone()
-    cap = min((c for c in (cap, None if kept is None else float(kept[0])) if c is not None), default=None)
-    if cap is None:
-        return
-    recorded = _recorded(db, dataset)
-    spent = compose(recorded)[0]
-    total, rho, delta = compose([*recorded, cost])
-    if total > cap * (1 + _SLACK):
-        name = f" ({label})" if label else ""
-        how = f" (composed ρ = {rho:g}, read at δ = {delta:g})" if rho is not None else ""
-        raise PrivacyError(
-            f"the budget cap is ε = {cap:g} per dataset: this dataset{name} has spent ε = {spent:g} in "
-            f"{len(recorded)} secure release(s), and this draw would take it to ε = {total:g}{how}; "
-            "nothing was drawn"
-        )
 
 
 def _plan_texts(plan) -> tuple[str, str]:
@@ -327,7 +258,7 @@ class Ledger:
         budget = plan.cost() if budget is None else budget
         texts = _plan_texts(plan)  # before the identity: a shape's digest is made in the same pass
         dataset = dataset_identity(plan.shape) if dataset is None else str(dataset)
-        cost = _row_cost(budget)
+        cost = row_cost(budget)
         row = (
             dataset,
             label,
@@ -348,7 +279,7 @@ class Ledger:
         with self._open() as db:
             db.execute("BEGIN IMMEDIATE")  # the cap's check and the insert are one step for every writer
             try:
-                _check_cap(db, dataset, cost, cap, label)
+                refuse_past_cap(db, dataset, cost, cap, label)
                 entry = db.execute(
                     "INSERT INTO draws (dataset, label, epsilon, budget, plan, parameters, neighbours, sampler, "
                     "started, status, files, host, pid, accounting, rho, delta) "
@@ -371,7 +302,7 @@ class Ledger:
         budget = plan.cost() if budget is None else budget
         dataset = dataset_identity(plan.shape) if dataset is None else str(dataset)
         with self._open() as db:
-            _check_cap(db, dataset, _row_cost(budget), check_cap(cap), label)
+            refuse_past_cap(db, dataset, row_cost(budget), check_cap(cap), label)
 
     def cap(self) -> float | None:
         """The cap kept in the file for every draw (None: no cap)."""
@@ -439,7 +370,7 @@ class Ledger:
     def totals(self, dataset: str | None = None) -> tuple[float, float | None, float]:
         """(ε, ρ, δ) recorded for ``dataset`` (None: every draw), composed by :func:`compose`."""
         with self._open() as db:
-            return compose(_recorded(db, dataset))
+            return compose(recorded_costs(db, dataset))
 
     def entries(self, dataset: str | None = None) -> pd.DataFrame:
         """Every recorded draw (of ``dataset`` only, when given), oldest first, as :data:`COLUMNS`.
