@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests.support.browser import CHROMIUM, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -61,18 +61,6 @@ def server():
             assert r.status == 200, r.read()
         WARMUP["server_warmup_s"] = time.perf_counter() - start
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _idle(page, timeout: float = 60_000) -> None:

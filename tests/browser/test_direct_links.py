@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests.support.browser import CHROMIUM, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -55,18 +55,6 @@ def fresh_server(log_name: str) -> Iterator[str]:
     """A new ``streamlit run app.py``, healthy, on which no script has run yet; its URL."""
     with streamlit_server(ROOT, ARTIFACTS / f"{log_name}.log") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _settled(page) -> None:

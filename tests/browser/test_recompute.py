@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pages.common.progress import PREVIOUS_NOTE
-from tests.browser.test_browser import CHROMIUM, _idle, _no_exception, browser, server  # noqa: F401 - fixtures
+from tests.browser.test_browser import CHROMIUM, _idle, _no_exception, server  # noqa: F401 - fixtures
 
 pytestmark = [
     pytest.mark.browser,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.browser.test_browser import CHROMIUM, _no_exception, browser, server  # noqa: F401 - fixtures
+from tests.browser.test_browser import CHROMIUM, _no_exception, server  # noqa: F401 - fixtures
 
 pytestmark = [
     pytest.mark.browser,

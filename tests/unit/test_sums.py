@@ -23,6 +23,7 @@ from cocoviz.sums import (
     strategy_error,
     strategy_query,
 )
+from tests.support.neighbours import person_neighbours, record_neighbours
 
 NAMES = ("identity", "sqm", "workload", "tamm", "timm")
 TAUS = (None, 1, 2, 3, 5)
@@ -41,30 +42,6 @@ def declared(name: str, J: int, neighbours: str, tau: int | None):
     if name == "total":
         return 1 if neighbours == "person" else tau
     return sensitivity(name, J, neighbours, tau)
-
-
-def person_neighbours(h: np.ndarray):
-    """Every histogram one person away: a person joins any group, or leaves any non-empty group."""
-    h = np.append(h, 0)
-    for s in np.flatnonzero(h):
-        for step in (1, -1) if s > 0 else (1,):
-            out = h.copy()
-            out[s] -= 1
-            out[s + step] += 1
-            yield out
-
-
-def record_neighbours(h: np.ndarray, largest: int):
-    """Every histogram one group away: add a group of any size 0..largest, or remove any existing group."""
-    h = np.append(h, np.zeros(max(0, largest + 1 - len(h)), np.int64))
-    for s in range(largest + 1):
-        out = h.copy()
-        out[s] += 1
-        yield out
-        if h[s]:
-            out = h.copy()
-            out[s] -= 1
-            yield out
 
 
 def max_change(name: str, h: np.ndarray, J: int, tau: int | None, neighbours) -> tuple[int, np.ndarray]:

@@ -9,6 +9,7 @@ from cocoviz.errors import ParameterError
 from cocoviz.methods.wu import greedy_h, strategy_error, svt_grid, trunc_svt_pmf, trunc_svt_tau
 from cocoviz.methods.wu.greedy import dyadic_levels, level_rows, strategy_delta
 from cocoviz.privacy.noise import FastSampler
+from tests.support.neighbours import record_neighbours
 
 
 # ------------------------------------------------------------ GreedyH
@@ -88,19 +89,6 @@ def test_sampler_follows_the_exact_law():
     assert np.all(np.abs(seen / n - pmf) <= 5 * se + 1e-9)
 
 
-def _neighbours(h: np.ndarray, largest: int):
-    """Every histogram one record away: add a record of any value 0..largest, or remove an existing one."""
-    h = np.append(h, np.zeros(max(0, largest + 1 - len(h)), np.int64))
-    for s in range(largest + 1):
-        out = h.copy()
-        out[s] += 1
-        yield out
-        if h[s]:
-            out = h.copy()
-            out[s] -= 1
-            yield out
-
-
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_exact_privacy_on_every_neighbour(eps):
     """The exact law of τ on D and on every D' one record away: ratio ≤ e^ε (brute force over neighbours)."""
@@ -108,7 +96,7 @@ def test_exact_privacy_on_every_neighbour(eps):
     worst = 0.0
     for h in [H, rng.integers(0, 3, 9), np.array([0, 5])]:
         p = trunc_svt_pmf(h, eps, rho=0.8, ceiling=16)
-        for g in _neighbours(h, 17):
+        for g in record_neighbours(h, 17):
             q = trunc_svt_pmf(g, eps, rho=0.8, ceiling=16)
             keep = (p > 1e-12) & (q > 1e-12)
             worst = max(worst, float(np.abs(np.log(p[keep] / q[keep])).max()))

@@ -11,6 +11,7 @@ from cocoviz.methods.wu import recursive_grid, recursive_index, recursive_tau, r
 from cocoviz.methods.wu.recursive import lower_sum
 from cocoviz.privacy.noise import FastSampler
 from cocoviz.sums import recursive_tau as exported
+from tests.support.neighbours import person_neighbours, record_neighbours
 
 H = np.bincount([1] * 12 + [2] * 6 + [3] * 3 + [6] * 2 + [11])
 
@@ -53,33 +54,6 @@ def test_part_two_is_truncation():
         assert lower_sum(w, delta) == brute
 
 
-def _record_neighbours(h: np.ndarray, largest: int):
-    h = np.append(h, np.zeros(max(0, largest + 1 - len(h)), np.int64))
-    for s in range(largest + 1):
-        out = h.copy()
-        out[s] += 1
-        yield out
-        if h[s]:
-            out = h.copy()
-            out[s] -= 1
-            yield out
-
-
-def _person_neighbours(h: np.ndarray):
-    h = np.append(h, [0])
-    for s in range(len(h)):
-        if h[s] and s + 1 < len(h):
-            out = h.copy()
-            out[s] -= 1
-            out[s + 1] += 1
-            yield out
-        if h[s] and s > 0:
-            out = h.copy()
-            out[s] -= 1
-            out[s - 1] += 1
-            yield out
-
-
 @pytest.mark.parametrize("relation", ["record", "person"])
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_exact_privacy_on_every_neighbour(relation, eps):
@@ -90,7 +64,7 @@ def test_exact_privacy_on_every_neighbour(relation, eps):
     data = [H, np.array([0, 5]), np.array([0, 0, 0, 0, 0, 0, 0, 3])] + [rng.integers(0, 3, 12) for _ in range(6)]
     for h in data:
         p = recursive_tau_pmf(h, eps, **params)
-        near = _record_neighbours(h, 14) if relation == "record" else _person_neighbours(h)
+        near = record_neighbours(h, 14) if relation == "record" else person_neighbours(h)
         for g in near:
             q = recursive_tau_pmf(g, eps, **params)
             keep = (p > 1e-13) & (q > 1e-13)
@@ -106,7 +80,7 @@ def test_index_moves_by_at_most_one_between_neighbours():
         for _ in range(40):
             h = rng.integers(0, 4, rng.integers(1, 30))
             i = recursive_index(h, beta)
-            for g in itertools.chain(_record_neighbours(h, len(h) + 2), _person_neighbours(h)):
+            for g in itertools.chain(record_neighbours(h, len(h) + 2), person_neighbours(h)):
                 assert abs(recursive_index(g, beta) - i) <= 1
 
 
@@ -126,7 +100,7 @@ def test_empirical_privacy_on_neighbouring_data():
     """Sampled τ on D and on a D' one record away whose i* differs: the observed log-ratio stays within ε + noise."""
     n, eps, params = 20_000, 1.0, dict(beta=0.4, shift=1.0, ceiling=40)
     grid = recursive_grid(**params)
-    d2 = next(g for g in _record_neighbours(H, 14) if recursive_index(g, 0.4) != recursive_index(H, 0.4))
+    d2 = next(g for g in record_neighbours(H, 14) if recursive_index(g, 0.4) != recursive_index(H, 0.4))
     freq = []
     for seed, h in ((1, H), (2, d2)):
         taus = [recursive_tau(h, eps, FastSampler(seed), key=(0, t, 0), **params).tau for t in range(n)]
